@@ -1,0 +1,92 @@
+import type { Tokenizer } from './tokenizer';
+
+/** A chunk of the document: characters [start, end) of its text, `tokens` long. */
+export interface ChunkSpan {
+  start: number;
+  end: number;
+  tokens: number;
+}
+
+type Boundary = 0 | 1 | 2 | 3; // none, word, sentence, paragraph
+
+interface Cut {
+  pos: number;
+  tokens: number;
+  kind: Boundary;
+}
+
+const LETTER_OR_DIGIT = /[\p{L}\p{N}\p{M}]/u;
+// Scripts written without spaces between words: any character boundary is a word boundary.
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const SENTENCE_END = /[.!?。！？…‼⁇⁈⁉](?:["'”’»)\]」』）]*)\s*$/u;
+const PARAGRAPH_END = /\n[ \t]*\n\s*$/;
+
+function charBefore(text: string, pos: number): string {
+  const c = text.codePointAt(pos - 1) ?? 0;
+  // Step back over a surrogate pair.
+  if (c >= 0xdc00 && c <= 0xdfff && pos >= 2) return String.fromCodePoint(text.codePointAt(pos - 2) ?? 0);
+  return String.fromCodePoint(c);
+}
+
+function classify(text: string, pos: number): Boundary {
+  if (pos >= text.length) return 3;
+  const before = charBefore(text, pos);
+  const after = String.fromCodePoint(text.codePointAt(pos) ?? 0);
+  const tail = text.slice(Math.max(0, pos - 12), pos);
+  if (PARAGRAPH_END.test(tail)) return 3;
+  if (SENTENCE_END.test(tail) && (/\s/.test(after) || UNSPACED.test(after) || UNSPACED.test(before))) return 2;
+  const inWord = LETTER_OR_DIGIT.test(before) && LETTER_OR_DIGIT.test(after);
+  if (inWord && !UNSPACED.test(before) && !UNSPACED.test(after)) return 0;
+  return 1;
+}
+
+/**
+ * Cuts `text` into chunks of at most `maxTokens` tokens that cover it in order,
+ * with no gap and no overlap. A chunk ends at the last paragraph break inside its
+ * final 10% if there is one, else at the last sentence end there, else at the last
+ * word boundary; never inside a word or a character.
+ */
+export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number): Generator<ChunkSpan> {
+  if (!(maxTokens >= 1)) throw new RangeError(`chunk size must be at least 1 token, got ${maxTokens}`);
+  const window = Math.floor(maxTokens * 0.9);
+  let start = 0;
+  let tokens = 0;
+  let cuts: Cut[] = [];
+  for (const piece of tokenizer.pieces(text)) {
+    // Emit chunks until this piece fits; a cut early in the chunk may need several.
+    while (tokens > 0 && tokens + piece.tokens > maxTokens) {
+      const cut = chooseCut(cuts, window);
+      yield { start, end: cut.pos, tokens: cut.tokens };
+      start = cut.pos;
+      tokens -= cut.tokens;
+      cuts = cuts.filter((c) => c.pos > cut.pos).map((c) => ({ ...c, tokens: c.tokens - cut.tokens }));
+    }
+    tokens += piece.tokens;
+    cuts.push({ pos: piece.end, tokens, kind: classify(text, piece.end) });
+  }
+  if (start < text.length) yield { start, end: text.length, tokens };
+}
+
+function chooseCut(cuts: readonly Cut[], window: number): Cut {
+  let best: Cut | undefined;
+  // Preference: paragraph, then sentence inside the window; otherwise the last word boundary.
+  for (const kind of [3, 2] as const) {
+    for (let i = cuts.length - 1; i >= 0; i--) {
+      const c = cuts[i]!;
+      if (c.tokens < window) break;
+      if (c.kind >= kind) return c;
+    }
+  }
+  for (let i = cuts.length - 1; i >= 0; i--) {
+    const c = cuts[i]!;
+    if (c.kind >= 1) return c;
+    best ??= c;
+  }
+  // No word boundary at all (one giant word): cut between pieces.
+  return best ?? cuts[cuts.length - 1]!;
+}
+
+/** Collects all chunks. */
+export function chunkAll(text: string, tokenizer: Tokenizer, maxTokens: number): ChunkSpan[] {
+  return [...chunkText(text, tokenizer, maxTokens)];
+}

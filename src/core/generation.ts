@@ -1,0 +1,46 @@
+/** What the loop needs from a language model: one stateless chat request at a time. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface GenerateOptions {
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+  signal?: AbortSignal;
+  /** Called with each piece of text as it is produced. */
+  onToken?: (delta: string) => void;
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  prefillTokensPerSecond?: number;
+  decodeTokensPerSecond?: number;
+  timeToFirstTokenSeconds?: number;
+}
+
+export interface GenerateResult {
+  text: string;
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+export interface TextGenerator {
+  generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult>;
+}
+
+/** The error every cancelled step throws, as fetch does. */
+export function abortError(): Error {
+  const e = new Error('The run was stopped.');
+  e.name = 'AbortError';
+  return e;
+}
+
+export function isAbortError(e: unknown): boolean {
+  return e instanceof Error && e.name === 'AbortError';
+}

@@ -1,0 +1,137 @@
+import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../core/generation';
+import { INITIAL_MEMORY } from '../core/prompts';
+import { sentenceSpans, terms } from '../core/text';
+import type { Tokenizer } from '../core/tokenizer';
+import type { Engine, EngineInfo } from './engine';
+
+export const EXTRACTIVE_INFO: EngineInfo = {
+  id: 'extractive',
+  label: 'Extractive (no model)',
+  description:
+    'Heuristic memory baseline: keeps the sentences most related to the question, no language model. Instant and deterministic.',
+};
+
+interface ParsedPrompt {
+  problem: string;
+  memory: string;
+  /** Absent in the final-answer prompt. */
+  section?: string;
+}
+
+/** Reads the <problem>, <memory> and <section> blocks that every template carries. */
+export function parsePrompt(prompt: string): ParsedPrompt {
+  const problemOpen = prompt.indexOf('<problem>\n');
+  const problemClose = prompt.indexOf('\n</problem>', problemOpen);
+  const memoryOpen = prompt.indexOf('<memory>\n', problemClose);
+  const sectionOpen = prompt.indexOf('<section>\n', memoryOpen);
+  const memoryClose = prompt.lastIndexOf('\n</memory>', sectionOpen >= 0 ? sectionOpen : prompt.length);
+  if (problemOpen < 0 || problemClose < 0 || memoryOpen < 0 || memoryClose < memoryOpen) {
+    throw new Error('The prompt template lost its <problem> or <memory> block; reset the templates to their defaults.');
+  }
+  const parsed: ParsedPrompt = {
+    problem: prompt.slice(problemOpen + '<problem>\n'.length, problemClose),
+    memory: prompt.slice(memoryOpen + '<memory>\n'.length, memoryClose),
+  };
+  if (sectionOpen >= 0) {
+    const sectionClose = prompt.lastIndexOf('\n</section>');
+    const from = sectionOpen + '<section>\n'.length;
+    parsed.section = prompt.slice(from, sectionClose >= from ? sectionClose : prompt.length);
+  }
+  return parsed;
+}
+
+interface Candidate {
+  text: string;
+  order: number;
+  terms: Set<string>;
+  score: number;
+}
+
+/**
+ * The paper's "heuristic memory" baseline as an engine: each step keeps the
+ * sentences of memory and section with the most IDF-weighted overlap with the
+ * question, within the memory cap; the answer is the best-matching memory text.
+ */
+export class ExtractiveEngine implements Engine {
+  readonly id = EXTRACTIVE_INFO.id;
+  readonly contextWindow = 131_072;
+
+  constructor(readonly tokenizer: Tokenizer) {}
+
+  async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    if (options.signal?.aborted) throw abortError();
+    const prompt = messages[messages.length - 1]?.content ?? '';
+    const parsed = parsePrompt(prompt);
+    const text = parsed.section === undefined ? this.answer(parsed) : this.update(parsed, options.maxTokens);
+    options.onToken?.(text);
+    return {
+      text,
+      finishReason: 'stop',
+      usage: {
+        promptTokens: messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0),
+        completionTokens: this.tokenizer.count(text),
+      },
+    };
+  }
+
+  private update(p: ParsedPrompt, maxTokens: number): string {
+    const previous = p.memory.trim() === INITIAL_MEMORY ? '' : p.memory;
+    const pool = rank(p.problem, [...memorySentences(previous), ...sentencesOf(p.section ?? '')]);
+    const kept: Candidate[] = [];
+    let used = 0;
+    for (const c of [...pool].sort((a, b) => b.score - a.score || a.order - b.order)) {
+      if (c.score <= 0) break;
+      const cost = this.tokenizer.count(c.text) + 1; // +1 for the line break
+      if (used + cost > maxTokens) continue;
+      kept.push(c);
+      used += cost;
+    }
+    if (kept.length === 0) return previous.trim() || INITIAL_MEMORY;
+    return kept
+      .sort((a, b) => a.order - b.order)
+      .map((c) => c.text)
+      .join('\n');
+  }
+
+  private answer(p: ParsedPrompt): string {
+    const memory = p.memory.trim() === INITIAL_MEMORY ? '' : p.memory;
+    const pool = rank(p.problem, memorySentences(memory));
+    const best = Math.max(0, ...pool.map((c) => c.score));
+    if (best <= 0) return 'The memory holds nothing that answers the question.';
+    // Near-ties are all kept: a question may need several facts from the memory.
+    const chosen = pool
+      .filter((c) => c.score >= best * 0.75)
+      .sort((a, b) => b.score - a.score || a.order - b.order)
+      .slice(0, 5)
+      .sort((a, b) => a.order - b.order)
+      .map((c) => c.text);
+    return `From the memory: \\boxed{${chosen.join(' ')}}`;
+  }
+}
+
+function sentencesOf(text: string): string[] {
+  return sentenceSpans(text).map((s) => text.slice(s.start, s.end).replace(/\s+/g, ' '));
+}
+
+/** The engine writes one sentence a line; other memories are split into sentences. */
+function memorySentences(memory: string): string[] {
+  return memory.split('\n').flatMap(sentencesOf);
+}
+
+function rank(question: string, sentences: readonly string[]): Candidate[] {
+  const seen = new Set<string>();
+  const pool: Candidate[] = [];
+  for (const text of sentences) {
+    if (seen.has(text)) continue;
+    seen.add(text);
+    pool.push({ text, order: pool.length, terms: new Set(terms(text)), score: 0 });
+  }
+  const wanted = new Set(terms(question));
+  for (const t of wanted) {
+    const df = pool.reduce((n, c) => n + (c.terms.has(t) ? 1 : 0), 0);
+    if (df === 0) continue;
+    const idf = Math.log(1 + pool.length / df);
+    for (const c of pool) if (c.terms.has(t)) c.score += idf;
+  }
+  return pool;
+}

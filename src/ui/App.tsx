@@ -1,0 +1,145 @@
+import { type DragEvent, useCallback, useEffect, useState } from 'react';
+import type { EngineInfo } from '../engines/engine';
+import type { DocumentRecord, RunRecord } from '../storage/db';
+import { agent, call, onRunEvent, store } from './client';
+import { type ReadRequest, ReadForm } from './ReadForm';
+import { RunList } from './RunList';
+import { RunView } from './RunView';
+import { useRun } from './useRun';
+
+function runIdFromUrl(): string | null {
+  return new URLSearchParams(location.search).get('run');
+}
+
+function showRunInUrl(runId: string): void {
+  const url = new URL(location.href);
+  url.searchParams.set('run', runId);
+  history.replaceState(null, '', url);
+}
+
+function validSize(n: number, min: number, max: number): boolean {
+  return Number.isInteger(n) && n >= min && n <= max;
+}
+
+export function App() {
+  const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
+  const [document, setDocument] = useState<DocumentRecord | null>(null);
+  const [runs, setRuns] = useState<RunRecord[]>([]);
+  const [runId, setRunId] = useState<string | null>(runIdFromUrl);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const view = useRun(runId);
+
+  const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
+
+  useEffect(() => {
+    void agent.engines().then(setEngines);
+    void (async () => {
+      const all = await (await store).listRuns();
+      setRuns(all);
+      setRunId((current) => current ?? all[0]?.id ?? null);
+      // Runs that were reading when the page went away carry on from their next chunk.
+      for (const run of all) if (run.status === 'running') void call(agent.resumeRun(run.id));
+    })();
+    return onRunEvent((e) => {
+      if (e.type === 'status') void refreshRuns();
+    });
+  }, [refreshRuns]);
+
+  const addFile = async (file: File) => {
+    setError(null);
+    setBusy(true);
+    try {
+      setDocument(await call(agent.ingest(file, engines[0]?.id ?? 'extractive')));
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const read = async (request: ReadRequest) => {
+    setError(null);
+    if (!document) return setError('Choose a document first: a .txt or .md file with the text of a book.');
+    if (!request.question.trim()) return setError('Enter a question before reading: the memory keeps what helps answer it.');
+    if (!validSize(request.chunkTokens, 100, 100_000))
+      return setError('Chunk size must be a whole number of tokens from 100 to 100,000.');
+    if (!validSize(request.memoryTokens, 64, 8192))
+      return setError('Memory size must be a whole number of tokens from 64 to 8,192.');
+    setBusy(true);
+    try {
+      const id = await call(
+        agent.startRun({
+          documentId: document.id,
+          question: request.question,
+          engineId: request.engineId,
+          requestedChunkTokens: request.chunkTokens,
+          memoryTokens: request.memoryTokens,
+        }),
+      );
+      showRunInUrl(id);
+      setRunId(id);
+      await refreshRuns();
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const control = (action: 'pauseRun' | 'resumeRun' | 'cancelRun') => async () => {
+    if (!runId) return;
+    try {
+      await call(agent[action](runId));
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    const file = e.dataTransfer.files[0];
+    if (file) void addFile(file);
+  };
+
+  return (
+    <div className="app" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+      <header className="app-head">
+        <h1>memagent-web</h1>
+        <p className="hint">Reads a whole book chunk by chunk, keeping notes in a fixed-size memory, then answers from the notes.</p>
+      </header>
+      <main className="layout">
+        <aside className="side">
+          <ReadForm engines={engines} document={document} busy={busy} onFile={(f) => void addFile(f)} onRead={(r) => void read(r)} />
+          {error && (
+            <p role="alert" className="error">
+              {error}
+            </p>
+          )}
+          <RunList
+            runs={runs}
+            current={runId}
+            onOpen={(id) => {
+              showRunInUrl(id);
+              setRunId(id);
+            }}
+          />
+        </aside>
+        <div className="main">
+          {view.run ? (
+            <RunView
+              run={view.run}
+              revisions={view.revisions}
+              text={view.text}
+              onPause={control('pauseRun')}
+              onResume={control('resumeRun')}
+              onCancel={control('cancelRun')}
+            />
+          ) : (
+            <p className="empty">Drop a book anywhere on the page, ask a question and press Read.</p>
+          )}
+        </div>
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,107 @@
+import { useEffect, useState } from 'react';
+import type { RevisionRecord, RunRecord } from '../storage/db';
+import { estimateRemaining, formatDuration } from './format';
+import { RevisionList } from './RevisionList';
+
+interface Props {
+  run: RunRecord;
+  revisions: readonly RevisionRecord[];
+  text: string | null;
+  onPause(): void;
+  onResume(): void;
+  onCancel(): void;
+}
+
+const STATUS_TEXT: Record<RunRecord['status'], string> = {
+  running: 'Reading',
+  paused: 'Paused',
+  cancelled: 'Cancelled',
+  done: 'Done',
+  failed: 'Stopped by an error',
+};
+
+/** One run: its progress, controls, revisions and answer. */
+export function RunView({ run, revisions, text, onPause, onResume, onCancel }: Props) {
+  const total = run.chunks.length;
+  const read = revisions.length;
+  const [selected, setSelected] = useState<number | null>(null);
+  useEffect(() => setSelected(null), [run.id]);
+  // Follow the newest revision until the person picks one.
+  const shown = selected ?? (read > 0 ? read - 1 : null);
+  const revision = shown === null ? undefined : revisions[shown];
+  const eta =
+    run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read) : null;
+
+  return (
+    <section className="run" aria-label="Run">
+      <header className="run-head">
+        <h2>{run.question}</h2>
+        <p className="hint">
+          {run.documentName} · {total} chunks of up to {run.settings.chunkTokens} tokens · memory {run.settings.memoryTokens}{' '}
+          tokens
+        </p>
+      </header>
+      <div className="progress-row">
+        <div
+          role="progressbar"
+          aria-label="Reading progress"
+          aria-valuemin={0}
+          aria-valuemax={total}
+          aria-valuenow={read}
+          aria-valuetext={`${read} of ${total} chunks read`}
+          className="progress"
+        >
+          <div className="progress-fill" style={{ width: `${total ? (100 * read) / total : 0}%` }} />
+        </div>
+        <p className="status" aria-live="polite">
+          {STATUS_TEXT[run.status]} · {read} of {total} chunks
+          {run.status === 'running' && read === total ? ' · writing the answer' : ''}
+          {eta !== null ? ` · about ${formatDuration(eta)} left` : ''}
+        </p>
+      </div>
+      <div className="controls">
+        {run.status === 'running' && (
+          <button type="button" onClick={onPause}>
+            Pause
+          </button>
+        )}
+        {(run.status === 'paused' || run.status === 'cancelled' || run.status === 'failed') && (
+          <button type="button" onClick={onResume}>
+            Resume
+          </button>
+        )}
+        {(run.status === 'running' || run.status === 'paused') && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {run.status === 'failed' && (
+        <p role="alert" className="error">
+          The run stopped: {run.error} Fix the cause, then press Resume to continue from chunk {run.nextChunk + 1}.
+        </p>
+      )}
+      <section aria-label="Answer" className="answer">
+        <h3>Answer</h3>
+        {run.answer !== undefined ? (
+          <p className="answer-text">{run.answer}</p>
+        ) : (
+          <p className="hint">The answer is written from the final memory after the last chunk.</p>
+        )}
+      </section>
+      <div className="revisions">
+        <RevisionList revisions={revisions} total={total} selected={shown} onSelect={setSelected} />
+        <div className="detail">
+          <section aria-label="Memory" className="pane">
+            <h3>Memory{revision ? ` after chunk ${revision.index + 1}` : ''}</h3>
+            <pre className="text">{revision ? revision.memory : 'No revision yet.'}</pre>
+          </section>
+          <section aria-label="Section" className="pane">
+            <h3>Section{revision ? ` ${revision.index + 1} of ${total}` : ''}</h3>
+            <pre className="text">{revision && text !== null ? text.slice(revision.start, revision.end) : ''}</pre>
+          </section>
+        </div>
+      </div>
+    </section>
+  );
+}

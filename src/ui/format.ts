@@ -1,0 +1,25 @@
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return 'less than a second';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/**
+ * Time left from the gaps between recent commits: the median gap ignores a
+ * pause or a reload in between. Null until two chunks are done.
+ */
+export function estimateRemaining(committedAt: readonly number[], remaining: number): number | null {
+  if (committedAt.length < 2) return null;
+  const recent = committedAt.slice(-21);
+  const gaps = recent.slice(1).map((t, i) => t - recent[i]!).sort((a, b) => a - b);
+  return gaps[Math.floor(gaps.length / 2)]! * remaining;
+}

@@ -1,0 +1,66 @@
+import { useEffect, useState } from 'react';
+import type { RevisionRecord, RunRecord } from '../storage/db';
+import { onRunEvent, store } from './client';
+
+export interface RunView {
+  run: RunRecord | null;
+  revisions: RevisionRecord[];
+  text: string | null;
+}
+
+/**
+ * A run as storage holds it, kept current by the worker's events. Events only
+ * say that something changed; what changed is read back from storage, in
+ * batches, so a burst of fast revisions costs a few reads.
+ */
+export function useRun(runId: string | null): RunView {
+  const [view, setView] = useState<RunView>({ run: null, revisions: [], text: null });
+
+  useEffect(() => {
+    if (!runId) {
+      setView({ run: null, revisions: [], text: null });
+      return;
+    }
+    let alive = true;
+    let revisions: RevisionRecord[] = [];
+    let text: string | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let loading = false;
+    let again = false;
+
+    const refresh = async () => {
+      if (loading) {
+        again = true;
+        return;
+      }
+      loading = true;
+      const s = await store;
+      const run = (await s.getRun(runId)) ?? null;
+      const fresh = await s.listRevisionsFrom(runId, revisions.length);
+      if (run && text === null) text = (await s.getText(run.documentId)) ?? null;
+      if (fresh.length) revisions = [...revisions, ...fresh];
+      loading = false;
+      if (alive) setView({ run, revisions, text });
+      if (again && alive) {
+        again = false;
+        void refresh();
+      }
+    };
+
+    const unsubscribe = onRunEvent((event) => {
+      if (event.runId !== runId || event.type === 'control') return;
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void refresh();
+      }, 30);
+    });
+    void refresh();
+    return () => {
+      alive = false;
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+    };
+  }, [runId]);
+
+  return view;
+}

@@ -1,0 +1,14 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  plugins: [react()],
+  worker: { format: 'es' },
+  build: {
+    target: 'es2022',
+    // The tokenizer chunk carries its 11 MB vocabulary and only ever loads in the worker.
+    chunkSizeWarningLimit: 12_000,
+  },
+  preview: { host: '127.0.0.1', port: 4173, strictPort: true },
+  server: { host: '127.0.0.1' },
+});

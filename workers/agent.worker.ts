@@ -1,0 +1,52 @@
+/// <reference lib="webworker" />
+import * as Comlink from 'comlink';
+import { ENGINES, createEngine, tokenizerFor } from '../src/engines/registry';
+import { Runner, type RunRequest } from '../src/runner/runner';
+import { EVENTS_CHANNEL, type RunEvent, Store } from '../src/storage/db';
+
+// The worker owns every run; the page only asks and listens.
+const channel = new BroadcastChannel(EVENTS_CHANNEL);
+const store = Store.open();
+
+const runner = store.then(
+  (s) =>
+    new Runner({
+      store: s,
+      createEngine,
+      tokenizerFor,
+      publish: (event) => channel.postMessage(event),
+      withLock: (name, work) => navigator.locks.request(name, () => work()),
+    }),
+);
+
+channel.onmessage = async (e: MessageEvent<RunEvent>) => (await runner).handleControl(e.data);
+
+/** Errors cross to the page as plain data, so their message and kind survive. */
+export interface Outcome<T> {
+  ok: boolean;
+  value?: T;
+  error?: { name: string; message: string };
+}
+
+async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    return { ok: false, error: { name: err.name, message: err.message } };
+  }
+}
+
+const api = {
+  engines: async () => ENGINES,
+  ingest: (file: File, engineId: string) =>
+    attempt(async () => (await runner).ingest(file.name, new Uint8Array(await file.arrayBuffer()), engineId)),
+  startRun: (request: RunRequest) => attempt(async () => (await runner).start(request)),
+  resumeRun: (runId: string) => attempt(async () => (await runner).resume(runId)),
+  pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
+  cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
+};
+
+export type AgentApi = typeof api;
+
+Comlink.expose(api);
