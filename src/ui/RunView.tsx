@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { RevisionRecord, RunRecord } from '../storage/db';
-import { estimateRemaining, formatDuration } from './format';
+import { estimateRemaining, formatRemaining } from './format';
 import { RevisionList } from './RevisionList';
 
 interface Props {
@@ -56,7 +56,7 @@ export function RunView({ run, revisions, text, onPause, onResume, onCancel }: P
         <p className="status" aria-live="polite">
           {STATUS_TEXT[run.status]} · {read} of {total} chunks
           {run.status === 'running' && read === total ? ' · writing the answer' : ''}
-          {eta !== null ? ` · about ${formatDuration(eta)} left` : ''}
+          {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
         </p>
       </div>
       <div className="controls">

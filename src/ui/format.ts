@@ -4,6 +4,11 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/** "about 3 min 20 s left", or "less than a second left". */
+export function formatRemaining(ms: number): string {
+  return ms < 1000 ? 'less than a second left' : `about ${formatDuration(ms)} left`;
+}
+
 export function formatDuration(ms: number): string {
   if (ms < 1000) return 'less than a second';
   const s = Math.round(ms / 1000);
