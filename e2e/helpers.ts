@@ -46,11 +46,44 @@ export function storedCounts(page: Page): Promise<Record<string, number>> {
   );
 }
 
-/** The k of every "Revision k" entry in the revisions list, in list order. */
-export async function revisionNumbers(page: Page): Promise<number[]> {
-  const labels = await page
-    .getByRole('list', { name: 'Memory revisions' })
-    .getByRole('listitem')
-    .evaluateAll((items) => items.map((li) => li.getAttribute('aria-label') ?? ''));
-  return labels.map((l) => Number(/^Revision (\d+)\b/.exec(l)?.[1] ?? NaN));
+/** The chunk index of every stored revision, per run id, in key order. */
+export function storedRevisionIndexes(page: Page): Promise<Record<string, number[]>> {
+  return page.evaluate(
+    () =>
+      new Promise<Record<string, number[]>>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const req = db.transaction('revisions', 'readonly').objectStore('revisions').getAllKeys();
+          req.onsuccess = () => {
+            const byRun: Record<string, number[]> = {};
+            for (const key of req.result as [string, number][]) (byRun[key[0]] ??= []).push(key[1]);
+            db.close();
+            resolve(byRun);
+          };
+        };
+      }),
+  );
+}
+
+export function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+/** Reads a book through the form and waits for the answer. */
+export async function readBook(
+  page: Page,
+  book: Buffer,
+  options: { question?: string; chunkTokens?: number; memoryTokens?: number; wait?: boolean } = {},
+): Promise<void> {
+  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: book });
+  await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
+  await page.getByLabel('Question').fill(options.question ?? PLANTED.question);
+  if (options.chunkTokens) await page.getByLabel('Chunk size (tokens)').fill(String(options.chunkTokens));
+  if (options.memoryTokens) await page.getByLabel('Memory size (tokens)').fill(String(options.memoryTokens));
+  await page.getByRole('button', { name: 'Read' }).click();
+  if (options.wait !== false) {
+    await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).waitFor({ timeout: 90_000 });
+  }
 }

@@ -45,6 +45,7 @@ const api = {
   resumeRun: (runId: string) => attempt(async () => (await runner).resume(runId)),
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
+  importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
 };
 
 export type AgentApi = typeof api;

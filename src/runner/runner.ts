@@ -2,12 +2,14 @@ import { planBudget } from '../core/budget';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { memoryLoop } from '../core/loop';
+import { diffMemory } from '../core/memory-diff';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine } from '../engines/engine';
 import { ingestBytes } from '../ingest/ingest';
 import type { DocumentRecord, RunEvent, RunRecord, RunSettings, Store } from '../storage/db';
 import { StaleRunError } from '../storage/db';
+import { ImportError, parseExport } from '../storage/export';
 
 export interface RunRequest {
   documentId: string;
@@ -61,6 +63,15 @@ export class Runner {
       },
       doc.text,
     );
+  }
+
+  /** Validates a run export, then stores it whole; returns the run's id. */
+  async importRun(json: string): Promise<string> {
+    const { run, revisions, memories } = parseExport(json);
+    if (await this.deps.store.getRun(run.id)) throw new ImportError('This run is already in this browser; open it from the list of runs.');
+    await this.deps.store.importRun(run, revisions, memories);
+    this.deps.publish({ type: 'status', runId: run.id, status: run.status });
+    return run.id;
   }
 
   /** Plans and stores a run, then starts reading; returns its id once stored. */
@@ -202,20 +213,26 @@ export class Runner {
       for await (const event of loop) {
         if (event.kind === 'revision') {
           const span = run.chunks[event.index]!;
-          run = await store.commitRevision({
-            runId,
-            index: event.index,
-            memory: event.memory,
-            memoryTokens: engine.tokenizer.count(event.memory),
-            start: span.start,
-            end: span.end,
-            chunkTokens: span.tokens,
-            promptTokens: event.result.usage.promptTokens,
-            completionTokens: event.result.usage.completionTokens,
-            ms: event.ms,
-            finishReason: event.result.finishReason,
-            committedAt: Date.now(),
-          });
+          const change = diffMemory(run.memory, event.memory);
+          run = await store.commitRevision(
+            {
+              runId,
+              index: event.index,
+              memoryTokens: engine.tokenizer.count(event.memory),
+              wordsAdded: change.wordsAdded,
+              wordsRemoved: change.wordsRemoved,
+              start: span.start,
+              end: span.end,
+              chunkTokens: span.tokens,
+              promptTokens: event.result.usage.promptTokens,
+              completionTokens: event.result.usage.completionTokens,
+              ms: event.ms,
+              finishReason: event.result.finishReason,
+              retries: 0,
+              committedAt: Date.now(),
+            },
+            event.memory,
+          );
           publish({ type: 'revision', runId, index: event.index });
         } else {
           await store.updateRun(runId, () => ({

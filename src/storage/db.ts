@@ -1,5 +1,5 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
-import type { DocumentRecord, RevisionRecord, RunRecord, RunStatus } from './schema';
+import type { DocumentRecord, MemoryRecord, RevisionRecord, RunRecord, RunStatus, StrippedText } from './schema';
 
 export * from './schema';
 
@@ -8,13 +8,24 @@ export const DB_VERSION = 1;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
-  texts: { key: string; value: { id: string; text: string } };
+  texts: { key: string; value: { id: string; text: string; stripped?: StrippedText } };
   runs: { key: string; value: RunRecord; indexes: { byDocument: string } };
   revisions: { key: [string, number]; value: RevisionRecord };
+  memories: { key: [string, number]; value: MemoryRecord };
 }
 
 export class StaleRunError extends Error {
   override name = 'StaleRunError';
+}
+
+/** The browser refused to store more: the message says what to do. */
+export class StorageFullError extends Error {
+  override name = 'StorageFullError';
+}
+
+function isQuotaError(e: unknown, tx?: IDBTransaction | { error: DOMException | null }): boolean {
+  const name = (e as { name?: string } | null)?.name;
+  return name === 'QuotaExceededError' || (name === 'AbortError' && tx?.error?.name === 'QuotaExceededError');
 }
 
 /** The one module that knows the IndexedDB schema; every read and write goes through here. */
@@ -30,6 +41,7 @@ export class Store {
           db.createObjectStore('texts', { keyPath: 'id' });
           db.createObjectStore('runs', { keyPath: 'id' }).createIndex('byDocument', 'documentId');
           db.createObjectStore('revisions', { keyPath: ['runId', 'index'] });
+          db.createObjectStore('memories', { keyPath: ['runId', 'index'] });
         }
       },
     });
@@ -40,16 +52,52 @@ export class Store {
     this.db.close();
   }
 
-  /** Stores a document and its text together, or returns the one already stored with the same id. */
-  async addDocument(doc: DocumentRecord, text: string): Promise<DocumentRecord> {
+  /**
+   * Stores a document and its text together, or returns the one already stored
+   * with the same id. All or nothing: when the browser's storage is full, nothing
+   * is stored and a StorageFullError says so.
+   */
+  async addDocument(doc: DocumentRecord, text: string, stripped?: StrippedText): Promise<DocumentRecord> {
     const tx = this.db.transaction(['documents', 'texts'], 'readwrite');
-    const existing = await tx.objectStore('documents').get(doc.id);
-    if (existing) {
-      await tx.done;
-      return existing;
+    try {
+      const existing = await tx.objectStore('documents').get(doc.id);
+      if (existing) {
+        await tx.done;
+        return existing;
+      }
+      const record = stripped ? { id: doc.id, text, stripped } : { id: doc.id, text };
+      await Promise.all([tx.objectStore('documents').put(doc), tx.objectStore('texts').put(record), tx.done]);
+      return doc;
+    } catch (e) {
+      if (isQuotaError(e, tx)) {
+        throw new StorageFullError(
+          `"${doc.name}" does not fit in this browser's storage. Delete documents you no longer need from the Library, ` +
+            'or free space for this site, then add it again.',
+        );
+      }
+      throw e;
     }
-    await Promise.all([tx.objectStore('documents').put(doc), tx.objectStore('texts').put({ id: doc.id, text }), tx.done]);
-    return doc;
+  }
+
+  /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
+  async deleteDocument(id: string): Promise<{ runs: number }> {
+    const tx = this.db.transaction(['documents', 'texts', 'runs', 'revisions', 'memories'], 'readwrite');
+    const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
+    await Promise.all([
+      tx.objectStore('documents').delete(id),
+      tx.objectStore('texts').delete(id),
+      ...runIds.flatMap((runId) => {
+        const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+        return [tx.objectStore('runs').delete(runId), tx.objectStore('revisions').delete(range), tx.objectStore('memories').delete(range)];
+      }),
+      tx.done,
+    ]);
+    return { runs: runIds.length };
+  }
+
+  /** What was cut from a document's text on import (Project Gutenberg's header and footer), if anything. */
+  async getStripped(id: string): Promise<StrippedText | undefined> {
+    return (await this.db.get('texts', id))?.stripped;
   }
 
   getDocument(id: string): Promise<DocumentRecord | undefined> {
@@ -78,12 +126,12 @@ export class Store {
   }
 
   /**
-   * Commits one revision and advances the run in a single transaction. Refuses a
-   * revision that is not the run's next chunk, so that no chunk is stored twice
-   * even if two writers race.
+   * Commits one revision and its memory and advances the run in a single
+   * transaction. Refuses a revision that is not the run's next chunk, so that no
+   * chunk is stored twice even if two writers race.
    */
-  async commitRevision(revision: RevisionRecord): Promise<RunRecord> {
-    const tx = this.db.transaction(['runs', 'revisions'], 'readwrite');
+  async commitRevision(revision: RevisionRecord, memory: string): Promise<RunRecord> {
+    const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
     const runs = tx.objectStore('runs');
     const run = await runs.get(revision.runId);
     if (!run || run.nextChunk !== revision.index) {
@@ -96,11 +144,27 @@ export class Store {
     const next: RunRecord = {
       ...run,
       nextChunk: revision.index + 1,
-      memory: revision.memory,
+      memory,
       updatedAt: revision.committedAt,
     };
-    await Promise.all([tx.objectStore('revisions').add(revision), runs.put(next), tx.done]);
+    await Promise.all([
+      tx.objectStore('revisions').add(revision),
+      tx.objectStore('memories').add({ runId: revision.runId, index: revision.index, memory }),
+      runs.put(next),
+      tx.done,
+    ]);
     return next;
+  }
+
+  /** Stores an imported run with its revisions and memories, all or nothing. */
+  async importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[]): Promise<void> {
+    const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
+    await Promise.all([
+      tx.objectStore('runs').add(run),
+      ...revisions.map((r) => tx.objectStore('revisions').add(r)),
+      ...memories.map((m) => tx.objectStore('memories').add(m)),
+      tx.done,
+    ]);
   }
 
   /** Applies `change` to a run inside one transaction and returns the result. */
@@ -133,5 +197,30 @@ export class Store {
 
   getRevision(runId: string, index: number): Promise<RevisionRecord | undefined> {
     return this.db.get('revisions', [runId, index]);
+  }
+
+  /** The memory written at chunk `index`. */
+  async getMemory(runId: string, index: number): Promise<string | undefined> {
+    return (await this.db.get('memories', [runId, index]))?.memory;
+  }
+
+  /** Every memory of a run, in order (for export). */
+  async listMemories(runId: string): Promise<string[]> {
+    return (await this.db.getAll('memories', IDBKeyRange.bound([runId, 0], [runId, Infinity]))).map((m) => m.memory);
+  }
+
+  /**
+   * Indexes of the revisions whose memory contains `needle` (case-insensitive),
+   * read with a cursor so that no more than one memory is held at a time.
+   */
+  async searchMemories(runId: string, needle: string): Promise<number[]> {
+    const want = needle.toLocaleLowerCase();
+    const hits: number[] = [];
+    let cursor = await this.db.transaction('memories').store.openCursor(IDBKeyRange.bound([runId, 0], [runId, Infinity]));
+    while (cursor) {
+      if (cursor.value.memory.toLocaleLowerCase().includes(want)) hits.push(cursor.value.index);
+      cursor = await cursor.continue();
+    }
+    return hits;
   }
 }

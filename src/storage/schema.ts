@@ -1,3 +1,4 @@
+import type { Anchor } from '../core/anchors';
 import type { ChunkSpan } from '../core/chunker';
 import type { FinishReason } from '../core/generation';
 import type { PromptTemplates } from '../core/prompts';
@@ -12,6 +13,20 @@ export interface DocumentRecord {
   chars: number;
   tokens: number;
   addedAt: number;
+  /** text, markdown, html, epub, pdf or docx; absent on documents stored before formats were told apart. */
+  format?: string;
+  /** Chapters, headings and pages, sorted by offset into the text: where a chunk is in the book. */
+  anchors?: Anchor[];
+  pages?: number;
+  title?: string;
+  /** Characters cut away as Project Gutenberg's header and footer; their text is kept beside the document's. */
+  stripped?: { header: number; footer: number };
+}
+
+/** What was cut from a document's text on import, kept so that nothing is lost. */
+export interface StrippedText {
+  header: string;
+  footer: string;
 }
 
 export interface RunSettings {
@@ -50,12 +65,18 @@ export interface RunRecord {
   finishedAt?: number;
 }
 
+/**
+ * One memory update, without its text: what a timeline of thousands of
+ * revisions reads. The memory itself is in MemoryRecord, read when shown.
+ */
 export interface RevisionRecord {
   runId: string;
   /** Chunk index, from 0; shown as "Revision index + 1". */
   index: number;
-  memory: string;
   memoryTokens: number;
+  /** Words the update added to and removed from the previous memory. */
+  wordsAdded: number;
+  wordsRemoved: number;
   start: number;
   end: number;
   chunkTokens: number;
@@ -63,7 +84,15 @@ export interface RevisionRecord {
   completionTokens: number;
   ms: number;
   finishReason: FinishReason;
+  /** Attempts that failed before this one succeeded. */
+  retries: number;
   committedAt: number;
+}
+
+export interface MemoryRecord {
+  runId: string;
+  index: number;
+  memory: string;
 }
 
 /** What every tab hears about a run; texts are read from storage when shown. */

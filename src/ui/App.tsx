@@ -11,9 +11,18 @@ function runIdFromUrl(): string | null {
   return new URLSearchParams(location.search).get('run');
 }
 
-function showRunInUrl(runId: string): void {
+/** The revision in the URL, 1-based there, 0-based here; null to follow the newest. */
+function revisionFromUrl(): number | null {
+  const rev = Number(new URLSearchParams(location.search).get('rev'));
+  return Number.isInteger(rev) && rev >= 1 ? rev - 1 : null;
+}
+
+/** Each run and revision has a URL that survives a reload and can be opened in another tab. */
+function showInUrl(runId: string, revision: number | null = null): void {
   const url = new URL(location.href);
   url.searchParams.set('run', runId);
+  if (revision === null) url.searchParams.delete('rev');
+  else url.searchParams.set('rev', String(revision + 1));
   history.replaceState(null, '', url);
 }
 
@@ -26,6 +35,7 @@ export function App() {
   const [document, setDocument] = useState<DocumentRecord | null>(null);
   const [runs, setRuns] = useState<RunRecord[]>([]);
   const [runId, setRunId] = useState<string | null>(runIdFromUrl);
+  const [selected, setSelected] = useState<number | null>(revisionFromUrl);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const view = useRun(runId);
@@ -77,13 +87,35 @@ export function App() {
           memoryTokens: request.memoryTokens,
         }),
       );
-      showRunInUrl(id);
-      setRunId(id);
+      openRun(id);
       await refreshRuns();
     } catch (e) {
       setError((e as Error).message);
     } finally {
       setBusy(false);
+    }
+  };
+
+  const openRun = (id: string) => {
+    showInUrl(id);
+    setRunId(id);
+    setSelected(null);
+  };
+
+  const selectRevision = (index: number) => {
+    if (!runId) return;
+    showInUrl(runId, index);
+    setSelected(index);
+  };
+
+  const importRun = async (file: File) => {
+    setError(null);
+    try {
+      const id = await call(agent.importRun(await file.text()));
+      await refreshRuns();
+      openRun(id);
+    } catch (e) {
+      setError((e as Error).message);
     }
   };
 
@@ -116,20 +148,16 @@ export function App() {
               {error}
             </p>
           )}
-          <RunList
-            runs={runs}
-            current={runId}
-            onOpen={(id) => {
-              showRunInUrl(id);
-              setRunId(id);
-            }}
-          />
+          <RunList runs={runs} current={runId} onOpen={openRun} onImport={(f) => void importRun(f)} />
         </aside>
         <div className="main">
           {view.run ? (
             <RunView
               run={view.run}
+              runs={runs}
               revisions={view.revisions}
+              selected={selected}
+              onSelect={selectRevision}
               text={view.text}
               onPause={control('pauseRun')}
               onResume={control('resumeRun')}

@@ -1,17 +1,32 @@
+import { useId } from 'react';
 import type { RunRecord } from '../storage/db';
 
 interface Props {
   runs: readonly RunRecord[];
   current: string | null;
   onOpen(id: string): void;
+  onImport(file: File): void;
 }
 
 /** Earlier and unfinished runs, newest first. */
-export function RunList({ runs, current, onOpen }: Props) {
-  if (runs.length === 0) return null;
+export function RunList({ runs, current, onOpen, onImport }: Props) {
+  const importId = useId();
   return (
     <nav aria-label="Runs" className="run-list">
       <h2>Runs</h2>
+      <div className="field">
+        <label htmlFor={importId}>Import run</label>
+        <input
+          id={importId}
+          type="file"
+          accept=".json,application/json"
+          onChange={(e) => {
+            const file = e.currentTarget.files?.[0];
+            if (file) onImport(file);
+            e.currentTarget.value = '';
+          }}
+        />
+      </div>
       <ul>
         {runs.map((r) => (
           <li key={r.id}>

@@ -1,12 +1,14 @@
-import { useEffect, useState } from 'react';
 import type { RevisionRecord, RunRecord } from '../storage/db';
 import { estimateRemaining, formatRemaining } from './format';
-import { RevisionList } from './RevisionList';
+import { Inspector } from './inspector/Inspector';
 
 interface Props {
   run: RunRecord;
+  runs: readonly RunRecord[];
   revisions: readonly RevisionRecord[];
   text: string | null;
+  selected: number | null;
+  onSelect(index: number): void;
   onPause(): void;
   onResume(): void;
   onCancel(): void;
@@ -21,14 +23,9 @@ const STATUS_TEXT: Record<RunRecord['status'], string> = {
 };
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, revisions, text, onPause, onResume, onCancel }: Props) {
+export function RunView({ run, runs, revisions, text, selected, onSelect, onPause, onResume, onCancel }: Props) {
   const total = run.chunks.length;
   const read = revisions.length;
-  const [selected, setSelected] = useState<number | null>(null);
-  useEffect(() => setSelected(null), [run.id]);
-  // Follow the newest revision until the person picks one.
-  const shown = selected ?? (read > 0 ? read - 1 : null);
-  const revision = shown === null ? undefined : revisions[shown];
   const eta =
     run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read) : null;
 
@@ -89,19 +86,7 @@ export function RunView({ run, revisions, text, onPause, onResume, onCancel }: P
           <p className="hint">The answer is written from the final memory after the last chunk.</p>
         )}
       </section>
-      <div className="revisions">
-        <RevisionList revisions={revisions} total={total} selected={shown} onSelect={setSelected} />
-        <div className="detail">
-          <section aria-label="Memory" className="pane">
-            <h3>Memory{revision ? ` after chunk ${revision.index + 1}` : ''}</h3>
-            <pre className="text">{revision ? revision.memory : 'No revision yet.'}</pre>
-          </section>
-          <section aria-label="Section" className="pane">
-            <h3>Section{revision ? ` ${revision.index + 1} of ${total}` : ''}</h3>
-            <pre className="text">{revision && text !== null ? text.slice(revision.start, revision.end) : ''}</pre>
-          </section>
-        </div>
-      </div>
+      <Inspector run={run} runs={runs} revisions={revisions} text={text} selected={selected} onSelect={onSelect} />
     </section>
   );
 }

@@ -1,0 +1,142 @@
+import * as v from 'valibot';
+import type { MemoryRecord, RevisionRecord, RunRecord } from './schema';
+
+/**
+ * The shareable form of a run: settings, templates, every revision with its
+ * memory and timings. The book's text is not included; a browser that has the
+ * same book (same content hash) shows the sections too.
+ */
+export const EXPORT_FORMAT = 'memagent-run';
+export const EXPORT_VERSION = 1;
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const num = v.pipe(v.number(), v.minValue(0));
+
+const SpanSchema = v.object({ start: count, end: count, tokens: count });
+
+const RunSchema = v.object({
+  id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  documentId: v.string(),
+  documentName: v.string(),
+  question: v.string(),
+  engineId: v.string(),
+  settings: v.object({
+    requestedChunkTokens: count,
+    chunkTokens: count,
+    memoryTokens: count,
+    contextTokens: count,
+    temperature: num,
+    topP: num,
+    seed: v.optional(v.number()),
+  }),
+  templates: v.object({ update: v.string(), final: v.string() }),
+  chunks: v.array(SpanSchema),
+  status: v.picklist(['running', 'paused', 'cancelled', 'done', 'failed']),
+  nextChunk: count,
+  memory: v.string(),
+  answer: v.optional(v.string()),
+  reply: v.optional(v.string()),
+  error: v.optional(v.string()),
+  createdAt: num,
+  updatedAt: num,
+  finishedAt: v.optional(num),
+});
+
+const RevisionSchema = v.object({
+  index: count,
+  memory: v.string(),
+  memoryTokens: count,
+  wordsAdded: count,
+  wordsRemoved: count,
+  start: count,
+  end: count,
+  chunkTokens: count,
+  promptTokens: count,
+  completionTokens: count,
+  ms: num,
+  finishReason: v.picklist(['stop', 'length', 'abort']),
+  retries: count,
+  committedAt: num,
+});
+
+const ExportSchema = v.pipe(
+  v.object({
+    format: v.literal(EXPORT_FORMAT),
+    version: v.literal(EXPORT_VERSION),
+    run: RunSchema,
+    revisions: v.array(RevisionSchema),
+  }),
+  v.check(
+    (e) => e.revisions.every((r, i) => r.index === i) && e.revisions.length <= e.run.chunks.length,
+    'revisions must be numbered 0, 1, 2, … in order, at most one per chunk',
+  ),
+);
+
+export type RunExport = v.InferOutput<typeof ExportSchema>;
+
+export function buildExport(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly string[]): RunExport {
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    run,
+    revisions: revisions.map(({ runId: _runId, ...r }, i) => ({ ...r, memory: memories[i] ?? '' })),
+  };
+}
+
+export class ImportError extends Error {
+  override name = 'ImportError';
+}
+
+/** Parses and validates an export before anything is written; the records to store. */
+export function parseExport(json: string): { run: RunRecord; revisions: RevisionRecord[]; memories: MemoryRecord[] } {
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch {
+    throw new ImportError('This file is not JSON. Choose a run exported from memagent-web with "Export JSON".');
+  }
+  const result = v.safeParse(ExportSchema, data);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const where = issue?.path?.map((p) => String(p.key)).join('.') ?? '';
+    throw new ImportError(
+      `This file is not a valid memagent-web run export${where ? ` (at ${where})` : ''}: ${issue?.message ?? 'unknown problem'}. Nothing was imported.`,
+    );
+  }
+  const { run, revisions } = result.output;
+  const imported: RunRecord = {
+    ...run,
+    // An imported run is a record to read, not a run to continue on its own.
+    status: run.status === 'running' ? 'paused' : run.status,
+    nextChunk: revisions.length,
+    memory: revisions.at(-1)?.memory ?? run.memory,
+  };
+  return {
+    run: imported,
+    revisions: revisions.map(({ memory: _memory, ...r }) => ({ ...r, runId: run.id })),
+    memories: revisions.map((r) => ({ runId: run.id, index: r.index, memory: r.memory })),
+  };
+}
+
+function fence(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  return '`'.repeat(longest + 1);
+}
+
+/** Question, answer and each revision's memory, for reading or pasting. */
+export function toMarkdown(e: RunExport): string {
+  const total = e.run.chunks.length;
+  const lines = [
+    `# ${e.run.question}`,
+    '',
+    `Document: ${e.run.documentName} · engine: ${e.run.engineId} · ${total} chunks of up to ${e.run.settings.chunkTokens} tokens · memory ${e.run.settings.memoryTokens} tokens`,
+    '',
+    `**Answer:** ${e.run.answer ?? '(not answered yet)'}`,
+    '',
+  ];
+  for (const r of e.revisions) {
+    const f = fence(r.memory);
+    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total})`, '', f, r.memory, f, '');
+  }
+  return lines.join('\n');
+}

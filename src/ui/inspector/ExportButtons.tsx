@@ -1,0 +1,38 @@
+import { buildExport, toMarkdown } from '../../storage/export';
+import type { RunRecord } from '../../storage/db';
+import { store } from '../client';
+
+function download(name: string, type: string, body: string): void {
+  const url = URL.createObjectURL(new Blob([body], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function fileStem(run: RunRecord): string {
+  const q = run.question.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '').slice(0, 40);
+  return `memagent-${q || 'run'}-${run.id.slice(0, 8)}`;
+}
+
+/** Downloads the run as JSON (everything, re-importable) or Markdown (to read). */
+export function ExportButtons({ run }: { run: RunRecord }) {
+  const exportAs = async (kind: 'json' | 'md') => {
+    const s = await store;
+    const [revisions, memories] = await Promise.all([s.listRevisions(run.id), s.listMemories(run.id)]);
+    const data = buildExport(run, revisions, memories);
+    if (kind === 'json') download(`${fileStem(run)}.json`, 'application/json', JSON.stringify(data, null, 1));
+    else download(`${fileStem(run)}.md`, 'text/markdown', toMarkdown(data));
+  };
+  return (
+    <div className="export">
+      <button type="button" onClick={() => void exportAs('json')}>
+        Export JSON
+      </button>
+      <button type="button" onClick={() => void exportAs('md')}>
+        Export Markdown
+      </button>
+    </div>
+  );
+}

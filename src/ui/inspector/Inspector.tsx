@@ -1,0 +1,101 @@
+import { type KeyboardEvent, useEffect, useId, useState } from 'react';
+import type { RevisionRecord, RunRecord } from '../../storage/db';
+import { store } from '../client';
+import { Compare } from './Compare';
+import { ExportButtons } from './ExportButtons';
+import { MemoryChart } from './MemoryChart';
+import { RevisionDetail } from './RevisionDetail';
+import { Timeline } from './Timeline';
+
+interface Props {
+  run: RunRecord;
+  runs: readonly RunRecord[];
+  revisions: readonly RevisionRecord[];
+  text: string | null;
+  /** Selected chunk index, or null to follow the newest revision. */
+  selected: number | null;
+  onSelect(index: number): void;
+}
+
+/** Read what the agent kept, chunk by chunk. */
+export function Inspector({ run, runs, revisions, text, selected, onSelect }: Props) {
+  const ids = { search: useId(), slider: useId() };
+  const total = run.chunks.length;
+  const shown = selected !== null && selected < revisions.length ? selected : revisions.length ? revisions.length - 1 : null;
+  const [query, setQuery] = useState('');
+  const [marked, setMarked] = useState<ReadonlySet<number>>(new Set());
+
+  // Search memories as storage holds them; re-run when new revisions arrive.
+  useEffect(() => {
+    const q = query.trim();
+    if (!q) return setMarked(new Set());
+    let alive = true;
+    const timer = setTimeout(async () => {
+      const hits = await (await store).searchMemories(run.id, q);
+      if (alive) setMarked(new Set(hits));
+    }, 150);
+    return () => {
+      alive = false;
+      clearTimeout(timer);
+    };
+  }, [query, run.id, revisions.length]);
+
+  const firstHit = marked.size ? Math.min(...marked) : null;
+  const onSearchKey = (e: KeyboardEvent) => {
+    if (e.key === 'Enter' && firstHit !== null) {
+      e.preventDefault();
+      onSelect(firstHit);
+    }
+  };
+
+  return (
+    <div className="inspector">
+      <div className="inspector-bar">
+        <div className="field inline">
+          <label htmlFor={ids.search}>Search memories</label>
+          <input id={ids.search} type="search" value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={onSearchKey} />
+        </div>
+        <p className="hint" aria-live="polite">
+          {query.trim()
+            ? firstHit === null
+              ? 'No memory contains this.'
+              : `${marked.size} revisions contain it; first written at revision ${firstHit + 1}.`
+            : ''}
+        </p>
+        {firstHit !== null && (
+          <button type="button" onClick={() => onSelect(firstHit)}>
+            Go to first match
+          </button>
+        )}
+        <ExportButtons run={run} />
+      </div>
+      {revisions.length > 0 && (
+        <div className="field inline">
+          <label htmlFor={ids.slider}>Revision</label>
+          <input
+            id={ids.slider}
+            type="range"
+            min={1}
+            max={revisions.length}
+            value={(shown ?? 0) + 1}
+            aria-valuetext={`Revision ${(shown ?? 0) + 1} of ${revisions.length}`}
+            onChange={(e) => onSelect(e.target.valueAsNumber - 1)}
+          />
+        </div>
+      )}
+      <MemoryChart revisions={revisions} memoryCap={run.settings.memoryTokens} selected={shown} onSelect={onSelect} />
+      <div className="revisions">
+        <Timeline
+          revisions={revisions}
+          total={total}
+          bookLength={text?.length ?? 0}
+          selected={shown}
+          marked={marked}
+          onSelect={onSelect}
+        />
+        <RevisionDetail runId={run.id} revision={shown === null ? undefined : revisions[shown]} total={total} text={text} />
+      </div>
+      <Compare run={run} others={runs} index={shown} />
+    </div>
+  );
+}

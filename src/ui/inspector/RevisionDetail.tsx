@@ -1,0 +1,107 @@
+import { useEffect, useState } from 'react';
+import { diffMemory } from '../../core/memory-diff';
+import { INITIAL_MEMORY } from '../../core/prompts';
+import { sentencesDrawnOn } from '../../core/provenance';
+import type { RevisionRecord } from '../../storage/db';
+import { store } from '../client';
+
+interface Props {
+  runId: string;
+  revision: RevisionRecord | undefined;
+  total: number;
+  /** The book, or null when this browser doesn't have it (an imported run). */
+  text: string | null;
+}
+
+interface Loaded {
+  key: string;
+  before: string;
+  after: string;
+}
+
+/** The selected revision: its memory, what changed from the one before, and the section it read. */
+export function RevisionDetail({ runId, revision, total, text }: Props) {
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const key = revision ? `${runId}:${revision.index}` : '';
+
+  useEffect(() => {
+    if (!revision) return;
+    let alive = true;
+    void (async () => {
+      const s = await store;
+      const [after, before] = await Promise.all([
+        s.getMemory(runId, revision.index),
+        revision.index > 0 ? s.getMemory(runId, revision.index - 1) : Promise.resolve(INITIAL_MEMORY),
+      ]);
+      if (alive) setLoaded({ key: `${runId}:${revision.index}`, before: before ?? '', after: after ?? '' });
+    })();
+    return () => {
+      alive = false;
+    };
+  }, [runId, revision]);
+
+  const ready = revision && loaded?.key === key ? loaded : null;
+  const section = revision && text !== null ? text.slice(revision.start, revision.end) : null;
+
+  return (
+    <div className="detail">
+      <section aria-label="Memory" className="pane">
+        <h3>Memory{revision ? ` after chunk ${revision.index + 1}` : ''}</h3>
+        <pre className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
+      </section>
+      <section aria-label="Memory changes" className="pane">
+        <h3>
+          Memory changes
+          {revision ? ` · +${revision.wordsAdded} / −${revision.wordsRemoved} words` : ''}
+        </h3>
+        <pre className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
+      </section>
+      <section aria-label="Section" className="pane">
+        <h3>Section{revision ? ` ${revision.index + 1} of ${total}` : ''}</h3>
+        {section === null ? (
+          <p className="hint">{revision ? 'This browser does not have the book of this run; add it to see its sections.' : ''}</p>
+        ) : (
+          <pre className="text">{ready ? <Highlighted section={section} memory={ready.after} /> : section}</pre>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function DiffView({ before, after }: { before: string; after: string }) {
+  return (
+    <>
+      {diffMemory(before, after).parts.map((p, i) =>
+        p.kind === 'added' ? (
+          <ins key={i}>
+            {p.text}
+          </ins>
+        ) : p.kind === 'removed' ? (
+          <del key={i}>
+            {p.text}
+          </del>
+        ) : (
+          <span key={i}>{p.text}</span>
+        ),
+      )}
+    </>
+  );
+}
+
+/** The section with the sentences the new memory drew on marked. */
+function Highlighted({ section, memory }: { section: string; memory: string }) {
+  const spans = sentencesDrawnOn(section, memory);
+  const out: React.ReactNode[] = [];
+  let at = 0;
+  spans.forEach((s, i) => {
+    out.push(section.slice(at, s.start));
+    out.push(
+      <mark key={i} title="The memory drew on this sentence">
+        {section.slice(s.start, s.end)}
+      </mark>,
+    );
+    at = s.end;
+  });
+  out.push(section.slice(at));
+  return <>{out}</>;
+}

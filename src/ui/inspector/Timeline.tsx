@@ -1,0 +1,99 @@
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { type KeyboardEvent, useEffect, useRef } from 'react';
+import type { RevisionRecord } from '../../storage/db';
+
+interface Props {
+  revisions: readonly RevisionRecord[];
+  total: number;
+  /** Characters in the book, to say how far through it a chunk ends. */
+  bookLength: number;
+  selected: number | null;
+  marked: ReadonlySet<number>;
+  onSelect(index: number): void;
+}
+
+const ROW = 44;
+
+export function describeRevision(r: RevisionRecord, total: number, bookLength: number): string {
+  const k = r.index + 1;
+  const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
+  const speed = r.ms > 0 ? Math.round(r.completionTokens / (r.ms / 1000)) : 0;
+  const flags = [r.finishReason === 'length' ? 'memory truncated' : '', r.retries ? `retried ${r.retries}×` : '']
+    .filter(Boolean)
+    .join(', ');
+  return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${speed} tokens/s${flags ? `, ${flags}` : ''}`;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * One entry per memory revision, virtualised so that thousands of revisions
+ * cost what a screenful does. Arrow keys, j/k, Home and End move the selection.
+ */
+export function Timeline({ revisions, total, bookLength, selected, marked, onSelect }: Props) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: revisions.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW,
+    overscan: 8,
+  });
+
+  useEffect(() => {
+    if (selected !== null) virtualizer.scrollToIndex(selected, { align: 'auto' });
+  }, [selected, virtualizer]);
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (revisions.length === 0) return;
+    const last = revisions.length - 1;
+    const current = selected ?? last;
+    const next =
+      e.key === 'ArrowDown' || e.key === 'j' ? Math.min(last, current + 1)
+      : e.key === 'ArrowUp' || e.key === 'k' ? Math.max(0, current - 1)
+      : e.key === 'Home' ? 0
+      : e.key === 'End' ? last
+      : null;
+    if (next === null) return;
+    e.preventDefault();
+    onSelect(next);
+    // Keep keyboard focus on the entry that is now selected, once it is rendered.
+    requestAnimationFrame(() =>
+      scroller.current?.querySelector<HTMLButtonElement>(`[data-index="${next}"] button`)?.focus(),
+    );
+  };
+
+  return (
+    <div className="timeline" ref={scroller} onKeyDown={onKeyDown}>
+      <ol aria-label="Memory revisions" className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
+        {virtualizer.getVirtualItems().map((item) => {
+          const r = revisions[item.index]!;
+          return (
+            <li
+              key={r.index}
+              data-index={item.index}
+              aria-label={describeRevision(r, total, bookLength)}
+              aria-setsize={total}
+              aria-posinset={r.index + 1}
+              className={marked.has(r.index) ? 'marked' : undefined}
+              style={{ transform: `translateY(${item.start}px)`, height: ROW }}
+            >
+              <button type="button" aria-current={selected === item.index ? 'true' : undefined} onClick={() => onSelect(item.index)}>
+                <span className="rev-k">
+                  Revision {r.index + 1}
+                  {marked.has(r.index) && <span className="badge"> match</span>}
+                </span>
+                <span className="rev-meta">
+                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}% · {r.memoryTokens} tok · {formatMs(r.ms)}
+                  {r.finishReason === 'length' && ' · truncated'}
+                  {r.retries > 0 && ' · retried'}
+                </span>
+              </button>
+            </li>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}
