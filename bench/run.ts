@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { chunkAll } from '../src/core/chunker';
 import { QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { inspectorBench } from './inspector';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
 
@@ -34,3 +35,5 @@ async function tokenizerBench(): Promise<void> {
 }
 
 await tokenizerBench();
+console.log();
+await inspectorBench();
