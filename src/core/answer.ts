@@ -10,8 +10,9 @@ export function extractAnswer(reply: string): string {
   let last = -1;
   for (let r = m.exec(reply); r; r = m.exec(reply)) last = r.index + r[0].length;
   if (last >= 0) {
-    const rest = reply.slice(last).replace(/^[\s:：]+/, '').trim();
-    if (rest) return rest.replace(/\.$/, '').trim();
+    // "…what the answer is." leaves only a period: no answer, so fall through.
+    const rest = reply.slice(last).replace(/^[\s:：]+/, '').trim().replace(/\.$/, '').trim();
+    if (rest) return rest;
   }
   return reply.trim();
 }

@@ -1,4 +1,4 @@
-import type { Tokenizer } from './tokenizer';
+import type { Piece, Tokenizer } from './tokenizer';
 
 /** A chunk of the document: characters [start, end) of its text, `tokens` long. */
 export interface ChunkSpan {
@@ -44,7 +44,8 @@ function classify(text: string, pos: number): Boundary {
  * Cuts `text` into chunks of at most `maxTokens` tokens that cover it in order,
  * with no gap and no overlap. A chunk ends at the last paragraph break inside its
  * final 10% if there is one, else at the last sentence end there, else at the last
- * word boundary; never inside a word or a character.
+ * word boundary; never inside a word or a character, except that one unbroken run
+ * longer than a chunk is cut between code points.
  */
 export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number): Generator<ChunkSpan> {
   if (!(maxTokens >= 1)) throw new RangeError(`chunk size must be at least 1 token, got ${maxTokens}`);
@@ -52,6 +53,7 @@ export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number
   let start = 0;
   let tokens = 0;
   let cuts: Cut[] = [];
+  let prevBlank = false;
   for (const piece of tokenizer.pieces(text)) {
     // Emit chunks until this piece fits; a cut early in the chunk may need several.
     while (tokens > 0 && tokens + piece.tokens > maxTokens) {
@@ -61,10 +63,50 @@ export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number
       tokens -= cut.tokens;
       cuts = cuts.filter((c) => c.pos > cut.pos).map((c) => ({ ...c, tokens: c.tokens - cut.tokens }));
     }
+    if (piece.tokens > maxTokens) {
+      // One piece longer than a chunk (a long run of rare characters): the loop above
+      // has emptied the buffer, so the piece gets chunks of its own.
+      yield* splitPiece(text, piece, tokenizer, maxTokens);
+      start = piece.end;
+      prevBlank = false;
+      continue;
+    }
     tokens += piece.tokens;
-    cuts.push({ pos: piece.end, tokens, kind: classify(text, piece.end) });
+    // Two runs of blank space in a row ("  " before "0") become one piece when the
+    // text ends between them, so a chunk cut there would count differently: not a boundary.
+    const blank = /^\s+$/.test(text.slice(piece.start, piece.end));
+    cuts.push({ pos: piece.end, tokens, kind: blank && prevBlank ? 0 : classify(text, piece.end) });
+    prevBlank = blank;
   }
   if (start < text.length) yield { start, end: text.length, tokens };
+}
+
+/**
+ * Cuts one over-long piece between code points into runs of at most `maxTokens`
+ * tokens (at least one code point each), counting each run as it will be read.
+ */
+function* splitPiece(text: string, piece: Piece, tokenizer: Tokenizer, maxTokens: number): Generator<ChunkSpan> {
+  const bounds: number[] = [];
+  for (let i = piece.start; i < piece.end; ) {
+    i += (text.codePointAt(i) ?? 0) > 0xffff ? 2 : 1;
+    bounds.push(Math.min(i, piece.end));
+  }
+  let from = piece.start;
+  let first = 0; // index in `bounds` of the first end after `from`
+  while (from < piece.end) {
+    // Bisect for the longest run that fits; the first code point is taken even if it does not.
+    let lo = first;
+    let hi = bounds.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (tokenizer.count(text.slice(from, bounds[mid])) <= maxTokens) lo = mid;
+      else hi = mid - 1;
+    }
+    const end = bounds[lo]!;
+    yield { start: from, end, tokens: tokenizer.count(text.slice(from, end)) };
+    from = end;
+    first = lo + 1;
+  }
 }
 
 function chooseCut(cuts: readonly Cut[], window: number): Cut {

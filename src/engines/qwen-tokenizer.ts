@@ -75,6 +75,8 @@ export class QwenTokenizer implements Tokenizer {
   }
 
   decode(ids: readonly number[]): string {
+    // The library throws on an empty list; no ids are the empty text.
+    if (ids.length === 0) return '';
     return this.inner.decode(ids, { skip_special_tokens: false });
   }
 }

@@ -1,0 +1,158 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ChunkSpan, chunkAll } from '../src/core/chunker';
+import {
+  type ChatMessage,
+  type GenerateOptions,
+  type GenerateResult,
+  isAbortError,
+  type TextGenerator,
+} from '../src/core/generation';
+import { type LoopEvent, type LoopInput, memoryLoop } from '../src/core/loop';
+import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
+import { ExtractiveEngine } from '../src/engines/extractive';
+import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { corpusText } from './helpers';
+
+let engine: ExtractiveEngine;
+let text: string;
+let chunks: ChunkSpan[];
+const question = 'Where did Victor Frankenstein study natural philosophy, and who was his friend Clerval?';
+
+beforeAll(async () => {
+  const tok = await loadQwenTokenizer();
+  engine = new ExtractiveEngine(tok);
+  const book = corpusText('frankenstein.txt');
+  text = book.slice(60_000, 100_000);
+  chunks = chunkAll(text, tok, 1200);
+});
+
+/** Loop input with a frozen clock, so that two runs can be compared field by field. */
+function input(extra: Partial<LoopInput> = {}): LoopInput {
+  return {
+    text,
+    chunks,
+    question,
+    generator: engine,
+    templates: DEFAULT_TEMPLATES,
+    memoryTokens: 200,
+    sampling: { temperature: 0.7, topP: 0.95 },
+    now: () => 0,
+    ...extra,
+  };
+}
+
+/** Runs the loop, collecting events until it ends or throws; `onEvent` may abort mid-run. */
+async function collect(loopInput: LoopInput, onEvent?: (e: LoopEvent) => void): Promise<{ events: LoopEvent[]; error?: unknown }> {
+  const events: LoopEvent[] = [];
+  try {
+    for await (const e of memoryLoop(loopInput)) {
+      events.push(e);
+      onEvent?.(e);
+    }
+  } catch (error) {
+    return { events, error };
+  }
+  return { events };
+}
+
+const lastMemory = (events: LoopEvent[]) => {
+  const last = events[events.length - 1];
+  return last?.kind === 'revision' ? last.memory : INITIAL_MEMORY;
+};
+
+describe('memoryLoop resume', () => {
+  it('reads every chunk once, then answers', async () => {
+    const { events, error } = await collect(input());
+    expect(error).toBeUndefined();
+    expect(chunks.length).toBeGreaterThan(4);
+    expect(events.map((e) => (e.kind === 'revision' ? e.index : 'answer'))).toEqual([...chunks.keys(), 'answer']);
+  });
+
+  it('gives the same revisions and answer when stopped after any chunk k and resumed from (k, memory)', async () => {
+    const whole = await collect(input());
+    for (let k = 0; k <= chunks.length; k++) {
+      const controller = new AbortController();
+      if (k === 0) controller.abort();
+      const first = await collect(input({ signal: controller.signal }), (e) => {
+        if (e.kind === 'revision' && e.index === k - 1) controller.abort();
+      });
+      expect(isAbortError(first.error), `stopped after chunk ${k}`).toBe(true);
+      expect(first.events).toHaveLength(k);
+      const rest = await collect(input({ resume: { nextChunk: k, memory: lastMemory(first.events) } }));
+      expect(rest.error).toBeUndefined();
+      expect([...first.events, ...rest.events]).toEqual(whole.events);
+    }
+  });
+
+  it('drops a step whose generation finished after the stop, and resuming redoes it identically', async () => {
+    const whole = await collect(input());
+    const k = 2;
+    const controller = new AbortController();
+    let calls = 0;
+    // The engine completes the step normally, but the stop arrives while it works.
+    const late: TextGenerator = {
+      async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+        const result = await engine.generate(messages, { ...options, signal: undefined });
+        if (calls++ === k) controller.abort();
+        return result;
+      },
+    };
+    const first = await collect(input({ generator: late, signal: controller.signal }));
+    expect(isAbortError(first.error)).toBe(true);
+    expect(first.events.map((e) => e.kind === 'revision' && e.index)).toEqual([0, 1]); // no revision for chunk 2
+    const rest = await collect(input({ resume: { nextChunk: k, memory: lastMemory(first.events) } }));
+    expect([...first.events, ...rest.events]).toEqual(whole.events);
+  });
+});
+
+describe('memoryLoop stop', () => {
+  it('stops promptly while a step is generating, without yielding it', async () => {
+    const controller = new AbortController();
+    let started = 0;
+    // A generation that only ends when stopped, as WebLLM's interruptGenerate does.
+    const endless: TextGenerator = {
+      generate(_messages, options) {
+        started++;
+        queueMicrotask(() => controller.abort());
+        return new Promise<GenerateResult>((resolve) => {
+          options.signal?.addEventListener('abort', () =>
+            resolve({ text: 'half a memo', finishReason: 'abort', usage: { promptTokens: 1, completionTokens: 1 } }),
+          );
+        });
+      },
+    };
+    const t0 = performance.now();
+    const { events, error } = await collect(input({ generator: endless, signal: controller.signal }));
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(isAbortError(error)).toBe(true);
+    expect(events).toEqual([]);
+    expect(started).toBe(1);
+  });
+
+  it('treats a reply cut short by the engine ("abort") as no step at all', async () => {
+    const cut: TextGenerator = {
+      async generate() {
+        return { text: 'partial', finishReason: 'abort', usage: { promptTokens: 1, completionTokens: 1 } };
+      },
+    };
+    const { events, error } = await collect(input({ generator: cut }));
+    expect(isAbortError(error)).toBe(true);
+    expect(events).toEqual([]);
+  });
+
+  it('does not call the engine at all once stopped before a step', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const counting: TextGenerator = {
+      async generate(messages, options) {
+        calls++;
+        return engine.generate(messages, options);
+      },
+    };
+    controller.abort();
+    const { events, error } = await collect(input({ generator: counting, signal: controller.signal }));
+    expect(isAbortError(error)).toBe(true);
+    expect(events).toEqual([]);
+    expect(calls).toBe(0);
+  });
+});

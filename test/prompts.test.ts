@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage, GenerateOptions, GenerateResult, TextGenerator } from '../src/core/generation';
+import { memoryLoop } from '../src/core/loop';
+import { DEFAULT_TEMPLATES, finalPrompt, INITIAL_MEMORY, renderTemplate, templateOverhead, updatePrompt } from '../src/core/prompts';
+
+const lines = (s: string) => s.split('\n');
+
+/** The content between `<tag>` and `</tag>`, both alone on their lines. */
+function block(prompt: string, tag: string): string {
+  const ls = lines(prompt);
+  const open = ls.indexOf(`<${tag}>`);
+  const close = ls.indexOf(`</${tag}>`);
+  expect(open, `<${tag}> on its own line`).toBeGreaterThanOrEqual(0);
+  expect(close, `</${tag}> on its own line`).toBeGreaterThan(open);
+  return ls.slice(open + 1, close).join('\n');
+}
+
+const lastLine = (s: string) => lines(s.trimEnd()).pop();
+
+describe('update prompt', () => {
+  const prompt = updatePrompt(DEFAULT_TEMPLATES, 'Who built the creature?', 'Victor studied at Ingolstadt.', 'A section\nof two lines.');
+
+  it('holds problem, memory and section blocks in that order, each tag on its own line', () => {
+    const ls = lines(prompt);
+    const at = (l: string) => ls.indexOf(l);
+    const order = ['<problem>', '</problem>', '<memory>', '</memory>', '<section>', '</section>'].map(at);
+    for (const i of order) expect(i).toBeGreaterThan(0); // all present, after the instruction
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(block(prompt, 'problem')).toBe('Who built the creature?');
+    expect(block(prompt, 'memory')).toBe('Victor studied at Ingolstadt.');
+    expect(block(prompt, 'section')).toBe('A section\nof two lines.');
+  });
+
+  it('separates the blocks by one blank line and ends with the cue "Updated memory:"', () => {
+    const ls = lines(prompt);
+    expect(ls[ls.indexOf('</problem>') + 1]).toBe('');
+    expect(ls[ls.indexOf('</problem>') + 2]).toBe('<memory>');
+    expect(ls[ls.indexOf('</memory>') + 1]).toBe('');
+    expect(ls[ls.indexOf('</memory>') + 2]).toBe('<section>');
+    expect(ls[ls.indexOf('</section>') + 1]).toBe('');
+    expect(lastLine(prompt)).toBe('Updated memory:');
+    // The instruction comes first, then a blank line before the first block.
+    expect(ls[ls.indexOf('<problem>') - 1]).toBe('');
+    expect(ls.slice(0, ls.indexOf('<problem>') - 1).join(' ')).toMatch(/memory/i);
+  });
+});
+
+describe('final prompt', () => {
+  const prompt = finalPrompt(DEFAULT_TEMPLATES, 'Who built the creature?', 'Victor built it.');
+
+  it('holds problem then memory, no section, and ends with the cue "Your answer:"', () => {
+    const ls = lines(prompt);
+    expect(ls.indexOf('<problem>')).toBeLessThan(ls.indexOf('<memory>'));
+    expect(ls[ls.indexOf('</problem>') + 1]).toBe('');
+    expect(block(prompt, 'memory')).toBe('Victor built it.');
+    expect(prompt).not.toContain('<section>');
+    expect(lastLine(prompt)).toBe('Your answer:');
+    expect(prompt).toContain('\\boxed{}'); // the instruction asks for the boxed form the answer extractor reads
+  });
+});
+
+describe('renderTemplate', () => {
+  it('substitutes in one pass: slot names inside the book or the memory stay as written', () => {
+    const section = 'A letter said {memory} and {problem} and {section}; also $& and $1.';
+    const memory = 'Notes mention {section}.';
+    const prompt = updatePrompt(DEFAULT_TEMPLATES, 'Q?', memory, section);
+    expect(block(prompt, 'section')).toBe(section);
+    expect(block(prompt, 'memory')).toBe(memory);
+    expect(block(prompt, 'problem')).toBe('Q?');
+  });
+
+  it('fills edited templates and leaves slots without a value untouched', () => {
+    expect(renderTemplate('[{problem}|{memory}|{other}]', { problem: 'p' })).toBe('[p|{memory}|{other}]');
+  });
+
+  it('measures the overhead of a template with every slot empty', () => {
+    const count = (s: string) => s.length;
+    expect(templateOverhead('<a>{problem}</a>{memory}{section}', count)).toBe('<a></a>'.length);
+  });
+});
+
+describe('the loop and the prompts', () => {
+  it('starts from the memory "No previous memory" and carries each reply as the next memory', async () => {
+    const prompts: string[] = [];
+    const generator: TextGenerator = {
+      async generate(messages: readonly ChatMessage[], _options: GenerateOptions): Promise<GenerateResult> {
+        expect(messages).toHaveLength(1); // one independent single-turn request, no history
+        prompts.push(messages[0]!.content);
+        return { text: `  memory after step ${prompts.length}  `, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
+      },
+    };
+    const text = 'first part|second part';
+    const chunks = [
+      { start: 0, end: 10, tokens: 2 },
+      { start: 11, end: text.length, tokens: 2 },
+    ];
+    const events = [];
+    for await (const e of memoryLoop({
+      text,
+      chunks,
+      question: 'What?',
+      generator,
+      templates: DEFAULT_TEMPLATES,
+      memoryTokens: 64,
+      sampling: { temperature: 0.7, topP: 0.95 },
+    })) {
+      events.push(e);
+    }
+    expect(INITIAL_MEMORY).toBe('No previous memory');
+    expect(prompts).toHaveLength(3);
+    expect(block(prompts[0]!, 'memory')).toBe(INITIAL_MEMORY);
+    expect(block(prompts[0]!, 'section')).toBe('first part');
+    expect(block(prompts[1]!, 'memory')).toBe('memory after step 1'); // whole reply, trimmed, overwrites
+    expect(block(prompts[1]!, 'section')).toBe('second part');
+    expect(block(prompts[2]!, 'memory')).toBe('memory after step 2');
+    expect(lastLine(prompts[2]!)).toBe('Your answer:');
+    expect(events.map((e) => e.kind)).toEqual(['revision', 'revision', 'answer']);
+  });
+});
