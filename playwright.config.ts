@@ -31,7 +31,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir}`,
+    command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir} --bypass-lock`,
     url: `http://127.0.0.1:${port}`,
     reuseExistingServer: !process.env.CI,
     timeout: 60_000,

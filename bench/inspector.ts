@@ -65,7 +65,7 @@ async function measure(page: Page, n: number): Promise<{ openMs: number; switchM
 
 export async function inspectorBench(): Promise<void> {
   execFileSync('npx', ['vite', 'build', '--outDir', OUT, '--logLevel', 'error'], { stdio: 'inherit' });
-  const server: ChildProcess = spawn('npx', ['vite', 'preview', '--port', String(PORT), '--strictPort', '--outDir', OUT], { stdio: 'ignore', detached: true });
+  const server: ChildProcess = spawn('npx', ['vite', 'preview', '--port', String(PORT), '--strictPort', '--outDir', OUT, '--bypass-lock'], { stdio: 'ignore', detached: true });
   const executablePath = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
   const browser = await chromium.launch({ executablePath, args: ['--disable-background-networking', '--disable-component-update'] });
   try {

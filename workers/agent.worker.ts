@@ -1,7 +1,8 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
 import { ENGINES, createEngine, tokenizerFor } from '../src/engines/registry';
-import { Runner, type RunRequest } from '../src/runner/runner';
+import { type IngestRequest, Runner, type RunRequest } from '../src/runner/runner';
+import { type EvaluationRequest, evaluationService } from '../src/runner/evaluation';
 import { EVENTS_CHANNEL, type RunEvent, Store } from '../src/storage/db';
 
 // The worker owns every run; the page only asks and listens.
@@ -16,6 +17,7 @@ const runner = store.then(
       tokenizerFor,
       publish: (event) => channel.postMessage(event),
       withLock: (name, work) => navigator.locks.request(name, () => work()),
+      estimateStorage: () => navigator.storage.estimate(),
     }),
 );
 
@@ -39,12 +41,18 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
 
 const api = {
   engines: async () => ENGINES,
-  ingest: (file: File, engineId: string) =>
-    attempt(async () => (await runner).ingest(file.name, new Uint8Array(await file.arrayBuffer()), engineId)),
+  /** `onProgress` arrives as a Comlink.proxy from the page: the import bar follows it. */
+  ingest: (file: File, engineId: string, options: { stripGutenberg?: boolean } = {}, onProgress?: IngestRequest['onProgress']) =>
+    attempt(async () => (await runner).ingestFile(file, engineId, { ...options, onProgress })),
+  deleteDocument: (id: string) => attempt(async () => (await runner).deleteDocument(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runner).start(request)),
   resumeRun: (runId: string) => attempt(async () => (await runner).resume(runId)),
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
+  startEvaluation: (request: EvaluationRequest) => attempt(async () => (await evaluationService(store)).start(request)),
+  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).resume(id)),
+  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).pause(id)),
+  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).cancel(id)),
   importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
 };
 

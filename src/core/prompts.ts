@@ -55,12 +55,40 @@ export function renderTemplate(template: string, slots: Slots): string {
   return template.replace(SLOT, (whole, name: keyof Slots) => slots[name] ?? whole);
 }
 
+// Chat-template control strings: `<|im_start|>` and kin, and the tags Qwen's
+// vocabulary holds as single special tokens.
+const CONTROL = /<(\|)|<(\/?(?:think|tool_call|tool_response))>/g;
+
+/**
+ * Untrusted text (the book, a memory, a question) made unable to pose as chat
+ * control tokens: a word joiner after "<" keeps every character visible to the
+ * model while no tokenizer can read a special token there.
+ */
+export function neutralizeControlText(text: string): string {
+  return text.replace(CONTROL, (_m, bar: string | undefined, tag: string | undefined) => `<\u2060${bar ?? tag}${bar ? '' : '>'}`);
+}
+
 export function updatePrompt(templates: PromptTemplates, problem: string, memory: string, section: string): string {
-  return renderTemplate(templates.update, { problem, memory, section });
+  return renderTemplate(templates.update, {
+    problem: neutralizeControlText(problem),
+    memory: neutralizeControlText(memory),
+    section: neutralizeControlText(section),
+  });
 }
 
 export function finalPrompt(templates: PromptTemplates, problem: string, memory: string): string {
-  return renderTemplate(templates.final, { problem, memory });
+  return renderTemplate(templates.final, { problem: neutralizeControlText(problem), memory: neutralizeControlText(memory) });
+}
+
+/** What is wrong with edited templates, said so that a person can fix it; null when both are usable. */
+export function templateProblem(templates: PromptTemplates): string | null {
+  for (const slot of ['{problem}', '{memory}', '{section}']) {
+    if (!templates.update.includes(slot)) return `The memory update template must contain ${slot}. Use "Reset to default" to restore it.`;
+  }
+  for (const slot of ['{problem}', '{memory}']) {
+    if (!templates.final.includes(slot)) return `The final answer template must contain ${slot}. Use "Reset to default" to restore it.`;
+  }
+  return null;
 }
 
 /** Tokens a template costs with its slots empty: the fixed overhead of every step. */

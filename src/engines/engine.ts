@@ -9,9 +9,17 @@ export interface Engine extends TextGenerator {
   readonly tokenizer: Tokenizer;
 }
 
+/**
+ * Engine-specific choices that a run stores so that a resume recreates the same
+ * engine (a model id, a server URL). Never secrets: runs are exported.
+ */
+export type EngineConfig = Readonly<Record<string, string | number | boolean>>;
+
 /** What the UI lists in its Engine combobox. */
 export interface EngineInfo {
   id: string;
   label: string;
   description: string;
+  /** Models to choose from, for engines that run more than one. */
+  models?: readonly { id: string; label: string }[];
 }

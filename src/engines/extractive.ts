@@ -13,7 +13,8 @@ export const EXTRACTIVE_INFO: EngineInfo = {
 
 interface ParsedPrompt {
   problem: string;
-  memory: string;
+  /** Absent in a full-context prompt, which holds the whole document as its section. */
+  memory?: string;
   /** Absent in the final-answer prompt. */
   section?: string;
 }
@@ -23,15 +24,14 @@ export function parsePrompt(prompt: string): ParsedPrompt {
   const problemOpen = prompt.indexOf('<problem>\n');
   const problemClose = prompt.indexOf('\n</problem>', problemOpen);
   const memoryOpen = prompt.indexOf('<memory>\n', problemClose);
-  const sectionOpen = prompt.indexOf('<section>\n', memoryOpen);
+  const sectionOpen = prompt.indexOf('<section>\n', Math.max(memoryOpen, problemClose));
   const memoryClose = prompt.lastIndexOf('\n</memory>', sectionOpen >= 0 ? sectionOpen : prompt.length);
-  if (problemOpen < 0 || problemClose < 0 || memoryOpen < 0 || memoryClose < memoryOpen) {
+  const direct = memoryOpen < 0 && sectionOpen >= 0;
+  if (problemOpen < 0 || problemClose < 0 || (!direct && (memoryOpen < 0 || memoryClose < memoryOpen))) {
     throw new Error('The prompt template lost its <problem> or <memory> block; reset the templates to their defaults.');
   }
-  const parsed: ParsedPrompt = {
-    problem: prompt.slice(problemOpen + '<problem>\n'.length, problemClose),
-    memory: prompt.slice(memoryOpen + '<memory>\n'.length, memoryClose),
-  };
+  const parsed: ParsedPrompt = { problem: prompt.slice(problemOpen + '<problem>\n'.length, problemClose) };
+  if (!direct) parsed.memory = prompt.slice(memoryOpen + '<memory>\n'.length, memoryClose);
   if (sectionOpen >= 0) {
     const sectionClose = prompt.lastIndexOf('\n</section>');
     const from = sectionOpen + '<section>\n'.length;
@@ -62,7 +62,12 @@ export class ExtractiveEngine implements Engine {
     if (options.signal?.aborted) throw abortError();
     const prompt = messages[messages.length - 1]?.content ?? '';
     const parsed = parsePrompt(prompt);
-    const text = parsed.section === undefined ? this.answer(parsed) : this.update(parsed, options.maxTokens);
+    const text =
+      parsed.memory === undefined
+        ? this.answer(parsed.problem, sentencesOf(parsed.section ?? '')) // the whole document at once: answer from it directly
+        : parsed.section === undefined
+          ? this.answer(parsed.problem, memorySentences(withoutInitial(parsed.memory)))
+          : this.update(parsed, options.maxTokens);
     options.onToken?.(text);
     return {
       text,
@@ -75,7 +80,7 @@ export class ExtractiveEngine implements Engine {
   }
 
   private update(p: ParsedPrompt, maxTokens: number): string {
-    const previous = p.memory.trim() === INITIAL_MEMORY ? '' : p.memory;
+    const previous = withoutInitial(p.memory ?? '');
     const pool = rank(p.problem, [...memorySentences(previous), ...sentencesOf(p.section ?? '')]);
     const kept: Candidate[] = [];
     let used = 0;
@@ -93,9 +98,8 @@ export class ExtractiveEngine implements Engine {
       .join('\n');
   }
 
-  private answer(p: ParsedPrompt): string {
-    const memory = p.memory.trim() === INITIAL_MEMORY ? '' : p.memory;
-    const pool = rank(p.problem, memorySentences(memory));
+  private answer(problem: string, sentences: readonly string[]): string {
+    const pool = rank(problem, sentences);
     const best = Math.max(0, ...pool.map((c) => c.score));
     if (best <= 0) return 'The memory holds nothing that answers the question.';
     // Near-ties are all kept: a question may need several facts from the memory.
@@ -107,6 +111,10 @@ export class ExtractiveEngine implements Engine {
       .map((c) => c.text);
     return `From the memory: \\boxed{${chosen.join(' ')}}`;
   }
+}
+
+function withoutInitial(memory: string): string {
+  return memory.trim() === INITIAL_MEMORY ? '' : memory;
 }
 
 function sentencesOf(text: string): string[] {

@@ -3,18 +3,19 @@ import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
-import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead } from '../core/prompts';
+import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
-import type { Engine } from '../engines/engine';
-import { ingestBytes } from '../ingest/ingest';
+import type { Engine, EngineConfig } from '../engines/engine';
+import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
 import type { DocumentRecord, RunEvent, RunRecord, RunSettings, Store } from '../storage/db';
-import { StaleRunError } from '../storage/db';
+import { StaleRunError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 
 export interface RunRequest {
   documentId: string;
   question: string;
   engineId: string;
+  engineConfig?: EngineConfig;
   requestedChunkTokens: number;
   memoryTokens: number;
   temperature?: number;
@@ -25,12 +26,20 @@ export interface RunRequest {
 
 export interface RunnerDeps {
   store: Store;
-  createEngine(engineId: string): Promise<Engine>;
-  tokenizerFor(engineId: string): Promise<Tokenizer>;
+  createEngine(engineId: string, config?: EngineConfig): Promise<Engine>;
+  tokenizerFor(engineId: string, config?: EngineConfig): Promise<Tokenizer>;
   publish(event: RunEvent): void;
   /** Runs `work` holding the run's lock, waiting for it if another tab holds it. */
   withLock?(name: string, work: () => Promise<void>): Promise<void>;
   newId?(): string;
+  /** Bytes this site uses and may use (navigator.storage.estimate), to refuse a book that cannot fit. */
+  estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
+}
+
+export interface IngestRequest {
+  /** Cut Project Gutenberg's header and footer (default true). */
+  stripGutenberg?: boolean;
+  onProgress?(progress: IngestProgress): void;
 }
 
 /** A refusal the person can act on (the message says what to do). */
@@ -48,21 +57,78 @@ export class Runner {
 
   constructor(private readonly deps: RunnerDeps) {}
 
-  async ingest(name: string, bytes: Uint8Array<ArrayBuffer>, engineId: string): Promise<DocumentRecord> {
-    const doc = await ingestBytes(name, bytes);
-    const tokenizer = await this.deps.tokenizerFor(engineId);
-    return this.deps.store.addDocument(
-      {
-        id: doc.hash,
-        name: doc.name,
-        bytes: doc.bytes,
-        encoding: doc.encoding,
-        chars: doc.text.length,
-        tokens: tokenizer.count(doc.text),
-        addedAt: Date.now(),
-      },
-      doc.text,
-    );
+  /**
+   * A file → a stored document: read (any format), counted in the engine's
+   * tokens and stored with its structure, or refused with a message. The same
+   * bytes added again return the stored document without reading them again.
+   */
+  async ingest(name: string, bytes: Uint8Array<ArrayBuffer>, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
+    const { store } = this.deps;
+    const report = throttle(request.onProgress);
+    const hash = await hashBytes(bytes);
+    const existing = await store.getDocument(hash);
+    if (existing) return existing;
+    const options: IngestOptions = {
+      hash,
+      stripGutenberg: request.stripGutenberg ?? true,
+      onProgress: (p) => report({ stage: p.stage, fraction: 0.6 * p.fraction }),
+    };
+    const [doc, tokenizer] = await Promise.all([ingestBytes(name, bytes, options), this.deps.tokenizerFor(engineId)]);
+    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)));
+    let tokens = 0;
+    let step = 0;
+    for (const piece of tokenizer.pieces(doc.text)) {
+      tokens += piece.tokens;
+      if (++step % 200_000 === 0) report({ stage: 'Counting tokens', fraction: 0.6 + (0.35 * piece.end) / doc.text.length });
+    }
+    report({ stage: 'Storing', fraction: 0.95 });
+    const record: DocumentRecord = {
+      id: doc.hash,
+      name: doc.name,
+      bytes: doc.bytes,
+      encoding: doc.encoding,
+      chars: doc.text.length,
+      tokens,
+      addedAt: Date.now(),
+      format: doc.format,
+      anchors: doc.anchors,
+    };
+    if (doc.pages !== undefined) record.pages = doc.pages;
+    if (doc.title) record.title = doc.title;
+    if (doc.stripped) record.stripped = { header: doc.stripped.header.length, footer: doc.stripped.footer.length };
+    const stored = await store.addDocument(record, doc.text, doc.stripped);
+    report({ stage: 'Done', fraction: 1 });
+    return stored;
+  }
+
+  /** A picked file: a file too large is refused before its bytes are read into memory. */
+  async ingestFile(file: Blob & { name: string }, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
+    const refusal = sizeRefusal(file.name, file.size);
+    if (refusal) throw refusal;
+    request.onProgress?.({ stage: 'Reading the file', fraction: 0 });
+    return this.ingest(file.name, new Uint8Array(await file.arrayBuffer()), engineId, request);
+  }
+
+  /** Refuses, before writing anything, a text that the browser's storage has no room for. */
+  private async checkRoom(name: string, bytes: number): Promise<void> {
+    const estimate = await this.deps.estimateStorage?.().catch(() => undefined);
+    if (!estimate?.quota) return;
+    const free = estimate.quota - (estimate.usage ?? 0);
+    if (bytes > free) {
+      const mb = (n: number) => `${Math.max(0, n / 1024 / 1024).toFixed(1)} MB`;
+      throw new StorageFullError(
+        `"${name}" needs about ${mb(bytes)} of storage, but this browser allows this site only ${mb(free)} more. ` +
+          'Delete documents you no longer need from the Library, or free space for this site, then add it again.',
+      );
+    }
+  }
+
+  /** Deletes a document with its runs, revisions and memories; runs still reading are stopped first. */
+  async deleteDocument(id: string): Promise<{ runs: number }> {
+    for (const run of await this.deps.store.listRuns()) {
+      if (run.documentId === id) this.active.get(run.id)?.controller.abort();
+    }
+    return this.deps.store.deleteDocument(id);
   }
 
   /** Validates a run export, then stores it whole; returns the run's id. */
@@ -82,8 +148,10 @@ export class Runner {
     const doc = await store.getDocument(request.documentId);
     const text = doc && (await store.getText(doc.id));
     if (!doc || text === undefined) throw new RunRequestError('That document is no longer stored. Add the file again.');
-    const engine = await this.engine(request.engineId);
+    const engine = await this.engine(request.engineId, request.engineConfig);
     const templates = request.templates ?? { ...DEFAULT_TEMPLATES };
+    const problem = templateProblem(templates);
+    if (problem) throw new RunRequestError(problem);
     const count = (s: string) => engine.tokenizer.count(s);
     let budget;
     try {
@@ -113,6 +181,7 @@ export class Runner {
       documentName: doc.name,
       question,
       engineId: request.engineId,
+      engineConfig: request.engineConfig,
       settings,
       templates,
       chunks: chunkAll(text, engine.tokenizer, budget.chunkTokens),
@@ -162,12 +231,14 @@ export class Runner {
     this.deps.publish({ type: 'status', runId, status });
   }
 
-  private engine(engineId: string): Promise<Engine> {
-    let e = this.engines.get(engineId);
+  /** One engine per id and configuration, reused across runs (a loaded model stays loaded). */
+  private engine(engineId: string, config?: EngineConfig): Promise<Engine> {
+    const key = `${engineId} ${JSON.stringify(config ?? {})}`;
+    let e = this.engines.get(key);
     if (!e) {
-      e = this.deps.createEngine(engineId);
-      e.catch(() => this.engines.delete(engineId));
-      this.engines.set(engineId, e);
+      e = this.deps.createEngine(engineId, config);
+      e.catch(() => this.engines.delete(key));
+      this.engines.set(key, e);
     }
     return e;
   }
@@ -195,10 +266,12 @@ export class Runner {
     // State is read after the lock is held: another writer may have moved the run on.
     let run = await store.getRun(runId);
     if (!run || run.status !== 'running' || signal.aborted) return;
+    let writing: WritingStream | undefined;
     try {
       const text = await store.getText(run.documentId);
       if (text === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
-      const engine = await this.engine(run.engineId);
+      const engine = await this.engine(run.engineId, run.engineConfig);
+      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
       const loop = memoryLoop({
         text,
         chunks: run.chunks,
@@ -209,8 +282,10 @@ export class Runner {
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
         resume: { nextChunk: run.nextChunk, memory: run.memory },
         signal,
+        onToken: (delta) => writing?.add(delta),
       });
       for await (const event of loop) {
+        writing?.reset();
         if (event.kind === 'revision') {
           const span = run.chunks[event.index]!;
           const change = diffMemory(run.memory, event.memory);
@@ -251,6 +326,44 @@ export class Runner {
       const message = e instanceof Error ? e.message : String(e);
       await store.setRunStatus(runId, 'failed', message);
       publish({ type: 'status', runId, status: 'failed', error: message });
+    } finally {
+      writing?.reset(); // a stopped step's partial text is never announced
     }
   }
+}
+
+/**
+ * The memory being written, passed on at most ten times a second: enough to
+ * watch a step progress, few enough messages for any number of tabs.
+ */
+class WritingStream {
+  private text = '';
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly send: (text: string) => void) {}
+
+  add(delta: string): void {
+    this.text += delta;
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.send(this.text);
+    }, 100);
+  }
+
+  reset(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.text = '';
+  }
+}
+
+/** Passes progress on when the stage changes or it moved by a percent: a 100 MB import sends ~100 messages, not millions. */
+function throttle(listener: IngestRequest['onProgress']): (p: IngestProgress) => void {
+  let last: IngestProgress | null = null;
+  return (p) => {
+    if (!listener) return;
+    if (last && last.stage === p.stage && p.fraction - last.fraction < 0.01 && p.fraction < 1) return;
+    last = p;
+    void Promise.resolve(listener(p)).catch(() => undefined);
+  };
 }

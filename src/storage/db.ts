@@ -1,10 +1,12 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
 import type { DocumentRecord, MemoryRecord, RevisionRecord, RunRecord, RunStatus, StrippedText } from './schema';
+import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 
 export * from './schema';
+export * from './evaluation-schema';
 
 export const DB_NAME = 'memagent';
-export const DB_VERSION = 1;
+export const DB_VERSION = 2;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
@@ -12,6 +14,8 @@ interface MemagentDB extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { byDocument: string } };
   revisions: { key: [string, number]; value: RevisionRecord };
   memories: { key: [string, number]; value: MemoryRecord };
+  evaluations: { key: string; value: EvaluationRecord };
+  evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord };
 }
 
 export class StaleRunError extends Error {
@@ -42,6 +46,10 @@ export class Store {
           db.createObjectStore('runs', { keyPath: 'id' }).createIndex('byDocument', 'documentId');
           db.createObjectStore('revisions', { keyPath: ['runId', 'index'] });
           db.createObjectStore('memories', { keyPath: ['runId', 'index'] });
+        }
+        if (oldVersion < 2) {
+          db.createObjectStore('evaluations', { keyPath: 'id' });
+          db.createObjectStore('evaluationSamples', { keyPath: ['evaluationId', 'ordinal'] });
         }
       },
     });
@@ -222,5 +230,80 @@ export class Store {
       cursor = await cursor.continue();
     }
     return hits;
+  }
+
+  async createEvaluation(evaluation: EvaluationRecord): Promise<void> {
+    await this.db.add('evaluations', evaluation);
+  }
+
+  getEvaluation(id: string): Promise<EvaluationRecord | undefined> {
+    return this.db.get('evaluations', id);
+  }
+
+  /** Evaluations, newest first. */
+  async listEvaluations(): Promise<EvaluationRecord[]> {
+    return (await this.db.getAll('evaluations')).sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /** Applies `change` to an evaluation inside one transaction and returns the result. */
+  async updateEvaluation(id: string, change: (evaluation: EvaluationRecord) => Partial<EvaluationRecord>): Promise<EvaluationRecord> {
+    const tx = this.db.transaction('evaluations', 'readwrite');
+    const evaluation = await tx.store.get(id);
+    if (!evaluation) {
+      tx.abort();
+      await tx.done.catch(() => undefined);
+      throw new Error(`No evaluation with id ${id}.`);
+    }
+    const next = { ...evaluation, ...change(evaluation), updatedAt: Date.now() };
+    await Promise.all([tx.store.put(next), tx.done]);
+    return next;
+  }
+
+  setEvaluationStatus(id: string, status: EvaluationStatus, error?: string): Promise<EvaluationRecord> {
+    return this.updateEvaluation(id, () => ({ status, error }));
+  }
+
+  /**
+   * Stores one finished sample and counts it in its evaluation, in one
+   * transaction. Refuses a sample already stored, so that two writers never
+   * count one twice.
+   */
+  async commitEvaluationSample(sample: EvaluationSampleRecord): Promise<EvaluationRecord> {
+    const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
+    const evaluations = tx.objectStore('evaluations');
+    const samples = tx.objectStore('evaluationSamples');
+    const [evaluation, existing] = await Promise.all([
+      evaluations.get(sample.evaluationId),
+      samples.getKey([sample.evaluationId, sample.ordinal]),
+    ]);
+    if (!evaluation || existing !== undefined) {
+      tx.abort();
+      await tx.done.catch(() => undefined);
+      throw new StaleRunError(`Sample ${sample.ordinal + 1} of evaluation ${sample.evaluationId} is already stored.`);
+    }
+    const next: EvaluationRecord = { ...evaluation, completed: evaluation.completed + 1, updatedAt: sample.committedAt };
+    await Promise.all([samples.add(sample), evaluations.put(next), tx.done]);
+    return next;
+  }
+
+  /** Finished samples of an evaluation from sweep position `from` on, in sweep order. */
+  listEvaluationSamples(evaluationId: string, from = 0): Promise<EvaluationSampleRecord[]> {
+    return this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity]));
+  }
+
+  /** Sweep positions of the finished samples: all a resume needs. */
+  async listEvaluationOrdinals(evaluationId: string): Promise<number[]> {
+    const keys = await this.db.getAllKeys('evaluationSamples', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
+    return keys.map(([, ordinal]) => ordinal);
+  }
+
+  /** An evaluation and all its samples. */
+  async deleteEvaluation(id: string): Promise<void> {
+    const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
+    await Promise.all([
+      tx.objectStore('evaluations').delete(id),
+      tx.objectStore('evaluationSamples').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
+      tx.done,
+    ]);
   }
 }

@@ -49,6 +49,8 @@ export interface RunRecord {
   documentName: string;
   question: string;
   engineId: string;
+  /** The engine's own choices (model, server); see EngineConfig. */
+  engineConfig?: Readonly<Record<string, string | number | boolean>>;
   settings: RunSettings;
   templates: PromptTemplates;
   chunks: ChunkSpan[];
@@ -98,6 +100,8 @@ export interface MemoryRecord {
 /** What every tab hears about a run; texts are read from storage when shown. */
 export type RunEvent =
   | { type: 'revision'; runId: string; index: number }
+  /** The memory being written for chunk `index` (index = chunk count: the answer), so far. */
+  | { type: 'writing'; runId: string; index: number; text: string }
   | { type: 'status'; runId: string; status: RunStatus; error?: string }
   | { type: 'control'; runId: string; action: 'pause' | 'cancel' };
 

@@ -2,9 +2,12 @@ import { type DragEvent, useCallback, useEffect, useState } from 'react';
 import type { EngineInfo } from '../engines/engine';
 import type { DocumentRecord, RunRecord } from '../storage/db';
 import { agent, call, onRunEvent, store } from './client';
+import { Library } from './Library';
 import { type ReadRequest, ReadForm } from './ReadForm';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
+import { settingsProblem } from './settings';
+import { useImport } from './useImport';
 import { useRun } from './useRun';
 
 function runIdFromUrl(): string | null {
@@ -26,10 +29,6 @@ function showInUrl(runId: string, revision: number | null = null): void {
   history.replaceState(null, '', url);
 }
 
-function validSize(n: number, min: number, max: number): boolean {
-  return Number.isInteger(n) && n >= min && n <= max;
-}
-
 export function App() {
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
   const [document, setDocument] = useState<DocumentRecord | null>(null);
@@ -39,6 +38,7 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const view = useRun(runId);
+  const imports = useImport();
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
 
@@ -60,7 +60,7 @@ export function App() {
     setError(null);
     setBusy(true);
     try {
-      setDocument(await call(agent.ingest(file, engines[0]?.id ?? 'extractive')));
+      setDocument(await imports.importFile(file, engines[0]?.id ?? 'extractive'));
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -70,12 +70,10 @@ export function App() {
 
   const read = async (request: ReadRequest) => {
     setError(null);
-    if (!document) return setError('Choose a document first: a .txt or .md file with the text of a book.');
+    if (!document) return setError('Choose a document first: a book as .txt, .md, .html, .epub, .pdf or .docx.');
     if (!request.question.trim()) return setError('Enter a question before reading: the memory keeps what helps answer it.');
-    if (!validSize(request.chunkTokens, 100, 100_000))
-      return setError('Chunk size must be a whole number of tokens from 100 to 100,000.');
-    if (!validSize(request.memoryTokens, 64, 8192))
-      return setError('Memory size must be a whole number of tokens from 64 to 8,192.');
+    const problem = settingsProblem(request);
+    if (problem) return setError(problem);
     setBusy(true);
     try {
       const id = await call(
@@ -83,8 +81,13 @@ export function App() {
           documentId: document.id,
           question: request.question,
           engineId: request.engineId,
+          engineConfig: request.engineConfig,
           requestedChunkTokens: request.chunkTokens,
           memoryTokens: request.memoryTokens,
+          temperature: request.temperature,
+          topP: request.topP,
+          seed: request.seed ?? undefined,
+          templates: request.templates,
         }),
       );
       openRun(id);
@@ -149,6 +152,19 @@ export function App() {
             </p>
           )}
           <RunList runs={runs} current={runId} onOpen={openRun} onImport={(f) => void importRun(f)} />
+          <Library
+            current={document}
+            runs={runs}
+            imports={imports}
+            onOpen={setDocument}
+            onOpenRun={openRun}
+            onDeleted={(id) => {
+              if (document?.id === id) setDocument(null);
+              if (view.run?.documentId === id) setRunId(null);
+              void refreshRuns();
+            }}
+            onError={setError}
+          />
         </aside>
         <div className="main">
           {view.run ? (
@@ -156,6 +172,7 @@ export function App() {
               run={view.run}
               runs={runs}
               revisions={view.revisions}
+              writing={view.writing}
               selected={selected}
               onSelect={selectRevision}
               text={view.text}

@@ -1,14 +1,15 @@
 import { type FormEvent, useId, useState } from 'react';
-import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
-import type { EngineInfo } from '../engines/engine';
+import type { EngineConfig, EngineInfo } from '../engines/engine';
+import { ENGINE_SETTINGS } from './engines';
 import type { DocumentRecord } from '../storage/db';
 import { formatBytes } from './format';
+import { type ReadSettings, useReadSettings } from './settings';
+import { SettingsPanel } from './SettingsPanel';
 
-export interface ReadRequest {
+export interface ReadRequest extends ReadSettings {
   question: string;
   engineId: string;
-  chunkTokens: number;
-  memoryTokens: number;
+  engineConfig: EngineConfig;
 }
 
 interface Props {
@@ -21,16 +22,18 @@ interface Props {
 
 /** Everything a read needs: the book, the question, the engine and the two sizes. */
 export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
-  const ids = { doc: useId(), question: useId(), engine: useId(), chunk: useId(), memory: useId() };
+  const ids = { doc: useId(), question: useId(), engine: useId() };
   const [question, setQuestion] = useState('');
   const [engineId, setEngineId] = useState('');
-  const [chunkTokens, setChunkTokens] = useState(DEFAULT_CHUNK_TOKENS);
-  const [memoryTokens, setMemoryTokens] = useState(DEFAULT_MEMORY_TOKENS);
+  const [settings, updateSettings] = useReadSettings();
+  const [engineConfigs, setEngineConfigs] = useState<Record<string, EngineConfig>>({});
   const engine = engines.find((e) => e.id === engineId) ?? engines[0];
+  const EngineSettings = engine ? ENGINE_SETTINGS[engine.id] : undefined;
+  const engineConfig = (engine && engineConfigs[engine.id]) || {};
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onRead({ question, engineId: engine?.id ?? '', chunkTokens, memoryTokens });
+    onRead({ ...settings, question, engineId: engine?.id ?? '', engineConfig });
   };
 
   return (
@@ -40,7 +43,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         <input
           id={ids.doc}
           type="file"
-          accept=".txt,.md,.markdown,.text,text/plain,text/markdown"
+          accept=".txt,.text,.md,.markdown,.html,.htm,.xhtml,.epub,.pdf,.docx,text/plain,text/markdown,text/html,application/epub+zip,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document"
           onChange={(e) => {
             const file = e.currentTarget.files?.[0];
             if (file) onFile(file);
@@ -50,7 +53,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         <p className="hint" aria-live="polite">
           {document
             ? `${document.name} — ${formatBytes(document.bytes)}, ${document.tokens.toLocaleString('en')} tokens`
-            : 'Choose or drop a .txt or .md book. It stays on this device.'}
+            : 'Choose or drop a book (.txt, .md, .html, .epub, .pdf or .docx). It stays on this device.'}
         </p>
       </div>
       <div className="field">
@@ -67,33 +70,11 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
           ))}
         </select>
         {engine && <p className="hint">{engine.description}</p>}
+        {engine && EngineSettings && (
+          <EngineSettings config={engineConfig} onChange={(c) => setEngineConfigs((all) => ({ ...all, [engine.id]: c }))} />
+        )}
       </div>
-      <div className="row">
-        <div className="field">
-          <label htmlFor={ids.chunk}>Chunk size (tokens)</label>
-          <input
-            id={ids.chunk}
-            type="number"
-            min={100}
-            max={100000}
-            step={100}
-            value={chunkTokens}
-            onChange={(e) => setChunkTokens(e.target.valueAsNumber)}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.memory}>Memory size (tokens)</label>
-          <input
-            id={ids.memory}
-            type="number"
-            min={64}
-            max={8192}
-            step={64}
-            value={memoryTokens}
-            onChange={(e) => setMemoryTokens(e.target.valueAsNumber)}
-          />
-        </div>
-      </div>
+      <SettingsPanel settings={settings} onChange={updateSettings} />
       <button type="submit" disabled={busy}>
         Read
       </button>

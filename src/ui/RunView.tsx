@@ -1,12 +1,14 @@
 import type { RevisionRecord, RunRecord } from '../storage/db';
 import { estimateRemaining, formatRemaining } from './format';
 import { Inspector } from './inspector/Inspector';
+import { RunSettings } from './inspector/RunSettings';
 
 interface Props {
   run: RunRecord;
   runs: readonly RunRecord[];
   revisions: readonly RevisionRecord[];
   text: string | null;
+  writing: { index: number; text: string } | null;
   selected: number | null;
   onSelect(index: number): void;
   onPause(): void;
@@ -23,7 +25,7 @@ const STATUS_TEXT: Record<RunRecord['status'], string> = {
 };
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, text, selected, onSelect, onPause, onResume, onCancel }: Props) {
+export function RunView({ run, runs, revisions, text, writing, selected, onSelect, onPause, onResume, onCancel }: Props) {
   const total = run.chunks.length;
   const read = revisions.length;
   const eta =
@@ -37,6 +39,7 @@ export function RunView({ run, runs, revisions, text, selected, onSelect, onPaus
           {run.documentName} · {total} chunks of up to {run.settings.chunkTokens} tokens · memory {run.settings.memoryTokens}{' '}
           tokens
         </p>
+        <RunSettings run={run} />
       </header>
       <div className="progress-row">
         <div
@@ -77,6 +80,12 @@ export function RunView({ run, runs, revisions, text, selected, onSelect, onPaus
         <p role="alert" className="error">
           The run stopped: {run.error} Fix the cause, then press Resume to continue from chunk {run.nextChunk + 1}.
         </p>
+      )}
+      {run.status === 'running' && writing && (
+        <section aria-label="Writing memory" className="pane writing">
+          <h3>{writing.index < total ? `Writing the memory for chunk ${writing.index + 1}` : 'Writing the answer'}</h3>
+          <pre className="text">{writing.text}</pre>
+        </section>
       )}
       <section aria-label="Answer" className="answer">
         <h3>Answer</h3>

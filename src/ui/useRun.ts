@@ -6,6 +6,8 @@ export interface RunView {
   run: RunRecord | null;
   revisions: RevisionRecord[];
   text: string | null;
+  /** The memory being written right now, as far as it has come. */
+  writing: { index: number; text: string } | null;
 }
 
 /**
@@ -14,11 +16,11 @@ export interface RunView {
  * batches, so a burst of fast revisions costs a few reads.
  */
 export function useRun(runId: string | null): RunView {
-  const [view, setView] = useState<RunView>({ run: null, revisions: [], text: null });
+  const [view, setView] = useState<RunView>({ run: null, revisions: [], text: null, writing: null });
 
   useEffect(() => {
     if (!runId) {
-      setView({ run: null, revisions: [], text: null });
+      setView({ run: null, revisions: [], text: null, writing: null });
       return;
     }
     let alive = true;
@@ -40,7 +42,7 @@ export function useRun(runId: string | null): RunView {
       if (run && text === null) text = (await s.getText(run.documentId)) ?? null;
       if (fresh.length) revisions = [...revisions, ...fresh];
       loading = false;
-      if (alive) setView({ run, revisions, text });
+      if (alive) setView((v) => ({ run, revisions, text, writing: v.writing && v.writing.index >= revisions.length ? v.writing : null }));
       if (again && alive) {
         again = false;
         void refresh();
@@ -49,6 +51,10 @@ export function useRun(runId: string | null): RunView {
 
     const unsubscribe = onRunEvent((event) => {
       if (event.runId !== runId || event.type === 'control') return;
+      if (event.type === 'writing') {
+        const { index, text: written } = event;
+        return setView((v) => ({ ...v, writing: { index, text: written } }));
+      }
       timer ??= setTimeout(() => {
         timer = undefined;
         void refresh();

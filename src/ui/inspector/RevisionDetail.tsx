@@ -3,6 +3,7 @@ import { diffMemory } from '../../core/memory-diff';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentencesDrawnOn } from '../../core/provenance';
 import type { RevisionRecord } from '../../storage/db';
+import { ChunkPlace } from '../ChunkPlace';
 import { store } from '../client';
 
 interface Props {
@@ -57,7 +58,10 @@ export function RevisionDetail({ runId, revision, total, text }: Props) {
         <pre className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
       </section>
       <section aria-label="Section" className="pane">
-        <h3>Section{revision ? ` ${revision.index + 1} of ${total}` : ''}</h3>
+        <h3>
+          Section{revision ? ` ${revision.index + 1} of ${total}` : ''}
+          {revision && <ChunkPlace runId={runId} offset={revision.start} />}
+        </h3>
         {section === null ? (
           <p className="hint">{revision ? 'This browser does not have the book of this run; add it to see its sections.' : ''}</p>
         ) : (

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { expect, type Page, test } from '@playwright/test';
+
+/** Ticks exactly `names` in the checkbox group `group`. */
+async function tickOnly(page: Page, group: string, names: readonly string[]): Promise<void> {
+  const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');
+  for (const box of await boxes.all()) await box.uncheck();
+  for (const name of names) await page.getByRole('group', { name: group }).getByRole('checkbox', { name, exact: true }).check();
+}
+
+async function startSweep(page: Page, tasks: readonly string[], lengths: readonly string[], samples: number): Promise<void> {
+  await page.goto('/');
+  await page.getByRole('link', { name: 'Evaluate' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Evaluate' })).toBeVisible();
+  await expect(page.getByRole('combobox', { name: 'Engine' })).toHaveValue('extractive');
+  await tickOnly(page, 'Tasks', tasks);
+  await tickOnly(page, 'Lengths (tokens)', lengths);
+  await page.getByLabel('Samples per cell').fill(String(samples));
+  await page.getByRole('button', { name: 'Start evaluation' }).click();
+}
+
+test('a small sweep with the extractive engine fills the table, the chart and the exports', async ({ page }) => {
+  await startSweep(page, ['niah_single_1', 'vt'], ['8K'], 2);
+  const progress = page.getByRole('progressbar', { name: 'Evaluation progress' });
+  await expect(progress).toHaveAttribute('aria-valuemax', '4');
+  await expect(progress).toHaveAttribute('aria-valuenow', '4');
+  await expect(page.getByText(/^Done · 4 of 4 samples/)).toBeVisible();
+
+  const table = page.getByRole('table', { name: 'Results' });
+  const needle = table.getByRole('row', { name: /niah_single_1/ });
+  await expect(needle).toContainText('8K');
+  await expect(needle).toContainText('2/2');
+  await expect(needle).toContainText('100.0 %');
+  // The heuristic finds the first assignment of the chain and none of the hops: 1 of 5 names.
+  await expect(table.getByRole('row', { name: /vt/ })).toContainText('20.0 %');
+  await expect(page.getByRole('img', { name: 'Accuracy against document length (log scale)' })).toBeVisible();
+
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+  const lines = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+  expect(lines[0]).toBe('task,length,samples,scored,skipped,accuracy,exact_match,f1,mean_ms_per_chunk,tokens_per_second');
+  expect(lines[1]).toMatch(/^niah_single_1,8192,2,2,0,1,,,/);
+  expect(lines[2]).toMatch(/^vt,8192,2,2,0,0\.2,,,/);
+
+  const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON' }).click()]);
+  const report = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  expect(report.engine).toBe('extractive');
+  expect(report.haystack).toBe('generated essay');
+  expect(report.samples).toHaveLength(4);
+  expect(report.samples.map((s: { ordinal: number }) => s.ordinal)).toEqual([0, 1, 2, 3]);
+});
+
+test('a sweep resumes after a reload from its next unfinished sample', async ({ page }) => {
+  await startSweep(page, ['niah_single_2'], ['128K', '256K'], 3);
+  const progress = page.getByRole('progressbar', { name: 'Evaluation progress' });
+  await expect(progress).toHaveAttribute('aria-valuemax', '6');
+  await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(1);
+  const before = Number(await progress.getAttribute('aria-valuenow'));
+  const reloadedAt = await page.evaluate(() => Date.now());
+  await page.reload();
+
+  // What was finished is still there, and the sweep carries on to the end.
+  const after = page.getByRole('progressbar', { name: 'Evaluation progress' });
+  await expect.poll(async () => Number(await after.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(before);
+  await expect(after).toHaveAttribute('aria-valuenow', '6', { timeout: 45_000 });
+  await expect(page.getByText(/^Done · 6 of 6 samples/)).toBeVisible();
+  const rows = page.getByRole('table', { name: 'Results' }).getByRole('row', { name: /niah_single_2/ });
+  await expect(rows).toHaveCount(2);
+  for (const row of await rows.all()) await expect(row).toContainText('3/3');
+
+  // Each sample was stored once: those before the reload were kept, the rest read after it.
+  const stored = await storedSamples(page);
+  expect(stored.map((s) => s.ordinal)).toEqual([0, 1, 2, 3, 4, 5]);
+  expect(stored.filter((s) => s.committedAt < reloadedAt).length).toBeGreaterThanOrEqual(before);
+  expect(stored.some((s) => s.committedAt > reloadedAt)).toBe(true);
+});
+
+/** Every stored evaluation sample's position and commit time, read in the page. */
+function storedSamples(page: Page): Promise<{ ordinal: number; committedAt: number }[]> {
+  return page.evaluate(
+    () =>
+      new Promise<{ ordinal: number; committedAt: number }[]>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const req = db.transaction('evaluationSamples', 'readonly').objectStore('evaluationSamples').getAll();
+          req.onsuccess = () => {
+            db.close();
+            resolve((req.result as { ordinal: number; committedAt: number }[]).map(({ ordinal, committedAt }) => ({ ordinal, committedAt })));
+          };
+        };
+      }),
+  );
+}

@@ -1,0 +1,285 @@
+import { BudgetError, planBudget } from '../core/budget';
+import { isAbortError } from '../core/generation';
+import { templateOverhead } from '../core/prompts';
+import type { Engine } from '../engines/engine';
+import { createEngine } from '../engines/registry';
+import { generatedEssay } from '../eval/essay';
+import { Haystack } from '../eval/haystack';
+import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
+import { planSweep, type ReadingMode, runSweep, sweepSpec } from '../eval/sweep';
+import { isTaskId, type TaskId } from '../eval/tasks';
+import {
+  EVALUATION_EVENTS_CHANNEL,
+  type EvaluationEvent,
+  type EvaluationHaystack,
+  type EvaluationRecord,
+  type EvaluationSampleRecord,
+  StaleRunError,
+  type Store,
+} from '../storage/db';
+
+export interface EvaluationRequest {
+  engineId: string;
+  model?: string;
+  tasks: TaskId[];
+  lengths: number[];
+  samples: number;
+  seed?: number;
+  mode: ReadingMode;
+  chunkTokens?: number;
+  memoryTokens?: number;
+  /** The "essay" haystack: the generated essay, or a stored document by id. */
+  documentId?: string;
+}
+
+/** The part of the Store an evaluation uses (an in-memory one serves in tests). */
+export type EvaluationStore = Pick<
+  Store,
+  | 'createEvaluation'
+  | 'getEvaluation'
+  | 'updateEvaluation'
+  | 'setEvaluationStatus'
+  | 'commitEvaluationSample'
+  | 'listEvaluationOrdinals'
+  | 'getDocument'
+  | 'getText'
+>;
+
+export interface EvaluatorDeps {
+  store: EvaluationStore;
+  createEngine(engineId: string, model?: string): Promise<Engine>;
+  publish(event: EvaluationEvent): void;
+  /** Runs `work` holding the sweep's lock, waiting for it if another tab holds it. */
+  withLock?(name: string, work: () => Promise<void>): Promise<void>;
+  newId?(): string;
+  /** Least time between two progress events inside a sample. */
+  stepIntervalMs?: number;
+}
+
+export class EvaluationRequestError extends Error {
+  override name = 'EvaluationRequestError';
+}
+
+/** Enough for any question the generators ask: used to check the budget before a sweep starts. */
+const QUESTION_TOKENS_BOUND = 96;
+
+/**
+ * Owns evaluation sweeps in the worker: starts, resumes, pauses and cancels
+ * them, and stores each finished sample with the sweep's progress in one
+ * transaction, so that a reload resumes from the next unfinished sample.
+ */
+export class Evaluator {
+  private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly engines = new Map<string, Promise<Engine>>();
+  private readonly haystacks = new Map<string, Haystack>();
+
+  constructor(private readonly deps: EvaluatorDeps) {}
+
+  async start(request: EvaluationRequest): Promise<string> {
+    const { store } = this.deps;
+    const tasks = [...new Set(request.tasks)];
+    if (tasks.length === 0) throw new EvaluationRequestError('Choose at least one task.');
+    const unknown = tasks.filter((t) => !isTaskId(t));
+    if (unknown.length) throw new EvaluationRequestError(`Unknown task ${unknown.join(', ')}.`);
+    if (request.mode !== 'memory' && request.mode !== 'full') throw new EvaluationRequestError('The reading mode is memory or full.');
+    const lengths = [...new Set(request.lengths)].sort((a, b) => a - b);
+    if (lengths.length === 0) throw new EvaluationRequestError('Choose at least one length.');
+    if (lengths.some((l) => !Number.isInteger(l) || l < MIN_LENGTH || l > MAX_LENGTH)) {
+      throw new EvaluationRequestError('Lengths go from 1K to 64M tokens.');
+    }
+    if (!Number.isInteger(request.samples) || request.samples < 1 || request.samples > 1000) {
+      throw new EvaluationRequestError('Samples per cell must be a whole number from 1 to 1,000.');
+    }
+    let haystack: EvaluationHaystack = { kind: 'generated' };
+    if (request.documentId) {
+      const doc = await store.getDocument(request.documentId);
+      if (!doc) throw new EvaluationRequestError('That document is no longer stored. Add the file again.');
+      haystack = { kind: 'document', documentId: doc.id, name: doc.name };
+    }
+    const spec = sweepSpec({
+      tasks: tasks as TaskId[],
+      lengths,
+      samples: request.samples,
+      mode: request.mode,
+      ...(request.seed !== undefined && { seed: request.seed }),
+      ...(request.chunkTokens !== undefined && { chunkTokens: request.chunkTokens }),
+      ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
+    });
+    const engine = await this.engine(request.engineId, request.model);
+    if (spec.mode === 'memory') {
+      // A budget that cannot work fails here, not at the first sample.
+      try {
+        planBudget({
+          contextWindow: engine.contextWindow,
+          templateTokens: templateOverhead(spec.templates.update, (s) => engine.tokenizer.count(s)),
+          questionTokens: QUESTION_TOKENS_BOUND,
+          memoryTokens: spec.memoryTokens,
+          requestedChunkTokens: spec.chunkTokens,
+        });
+      } catch (e) {
+        if (e instanceof BudgetError) throw new EvaluationRequestError(e.message);
+        throw e;
+      }
+    }
+    const now = Date.now();
+    const evaluation: EvaluationRecord = {
+      id: this.deps.newId?.() ?? crypto.randomUUID(),
+      engineId: request.engineId,
+      haystack,
+      spec,
+      total: planSweep(spec).length,
+      completed: 0,
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (request.model) evaluation.model = request.model;
+    await store.createEvaluation(evaluation);
+    this.deps.publish({ type: 'status', evaluationId: evaluation.id, status: 'running' });
+    void this.execute(evaluation.id);
+    return evaluation.id;
+  }
+
+  /** Continues a paused, cancelled, failed or interrupted sweep from its next unfinished sample. */
+  async resume(id: string): Promise<void> {
+    const evaluation = await this.deps.store.getEvaluation(id);
+    if (!evaluation) throw new EvaluationRequestError('That evaluation is no longer stored.');
+    if (evaluation.status === 'done') return;
+    if (evaluation.status !== 'running') {
+      await this.deps.store.setEvaluationStatus(id, 'running');
+      this.deps.publish({ type: 'status', evaluationId: id, status: 'running' });
+    }
+    void this.execute(id);
+  }
+
+  pause(id: string): Promise<void> {
+    return this.stop(id, 'paused');
+  }
+
+  cancel(id: string): Promise<void> {
+    return this.stop(id, 'cancelled');
+  }
+
+  /** A pause or cancel that another tab asked for. */
+  handleControl(event: EvaluationEvent): void {
+    if (event.type === 'control') this.active.get(event.evaluationId)?.controller.abort();
+  }
+
+  /** Resolves once the sweep's current reading has stopped (at once if none is going). */
+  async settled(id: string): Promise<void> {
+    await this.active.get(id)?.done;
+  }
+
+  private async stop(id: string, status: 'paused' | 'cancelled'): Promise<void> {
+    const evaluation = await this.deps.store.getEvaluation(id);
+    if (!evaluation || evaluation.status === 'done') return;
+    await this.deps.store.setEvaluationStatus(id, status);
+    this.active.get(id)?.controller.abort();
+    this.deps.publish({ type: 'control', evaluationId: id, action: status === 'paused' ? 'pause' : 'cancel' });
+    this.deps.publish({ type: 'status', evaluationId: id, status });
+  }
+
+  private engine(engineId: string, model?: string): Promise<Engine> {
+    const key = `${engineId}\u0000${model ?? ''}`;
+    let e = this.engines.get(key);
+    if (!e) {
+      e = this.deps.createEngine(engineId, model);
+      e.catch(() => this.engines.delete(key));
+      this.engines.set(key, e);
+    }
+    return e;
+  }
+
+  private async essay(source: EvaluationHaystack): Promise<Haystack> {
+    if (source.kind === 'generated') return generatedEssay();
+    let h = this.haystacks.get(source.documentId);
+    if (!h) {
+      const text = await this.deps.store.getText(source.documentId);
+      if (text === undefined) throw new Error(`The document "${source.name}" that fills the essay tasks is no longer stored.`);
+      h = Haystack.fromText(source.name, text);
+      this.haystacks.set(source.documentId, h);
+    }
+    return h;
+  }
+
+  /** One reader per sweep: a sweep that is stopping finishes its step before the next reader starts. */
+  private execute(id: string): Promise<void> {
+    const current = this.active.get(id);
+    if (current && !current.controller.signal.aborted) return current.done;
+    const controller = new AbortController();
+    const work = () => this.read(id, controller.signal);
+    const done = (current?.done ?? Promise.resolve())
+      .then(() => (this.deps.withLock ? this.deps.withLock(`memagent-evaluation-${id}`, work) : work()))
+      .finally(() => {
+        if (this.active.get(id)?.controller === controller) this.active.delete(id);
+      });
+    this.active.set(id, { controller, done });
+    return done;
+  }
+
+  private async read(id: string, signal: AbortSignal): Promise<void> {
+    const { store, publish } = this.deps;
+    // Read after the lock is held: another tab may have moved the sweep on.
+    const evaluation = await store.getEvaluation(id);
+    if (!evaluation || evaluation.status !== 'running' || signal.aborted) return;
+    try {
+      const engine = await this.engine(evaluation.engineId, evaluation.model);
+      const essay = await this.essay(evaluation.haystack);
+      const finished = new Set(await store.listEvaluationOrdinals(id));
+      const interval = this.deps.stepIntervalMs ?? 200;
+      let lastStep = 0;
+      const sweep = runSweep(
+        evaluation.spec,
+        {
+          generator: engine,
+          tokenizer: engine.tokenizer,
+          contextWindow: engine.contextWindow,
+          essay,
+          signal,
+          onStep: ({ ordinal, chunk, chunks }) => {
+            const t = Date.now();
+            if (t - lastStep < interval && chunk < chunks) return;
+            lastStep = t;
+            publish({ type: 'step', evaluationId: id, ordinal, chunk, chunks });
+          },
+        },
+        finished,
+      );
+      for await (const result of sweep) {
+        const sample: EvaluationSampleRecord = { ...result, evaluationId: id, committedAt: Date.now() };
+        await store.commitEvaluationSample(sample);
+        publish({ type: 'sample', evaluationId: id, ordinal: result.ordinal });
+      }
+      await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
+      publish({ type: 'status', evaluationId: id, status: 'done' });
+    } catch (e) {
+      if (isAbortError(e) || signal.aborted) return; // pause or cancel recorded the status
+      if (e instanceof StaleRunError) return; // another writer owns this sweep
+      const message = e instanceof Error ? e.message : String(e);
+      await store.setEvaluationStatus(id, 'failed', message);
+      publish({ type: 'status', evaluationId: id, status: 'failed', error: message });
+    }
+  }
+}
+
+let service: Promise<Evaluator> | undefined;
+
+/**
+ * The worker's evaluator, made on first use: events go to every tab, and a
+ * pause or cancel from another tab reaches the sweep this tab is reading.
+ */
+export function evaluationService(store: Promise<Store>): Promise<Evaluator> {
+  service ??= store.then((s) => {
+    const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
+    const evaluator = new Evaluator({
+      store: s,
+      // No engine in the registry takes a model yet; the request keeps it for when one does.
+      createEngine: (engineId) => createEngine(engineId),
+      publish: (event) => channel.postMessage(event),
+      withLock: (name, work) => navigator.locks.request(name, () => work()),
+    });
+    channel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
+    return evaluator;
+  });
+  return service;
+}

@@ -1,0 +1,33 @@
+import { useEffect, useState } from 'react';
+import { type Anchor, describePlace } from '../core/anchors';
+import { store } from './client';
+
+// Anchors per run: read once, since every revision of a run shares its book.
+const cache = new Map<string, Promise<readonly Anchor[]>>();
+
+function anchorsOfRun(runId: string): Promise<readonly Anchor[]> {
+  let found = cache.get(runId);
+  if (!found) {
+    found = (async () => {
+      const s = await store;
+      const run = await s.getRun(runId);
+      return (run && (await s.getDocument(run.documentId))?.anchors) ?? [];
+    })();
+    cache.set(runId, found);
+  }
+  return found;
+}
+
+/** Where a chunk starts in its book, "Chapter 12, p. 143"; nothing when the book has no structure. */
+export function ChunkPlace({ runId, offset }: { runId: string; offset: number }) {
+  const [anchors, setAnchors] = useState<readonly Anchor[]>([]);
+  useEffect(() => {
+    let alive = true;
+    void anchorsOfRun(runId).then((a) => alive && setAnchors(a));
+    return () => {
+      alive = false;
+    };
+  }, [runId]);
+  const place = describePlace(anchors, offset);
+  return place ? <span className="place"> · {place}</span> : null;
+}

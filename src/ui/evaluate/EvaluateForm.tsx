@@ -1,0 +1,178 @@
+import { type FormEvent, useId, useState } from 'react';
+import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../../core/budget';
+import type { EngineInfo } from '../../engines/engine';
+import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths';
+import type { ReadingMode } from '../../eval/sweep';
+import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
+import type { EvaluationRequest } from '../../runner/evaluation';
+import type { DocumentRecord } from '../../storage/db';
+
+interface Props {
+  engines: readonly EngineInfo[];
+  documents: readonly DocumentRecord[];
+  busy: boolean;
+  onStart(request: EvaluationRequest): void;
+  onInvalid(message: string): void;
+}
+
+const DEFAULT_TASKS: readonly TaskId[] = ['niah_single_1', 'niah_multikey_1', 'vt', 'book_qa'];
+const DEFAULT_LENGTHS: readonly number[] = [8 * 1024, 32 * 1024];
+
+function toggle<T>(list: readonly T[], item: T, on: boolean): T[] {
+  return on ? [...list, item] : list.filter((x) => x !== item);
+}
+
+/** What a sweep needs: engine and model, tasks, lengths, samples per cell and the reading settings. */
+export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: Props) {
+  const ids = {
+    engine: useId(),
+    model: useId(),
+    mode: useId(),
+    haystack: useId(),
+    more: useId(),
+    samples: useId(),
+    seed: useId(),
+    chunk: useId(),
+    memory: useId(),
+  };
+  const [engineId, setEngineId] = useState('');
+  const [model, setModel] = useState('');
+  const [mode, setMode] = useState<ReadingMode>('memory');
+  const [tasks, setTasks] = useState<TaskId[]>([...DEFAULT_TASKS]);
+  const [lengths, setLengths] = useState<number[]>([...DEFAULT_LENGTHS]);
+  const [moreLengths, setMoreLengths] = useState('');
+  const [samples, setSamples] = useState(5);
+  const [seed, setSeed] = useState(0);
+  const [chunkTokens, setChunkTokens] = useState(DEFAULT_CHUNK_TOKENS);
+  const [memoryTokens, setMemoryTokens] = useState(DEFAULT_MEMORY_TOKENS);
+  const [documentId, setDocumentId] = useState('');
+  const engine = engines.find((e) => e.id === engineId) ?? engines[0];
+  const models = engine?.models ?? [];
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    let all = lengths;
+    if (moreLengths.trim()) {
+      try {
+        all = [...lengths, ...parseLengths(moreLengths)];
+      } catch (err) {
+        return onInvalid((err as Error).message);
+      }
+    }
+    if (tasks.length === 0) return onInvalid('Choose at least one task.');
+    if (all.length === 0) return onInvalid('Choose at least one length.');
+    if (!Number.isInteger(samples) || samples < 1 || samples > 1000) return onInvalid('Samples per cell must be a whole number from 1 to 1,000.');
+    if (!Number.isInteger(seed) || seed < 0) return onInvalid('The seed must be a whole number, 0 or more.');
+    onStart({
+      engineId: engine?.id ?? '',
+      ...(model && { model }),
+      mode,
+      // In the order the task list shows them, whatever order they were ticked in.
+      tasks: TASK_IDS.filter((t) => tasks.includes(t)),
+      lengths: [...new Set(all)].sort((a, b) => a - b),
+      samples,
+      seed,
+      chunkTokens,
+      memoryTokens,
+      ...(documentId && { documentId }),
+    });
+  };
+
+  const cells = tasks.length * (lengths.length + (moreLengths.trim() ? moreLengths.split(',').length : 0));
+  return (
+    <form className="read-form eval-form" onSubmit={submit}>
+      <div className="row">
+        <div className="field">
+          <label htmlFor={ids.engine}>Engine</label>
+          <select id={ids.engine} value={engine?.id ?? ''} onChange={(e) => setEngineId(e.target.value)}>
+            {engines.map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={ids.model}>Model</label>
+          <select id={ids.model} value={model} onChange={(e) => setModel(e.target.value)} disabled={models.length === 0}>
+            {models.length === 0 && <option value="">None: this engine has no model</option>}
+            {models.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <div className="field">
+        <label htmlFor={ids.mode}>Reading mode</label>
+        <select id={ids.mode} value={mode} onChange={(e) => setMode(e.target.value as ReadingMode)}>
+          <option value="memory">Memory agent: chunk by chunk with a fixed memory</option>
+          <option value="full">Full context: the whole document in one prompt</option>
+        </select>
+        {mode === 'full' && <p className="hint">Lengths that do not fit the engine’s context window are marked as too long.</p>}
+      </div>
+      <fieldset className="checks">
+        <legend>Tasks</legend>
+        {TASK_IDS.map((t) => (
+          <label key={t} title={TASKS[t].description}>
+            <input type="checkbox" checked={tasks.includes(t)} onChange={(e) => setTasks(toggle(tasks, t, e.target.checked))} /> {t}
+          </label>
+        ))}
+      </fieldset>
+      <fieldset className="checks">
+        <legend>Lengths (tokens)</legend>
+        {STANDARD_LENGTHS.map((l) => (
+          <label key={l}>
+            <input type="checkbox" checked={lengths.includes(l)} onChange={(e) => setLengths(toggle(lengths, l, e.target.checked))} />{' '}
+            {formatLength(l)}
+          </label>
+        ))}
+      </fieldset>
+      <div className="field">
+        <label htmlFor={ids.more}>More lengths</label>
+        <input id={ids.more} type="text" placeholder="e.g. 7k, 112k, 3.5m" value={moreLengths} onChange={(e) => setMoreLengths(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={ids.haystack}>Essay haystack</label>
+        <select id={ids.haystack} value={documentId} onChange={(e) => setDocumentId(e.target.value)}>
+          <option value="">Generated essay</option>
+          {documents.map((d) => (
+            <option key={d.id} value={d.id}>
+              {d.name}
+            </option>
+          ))}
+        </select>
+        <p className="hint">The text that fills the essay tasks; a book from your library works too.</p>
+      </div>
+      <div className="row">
+        <div className="field">
+          <label htmlFor={ids.samples}>Samples per cell</label>
+          <input id={ids.samples} type="number" min={1} max={1000} value={samples} onChange={(e) => setSamples(e.target.valueAsNumber)} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.seed}>Seed</label>
+          <input id={ids.seed} type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.valueAsNumber)} />
+        </div>
+      </div>
+      {mode === 'memory' && (
+        <div className="row">
+          <div className="field">
+            <label htmlFor={ids.chunk}>Chunk size (tokens)</label>
+            <input id={ids.chunk} type="number" min={100} max={100000} step={100} value={chunkTokens} onChange={(e) => setChunkTokens(e.target.valueAsNumber)} />
+          </div>
+          <div className="field">
+            <label htmlFor={ids.memory}>Memory size (tokens)</label>
+            <input id={ids.memory} type="number" min={64} max={8192} step={64} value={memoryTokens} onChange={(e) => setMemoryTokens(e.target.valueAsNumber)} />
+          </div>
+        </div>
+      )}
+      <p className="hint">
+        {cells} cell{cells === 1 ? '' : 's'} × {Number.isInteger(samples) ? samples : '?'} samples
+      </p>
+      <button type="submit" disabled={busy}>
+        Start evaluation
+      </button>
+    </form>
+  );
+}

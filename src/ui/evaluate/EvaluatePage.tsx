@@ -1,0 +1,117 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { EngineInfo } from '../../engines/engine';
+import type { EvaluationRequest } from '../../runner/evaluation';
+import type { DocumentRecord, EvaluationRecord } from '../../storage/db';
+import { agent, call, store } from '../client';
+import { EvaluateForm } from './EvaluateForm';
+import { EvaluationView } from './EvaluationView';
+import { onEvaluationEvent } from './events';
+import { useEvaluation } from './useEvaluation';
+import './evaluate.css';
+
+/** The paper's accuracy-versus-length table, measured on this machine with the engine of your choice. */
+export function EvaluatePage() {
+  const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
+  const [documents, setDocuments] = useState<DocumentRecord[]>([]);
+  const [evaluations, setEvaluations] = useState<EvaluationRecord[]>([]);
+  const [currentId, setCurrentId] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const view = useEvaluation(currentId);
+
+  const refresh = useCallback(async () => setEvaluations(await (await store).listEvaluations()), []);
+
+  useEffect(() => {
+    void agent.engines().then(setEngines);
+    void (async () => {
+      const s = await store;
+      setDocuments(await s.listDocuments());
+      const all = await s.listEvaluations();
+      setEvaluations(all);
+      setCurrentId((current) => current ?? all[0]?.id ?? null);
+    })();
+    return onEvaluationEvent((e) => {
+      if (e.type === 'status') void refresh();
+    });
+  }, [refresh]);
+
+  const start = async (request: EvaluationRequest) => {
+    setError(null);
+    setBusy(true);
+    try {
+      const id = await call(agent.startEvaluation(request));
+      setCurrentId(id);
+      await refresh();
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const control = (action: 'pauseEvaluation' | 'resumeEvaluation' | 'cancelEvaluation') => async () => {
+    if (!currentId) return;
+    try {
+      await call(agent[action](currentId));
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  const label = (id: string) => engines.find((e) => e.id === id)?.label ?? id;
+  return (
+    <div className="app">
+      <header className="app-head">
+        <h1>Evaluate</h1>
+        <p className="hint">
+          Measures accuracy against document length on RULER-style tasks and a multi-hop question over a book, on this
+          machine: the memory agent beside reading the whole document at once.
+        </p>
+      </header>
+      <main className="layout">
+        <aside className="side">
+          <EvaluateForm engines={engines} documents={documents} busy={busy} onStart={(r) => void start(r)} onInvalid={setError} />
+          {error && (
+            <p role="alert" className="error">
+              {error}
+            </p>
+          )}
+          {evaluations.length > 0 && (
+            <nav aria-label="Evaluations" className="run-list">
+              <h2>Evaluations</h2>
+              <ul>
+                {evaluations.map((e) => (
+                  <li key={e.id}>
+                    <button type="button" aria-current={e.id === currentId ? 'page' : undefined} onClick={() => setCurrentId(e.id)}>
+                      <span className="run-q">
+                        {label(e.engineId)} · {e.spec.mode === 'memory' ? 'memory' : 'full context'}
+                      </span>
+                      <span className="hint">
+                        {new Date(e.createdAt).toLocaleString()} · {e.completed}/{e.total} · {e.status}
+                      </span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+          )}
+        </aside>
+        <div className="main">
+          {view.evaluation ? (
+            <EvaluationView
+              evaluation={view.evaluation}
+              samples={view.samples}
+              step={view.step}
+              engineLabel={label(view.evaluation.engineId)}
+              onPause={control('pauseEvaluation')}
+              onResume={control('resumeEvaluation')}
+              onCancel={control('cancelEvaluation')}
+            />
+          ) : (
+            <p className="empty">Choose tasks and lengths, then press Start evaluation.</p>
+          )}
+        </div>
+      </main>
+    </div>
+  );
+}

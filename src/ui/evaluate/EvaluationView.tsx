@@ -1,0 +1,121 @@
+import { useMemo } from 'react';
+import { formatLength } from '../../eval/lengths';
+import { cellsCsv, reportJson } from '../../eval/report';
+import { summarize } from '../../eval/sweep';
+import type { EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
+import { download } from '../download';
+import { AccuracyChart } from './AccuracyChart';
+import { ResultsTable } from './ResultsTable';
+import type { Step } from './useEvaluation';
+
+interface Props {
+  evaluation: EvaluationRecord;
+  samples: readonly EvaluationSampleRecord[];
+  step: Step | null;
+  engineLabel: string;
+  onPause(): void;
+  onResume(): void;
+  onCancel(): void;
+}
+
+const STATUS_TEXT: Record<EvaluationRecord['status'], string> = {
+  running: 'Running',
+  paused: 'Paused',
+  cancelled: 'Cancelled',
+  done: 'Done',
+  failed: 'Stopped by an error',
+};
+
+function haystackName(e: EvaluationRecord): string {
+  return e.haystack.kind === 'document' ? e.haystack.name : 'generated essay';
+}
+
+/** One sweep: progress and controls, the results table, the chart and the exports. */
+export function EvaluationView({ evaluation, samples, step, engineLabel, onPause, onResume, onCancel }: Props) {
+  const { spec } = evaluation;
+  const cells = useMemo(() => summarize(spec, samples), [spec, samples]);
+  const done = samples.length;
+  const total = evaluation.total;
+  const within = evaluation.status === 'running' && step && step.chunks > 0 ? step.chunk / step.chunks : 0;
+  const stem = `memagent-evaluation-${new Date(evaluation.createdAt).toISOString().slice(0, 10)}-${evaluation.id.slice(0, 8)}`;
+
+  const exportJson = () =>
+    download(
+      `${stem}.json`,
+      'application/json',
+      reportJson({
+        engine: evaluation.engineId,
+        ...(evaluation.model && { model: evaluation.model }),
+        haystack: haystackName(evaluation),
+        spec,
+        cells,
+        samples: [...samples],
+      }),
+    );
+
+  return (
+    <section className="run" aria-label="Evaluation">
+      <header className="run-head">
+        <h2>
+          {engineLabel}
+          {evaluation.model ? ` · ${evaluation.model}` : ''} · {spec.mode === 'memory' ? 'memory agent' : 'full context'}
+        </h2>
+        <p className="hint">
+          {spec.tasks.length} task{spec.tasks.length === 1 ? '' : 's'} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
+          {spec.samples} sample{spec.samples === 1 ? '' : 's'} · seed {spec.seed}
+          {spec.mode === 'memory' ? ` · chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : ''} · essay
+          haystack: {haystackName(evaluation)}
+        </p>
+      </header>
+      <div className="progress-row">
+        <div
+          role="progressbar"
+          aria-label="Evaluation progress"
+          aria-valuemin={0}
+          aria-valuemax={total}
+          aria-valuenow={done}
+          aria-valuetext={`${done} of ${total} samples`}
+          className="progress"
+        >
+          <div className="progress-fill" style={{ width: `${total ? (100 * (done + within)) / total : 0}%` }} />
+        </div>
+        <p className="status" aria-live="polite">
+          {STATUS_TEXT[evaluation.status]} · {done} of {total} samples
+          {evaluation.status === 'running' && step ? ` · sample ${step.ordinal + 1}: chunk ${step.chunk} of ${step.chunks}` : ''}
+        </p>
+      </div>
+      <div className="controls">
+        {evaluation.status === 'running' && (
+          <button type="button" onClick={onPause}>
+            Pause
+          </button>
+        )}
+        {(evaluation.status === 'paused' || evaluation.status === 'cancelled' || evaluation.status === 'failed') && (
+          <button type="button" onClick={onResume}>
+            Resume
+          </button>
+        )}
+        {(evaluation.status === 'running' || evaluation.status === 'paused') && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {evaluation.status === 'failed' && (
+        <p role="alert" className="error">
+          The evaluation stopped: {evaluation.error} Fix the cause, then press Resume to continue from sample {done + 1}.
+        </p>
+      )}
+      <ResultsTable cells={cells} />
+      <AccuracyChart tasks={spec.tasks} lengths={spec.lengths} cells={cells} />
+      <div className="export">
+        <button type="button" onClick={() => download(`${stem}.csv`, 'text/csv', cellsCsv(cells))}>
+          Export CSV
+        </button>
+        <button type="button" onClick={exportJson}>
+          Export JSON
+        </button>
+      </div>
+    </section>
+  );
+}

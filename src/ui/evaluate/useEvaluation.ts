@@ -1,0 +1,77 @@
+import { useEffect, useState } from 'react';
+import type { EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
+import { store } from '../client';
+import { onEvaluationEvent } from './events';
+
+export interface Step {
+  ordinal: number;
+  chunk: number;
+  chunks: number;
+}
+
+export interface EvaluationView {
+  evaluation: EvaluationRecord | null;
+  samples: EvaluationSampleRecord[];
+  /** Progress inside the sample being read, from the worker's events. */
+  step: Step | null;
+}
+
+/**
+ * A sweep as storage holds it, kept current by the worker's events. Samples
+ * are stored in sweep order, so each refresh reads only those after the last
+ * one it has.
+ */
+export function useEvaluation(id: string | null): EvaluationView {
+  const [view, setView] = useState<EvaluationView>({ evaluation: null, samples: [], step: null });
+
+  useEffect(() => {
+    setView({ evaluation: null, samples: [], step: null });
+    if (!id) return;
+    let alive = true;
+    let samples: EvaluationSampleRecord[] = [];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let loading = false;
+    let again = false;
+
+    const refresh = async () => {
+      if (loading) {
+        again = true;
+        return;
+      }
+      loading = true;
+      const s = await store;
+      const evaluation = (await s.getEvaluation(id)) ?? null;
+      const from = samples.length ? samples[samples.length - 1]!.ordinal + 1 : 0;
+      const fresh = await s.listEvaluationSamples(id, from);
+      if (fresh.length) samples = [...samples, ...fresh];
+      loading = false;
+      const last = samples.length ? samples[samples.length - 1]!.ordinal : -1;
+      // A step of a sample that is now stored is over.
+      if (alive) setView((v) => ({ evaluation, samples, step: v.step && v.step.ordinal > last ? v.step : null }));
+      if (again && alive) {
+        again = false;
+        void refresh();
+      }
+    };
+
+    const unsubscribe = onEvaluationEvent((event) => {
+      if (event.evaluationId !== id || event.type === 'control') return;
+      if (event.type === 'step') {
+        setView((v) => ({ ...v, step: { ordinal: event.ordinal, chunk: event.chunk, chunks: event.chunks } }));
+        return;
+      }
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void refresh();
+      }, 30);
+    });
+    void refresh();
+    return () => {
+      alive = false;
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+    };
+  }, [id]);
+
+  return view;
+}

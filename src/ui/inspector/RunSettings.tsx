@@ -1,0 +1,31 @@
+import type { RunRecord } from '../../storage/db';
+
+/** The exact settings and templates a run used. */
+export function RunSettings({ run }: { run: RunRecord }) {
+  const s = run.settings;
+  return (
+    <details className="run-settings">
+      <summary>Run settings</summary>
+      <dl>
+        <dt>Engine</dt>
+        <dd>{run.engineId}</dd>
+        <dt>Chunk size</dt>
+        <dd>
+          {s.chunkTokens} tokens{s.chunkTokens !== s.requestedChunkTokens ? ` (asked for ${s.requestedChunkTokens}; the context window allows ${s.chunkTokens})` : ''}
+        </dd>
+        <dt>Memory size</dt>
+        <dd>{s.memoryTokens} tokens</dd>
+        <dt>Context per step</dt>
+        <dd>{s.contextTokens} tokens</dd>
+        <dt>Sampling</dt>
+        <dd>
+          temperature {s.temperature}, top p {s.topP}, seed {s.seed ?? 'random'}
+        </dd>
+      </dl>
+      <h4>Memory update template</h4>
+      <pre className="text">{run.templates.update}</pre>
+      <h4>Final answer template</h4>
+      <pre className="text">{run.templates.final}</pre>
+    </details>
+  );
+}

@@ -1,0 +1,58 @@
+import { useState } from 'react';
+import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
+import { DEFAULT_TEMPLATES, type PromptTemplates, templateProblem } from '../core/prompts';
+
+/** What a person sets for the next read; each run stores its own copy. */
+export interface ReadSettings {
+  chunkTokens: number;
+  memoryTokens: number;
+  temperature: number;
+  topP: number;
+  /** Empty for a random seed. */
+  seed: number | null;
+  templates: PromptTemplates;
+}
+
+// The paper's evaluation samples at temperature 0.7, top_p 0.95.
+export const DEFAULT_SETTINGS: ReadSettings = {
+  chunkTokens: DEFAULT_CHUNK_TOKENS,
+  memoryTokens: DEFAULT_MEMORY_TOKENS,
+  temperature: 0.7,
+  topP: 0.95,
+  seed: null,
+  templates: { ...DEFAULT_TEMPLATES },
+};
+
+const KEY = 'memagent-settings';
+
+function load(): ReadSettings {
+  try {
+    const saved = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Partial<ReadSettings> | null;
+    return saved ? { ...DEFAULT_SETTINGS, ...saved, templates: { ...DEFAULT_SETTINGS.templates, ...saved.templates } } : DEFAULT_SETTINGS;
+  } catch {
+    return DEFAULT_SETTINGS;
+  }
+}
+
+/** Settings kept in this browser between visits. */
+export function useReadSettings(): [ReadSettings, (change: Partial<ReadSettings>) => void] {
+  const [settings, setSettings] = useState<ReadSettings>(load);
+  const update = (change: Partial<ReadSettings>) =>
+    setSettings((current) => {
+      const next = { ...current, ...change };
+      localStorage.setItem(KEY, JSON.stringify(next));
+      return next;
+    });
+  return [settings, update];
+}
+
+/** A problem with the settings, said so that the person can fix it; null when they are fine. */
+export function settingsProblem(s: ReadSettings): string | null {
+  const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
+  if (!whole(s.chunkTokens, 100, 100_000)) return 'Chunk size must be a whole number of tokens from 100 to 100,000.';
+  if (!whole(s.memoryTokens, 64, 8192)) return 'Memory size must be a whole number of tokens from 64 to 8,192.';
+  if (!(s.temperature >= 0 && s.temperature <= 2)) return 'Temperature must be a number from 0 to 2.';
+  if (!(s.topP > 0 && s.topP <= 1)) return 'Top p must be a number above 0 and at most 1.';
+  if (s.seed !== null && !whole(s.seed, 0, 2 ** 31 - 1)) return 'Seed must be a whole number from 0 to 2,147,483,647, or empty.';
+  return templateProblem(s.templates);
+}

@@ -1,0 +1,186 @@
+import 'fake-indexeddb/auto';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
+import type { Engine } from '../src/engines/engine';
+import { ExtractiveEngine } from '../src/engines/extractive';
+import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
+import { DB_VERSION, type EvaluationEvent, Store } from '../src/storage/db';
+import { corpusText } from './helpers';
+
+let tok: QwenTokenizer;
+
+beforeAll(async () => {
+  tok = await loadQwenTokenizer();
+});
+
+/** The extractive engine, with one generate call that waits until `open()`: a tab closed mid-step. */
+class GatedEngine implements Engine {
+  readonly id = 'extractive';
+  readonly inner: ExtractiveEngine;
+  readonly contextWindow: number;
+  calls = 0;
+  holdAt = -1;
+  private release: () => void = () => undefined;
+  private reached: () => void = () => undefined;
+  readonly held = new Promise<void>((resolve) => (this.reached = resolve));
+
+  constructor(readonly tokenizer: QwenTokenizer) {
+    this.inner = new ExtractiveEngine(tokenizer);
+    this.contextWindow = this.inner.contextWindow;
+  }
+
+  open(): void {
+    this.release();
+  }
+
+  async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    if (this.calls++ !== this.holdAt) return this.inner.generate(messages, options);
+    this.reached();
+    await new Promise<void>((resolve) => (this.release = resolve));
+    return this.inner.generate(messages, options);
+  }
+}
+
+class EventLog {
+  readonly events: EvaluationEvent[] = [];
+  private waiters: { match: (e: EvaluationEvent) => boolean; resolve: () => void }[] = [];
+
+  publish = (event: EvaluationEvent): void => {
+    this.events.push(event);
+    this.waiters = this.waiters.filter((w) => !(w.match(event) && (w.resolve(), true)));
+  };
+
+  waitFor(match: (e: EvaluationEvent) => boolean): Promise<void> {
+    if (this.events.some(match)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  finished(id: string): Promise<void> {
+    return this.waitFor((e) => e.type === 'status' && e.evaluationId === id && (e.status === 'done' || e.status === 'failed'));
+  }
+
+  samples(id: string): number[] {
+    return this.events.flatMap((e) => (e.type === 'sample' && e.evaluationId === id ? [e.ordinal] : []));
+  }
+}
+
+let dbCount = 0;
+const stores: Store[] = [];
+
+async function openStore(): Promise<Store> {
+  const store = await Store.open(`memagent-eval-test-${++dbCount}`);
+  stores.push(store);
+  return store;
+}
+
+function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok)) {
+  const log = new EventLog();
+  return { log, engine, evaluator: new Evaluator({ store, createEngine: async () => engine, publish: log.publish, stepIntervalMs: 0 }) };
+}
+
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+const K = 1024;
+const request = (extra: Partial<EvaluationRequest> = {}): EvaluationRequest => ({
+  engineId: 'extractive',
+  tasks: ['niah_single_1', 'vt'],
+  lengths: [8 * K],
+  samples: 2,
+  mode: 'memory',
+  ...extra,
+});
+
+describe('Evaluator with the IndexedDB store', () => {
+  it('stores every sample once, in order, and ends done', async () => {
+    const store = await openStore();
+    expect(DB_VERSION).toBe(2);
+    const { evaluator: e, log } = evaluator(store);
+    const id = await e.start(request());
+    await log.finished(id);
+
+    const evaluation = (await store.getEvaluation(id))!;
+    expect(evaluation).toMatchObject({ status: 'done', total: 4, completed: 4, haystack: { kind: 'generated' } });
+    const samples = await store.listEvaluationSamples(id);
+    expect(samples.map((s) => [s.ordinal, s.task, s.index, s.scores?.score])).toEqual([
+      [0, 'niah_single_1', 0, 1],
+      [1, 'niah_single_1', 1, 1],
+      [2, 'vt', 0, 0.2],
+      [3, 'vt', 1, 0.2],
+    ]);
+    expect(await store.listEvaluationOrdinals(id)).toEqual([0, 1, 2, 3]);
+    expect((await store.listEvaluationSamples(id, 2)).map((s) => s.ordinal)).toEqual([2, 3]);
+    expect(log.samples(id)).toEqual([0, 1, 2, 3]);
+    expect(log.events.filter((ev) => ev.type === 'step').length).toBeGreaterThanOrEqual(8);
+    expect((await store.listEvaluations())[0]!.id).toBe(id);
+  });
+
+  it('after the tab goes away mid-sample, another resumes from the next unfinished sample', async () => {
+    const store = await openStore();
+    const gated = new GatedEngine(tok);
+    gated.holdAt = 7; // three calls a sample: the second step of sample 3 never returns
+    const first = evaluator(store, gated);
+    const id = await first.evaluator.start(request());
+    await gated.held;
+    expect(await store.listEvaluationOrdinals(id)).toEqual([0, 1]);
+    expect((await store.getEvaluation(id))!.status).toBe('running');
+
+    // A reload: a new worker finds the sweep still running and carries on.
+    const second = evaluator(store);
+    await second.evaluator.resume(id);
+    await second.log.finished(id);
+    expect(second.log.samples(id)).toEqual([2, 3]);
+    expect(await store.listEvaluationOrdinals(id)).toEqual([0, 1, 2, 3]);
+    expect((await store.getEvaluation(id))!).toMatchObject({ status: 'done', completed: 4 });
+
+    // The old reader wakes up and finds its sample stored already: nothing is written twice.
+    gated.open();
+    await first.evaluator.settled(id);
+    expect(first.log.samples(id)).toEqual([0, 1]);
+    expect((await store.getEvaluation(id))!.completed).toBe(4);
+  });
+
+  it('pauses and resumes', async () => {
+    const store = await openStore();
+    const gated = new GatedEngine(tok);
+    gated.holdAt = 4;
+    const { evaluator: e, log } = evaluator(store, gated);
+    const id = await e.start(request());
+    await gated.held;
+    await e.pause(id);
+    gated.open();
+    await e.settled(id);
+    expect((await store.getEvaluation(id))!).toMatchObject({ status: 'paused', completed: 1 });
+    await e.resume(id);
+    await log.finished(id);
+    expect(await store.listEvaluationOrdinals(id)).toEqual([0, 1, 2, 3]);
+    expect(log.events).toContainEqual({ type: 'control', evaluationId: id, action: 'pause' });
+  });
+
+  it('fills the essay tasks from a stored document when asked', async () => {
+    const store = await openStore();
+    const text = corpusText('frankenstein.txt').slice(0, 60_000);
+    await store.addDocument(
+      { id: 'doc-1', name: 'frankenstein.txt', bytes: text.length, encoding: 'UTF-8', chars: text.length, tokens: tok.count(text), addedAt: 0 },
+      text,
+    );
+    const { evaluator: e, log } = evaluator(store);
+    const id = await e.start(request({ tasks: ['niah_single_2'], samples: 1, documentId: 'doc-1' }));
+    await log.finished(id);
+    expect((await store.getEvaluation(id))!.haystack).toEqual({ kind: 'document', documentId: 'doc-1', name: 'frankenstein.txt' });
+    expect((await store.listEvaluationSamples(id))[0]!.scores?.score).toBe(1);
+  });
+
+  it('refuses requests it cannot carry out, with what to change', async () => {
+    const store = await openStore();
+    const { evaluator: e } = evaluator(store);
+    await expect(e.start(request({ tasks: [] }))).rejects.toThrow(EvaluationRequestError);
+    await expect(e.start(request({ lengths: [100] }))).rejects.toThrow(/1K to 64M/);
+    await expect(e.start(request({ samples: 0 }))).rejects.toThrow(/Samples per cell/);
+    await expect(e.start(request({ documentId: 'missing' }))).rejects.toThrow(/no longer stored/);
+    await expect(e.start(request({ memoryTokens: 200_000 }))).rejects.toThrow(/memory size/);
+    expect(await store.listEvaluations()).toEqual([]);
+  });
+});
