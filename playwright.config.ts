@@ -7,6 +7,9 @@ const executablePath = process.env.CHROMIUM_PATH ?? systemChromium;
 // Several checkouts can test side by side, each with its own build and port.
 const port = Number(process.env.E2E_PORT ?? 4173);
 const outDir = process.env.E2E_DIST ?? 'dist';
+// The OpenAI-compatible test server sits beside the page's port (4190 beside 4173), so side-by-side runs do not share one;
+// the port after it serves without CORS headers.
+export const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? port + 17);
 
 export default defineConfig({
   testDir: 'e2e',
@@ -30,10 +33,18 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
-    command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir} --bypass-lock`,
-    url: `http://127.0.0.1:${port}`,
-    reuseExistingServer: !process.env.CI,
-    timeout: 60_000,
-  },
+  webServer: [
+    {
+      command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir} --bypass-lock`,
+      url: `http://127.0.0.1:${port}`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 60_000,
+    },
+    {
+      command: `npx tsx test/support/serve-openai.ts --port ${openaiPort} --refusing-port ${openaiPort + 1} --allowed-origin http://127.0.0.1:${port}`,
+      url: `http://127.0.0.1:${openaiPort}/v1/models`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 60_000,
+    },
+  ],
 });

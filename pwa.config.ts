@@ -34,8 +34,10 @@ export const pwaOptions: Partial<VitePWAOptions> = {
       { src: 'favicon.svg', sizes: 'any', type: 'image/svg+xml' },
     ],
   },
+  // The glob below already takes the icons; listing them twice would duplicate precache entries.
+  includeManifestIcons: false,
   workbox: {
-    globPatterns: ['**/*.{html,js,mjs,css,wasm,svg,png,ico,woff,woff2,ttf,webmanifest}'],
+    globPatterns: ['**/*.{html,js,mjs,css,wasm,svg,png,ico,woff,woff2,ttf}'],
     // The tokenizer chunk (~5 MB, its vocabulary inline) must be precached for offline reading; the default limit is 2 MiB.
     maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
     // Every route is the one page (hash routes), so any navigation offline gets index.html.

@@ -1,7 +1,7 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
-import { pwaOptions } from './pwa.config';
+import { pwaOptions } from './pwa.config.js';
 
 export default defineConfig({
   plugins: [react(), VitePWA(pwaOptions)],

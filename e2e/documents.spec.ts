@@ -55,6 +55,7 @@ test('every format, uploaded through the page, answers the planted question', as
     upload('windows-1252.txt', 'text/plain', encode(`Café “naïve” — ${prose(2)}\n\n${FACT.sentence}\n`, 'windows-1252')),
   ];
   for (const file of files) await readFact(page, file);
+  await expect(page.getByRole('progressbar', { name: 'Import progress' })).toHaveCount(0);
 
   // Chinese and Japanese in their legacy encodings: read, chunked and shown as written.
   await readFact(page, upload('chinese.txt', 'text/plain', encode(CJK.simplified, 'gb18030')), '马洛档案馆的保险库密码是什么？');

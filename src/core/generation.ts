@@ -28,6 +28,8 @@ export interface GenerateResult {
   text: string;
   finishReason: FinishReason;
   usage: Usage;
+  /** Failed attempts (a busy or unreachable server) repeated before this result. */
+  retries?: number;
 }
 
 export interface TextGenerator {

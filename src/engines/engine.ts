@@ -15,6 +15,12 @@ export interface Engine extends TextGenerator {
  */
 export type EngineConfig = Readonly<Record<string, string | number | boolean>>;
 
+/** A config with anything that looks like a credential left out: what may be stored on a run. */
+export function withoutSecrets(config: EngineConfig | undefined): EngineConfig | undefined {
+  if (!config) return undefined;
+  return Object.fromEntries(Object.entries(config).filter(([name]) => !/api_?key|secret|password|credential|bearer|access_?token|authorization/i.test(name)));
+}
+
 /** What the UI lists in its Engine combobox. */
 export interface EngineInfo {
   id: string;

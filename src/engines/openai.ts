@@ -8,7 +8,7 @@ import {
   type Usage,
 } from '../core/generation';
 import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineInfo } from './engine';
+import type { Engine, EngineConfig, EngineInfo } from './engine';
 
 /**
  * Any server that speaks the OpenAI chat-completions protocol (vLLM, SGLang,
@@ -565,6 +565,31 @@ export class OpenAIEngine implements Engine {
 
 function finishReason(reason: string | undefined): FinishReason {
   return reason === 'length' ? 'length' : 'stop';
+}
+
+/** A run's stored config (no secrets) and a key from elsewhere → what the engine needs; refuses a config without an address. */
+export function openAIConfig(config: EngineConfig | undefined, apiKey?: ApiKeySource): OpenAIConfig {
+  const baseUrl = typeof config?.baseUrl === 'string' ? config.baseUrl.trim() : '';
+  if (!baseUrl) {
+    throw new ServerError('Enter the address of the server under Base URL (for example http://127.0.0.1:8000/v1), then press Connect.', 0);
+  }
+  const out: OpenAIConfig = { baseUrl };
+  if (typeof config?.model === 'string' && config.model.trim()) out.model = config.model.trim();
+  const window = Number(config?.contextWindow);
+  if (Number.isInteger(window) && window > 0) out.contextWindow = window;
+  if (apiKey !== undefined) out.apiKey = apiKey;
+  return out;
+}
+
+/** What Connect shows: the server's answer and the room a read will have. */
+export interface ServerCheck extends ServerInfo {
+  /** Tokens a step may use, in the local tokenizer's count. */
+  contextWindow: number;
+}
+
+export async function checkServer(config: OpenAIConfig, tokenizer: Tokenizer, options: OpenAIOptions = {}): Promise<ServerCheck> {
+  const engine = await createOpenAIEngine(config, tokenizer, options);
+  return { ...engine.server, contextWindow: engine.contextWindow };
 }
 
 /** Connects to the server and returns the engine, or throws an error that says what to fix. */

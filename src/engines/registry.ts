@@ -1,7 +1,13 @@
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from './engine';
 import { EXTRACTIVE_INFO, ExtractiveEngine } from './extractive';
+import { type ApiKeySource, checkServer as checkOpenAIServer, createOpenAIEngine, OPENAI_INFO, type OpenAIOptions, openAIConfig, type ServerCheck } from './openai';
 import { loadQwenTokenizer } from './qwen-tokenizer';
+
+/** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */
+export interface EngineOptions extends OpenAIOptions {
+  apiKey?: ApiKeySource;
+}
 
 /**
  * One entry per runtime. A new engine adds an entry here and its own file;
@@ -9,7 +15,7 @@ import { loadQwenTokenizer } from './qwen-tokenizer';
  */
 interface EngineEntry {
   info: EngineInfo;
-  create(config?: EngineConfig): Promise<Engine>;
+  create(config?: EngineConfig, options?: EngineOptions): Promise<Engine>;
   /** The tokenizer runs on this engine are chunked with. */
   tokenizer(config?: EngineConfig): Promise<Tokenizer>;
 }
@@ -18,6 +24,12 @@ const ENTRIES: readonly EngineEntry[] = [
   {
     info: EXTRACTIVE_INFO,
     create: async () => new ExtractiveEngine(await loadQwenTokenizer()),
+    tokenizer: () => loadQwenTokenizer(),
+  },
+  {
+    info: OPENAI_INFO,
+    create: async (config, options = {}) => createOpenAIEngine(openAIConfig(config, options.apiKey), await loadQwenTokenizer(), options),
+    // Qwen's vocabulary; the engine measures the server's own counts against it when it connects.
     tokenizer: () => loadQwenTokenizer(),
   },
 ];
@@ -31,8 +43,13 @@ function entry(engineId: string): EngineEntry {
   return found;
 }
 
-export function createEngine(engineId: string, config?: EngineConfig): Promise<Engine> {
-  return entry(engineId).create(config);
+export function createEngine(engineId: string, config?: EngineConfig, options?: EngineOptions): Promise<Engine> {
+  return entry(engineId).create(config, options);
+}
+
+/** Connects to an OpenAI-compatible server without reading: its models, context window and how it counts tokens. */
+export async function checkServer(config: EngineConfig, options: EngineOptions = {}): Promise<ServerCheck> {
+  return checkOpenAIServer(openAIConfig(config, options.apiKey), await loadQwenTokenizer(), options);
 }
 
 export function tokenizerFor(engineId: string, config?: EngineConfig): Promise<Tokenizer> {

@@ -12,8 +12,13 @@ export interface Segment {
   tokens: number;
 }
 
+/** `text` as a segment's text: one leading space, white space collapsed. */
+function segmentText(text: string): string {
+  return ` ${text.trim().replace(/\s+/g, ' ')}`;
+}
+
 export function segment(text: string, tokenizer: Tokenizer): Segment {
-  const s = ` ${text.trim().replace(/\s+/g, ' ')}`;
+  const s = segmentText(text);
   return { text: s, tokens: tokenizer.count(s) };
 }
 
@@ -28,7 +33,7 @@ export class Haystack {
     readonly name: string,
     sentences: readonly string[],
   ) {
-    this.sentences = sentences.map((s) => ` ${s.trim().replace(/\s+/g, ' ')}`).filter((s) => s.length > 1);
+    this.sentences = sentences.map(segmentText).filter((s) => s.length > 1);
     if (this.sentences.length === 0) throw new Error(`The haystack "${name}" has no sentences.`);
   }
 

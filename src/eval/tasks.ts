@@ -109,7 +109,7 @@ const GENERATORS: Record<TaskId, (rng: Rng, input: GenerateInput) => Made> = {
 };
 
 /** Inserts at random depths, the rest of the budget filled from `next`. */
-function plant(input: GenerateInput, inserts: Insert[], next: () => Segment): Made & { placements: Placement[] } {
+function plant(input: GenerateInput, inserts: Insert[], next: () => Segment): Made {
   const planted = inserts.reduce((n, x) => n + x.segment.tokens, 0);
   const filler = fill(next, input.tokens - planted);
   const { document, tokens, placements } = assemble(filler, inserts, input.tokenizer);

@@ -1,7 +1,7 @@
 import { BudgetError, planBudget } from '../core/budget';
 import { isAbortError } from '../core/generation';
 import { templateOverhead } from '../core/prompts';
-import type { Engine } from '../engines/engine';
+import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { createEngine } from '../engines/registry';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
@@ -20,7 +20,8 @@ import {
 
 export interface EvaluationRequest {
   engineId: string;
-  model?: string;
+  /** Engine-specific choices, such as a model. */
+  engineConfig?: EngineConfig;
   tasks: TaskId[];
   lengths: number[];
   samples: number;
@@ -47,7 +48,7 @@ export type EvaluationStore = Pick<
 
 export interface EvaluatorDeps {
   store: EvaluationStore;
-  createEngine(engineId: string, model?: string): Promise<Engine>;
+  createEngine(engineId: string, config?: EngineConfig): Promise<Engine>;
   publish(event: EvaluationEvent): void;
   /** Runs `work` holding the sweep's lock, waiting for it if another tab holds it. */
   withLock?(name: string, work: () => Promise<void>): Promise<void>;
@@ -105,7 +106,8 @@ export class Evaluator {
       ...(request.chunkTokens !== undefined && { chunkTokens: request.chunkTokens }),
       ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
     });
-    const engine = await this.engine(request.engineId, request.model);
+    const engineConfig = withoutSecrets(request.engineConfig);
+    const engine = await this.engine(request.engineId, engineConfig);
     if (spec.mode === 'memory') {
       // A budget that cannot work fails here, not at the first sample.
       try {
@@ -133,7 +135,7 @@ export class Evaluator {
       createdAt: now,
       updatedAt: now,
     };
-    if (request.model) evaluation.model = request.model;
+    if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
     await store.createEvaluation(evaluation);
     this.deps.publish({ type: 'status', evaluationId: evaluation.id, status: 'running' });
     void this.execute(evaluation.id);
@@ -179,11 +181,11 @@ export class Evaluator {
     this.deps.publish({ type: 'status', evaluationId: id, status });
   }
 
-  private engine(engineId: string, model?: string): Promise<Engine> {
-    const key = `${engineId}\u0000${model ?? ''}`;
+  private engine(engineId: string, config?: EngineConfig): Promise<Engine> {
+    const key = `${engineId}\u0000${JSON.stringify(config ?? {})}`;
     let e = this.engines.get(key);
     if (!e) {
-      e = this.deps.createEngine(engineId, model);
+      e = this.deps.createEngine(engineId, config);
       e.catch(() => this.engines.delete(key));
       this.engines.set(key, e);
     }
@@ -223,7 +225,7 @@ export class Evaluator {
     const evaluation = await store.getEvaluation(id);
     if (!evaluation || evaluation.status !== 'running' || signal.aborted) return;
     try {
-      const engine = await this.engine(evaluation.engineId, evaluation.model);
+      const engine = await this.engine(evaluation.engineId, evaluation.engineConfig);
       const essay = await this.essay(evaluation.haystack);
       const finished = new Set(await store.listEvaluationOrdinals(id));
       const interval = this.deps.stepIntervalMs ?? 200;
@@ -273,8 +275,7 @@ export function evaluationService(store: Promise<Store>): Promise<Evaluator> {
     const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
     const evaluator = new Evaluator({
       store: s,
-      // No engine in the registry takes a model yet; the request keeps it for when one does.
-      createEngine: (engineId) => createEngine(engineId),
+      createEngine: (engineId, config) => createEngine(engineId, config),
       publish: (event) => channel.postMessage(event),
       withLock: (name, work) => navigator.locks.request(name, () => work()),
     });

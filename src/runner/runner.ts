@@ -5,7 +5,7 @@ import { memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig } from '../engines/engine';
+import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
 import type { DocumentRecord, RunEvent, RunRecord, RunSettings, Store } from '../storage/db';
 import { StaleRunError, StorageFullError } from '../storage/db';
@@ -62,10 +62,24 @@ export class Runner {
    * tokens and stored with its structure, or refused with a message. The same
    * bytes added again return the stored document without reading them again.
    */
-  async ingest(name: string, bytes: Uint8Array<ArrayBuffer>, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
+  ingest(name: string, bytes: Uint8Array<ArrayBuffer>, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
+    return this.ingestOwned(name, { bytes }, engineId, request);
+  }
+
+  /**
+   * Reads the bytes the holder owns and lets go of them once they are text, so
+   * that a large book is held as bytes and text together only while it is
+   * decoded, not while it is counted and stored.
+   */
+  private async ingestOwned(
+    name: string,
+    holder: { bytes: Uint8Array<ArrayBuffer> | null },
+    engineId: string,
+    request: IngestRequest,
+  ): Promise<DocumentRecord> {
     const { store } = this.deps;
     const report = throttle(request.onProgress);
-    const hash = await hashBytes(bytes);
+    const hash = await hashBytes(holder.bytes!);
     const existing = await store.getDocument(hash);
     if (existing) return existing;
     const options: IngestOptions = {
@@ -73,7 +87,9 @@ export class Runner {
       stripGutenberg: request.stripGutenberg ?? true,
       onProgress: (p) => report({ stage: p.stage, fraction: 0.6 * p.fraction }),
     };
-    const [doc, tokenizer] = await Promise.all([ingestBytes(name, bytes, options), this.deps.tokenizerFor(engineId)]);
+    const reading = ingestBytes(name, holder.bytes!, options);
+    holder.bytes = null;
+    const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
     await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)));
     let tokens = 0;
     let step = 0;
@@ -106,7 +122,7 @@ export class Runner {
     const refusal = sizeRefusal(file.name, file.size);
     if (refusal) throw refusal;
     request.onProgress?.({ stage: 'Reading the file', fraction: 0 });
-    return this.ingest(file.name, new Uint8Array(await file.arrayBuffer()), engineId, request);
+    return this.ingestOwned(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) }, engineId, request);
   }
 
   /** Refuses, before writing anything, a text that the browser's storage has no room for. */
@@ -181,7 +197,7 @@ export class Runner {
       documentName: doc.name,
       question,
       engineId: request.engineId,
-      engineConfig: request.engineConfig,
+      engineConfig: withoutSecrets(request.engineConfig),
       settings,
       templates,
       chunks: chunkAll(text, engine.tokenizer, budget.chunkTokens),
@@ -202,11 +218,19 @@ export class Runner {
     const run = await this.deps.store.getRun(runId);
     if (!run) throw new RunRequestError('That run is no longer stored.');
     if (run.status === 'done') return;
-    if (run.status !== 'running') {
-      await this.deps.store.setRunStatus(runId, 'running');
-      this.deps.publish({ type: 'status', runId, status: 'running' });
-    }
+    if (run.status !== 'running') await this.deps.store.setRunStatus(runId, 'running');
+    // Told even when storage already said running (a pause whose write did not fit): every tab shows it reading again.
+    this.deps.publish({ type: 'status', runId, status: 'running' });
     void this.execute(runId);
+  }
+
+  /** Deletes a run with its revisions and memories (its document stays); a reader of it, here or in another tab, stops first. */
+  async deleteRun(runId: string): Promise<void> {
+    this.active.get(runId)?.controller.abort();
+    this.deps.publish({ type: 'control', runId, action: 'cancel' });
+    await this.deps.store.deleteRun(runId);
+    // Other tabs re-read their lists on a status event; the run is no longer in storage.
+    this.deps.publish({ type: 'status', runId, status: 'cancelled' });
   }
 
   async pause(runId: string): Promise<void> {
@@ -217,9 +241,14 @@ export class Runner {
     await this.stop(runId, 'cancelled');
   }
 
-  /** A pause or cancel that another tab asked for. */
+  /**
+   * What another tab did. A pause or cancel stops the reader here. A run that
+   * starts reading there gets a standby here, waiting for the run's lock: if
+   * that tab closes or crashes, this one carries on from the next chunk.
+   */
   handleControl(event: RunEvent): void {
     if (event.type === 'control') this.active.get(event.runId)?.controller.abort();
+    else if (event.type === 'status' && event.status === 'running' && this.deps.withLock) void this.execute(event.runId);
   }
 
   private async stop(runId: string, status: 'paused' | 'cancelled'): Promise<void> {
@@ -303,7 +332,7 @@ export class Runner {
               completionTokens: event.result.usage.completionTokens,
               ms: event.ms,
               finishReason: event.result.finishReason,
-              retries: 0,
+              retries: event.result.retries ?? 0,
               committedAt: Date.now(),
             },
             event.memory,
@@ -323,6 +352,14 @@ export class Runner {
     } catch (e) {
       if (isAbortError(e) || signal.aborted) return; // pause or cancel already recorded the status
       if (e instanceof StaleRunError) return; // another writer owns this run
+      if (e instanceof StorageFullError) {
+        // The failed step rolled back whole; the run waits for room instead of failing.
+        const message = `${e.message} Then press Resume: everything read so far is kept.`;
+        // This write may not fit either; the event still tells every tab, and a reload resumes and asks again.
+        await store.setRunStatus(runId, 'paused', message).catch(() => undefined);
+        publish({ type: 'status', runId, status: 'paused', error: message });
+        return;
+      }
       const message = e instanceof Error ? e.message : String(e);
       await store.setRunStatus(runId, 'failed', message);
       publish({ type: 'status', runId, status: 'failed', error: message });

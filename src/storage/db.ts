@@ -32,6 +32,23 @@ function isQuotaError(e: unknown, tx?: IDBTransaction | { error: DOMException | 
   return name === 'QuotaExceededError' || (name === 'AbortError' && tx?.error?.name === 'QuotaExceededError');
 }
 
+/**
+ * Awaits a write transaction's requests and its end; a refusal for lack of space
+ * becomes a StorageFullError saying what could not be saved. The transaction has
+ * then rolled back, so nothing stored before is touched.
+ */
+async function written<T>(tx: { error: DOMException | null }, work: Promise<T>, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (!isQuotaError(e, tx)) throw e;
+    throw new StorageFullError(
+      `This browser's storage for this site is full, so ${what} could not be saved. ` +
+        'Free space: delete runs or books you no longer need, or make room on this device.',
+    );
+  }
+}
+
 /** The one module that knows the IndexedDB schema; every read and write goes through here. */
 export class Store {
   private constructor(private readonly db: IDBPDatabase<MemagentDB>) {}
@@ -121,7 +138,20 @@ export class Store {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    await this.db.add('runs', run);
+    const tx = this.db.transaction('runs', 'readwrite');
+    await written(tx, Promise.all([tx.store.add(run), tx.done]), 'the new run');
+  }
+
+  /** Deletes a run with its revisions and memories, in one transaction; its document stays. */
+  async deleteRun(runId: string): Promise<void> {
+    const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
+    const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+    await Promise.all([
+      tx.objectStore('runs').delete(runId),
+      tx.objectStore('revisions').delete(range),
+      tx.objectStore('memories').delete(range),
+      tx.done,
+    ]);
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {
@@ -155,12 +185,16 @@ export class Store {
       memory,
       updatedAt: revision.committedAt,
     };
-    await Promise.all([
-      tx.objectStore('revisions').add(revision),
-      tx.objectStore('memories').add({ runId: revision.runId, index: revision.index, memory }),
-      runs.put(next),
-      tx.done,
-    ]);
+    await written(
+      tx,
+      Promise.all([
+        tx.objectStore('revisions').add(revision),
+        tx.objectStore('memories').add({ runId: revision.runId, index: revision.index, memory }),
+        runs.put(next),
+        tx.done,
+      ]),
+      `revision ${revision.index + 1}`,
+    );
     return next;
   }
 
@@ -185,7 +219,7 @@ export class Store {
       throw new Error(`No run with id ${id}.`);
     }
     const next = { ...run, ...change(run), updatedAt: Date.now() };
-    await Promise.all([tx.store.put(next), tx.done]);
+    await written(tx, Promise.all([tx.store.put(next), tx.done]), 'the run');
     return next;
   }
 
@@ -295,15 +329,5 @@ export class Store {
   async listEvaluationOrdinals(evaluationId: string): Promise<number[]> {
     const keys = await this.db.getAllKeys('evaluationSamples', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
     return keys.map(([, ordinal]) => ordinal);
-  }
-
-  /** An evaluation and all its samples. */
-  async deleteEvaluation(id: string): Promise<void> {
-    const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
-    await Promise.all([
-      tx.objectStore('evaluations').delete(id),
-      tx.objectStore('evaluationSamples').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
-      tx.done,
-    ]);
   }
 }

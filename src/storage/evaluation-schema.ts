@@ -9,7 +9,8 @@ export type EvaluationHaystack = { kind: 'generated' } | { kind: 'document'; doc
 export interface EvaluationRecord {
   id: string;
   engineId: string;
-  model?: string;
+  /** Engine-specific choices (a model, a server address), so that a resume makes the same engine; never secrets. */
+  engineConfig?: Readonly<Record<string, string | number | boolean>>;
   haystack: EvaluationHaystack;
   spec: SweepSpec;
   /** Samples in the sweep. */

@@ -7,6 +7,7 @@ import { type ReadRequest, ReadForm } from './ReadForm';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
 import { settingsProblem } from './settings';
+import { StorageStatus } from './StorageStatus';
 import { useImport } from './useImport';
 import { useRun } from './useRun';
 
@@ -131,6 +132,21 @@ export function App() {
     }
   };
 
+  const deleteRun = async () => {
+    if (!runId) return;
+    try {
+      await call(agent.deleteRun(runId));
+      const url = new URL(location.href);
+      url.searchParams.delete('run');
+      url.searchParams.delete('rev');
+      history.replaceState(null, '', url);
+      setRunId(null);
+      await refreshRuns();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
     const file = e.dataTransfer.files[0];
@@ -165,6 +181,7 @@ export function App() {
             }}
             onError={setError}
           />
+          <StorageStatus />
         </aside>
         <div className="main">
           {view.run ? (
@@ -179,6 +196,7 @@ export function App() {
               onPause={control('pauseRun')}
               onResume={control('resumeRun')}
               onCancel={control('cancelRun')}
+              onDelete={() => void deleteRun()}
             />
           ) : (
             <p className="empty">Drop a book anywhere on the page, ask a question and press Read.</p>

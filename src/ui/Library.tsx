@@ -25,6 +25,10 @@ const FORMAT_NAMES: Record<string, string> = {
   docx: 'Word',
 };
 
+function formatStorage(n: number): string {
+  return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GB` : formatBytes(n);
+}
+
 function formatDate(t: number): string {
   return new Date(t).toLocaleString('en', { dateStyle: 'medium', timeStyle: 'short' });
 }
@@ -163,8 +167,8 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
       )}
       {usage?.usage !== undefined && (
         <p className="hint">
-          Storage used: {formatBytes(usage.usage)}
-          {usage.quota ? ` of ${formatBytes(usage.quota)} this browser allows` : ''}
+          Storage used: {formatStorage(usage.usage)}
+          {usage.quota ? ` of ${formatStorage(usage.quota)} this browser allows` : ''}
         </p>
       )}
     </section>

@@ -2,6 +2,7 @@ import type { RevisionRecord, RunRecord } from '../storage/db';
 import { estimateRemaining, formatRemaining } from './format';
 import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
+import { RunDelete } from './RunDelete';
 
 interface Props {
   run: RunRecord;
@@ -14,6 +15,8 @@ interface Props {
   onPause(): void;
   onResume(): void;
   onCancel(): void;
+  /** Deletes the run with its revisions (offered when it is not reading). */
+  onDelete?(): void;
 }
 
 const STATUS_TEXT: Record<RunRecord['status'], string> = {
@@ -25,7 +28,7 @@ const STATUS_TEXT: Record<RunRecord['status'], string> = {
 };
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, text, writing, selected, onSelect, onPause, onResume, onCancel }: Props) {
+export function RunView({ run, runs, revisions, text, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
   const total = run.chunks.length;
   const read = revisions.length;
   const eta =
@@ -75,7 +78,13 @@ export function RunView({ run, runs, revisions, text, writing, selected, onSelec
             Cancel
           </button>
         )}
+        {run.status !== 'running' && onDelete && <RunDelete key={run.id} run={run} revisions={read} onDelete={onDelete} />}
       </div>
+      {run.status === 'paused' && run.error && (
+        <p role="alert" className="error">
+          The run is paused: {run.error}
+        </p>
+      )}
       {run.status === 'failed' && (
         <p role="alert" className="error">
           The run stopped: {run.error} Fix the cause, then press Resume to continue from chunk {run.nextChunk + 1}.

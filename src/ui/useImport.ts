@@ -30,12 +30,17 @@ export function useImport(): ImportState {
   const importFile = useCallback(
     async (file: File, engineId: string) => {
       setProgress({ name: file.name, stage: 'Reading the file', fraction: 0 });
+      // Progress comes on a port of its own: a last report may land after the result.
+      let finished = false;
       try {
-        const onProgress = Comlink.proxy((p: { stage: string; fraction: number }) => setProgress({ name: file.name, ...p }));
+        const onProgress = Comlink.proxy((p: { stage: string; fraction: number }) => {
+          if (!finished) setProgress({ name: file.name, ...p });
+        });
         // The File goes to the worker as a handle: its bytes are read there, never in this tab.
         const doc = await call(agent.ingest(file, engineId, { stripGutenberg }, onProgress));
         return doc;
       } finally {
+        finished = true;
         setVersion((v) => v + 1);
         setProgress(null);
       }

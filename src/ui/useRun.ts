@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { RevisionRecord, RunRecord } from '../storage/db';
+import type { RevisionRecord, RunRecord, RunStatus } from '../storage/db';
 import { onRunEvent, store } from './client';
 
 export interface RunView {
@@ -29,6 +29,8 @@ export function useRun(runId: string | null): RunView {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let loading = false;
     let again = false;
+    // A stop whose own write did not fit (storage full) is known only from its event; shown until storage moves on.
+    let stopped: { status: RunStatus; error: string } | null = null;
 
     const refresh = async () => {
       if (loading) {
@@ -37,7 +39,8 @@ export function useRun(runId: string | null): RunView {
       }
       loading = true;
       const s = await store;
-      const run = (await s.getRun(runId)) ?? null;
+      const stored = (await s.getRun(runId)) ?? null;
+      const run = stored && stopped && stored.status === 'running' ? { ...stored, ...stopped } : stored;
       const fresh = await s.listRevisionsFrom(runId, revisions.length);
       if (run && text === null) text = (await s.getText(run.documentId)) ?? null;
       if (fresh.length) revisions = [...revisions, ...fresh];
@@ -55,6 +58,7 @@ export function useRun(runId: string | null): RunView {
         const { index, text: written } = event;
         return setView((v) => ({ ...v, writing: { index, text: written } }));
       }
+      if (event.type === 'status') stopped = event.error && event.status !== 'running' ? { status: event.status, error: event.error } : null;
       timer ??= setTimeout(() => {
         timer = undefined;
         void refresh();

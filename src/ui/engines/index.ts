@@ -1,5 +1,6 @@
 import type { ComponentType } from 'react';
 import type { EngineConfig } from '../../engines/engine';
+import { OpenAISettings } from './OpenAISettings';
 
 /** The props of an engine's own settings form, shown under the Engine combobox when it is chosen. */
 export interface EngineSettingsProps {
@@ -8,4 +9,6 @@ export interface EngineSettingsProps {
 }
 
 /** Engine id → its settings form; engines without one need no choices. */
-export const ENGINE_SETTINGS: Readonly<Record<string, ComponentType<EngineSettingsProps>>> = {};
+export const ENGINE_SETTINGS: Readonly<Record<string, ComponentType<EngineSettingsProps>>> = {
+  openai: OpenAISettings,
+};

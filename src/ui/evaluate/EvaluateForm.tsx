@@ -65,7 +65,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     if (!Number.isInteger(seed) || seed < 0) return onInvalid('The seed must be a whole number, 0 or more.');
     onStart({
       engineId: engine?.id ?? '',
-      ...(model && { model }),
+      ...(model && { engineConfig: { model } }),
       mode,
       // In the order the task list shows them, whatever order they were ticked in.
       tasks: TASK_IDS.filter((t) => tasks.includes(t)),

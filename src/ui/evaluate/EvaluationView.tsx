@@ -45,7 +45,7 @@ export function EvaluationView({ evaluation, samples, step, engineLabel, onPause
       'application/json',
       reportJson({
         engine: evaluation.engineId,
-        ...(evaluation.model && { model: evaluation.model }),
+        ...(typeof evaluation.engineConfig?.model === 'string' && { model: evaluation.engineConfig.model }),
         haystack: haystackName(evaluation),
         spec,
         cells,
@@ -58,7 +58,7 @@ export function EvaluationView({ evaluation, samples, step, engineLabel, onPause
       <header className="run-head">
         <h2>
           {engineLabel}
-          {evaluation.model ? ` · ${evaluation.model}` : ''} · {spec.mode === 'memory' ? 'memory agent' : 'full context'}
+          {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} · {spec.mode === 'memory' ? 'memory agent' : 'full context'}
         </h2>
         <p className="hint">
           {spec.tasks.length} task{spec.tasks.length === 1 ? '' : 's'} × {spec.lengths.map(formatLength).join(', ')} ×{' '}

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// Runs the TypeScript CLI through tsx, so that it shares the app's own modules without a build step.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../src/cli/memagent.ts');

@@ -1,0 +1,20 @@
+import { expect, test } from '@playwright/test';
+import { plantedBook, readBook } from './helpers';
+test('probe', async ({ page }) => {
+  const t0 = Date.now();
+  await page.goto('/');
+  await expect(page.getByRole('combobox', { name: 'Engine' })).toHaveValue('extractive');
+  console.log('loaded', Date.now() - t0);
+  const t1 = Date.now();
+  await readBook(page, plantedBook(0.6), { chunkTokens: 100, wait: false });
+  console.log('ingested+started', Date.now() - t1);
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow'))).toBeGreaterThan(0);
+  console.log('first revision', Date.now() - t1, await progress.getAttribute('aria-valuemax'));
+  await page.getByRole('region', { name: 'Answer' }).getByText('4829137').waitFor({ timeout: 120_000 });
+  console.log('done', Date.now() - t1);
+  const t2 = Date.now();
+  await page.reload();
+  await expect(page.getByRole('combobox', { name: 'Engine' })).toHaveValue('extractive');
+  console.log('reload', Date.now() - t2, await page.evaluate(() => !!navigator.serviceWorker.controller));
+});

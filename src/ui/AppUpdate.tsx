@@ -1,0 +1,36 @@
+/// <reference types="vite-plugin-pwa/react" />
+import { useRegisterSW } from 'virtual:pwa-register/react';
+import './durability.css';
+
+const HOUR = 60 * 60 * 1000;
+
+/**
+ * Registers the service worker and offers a new version when one is waiting.
+ * The new version only takes over when the person presses Update: the page
+ * then reloads, and a run that was reading resumes from its next chunk.
+ * (Whether the app works offline is shown in the Storage region.)
+ */
+export function AppUpdate() {
+  const {
+    needRefresh: [needRefresh, setNeedRefresh],
+    updateServiceWorker,
+  } = useRegisterSW({
+    onRegisteredSW(_url, registration) {
+      // A tab left reading for hours still hears about a new version.
+      if (registration) setInterval(() => void registration.update().catch(() => undefined), HOUR);
+    },
+  });
+
+  if (!needRefresh) return null;
+  return (
+    <div role="status" aria-label="App update" className="app-status">
+      <span>A new version of memagent-web is ready. A run that is reading continues after the reload.</span>
+      <button type="button" onClick={() => void updateServiceWorker(true)}>
+        Update
+      </button>
+      <button type="button" onClick={() => setNeedRefresh(false)}>
+        Later
+      </button>
+    </div>
+  );
+}

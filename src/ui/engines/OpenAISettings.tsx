@@ -1,0 +1,178 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import type { EngineConfig } from '../../engines/engine';
+import type { ServerCheck } from '../../engines/openai';
+import { loadApiKey } from '../../storage/secrets';
+import { agent, call } from '../client';
+import type { EngineSettingsProps } from './index';
+
+/** vLLM's default address; llama.cpp serves on :8080, Ollama on :11434. */
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/v1';
+const KEY = 'memagent-openai-server';
+
+interface Fields {
+  baseUrl: string;
+  model: string;
+  /** As typed: empty means "as the server reports". */
+  contextWindow: string;
+}
+
+function saved(): Fields {
+  try {
+    const f = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Partial<Fields> | null;
+    return { baseUrl: f?.baseUrl ?? DEFAULT_BASE_URL, model: f?.model ?? '', contextWindow: f?.contextWindow ?? '' };
+  } catch {
+    return { baseUrl: DEFAULT_BASE_URL, model: '', contextWindow: '' };
+  }
+}
+
+/** What a run stores: the address, model and window, never the key. */
+function toConfig(f: Fields): EngineConfig {
+  const config: Record<string, string | number> = { baseUrl: f.baseUrl.trim() };
+  if (f.model.trim()) config.model = f.model.trim();
+  const window = Number(f.contextWindow);
+  if (f.contextWindow.trim() && Number.isInteger(window) && window > 0) config.contextWindow = window;
+  return config;
+}
+
+/**
+ * The connection to an OpenAI-compatible server: its address, model, key and
+ * context window, and a Connect button that asks the server what it serves.
+ * The key stays in this browser (its own IndexedDB database) and is read by the
+ * worker when it sends a request; runs and exports never hold it.
+ */
+export function OpenAISettings({ onChange }: EngineSettingsProps) {
+  const ids = { url: useId(), model: useId(), key: useId(), window: useId(), models: useId(), keyHint: useId() };
+  const [fields, setFields] = useState<Fields>(saved);
+  const [apiKey, setApiKey] = useState('');
+  const [checking, setChecking] = useState(false);
+  const [server, setServer] = useState<ServerCheck | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const keyTouched = useRef(false);
+
+  // The form starts from what was used last; the read form learns it at once.
+  useEffect(() => {
+    onChange(toConfig(fields));
+  }, []);
+
+  useEffect(() => {
+    keyTouched.current = false;
+    let current = true;
+    void loadApiKey(fields.baseUrl).then((k) => {
+      if (current && !keyTouched.current) setApiKey(k ?? '');
+    });
+    return () => {
+      current = false;
+    };
+  }, [fields.baseUrl]);
+
+  const update = (change: Partial<Fields>) => {
+    const next = { ...fields, ...change };
+    setFields(next);
+    setServer(null);
+    localStorage.setItem(KEY, JSON.stringify(next));
+    onChange(toConfig(next));
+  };
+
+  const saveKey = () => {
+    if (keyTouched.current) void call(agent.saveApiKey(fields.baseUrl, apiKey)).catch((e: Error) => setError(e.message));
+  };
+
+  const connect = async () => {
+    setChecking(true);
+    setError(null);
+    setServer(null);
+    try {
+      const found = await call(agent.connectServer(toConfig(fields), apiKey));
+      setServer(found);
+      // The server's own address and first model, where the person gave none.
+      if (found.baseUrl !== fields.baseUrl.trim() || found.model !== fields.model.trim()) {
+        const next = { ...fields, baseUrl: found.baseUrl, model: found.model };
+        setFields(next);
+        localStorage.setItem(KEY, JSON.stringify(next));
+        onChange(toConfig(next));
+      }
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setChecking(false);
+    }
+  };
+
+  return (
+    <div className="engine-settings">
+      <div className="field">
+        <label htmlFor={ids.url}>Base URL</label>
+        <input
+          id={ids.url}
+          type="url"
+          spellCheck={false}
+          value={fields.baseUrl}
+          placeholder={DEFAULT_BASE_URL}
+          onChange={(e) => update({ baseUrl: e.target.value })}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={ids.model}>Model</label>
+        <input
+          id={ids.model}
+          list={ids.models}
+          spellCheck={false}
+          value={fields.model}
+          placeholder="the first model the server lists"
+          onChange={(e) => update({ model: e.target.value })}
+        />
+        <datalist id={ids.models}>
+          {server?.models.map((m) => <option key={m.id} value={m.id} />)}
+        </datalist>
+      </div>
+      <div className="field">
+        <label htmlFor={ids.key}>API key</label>
+        <input
+          id={ids.key}
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          value={apiKey}
+          placeholder="none"
+          aria-describedby={ids.keyHint}
+          onChange={(e) => {
+            keyTouched.current = true;
+            setApiKey(e.target.value);
+          }}
+          onBlur={saveKey}
+        />
+        <p className="hint" id={ids.keyHint}>
+          Kept in this browser only, for this server; never stored with a run or exported.
+        </p>
+      </div>
+      <div className="field">
+        <label htmlFor={ids.window}>Context window (tokens)</label>
+        <input
+          id={ids.window}
+          type="number"
+          min={1024}
+          step={1024}
+          value={fields.contextWindow}
+          placeholder={server ? String(server.serverContextWindow) : 'as the server reports'}
+          onChange={(e) => update({ contextWindow: e.target.value })}
+        />
+      </div>
+      <div className="controls">
+        <button type="button" onClick={() => void connect()} disabled={checking}>
+          {checking ? 'Connecting…' : 'Connect'}
+        </button>
+      </div>
+      <p role="status" className="hint">
+        {server &&
+          `Connected: ${server.model} (context window ${server.serverContextWindow.toLocaleString('en')} tokens, ` +
+            `${server.counts.source === 'server' ? 'token counts from the server' : 'token counts estimated here with a 10% margin'}). ` +
+            (server.models.length > 1 ? `The server also serves ${server.models.filter((m) => m.id !== server.model).map((m) => m.id).join(', ')}.` : '')}
+      </p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,149 @@
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
+
+/** The corpus book, as its real bytes (BOM, CRLF, Gutenberg header), relative to the repository root. */
+const BOOK = '../shared/corpus/frankenstein.txt';
+const QUESTION = 'Which university did Victor become a student at when he was seventeen?';
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as people do, in its own process. */
+function memagent(args: string[], options: { onStderr?: (text: string) => void } = {}): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npx', ['tsx', 'src/cli/memagent.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      options.onStderr?.(stderr);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+interface Line {
+  type: string;
+  index?: number;
+  memory?: string;
+  answer?: string;
+  retries?: number;
+  chunks?: [number, number, number][];
+  question?: string;
+}
+
+function journal(path: string): Line[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
+}
+
+let server: OpenAITestServer;
+let dir: string;
+/** The uninterrupted read: what every other read must reproduce. */
+let reference: Line[];
+
+beforeAll(async () => {
+  server = await startOpenAIServer();
+  dir = mkdtempSync(join(tmpdir(), 'memagent-cli-'));
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('memagent CLI', () => {
+  it('reads Frankenstein end to end, printing progress and the answer, every revision in the journal', async () => {
+    const out = join(dir, 'whole.jsonl');
+    const before = server.chatRequests.length;
+    const r = await memagent(['read', BOOK, '--question', QUESTION, '--base-url', server.url, '--model', 'memagent-test', '--out', out]);
+    expect(r.stderr).toMatch(/frankenstein\.txt: [\d,]+ tokens in \d+ chunks of up to 5,000, memory 1,024 tokens; model memagent-test/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Ingolstadt');
+
+    reference = journal(out);
+    const [header, ...rest] = reference;
+    const chunks = header!.chunks!;
+    expect(header).toMatchObject({ type: 'memagent-read', question: QUESTION });
+    expect(chunks.length).toBeGreaterThan(15);
+    expect(r.stderr).toContain(`chunk ${chunks.length}/${chunks.length} (100%)`);
+    expect(rest.map((l) => l.index ?? l.type)).toEqual([...chunks.map((_, i) => i), 'answer']);
+    expect(rest.at(-1)!.answer).toBe(r.stdout.trim());
+    expect(server.chatRequests.slice(before).map((q) => q.status)).toEqual(Array(chunks.length + 1).fill(200));
+  });
+
+  it('after the server stops mid-read and comes back, --resume reads each remaining chunk once', async () => {
+    const flaky = await startOpenAIServer();
+    const out = join(dir, 'interrupted.jsonl');
+    try {
+      // The eighth request is held, then the server goes away under it.
+      const held = flaky.holdAfterNext(7);
+      const first = memagent(['read', BOOK, '-q', QUESTION, '--base-url', flaky.url, '--out', out, '--retries', '2', '--retry-delay', '50']);
+      await held;
+      await flaky.stop();
+      const stopped = await first;
+      expect(stopped.code).toBe(1);
+      expect(stopped.stderr).toMatch(/Gave up after 3 attempts/);
+      expect(stopped.stderr).toContain(`7 of ${reference[0]!.chunks!.length} chunks are saved in ${out}; run the same command with --resume to continue from chunk 8.`);
+      expect(journal(out).slice(1).map((l) => l.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      // A line half written when a process dies does not count.
+      appendFileSync(out, '{"type":"revision","index":7,"memo');
+
+      await flaky.start();
+      const resumed = await memagent(['read', BOOK, '--base-url', flaky.url, '--out', out, '--resume']);
+      expect(resumed.stderr).toContain('Resuming at chunk 8');
+      expect(resumed.code).toBe(0);
+      // Each chunk exactly once, and the same memories and answer as the read that was never interrupted.
+      expect(journal(out).map((l) => [l.type, l.index, l.memory, l.answer])).toEqual(reference.map((l) => [l.type, l.index, l.memory, l.answer]));
+      const served = flaky.chatRequests.filter((q) => q.status === 200).map((q) => q.section ?? 'final');
+      expect(served).toHaveLength(reference.length - 1);
+      expect(new Set(served).size).toBe(served.length);
+    } finally {
+      await flaky.stop();
+    }
+  });
+
+  it('refuses to overwrite a journal or to resume it for another question', async () => {
+    const out = join(dir, 'other.jsonl');
+    writeFileSync(out, `${JSON.stringify(reference[0])}\n`);
+    const [again, other] = await Promise.all([
+      memagent(['read', BOOK, '-q', QUESTION, '--base-url', server.url, '--out', out]),
+      memagent(['read', BOOK, '-q', 'Who is Elizabeth?', '--base-url', server.url, '--out', out, '--resume']),
+    ]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already holds a read. Continue it with --resume, start over with --force');
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('reads for another question');
+  });
+
+  it('evaluates with several samples in flight', async () => {
+    const slow = await startOpenAIServer({ tokenDelayMs: 1 });
+    try {
+      const json = join(dir, 'eval.json');
+      const r = await memagent([
+        'eval', '--base-url', slow.url, '--tasks', 'niah_single_1', '--lengths', '2k', '--samples', '4',
+        '--chunk', '1000', '--memory', '256', '--concurrency', '4', '--json', json,
+      ]);
+      expect(r.stderr).toContain('[4/4] niah_single_1 2K');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/4 samples, 4 at a time/);
+      expect(r.stdout).toMatch(/niah_single_1\s+100\.0/);
+      expect(slow.maxInFlight).toBe(4);
+      const report = JSON.parse(readFileSync(json, 'utf8')) as { samples: unknown[] };
+      expect(report.samples).toHaveLength(4);
+    } finally {
+      await slow.stop();
+    }
+  });
+});
