@@ -167,8 +167,8 @@ export async function openTab(
     tokenizerFor: qwen,
     publish: (event) => {
       log.publish(event);
-      // A BroadcastChannel reaches every other tab, not the sender.
-      for (const other of channel ?? []) if (other.name !== name) other.runner.handleControl(event);
+      // A BroadcastChannel reaches every other tab, not the sender, a task later.
+      for (const other of channel ?? []) if (other.name !== name) setTimeout(() => other.runner.handleControl(event), 0);
     },
     ...(options.locks ? { withLock: options.locks.forTab(name) } : {}),
   });

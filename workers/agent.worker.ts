@@ -4,6 +4,8 @@ import type { EngineConfig } from '../src/engines/engine';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
 import { type IngestRequest, Runner, type RunRequest } from '../src/runner/runner';
 import { type EvaluationRequest, evaluationService } from '../src/runner/evaluation';
+import type { ModelService } from '../src/runner/models';
+import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm-models';
 import { EVENTS_CHANNEL, type RunEvent, Store } from '../src/storage/db';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 
@@ -47,6 +49,11 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
   }
 }
 
+// The model manager loads on first use: a page without WebGPU never pays for it.
+let modelService: Promise<ModelService> | undefined;
+const models = () => (modelService ??= import('../src/runner/models').then((m) => new m.ModelService(store)));
+const watchers = new Map<number, () => void>();
+
 const api = {
   engines: async () => ENGINES,
   /** `onProgress` arrives as a Comlink.proxy from the page: the import bar follows it. */
@@ -70,6 +77,24 @@ const api = {
       return checkServer(config, storedKey(config));
     }),
   saveApiKey: (baseUrl: string, apiKey: string) => attempt(() => saveApiKey(baseUrl, apiKey)),
+  gpuCapability: () => attempt(async () => (await models()).capability()),
+  listModels: () => attempt(async () => (await models()).list()),
+  downloadModel: (id: string) => attempt(async () => (await models()).download(id)),
+  loadModel: (id: string) => attempt(async () => (await models()).load(id)),
+  deleteModel: (id: string) => attempt(async () => (await models()).remove(id)),
+  saveCustomModel: (spec: Omit<CustomModelSpec, 'id'>) => attempt(async () => (await models()).saveCustom(spec)),
+  removeCustomModel: (id: string) => attempt(async () => (await models()).removeCustom(id)),
+  /** `listener` is a Comlink.proxy: every download and load reports to it, also those a run starts. Returns a handle for unwatchModels. */
+  watchModels: async (listener: (p: ModelProgress) => unknown) => {
+    const stop = (await models()).watch((p) => void Promise.resolve(listener(p)).catch(() => undefined));
+    const handle = watchers.size + Date.now();
+    watchers.set(handle, stop);
+    return handle;
+  },
+  unwatchModels: async (handle: number) => {
+    watchers.get(handle)?.();
+    watchers.delete(handle);
+  },
 };
 
 export type AgentApi = typeof api;

@@ -15,7 +15,7 @@ import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { formatLength, parseLengths } from '../eval/lengths';
 import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../eval/report';
-import { type ReadingMode, runSweep, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
+import { planSweep, type ReadingMode, runSweep, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 
@@ -76,7 +76,7 @@ const OPTIONS = {
 
 function parse(argv: string[]) {
   const values = options(argv);
-  const tasks = values.tasks ? values.tasks.split(',').map((t) => t.trim()).filter(Boolean) : [...TASK_IDS];
+  const tasks = values.tasks ? [...new Set(values.tasks.split(',').map((t) => t.trim()).filter(Boolean))] : [...TASK_IDS];
   const unknown = tasks.filter((t) => !isTaskId(t));
   if (unknown.length) throw new UsageError(`Unknown task ${unknown.join(', ')}. Tasks: ${TASK_IDS.join(', ')}.`);
   if (values.mode !== 'memory' && values.mode !== 'full') throw new UsageError(`--mode is memory or full, got "${values.mode}".`);
@@ -148,7 +148,7 @@ async function main(argv: string[]): Promise<number> {
       `essay haystack ${essay.name}; ${spec.samples} sample${spec.samples === 1 ? '' : 's'} per cell, seed ${spec.seed}.\n\n`,
   );
   const results: SampleResult[] = [];
-  const total = spec.tasks.length * spec.lengths.length * spec.samples;
+  const total = planSweep(spec).length;
   const tty = process.stderr.isTTY;
   try {
     const sweep = runSweep(spec, {

@@ -7,6 +7,13 @@ export interface Engine extends TextGenerator {
   /** Tokens one request may hold, prompt and reply together. */
   readonly contextWindow: number;
   readonly tokenizer: Tokenizer;
+  /**
+   * For engines whose window is set at load (WebLLM): load with room for
+   * `contextTokens`, the run's planned step, before its first request.
+   */
+  prepare?(contextTokens: number, signal?: AbortSignal): Promise<void>;
+  /** After a DeviceLostError: free what is left so the next request loads afresh; `attempt` counts losses in a row. */
+  recover?(attempt: number): Promise<void>;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Engine, EngineConfig, EngineInfo } from './engine';
 import { EXTRACTIVE_INFO, ExtractiveEngine } from './extractive';
 import { type ApiKeySource, checkServer as checkOpenAIServer, createOpenAIEngine, OPENAI_INFO, type OpenAIOptions, openAIConfig, type ServerCheck } from './openai';
 import { loadQwenTokenizer } from './qwen-tokenizer';
+import { WEBLLM_INFO } from './webllm-models';
 
 /** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */
 export interface EngineOptions extends OpenAIOptions {
@@ -31,6 +32,13 @@ const ENTRIES: readonly EngineEntry[] = [
     create: async (config, options = {}) => createOpenAIEngine(openAIConfig(config, options.apiKey), await loadQwenTokenizer(), options),
     // Qwen's vocabulary; the engine measures the server's own counts against it when it connects.
     tokenizer: () => loadQwenTokenizer(),
+  },
+  {
+    info: WEBLLM_INFO,
+    // WebLLM's 6.8 MB bundle loads only here, in the worker, once a WebLLM run needs it.
+    create: async (config) => (await import('./webllm')).createWebLLMEngine(config),
+    // The model's own tokenizer.json, from WebLLM's cache (fetched into it if missing).
+    tokenizer: async (config) => (await import('./webllm')).webllmTokenizer(config),
   },
 ];
 

@@ -1,4 +1,4 @@
-import type { EngineConfig } from './engine';
+import type { EngineConfig, EngineInfo } from './engine';
 import type { GpuCapability } from './webgpu';
 
 /** The fields of a WebLLM model record that this app reads. */
@@ -45,6 +45,13 @@ export interface ModelProgress {
   fraction: number;
   text: string;
 }
+
+export const WEBLLM_INFO: EngineInfo = {
+  id: 'webllm',
+  label: 'WebLLM (WebGPU)',
+  description:
+    'Qwen2.5 (0.5B–7B) or a converted RL-MemAgent-7B on your GPU, in this browser: nothing leaves the device. The model is downloaded once (see Models).',
+};
 
 export const DEFAULT_MODEL_ID = 'Qwen2.5-7B-Instruct-q4f16_1-MLC';
 /** Qwen2.5's own config allows 32K; WebLLM's prebuilt list overrides it to 4096, which we never use. */

@@ -54,6 +54,8 @@ export class RunRequestError extends Error {
 export class Runner {
   private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly engines = new Map<string, Promise<Engine>>();
+  /** GPU device losses in a row per run, reset by each committed revision. */
+  private readonly recoveries = new Map<string, number>();
 
   constructor(private readonly deps: RunnerDeps) {}
 
@@ -280,7 +282,9 @@ export class Runner {
     const current = this.active.get(runId);
     if (current && !current.controller.signal.aborted) return current.done;
     const controller = new AbortController();
-    const work = () => this.read(runId, controller.signal);
+    const work = async () => {
+      while (await this.read(runId, controller.signal)); // true: the engine recovered from a device loss, so read on
+    };
     const done = (current?.done ?? Promise.resolve())
       .then(() => (this.deps.withLock ? this.deps.withLock(`memagent-run-${runId}`, work) : work()))
       .finally(() => {
@@ -290,16 +294,19 @@ export class Runner {
     return done;
   }
 
-  private async read(runId: string, signal: AbortSignal): Promise<void> {
+  private async read(runId: string, signal: AbortSignal): Promise<boolean | void> {
     const { store, publish } = this.deps;
     // State is read after the lock is held: another writer may have moved the run on.
     let run = await store.getRun(runId);
     if (!run || run.status !== 'running' || signal.aborted) return;
     let writing: WritingStream | undefined;
+    let recoverable: Engine | undefined;
     try {
       const text = await store.getText(run.documentId);
       if (text === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
       const engine = await this.engine(run.engineId, run.engineConfig);
+      recoverable = engine;
+      await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
       const loop = memoryLoop({
         text,
@@ -332,11 +339,15 @@ export class Runner {
               completionTokens: event.result.usage.completionTokens,
               ms: event.ms,
               finishReason: event.result.finishReason,
-              retries: event.result.retries ?? 0,
+              retries: (event.result.retries ?? 0) + (this.recoveries.get(runId) ?? 0),
+              prefillTokensPerSecond: event.result.usage.prefillTokensPerSecond,
+              decodeTokensPerSecond: event.result.usage.decodeTokensPerSecond,
+              timeToFirstTokenSeconds: event.result.usage.timeToFirstTokenSeconds,
               committedAt: Date.now(),
             },
             event.memory,
           );
+          this.recoveries.delete(runId);
           publish({ type: 'revision', runId, index: event.index });
         } else {
           await store.updateRun(runId, () => ({
@@ -352,6 +363,20 @@ export class Runner {
     } catch (e) {
       if (isAbortError(e) || signal.aborted) return; // pause or cancel already recorded the status
       if (e instanceof StaleRunError) return; // another writer owns this run
+      if (e instanceof Error && e.name === 'DeviceLostError') {
+        // Up to 3 losses in a row: reload the engine and read on from the last stored revision.
+        const attempt = (this.recoveries.get(runId) ?? 0) + 1;
+        if (recoverable?.recover && attempt <= 3) {
+          this.recoveries.set(runId, attempt);
+          await recoverable.recover(attempt).catch(() => undefined);
+          return true;
+        }
+        this.recoveries.delete(runId);
+        const message = `${e.message} The GPU was lost ${attempt} times in a row, so the run is paused; press Resume to try again.`;
+        await store.setRunStatus(runId, 'paused', message);
+        publish({ type: 'status', runId, status: 'paused', error: message });
+        return;
+      }
       if (e instanceof StorageFullError) {
         // The failed step rolled back whole; the run waits for room instead of failing.
         const message = `${e.message} Then press Resume: everything read so far is kept.`;

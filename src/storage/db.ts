@@ -1,12 +1,14 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
 import type { DocumentRecord, MemoryRecord, RevisionRecord, RunRecord, RunStatus, StrippedText } from './schema';
 import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
+import type { CustomModelRecord } from './model-schema';
 
 export * from './schema';
 export * from './evaluation-schema';
+export * from './model-schema';
 
 export const DB_NAME = 'memagent';
-export const DB_VERSION = 2;
+export const DB_VERSION = 3;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
@@ -16,6 +18,7 @@ interface MemagentDB extends DBSchema {
   memories: { key: [string, number]; value: MemoryRecord };
   evaluations: { key: string; value: EvaluationRecord };
   evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord };
+  customModels: { key: string; value: CustomModelRecord };
 }
 
 export class StaleRunError extends Error {
@@ -55,7 +58,7 @@ export class Store {
 
   static async open(name = DB_NAME): Promise<Store> {
     const db = await openDB<MemagentDB>(name, DB_VERSION, {
-      upgrade(db, oldVersion) {
+      async upgrade(db, oldVersion, _newVersion, transaction) {
         // Each step upgrades one version, so any older database reaches the current one.
         if (oldVersion < 1) {
           db.createObjectStore('documents', { keyPath: 'id' });
@@ -64,9 +67,24 @@ export class Store {
           db.createObjectStore('revisions', { keyPath: ['runId', 'index'] });
           db.createObjectStore('memories', { keyPath: ['runId', 'index'] });
         }
+        if (!db.objectStoreNames.contains('memories')) {
+          // The earliest version-1 databases kept each memory inside its revision: move them out.
+          const memories = db.createObjectStore('memories', { keyPath: ['runId', 'index'] });
+          let cursor = await transaction.objectStore('revisions').openCursor();
+          while (cursor) {
+            const { memory, ...old } = cursor.value as Partial<RevisionRecord> & Pick<RevisionRecord, 'runId' | 'index'> & { memory?: string };
+            await memories.add({ runId: old.runId, index: old.index, memory: memory ?? '' });
+            // Fields that version did not record yet; 0 is what the timeline shows for them.
+            await cursor.update({ ...old, wordsAdded: old.wordsAdded ?? 0, wordsRemoved: old.wordsRemoved ?? 0, retries: old.retries ?? 0 } as RevisionRecord);
+            cursor = await cursor.continue();
+          }
+        }
         if (oldVersion < 2) {
           db.createObjectStore('evaluations', { keyPath: 'id' });
           db.createObjectStore('evaluationSamples', { keyPath: ['evaluationId', 'ordinal'] });
+        }
+        if (oldVersion < 3) {
+          db.createObjectStore('customModels', { keyPath: 'id' });
         }
       },
     });
@@ -329,5 +347,18 @@ export class Store {
   async listEvaluationOrdinals(evaluationId: string): Promise<number[]> {
     const keys = await this.db.getAllKeys('evaluationSamples', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
     return keys.map(([, ordinal]) => ordinal);
+  }
+
+  /** Models added by URL, oldest first. */
+  async listCustomModels(): Promise<CustomModelRecord[]> {
+    return (await this.db.getAll('customModels')).sort((a, b) => a.addedAt - b.addedAt);
+  }
+
+  async putCustomModel(model: CustomModelRecord): Promise<void> {
+    await this.db.put('customModels', model);
+  }
+
+  async deleteCustomModel(id: string): Promise<void> {
+    await this.db.delete('customModels', id);
   }
 }

@@ -57,6 +57,9 @@ const RevisionSchema = v.object({
   finishReason: v.picklist(['stop', 'length', 'abort']),
   retries: count,
   committedAt: num,
+  prefillTokensPerSecond: v.optional(num),
+  decodeTokensPerSecond: v.optional(num),
+  timeToFirstTokenSeconds: v.optional(num),
 });
 
 const ExportSchema = v.pipe(

@@ -89,6 +89,10 @@ export interface RevisionRecord {
   /** Attempts that failed before this one succeeded. */
   retries: number;
   committedAt: number;
+  /** Speeds an engine reports (WebLLM); absent for engines that don't. */
+  prefillTokensPerSecond?: number;
+  decodeTokensPerSecond?: number;
+  timeToFirstTokenSeconds?: number;
 }
 
 export interface MemoryRecord {

@@ -1,0 +1,75 @@
+import { expect, type Page, test } from '@playwright/test';
+import { PLANTED, plantedBook, range, readBook, storedRevisionIndexes } from './helpers';
+
+// The same ports playwright.config.ts gives the test servers: one beside the page's port, and one after it without CORS.
+const pagePort = Number(process.env.E2E_PORT ?? 4173);
+const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? pagePort + 17);
+const SERVER = `http://127.0.0.1:${openaiPort}/v1`;
+const REFUSING = `http://127.0.0.1:${openaiPort + 1}/v1`;
+const KEY = 'sk-e2e-kept-local';
+
+async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });
+  await page.getByLabel('Base URL').fill(baseUrl);
+  if (key) await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Connect' }).click();
+}
+
+/** Every stored run and revision, as JSON: what an export is built from. */
+function storedRunsAndRevisions(page: Page): Promise<{ runs: string; retries: number[] }> {
+  return page.evaluate(
+    () =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(['runs', 'revisions'], 'readonly');
+          const runs = tx.objectStore('runs').getAll();
+          const revisions = tx.objectStore('revisions').getAll();
+          tx.oncomplete = () => {
+            open.result.close();
+            resolve({ runs: JSON.stringify(runs.result), retries: (revisions.result as { retries: number }[]).map((r) => r.retries) });
+          };
+        };
+      }),
+  );
+}
+
+test('reads a book through an OpenAI-compatible server, retrying a busy one', async ({ page, request }) => {
+  const stats = async () => (await (await request.get(`http://127.0.0.1:${openaiPort}/__test/stats`)).json()) as { chatCompletions: number };
+  const before = (await stats()).chatCompletions;
+  await page.goto('/');
+  await chooseServer(page, SERVER, KEY);
+  await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText(
+    'Connected: memagent-test (context window 32,768 tokens, token counts from the server)',
+  );
+  await expect(page.getByLabel('Model')).toHaveValue('memagent-test');
+
+  // The first step meets a busy server and is repeated after its Retry-After.
+  await request.post(`http://127.0.0.1:${openaiPort}/__test/fail`, { data: { failures: [{ kind: 429, retryAfter: 0.2 }] } });
+  await readBook(page, plantedBook(0.6));
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  const max = Number(await progress.getAttribute('aria-valuemax'));
+  expect(max).toBeGreaterThan(10);
+  expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
+  // Every chunk and the answer went to the server, once each.
+  expect((await stats()).chatCompletions - before).toBe(max + 1);
+  const stored = await storedRunsAndRevisions(page);
+  expect(stored.retries[0]).toBe(1);
+  expect(stored.retries.slice(1).every((r) => r === 0)).toBe(true);
+  // The run keeps the server's address to resume with, never the key.
+  expect(stored.runs).toContain(SERVER);
+  expect(stored.runs).not.toContain(KEY);
+});
+
+test("a server that does not allow the page's origin: the alert says what to configure", async ({ page }) => {
+  await page.goto('/');
+  await chooseServer(page, REFUSING);
+  const alert = page.getByRole('alert');
+  await expect(alert).toContainText('(CORS)');
+  await expect(alert).toContainText(`this page's origin, http://127.0.0.1:${pagePort}`);
+  await expect(alert).toContainText(`--allowed-origins '["http://127.0.0.1:${pagePort}"]'`);
+  await expect(alert).toContainText(`OLLAMA_ORIGINS=http://127.0.0.1:${pagePort}`);
+});

@@ -1,0 +1,405 @@
+import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../core/generation';
+import type { Tokenizer } from '../core/tokenizer';
+import type { Engine, EngineConfig } from './engine';
+import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError } from './model-download';
+import { checkWebGPU, type GpuCapability } from './webgpu';
+import { loadModelTokenizer } from './webllm-tokenizer';
+import {
+  appConfigFor,
+  chooseModel,
+  entryFromConfig,
+  type ModelEntry,
+  prebuiltModels,
+  QWEN_CONTEXT_LIMIT,
+  reportModelProgress,
+} from './webllm-models';
+
+/** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
+export const MIN_WINDOW = 8192;
+
+/** The slice of WebLLM's MLCEngine used here; unit tests put a stub in its place. */
+export interface Mlc {
+  reload(modelId: string, chatOpts?: Record<string, unknown>): Promise<void>;
+  unload(): Promise<void>;
+  interruptGenerate(): unknown;
+  chat: { completions: { create(request: Record<string, unknown>): Promise<AsyncIterable<StreamChunk>> } };
+}
+
+export interface StreamChunk {
+  choices: { delta?: { content?: string | null }; finish_reason?: string | null }[];
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    extra?: { prefill_tokens_per_s?: number; decode_tokens_per_s?: number; time_to_first_token_s?: number };
+  };
+}
+
+export type MlcFactory = (appConfig: ReturnType<typeof appConfigFor>, onProgress: (r: { progress: number; text: string }) => void) => Promise<Mlc>;
+
+const webllmFactory: MlcFactory = async (appConfig, onProgress) => {
+  const { MLCEngine } = await import('@mlc-ai/web-llm');
+  return new MLCEngine({ appConfig, initProgressCallback: onProgress, logLevel: 'WARN' }) as unknown as Mlc;
+};
+
+function named(name: string, message: string): Error {
+  const e = new Error(message);
+  e.name = name;
+  return e;
+}
+
+/** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next. */
+export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number): Error {
+  if (!(e instanceof Error)) return new Error(String(e));
+  const detail = e.message.split('\n')[0];
+  switch (e.name) {
+    case 'AbortError':
+    case 'ModelDownloadError':
+    case 'WebGPUUnavailableError':
+      return e;
+    case 'WebGPUNotAvailableError':
+    case 'WebGPUNotFoundError':
+      return named('WebGPUUnavailableError', 'WebGPU stopped being available to this page. Reload the page; if it persists, choose another engine.');
+    case 'ShaderF16SupportError':
+    case 'FeatureSupportError':
+      return named(e.name, `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Choose the q4f32_1 build of the model instead.`);
+    case 'DeviceLostError':
+    case 'ModelNotLoadedError':
+      return named(
+        'DeviceLostError',
+        'The GPU stopped responding (device lost), most often because it ran out of memory. Close other tabs that use the GPU, or choose a smaller model or chunk size.',
+      );
+    case 'ContextWindowSizeExceededError':
+      return named(
+        e.name,
+        `This step's prompt does not fit in the ${window ?? ''}-token context window the model was loaded with (${detail}). Choose a smaller chunk size or memory size and start the run again.`,
+      );
+    case 'QuotaExceededError':
+      return new ModelDownloadError('There is not enough storage for this model. Choose a smaller model, or delete models you no longer need, then try again.', 'quota');
+  }
+  if (phase === 'load' && (/^(CompileError|LinkError|RuntimeError)$/.test(e.name) || /WebAssembly|wasm|Cannot find function|not a function/i.test(detail ?? ''))) {
+    return named(
+      'ModelLibraryError',
+      `The model library ${model.libUrl} could not be loaded (${e.name}: ${detail}). It must be a WebLLM model library (.wasm) built for this model and for WebLLM 0.2.86; ` +
+        'a converted RL-MemAgent-7B uses the Qwen2-7B-Instruct library of the same quantisation. Check the model library URL in Models.',
+    );
+  }
+  if (/device.*lost|lost.*device/i.test(detail ?? '')) return explainError(named('DeviceLostError', detail ?? ''), model, phase, window);
+  if (e.name === 'TypeError' && /fetch|network/i.test(detail ?? '')) {
+    return new ModelDownloadError(`A model file could not be fetched (${detail}). Check the network, or download the model in Models first.`, 'network');
+  }
+  return named(e.name, `WebLLM ${phase === 'load' ? 'could not load the model' : 'failed while writing'}: ${detail}`);
+}
+
+/** A lock whose waiters can give up: a paused run must not wait for another run's step. */
+class Lock {
+  private tail: Promise<void> = Promise.resolve();
+
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const before = this.tail;
+    this.tail = before.then(() => mine);
+    if (!signal) {
+      await before;
+      return release;
+    }
+    signal.throwIfAborted();
+    let onAbort: () => void = () => undefined;
+    try {
+      await Promise.race([before, new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(abortError())), { once: true }))]);
+    } catch (e) {
+      before.then(release, release); // keep the queue moving once it would have been our turn
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    return release;
+  }
+}
+
+/**
+ * The one model on the GPU in this worker. Every load and every request goes
+ * through its lock, so a reload never cuts into a step being written.
+ */
+export class GpuSession {
+  private mlc: Mlc | undefined;
+  private loaded: { id: string; window: number } | undefined;
+  private readonly lock = new Lock();
+  private readonly downloads = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly factory: MlcFactory = webllmFactory) {}
+
+  get current(): { id: string; window: number } | undefined {
+    return this.loaded;
+  }
+
+  /** Fetches what is missing into WebLLM's caches; one download per model at a time. */
+  download(model: ModelEntry, signal?: AbortSignal): Promise<unknown> {
+    let d = this.downloads.get(model.id);
+    if (!d) {
+      const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
+        reportModelProgress({ modelId: model.id, phase: 'download', state, fraction, text });
+      d = downloadModel(model, { signal, onProgress: (p) => report('working', p.fraction, p.text) }).then(
+        (r) => (report('done', 1, 'All files are downloaded'), r),
+        (e: unknown) => {
+          report('failed', 0, e instanceof Error ? e.message : String(e));
+          throw e;
+        },
+      );
+      d.catch(() => undefined).finally(() => this.downloads.delete(model.id));
+      this.downloads.set(model.id, d);
+    }
+    return d;
+  }
+
+  /** Loads `model` with at least `window` tokens of context; a smaller window already loaded means a reload. */
+  async ensure(model: ModelEntry, window: number, signal?: AbortSignal): Promise<void> {
+    const release = await this.lock.acquire(signal);
+    try {
+      await this.load(model, window, signal);
+    } finally {
+      release();
+    }
+  }
+
+  private async load(model: ModelEntry, window: number, signal?: AbortSignal): Promise<Mlc> {
+    if (this.mlc && this.loaded?.id === model.id && this.loaded.window >= window) return this.mlc;
+    await this.download(model, signal);
+    signal?.throwIfAborted();
+    await this.reset();
+    const progress = (fraction: number, text: string, state: 'working' | 'done' | 'failed' = 'working') =>
+      reportModelProgress({ modelId: model.id, phase: 'load', state, fraction, text });
+    progress(0, `Loading ${model.label} onto the GPU with a ${window}-token context`);
+    try {
+      const mlc = await this.factory(appConfigFor(model), (r) => progress(r.progress, r.text));
+      // context_window_size is merged over the model's config: the prebuilt 4096 never applies.
+      await mlc.reload(model.id, { context_window_size: window });
+      this.mlc = mlc;
+      this.loaded = { id: model.id, window };
+      progress(1, `${model.label} is loaded (${window}-token context)`, 'done');
+      return mlc;
+    } catch (e) {
+      const err = explainError(e, model, 'load', window);
+      progress(0, err.message, 'failed');
+      await this.reset();
+      throw err;
+    }
+  }
+
+  /** Frees the GPU; the next request loads again (after a device loss, say). */
+  async reset(): Promise<void> {
+    const mlc = this.mlc;
+    this.mlc = undefined;
+    this.loaded = undefined;
+    await mlc?.unload().catch(() => undefined);
+  }
+
+  async unloadIf(modelId: string): Promise<void> {
+    if (this.loaded?.id !== modelId) return;
+    const release = await this.lock.acquire();
+    try {
+      if (this.loaded?.id === modelId) await this.reset();
+    } finally {
+      release();
+    }
+  }
+
+  /** One streamed request; Pause or Cancel interrupt it between two decode steps. */
+  async generate(model: ModelEntry, window: number, messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    const { signal } = options;
+    const release = await this.lock.acquire(signal);
+    let mlc: Mlc;
+    try {
+      mlc = await this.load(model, window, signal);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    const loadedWindow = this.loaded?.window ?? window;
+    const interrupt = () => void mlc.interruptGenerate();
+    signal?.addEventListener('abort', interrupt, { once: true });
+    try {
+      if (signal?.aborted) throw abortError();
+      const request: Record<string, unknown> = {
+        messages: messages.map((m) => ({ role: m.role, content: m.content })),
+        max_tokens: options.maxTokens, // WebLLM's default is unlimited
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      if (options.temperature !== undefined) request.temperature = options.temperature;
+      if (options.topP !== undefined) request.top_p = options.topP;
+      if (options.seed !== undefined && options.seed !== null) request.seed = options.seed;
+      let text = '';
+      let finish: FinishReason = 'stop';
+      let usage: StreamChunk['usage'];
+      for await (const chunk of await mlc.chat.completions.create(request)) {
+        const choice = chunk.choices[0];
+        const delta = choice?.delta?.content;
+        if (delta) {
+          text += delta;
+          options.onToken?.(delta);
+        }
+        if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : choice.finish_reason === 'abort' ? 'abort' : 'stop';
+        if (chunk.usage) usage = chunk.usage;
+      }
+      if (signal?.aborted) finish = 'abort';
+      const result: GenerateResult = { text, finishReason: finish, usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0 } };
+      const extra = usage?.extra;
+      if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
+      if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
+      if (extra?.time_to_first_token_s !== undefined) result.usage.timeToFirstTokenSeconds = extra.time_to_first_token_s;
+      return result;
+    } catch (e) {
+      if (signal?.aborted) throw abortError();
+      const err = explainError(e, model, 'generate', loadedWindow);
+      if (err.name === 'DeviceLostError') await this.reset(); // what is on the GPU is gone
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', interrupt);
+      release();
+    }
+  }
+}
+
+/** The session every WebLLM engine of this worker shares. */
+export const session = new GpuSession();
+
+function roundUp(n: number, step: number): number {
+  return Math.ceil(n / step) * step;
+}
+
+/**
+ * A Qwen2.5 model on WebGPU, run by WebLLM's MLCEngine in this worker. The
+ * context window is planned per run (`prepare`) rather than taken from
+ * WebLLM's 4096 default.
+ */
+export class WebLLMEngine implements Engine {
+  readonly id = 'webllm';
+  /** What the budget planner may fill: the model's limit less the chat template around the prompt. */
+  readonly contextWindow: number;
+  private planned = 0;
+  private shrink = false;
+
+  constructor(
+    readonly tokenizer: Tokenizer,
+    readonly model: ModelEntry,
+    /** The model's own context limit. */
+    readonly limit: number,
+    /** Tokens the chat template adds around the user message (counted generously). */
+    readonly overhead: number,
+    private readonly gpu: GpuSession = session,
+  ) {
+    this.contextWindow = limit - overhead;
+  }
+
+  /**
+   * The window for a request of `tokens` (prompt and reply): at least 8192,
+   * in steps of 1024 so that nearby plans share a load. After repeated device
+   * losses, only what the run needs, rounded to 256.
+   */
+  windowFor(tokens: number): number {
+    const need = tokens + this.overhead;
+    return Math.min(this.limit, this.shrink ? roundUp(need, 256) : Math.max(MIN_WINDOW, roundUp(need, 1024)));
+  }
+
+  /** Loads the model before a run with the window its budget plan needs. */
+  async prepare(contextTokens: number, signal?: AbortSignal): Promise<void> {
+    this.planned = this.windowFor(contextTokens);
+    await this.gpu.ensure(this.model, this.planned, signal);
+  }
+
+  /** After a device loss: frees the GPU; from the second loss in a row, loads with a smaller window. */
+  async recover(attempt: number): Promise<void> {
+    this.shrink = attempt >= 2;
+    this.planned = 0;
+    await this.gpu.reset();
+  }
+
+  async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    if (options.signal?.aborted) throw abortError();
+    const prompt = messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0);
+    if (prompt + options.maxTokens + this.overhead > this.limit) {
+      throw named(
+        'ContextWindowSizeExceededError',
+        `This step needs ${prompt + options.maxTokens + this.overhead} tokens (prompt, reply and chat template), more than ${this.model.label}'s limit of ${this.limit}. Choose a smaller chunk size or memory size.`,
+      );
+    }
+    const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
+    const result = await this.gpu.generate(this.model, window, messages, options);
+    if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
+    if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
+    return result;
+  }
+}
+
+/** Tokens the conversation template adds around one user message, counted as plain text: never fewer than the model's own. */
+export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer): number {
+  const t = (config.conv_template ?? {}) as Partial<{
+    system_template: string;
+    system_message: string;
+    roles: Record<string, string>;
+    seps: string[];
+    role_content_sep: string;
+    role_empty_sep: string;
+  }>;
+  const text =
+    (t.system_template ?? '').replace('{system_message}', t.system_message ?? '') +
+    (t.roles?.user ?? '') +
+    (t.role_content_sep ?? '') +
+    (t.seps?.join('') ?? '') +
+    (t.roles?.assistant ?? '') +
+    (t.role_empty_sep ?? '');
+  return Math.max(32, tokenizer.count(text) + 8);
+}
+
+export interface WebLLMDeps {
+  checkGpu(): Promise<GpuCapability>;
+  models(): Promise<ModelEntry[]>;
+  loadTokenizer(bytes: ArrayBuffer, name: string): Promise<Tokenizer>;
+  session: GpuSession;
+}
+
+const defaultDeps: WebLLMDeps = { checkGpu: () => checkWebGPU(), models: prebuiltModels, loadTokenizer: loadModelTokenizer, session };
+
+/** The model a config names, as it will run on this GPU, with its config and tokenizer read (downloaded if needed). */
+export async function resolveModel(config: EngineConfig | undefined, deps: WebLLMDeps = defaultDeps) {
+  // Nothing is downloaded where the model could not run.
+  const gpu = await deps.checkGpu();
+  if (gpu.status !== 'ok') throw named('WebGPUUnavailableError', gpu.message ?? 'WebGPU is not available.');
+  const entries = await deps.models();
+  const asked = entryFromConfig(config, entries);
+  let model = chooseModel(asked.id, entries, gpu).entry ?? asked;
+  const { config: chat, tokenizer } = await ensureConfigAndTokenizer(model);
+  if (model.needsF16 === undefined) model = { ...model, needsF16: /f16/.test(chat.quantization ?? model.id) };
+  if (model.needsF16 && !gpu.shaderF16) {
+    throw named('ShaderF16SupportError', `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Use a q4f32_1 conversion of the model instead.`);
+  }
+  const own = chat.context_window_size && chat.context_window_size > 0 ? chat.context_window_size : QWEN_CONTEXT_LIMIT;
+  const limit = model.custom ? (model.contextLimit ?? own) : own;
+  return { model, chat, tokenizerBytes: tokenizer, limit };
+}
+
+const tokenizers = new Map<string, Promise<Tokenizer>>();
+
+function tokenizerOf(model: ModelEntry, bytes: ArrayBuffer, deps: WebLLMDeps): Promise<Tokenizer> {
+  const key = model.modelUrl;
+  let t = tokenizers.get(key);
+  if (!t) {
+    t = deps.loadTokenizer(bytes, model.id);
+    t.catch(() => tokenizers.delete(key));
+    tokenizers.set(key, t);
+  }
+  return t;
+}
+
+export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps = defaultDeps): Promise<WebLLMEngine> {
+  const { model, chat, tokenizerBytes, limit } = await resolveModel(config, deps);
+  const tokenizer = await tokenizerOf(model, tokenizerBytes, deps);
+  return new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer), deps.session);
+}
+
+/** The tokenizer runs on this engine are chunked with: the model's own tokenizer.json. */
+export async function webllmTokenizer(config?: EngineConfig, deps: WebLLMDeps = defaultDeps): Promise<Tokenizer> {
+  const { model, tokenizerBytes } = await resolveModel(config, deps);
+  return tokenizerOf(model, tokenizerBytes, deps);
+}
