@@ -10,6 +10,9 @@ const outDir = process.env.E2E_DIST ?? 'dist';
 // The OpenAI-compatible test server sits beside the page's port (4190 beside 4173), so side-by-side runs do not share one;
 // the port after it serves without CORS headers.
 const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? port + 17);
+// The stand-in model host for the WebLLM tests (4195 beside 4173).
+const modelPort = Number(process.env.E2E_MODEL_PORT ?? port + 22);
+const chromiumArgs = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 export default defineConfig({
   testDir: 'e2e',
@@ -24,15 +27,14 @@ export default defineConfig({
     trace: 'off',
     launchOptions: {
       executablePath,
-      args: [
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
+      args: chromiumArgs,
     },
   },
+  projects: [
+    { name: 'default', testIgnore: /webllm\.spec\.ts$/ },
+    // WebGPU through SwiftShader (a software adapter, no shader-f16) only with this flag; without it there is no adapter.
+    { name: 'webgpu', testMatch: /webllm\.spec\.ts$/, use: { launchOptions: { executablePath, args: [...chromiumArgs, '--enable-unsafe-webgpu'] } } },
+  ],
   webServer: [
     {
       command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir} --bypass-lock`,
@@ -43,6 +45,12 @@ export default defineConfig({
     {
       command: `npx tsx test/support/serve-openai.ts --port ${openaiPort} --refusing-port ${openaiPort + 1} --allowed-origin http://127.0.0.1:${port} --api-key sk-e2e-kept-local`,
       url: `http://127.0.0.1:${openaiPort}/v1/models`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 60_000,
+    },
+    {
+      command: `npx tsx test/support/serve-models.ts --port ${modelPort}`,
+      url: `http://127.0.0.1:${modelPort}/__log`,
       reuseExistingServer: !process.env.CI,
       timeout: 60_000,
     },

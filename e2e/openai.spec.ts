@@ -10,8 +10,8 @@ const KEY = 'sk-e2e-kept-local';
 
 async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
   await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });
-  await page.getByLabel('Base URL').fill(baseUrl);
-  if (key) await page.getByLabel('API key').fill(key);
+  await page.getByLabel('Base URL', { exact: true }).fill(baseUrl);
+  if (key) await page.getByLabel('API key', { exact: true }).fill(key);
   await page.getByRole('button', { name: 'Connect' }).click();
 }
 
@@ -43,7 +43,7 @@ test('reads a book through an OpenAI-compatible server, retrying a busy one', as
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText(
     'Connected: memagent-test (context window 32,768 tokens, token counts from the server)',
   );
-  await expect(page.getByLabel('Model')).toHaveValue('memagent-test');
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue('memagent-test');
 
   // The first step meets a busy server and is repeated after its Retry-After.
   await request.post(`http://127.0.0.1:${openaiPort}/__test/fail`, { data: { failures: [{ kind: 429, retryAfter: 0.2 }] } });

@@ -29,3 +29,32 @@ test('edited settings and templates are checked, reset, and recorded on the run'
   await page.getByRole('region', { name: 'Settings' }).getByText('Sampling and prompts').click();
   await expect(page.getByLabel('Temperature')).toHaveValue('0.3');
 });
+
+test('skim mode reads a small share of the book, and the estimate says what it saves', async ({ page }) => {
+  await page.goto('/');
+  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.7) });
+  await expect(page.getByText(/frankenstein\.txt — .*tokens/)).toBeVisible();
+  await page.getByLabel('Question').fill(PLANTED.question);
+  await page.getByLabel('Chunk size (tokens)').fill('1000');
+  const estimate = page.getByRole('note', { name: 'Estimate' });
+  await expect(estimate).toContainText('not measured yet');
+
+  await page.getByRole('button', { name: 'Read' }).click();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+  const full = Number(await page.getByRole('progressbar', { name: 'Reading progress' }).getAttribute('aria-valuemax'));
+
+  // Measured now: the estimate is a time, and skim mode says what it saves.
+  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.7) });
+  await expect(estimate).toContainText(/expected .+ measured on this engine/);
+  await page.getByLabel('Skim mode').check();
+  await expect(page.getByLabel('Share of chunks to read (%)')).toHaveValue('5');
+  await expect(estimate).toContainText(/Skim reads at most \d+ of about \d+ chunks: expected .+ saving about/);
+
+  await page.getByRole('button', { name: 'Read' }).click();
+  await expect(page.getByText(/skimmed from \d+/)).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+  const skimmed = Number(await page.getByRole('progressbar', { name: 'Reading progress' }).getAttribute('aria-valuemax'));
+  expect(skimmed).toBeLessThanOrEqual(Math.ceil(full * 0.2));
+  await page.getByText('Run settings').click();
+  await expect(page.getByText(new RegExp(`reads ${skimmed} of ${full} chunks`))).toBeVisible();
+});

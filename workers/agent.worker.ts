@@ -95,6 +95,14 @@ const api = {
     watchers.get(handle)?.();
     watchers.delete(handle);
   },
+  /** Copies picked GGUF files into this origin's private storage (never sent anywhere); `onProgress` is a Comlink.proxy. */
+  saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
+    attempt(async () => (await import('../src/engines/wllama-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined))),
+  /** Loads the llama.cpp model (downloading it once) and measures its speed here; `onProgress` is a Comlink.proxy. */
+  measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
+    attempt(async () =>
+      (await import('../src/engines/wllama')).measureWllama(config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined)),
+    ),
 };
 
 export type AgentApi = typeof api;

@@ -143,3 +143,41 @@ export class SkimPlanner {
     return this.select().filter((i) => i > after && !planned.has(i));
   }
 }
+
+/**
+ * The second pass during a run: after each revision, chunks further on that
+ * match entities the memory newly holds join the plan, in document order.
+ * `plan` is the list the loop reads; it is changed in place.
+ */
+export class SkimFollower {
+  private readonly planner: SkimPlanner;
+  private readonly planned = new Set<number>();
+  private readonly indexOf = new Map<number, number>();
+
+  constructor(
+    text: string,
+    private readonly all: readonly ChunkSpan[],
+    question: string,
+    memory: string,
+    private readonly plan: ChunkSpan[],
+    options: SkimOptions,
+  ) {
+    this.planner = new SkimPlanner(text, all, question, options);
+    all.forEach((c, i) => this.indexOf.set(c.start, i));
+    for (const c of plan) this.planned.add(this.indexOf.get(c.start) ?? -1);
+    this.planner.addQuery([...entityTerms(memory)].join(' ')); // what a resumed run had found so far
+  }
+
+  /** Adds the chunks the new memory points to; returns whether the plan changed. */
+  follow(memory: string, read: ChunkSpan): boolean {
+    const after = this.indexOf.get(read.start) ?? this.all.length;
+    const added = this.planner.follow(memory, after, this.planned);
+    for (const i of added) {
+      this.planned.add(i);
+      const span = this.all[i]!;
+      const at = this.plan.findIndex((c) => c.start > span.start);
+      this.plan.splice(at < 0 ? this.plan.length : at, 0, span);
+    }
+    return added.length > 0;
+  }
+}

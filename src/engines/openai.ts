@@ -453,7 +453,8 @@ export class OpenAIEngine implements Engine {
     const { counts } = server;
     this.contextWindow = Math.max(0, Math.floor((server.serverContextWindow - counts.templateTokens - SLACK_TOKENS) / counts.ratio));
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.fetchImpl = options.fetch ?? fetch;
+    // Browsers refuse fetch called as a method of another object ("Illegal invocation").
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
   get model(): string {

@@ -4,6 +4,7 @@ import { EXTRACTIVE_INFO, ExtractiveEngine } from './extractive';
 import { type ApiKeySource, checkServer as checkOpenAIServer, createOpenAIEngine, OPENAI_INFO, type OpenAIOptions, openAIConfig, type ServerCheck } from './openai';
 import { loadQwenTokenizer } from './qwen-tokenizer';
 import { WEBLLM_INFO } from './webllm-models';
+import { WLLAMA_INFO } from './wllama-models';
 
 /** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */
 export interface EngineOptions extends OpenAIOptions {
@@ -39,6 +40,13 @@ const ENTRIES: readonly EngineEntry[] = [
     create: async (config) => (await import('./webllm')).createWebLLMEngine(config),
     // The model's own tokenizer.json, from WebLLM's cache (fetched into it if missing).
     tokenizer: async (config) => (await import('./webllm')).webllmTokenizer(config),
+  },
+  {
+    info: WLLAMA_INFO,
+    // llama.cpp's glue and its 10 MB wasm load only here, in the worker, once a llama.cpp run needs them.
+    create: async (config) => (await import('./wllama')).createWllamaEngine(config),
+    // Qwen's vocabulary: exact for the suggested Qwen GGUFs; for others the engine plans with a margin and checks each prompt.
+    tokenizer: () => loadQwenTokenizer(),
   },
 ];
 

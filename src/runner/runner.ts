@@ -2,6 +2,7 @@ import { planBudget } from '../core/budget';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { memoryLoop } from '../core/loop';
+import { DEFAULT_SKIM, SkimFollower, SkimPlanner } from '../core/skim';
 import { diffMemory } from '../core/memory-diff';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
@@ -22,6 +23,8 @@ export interface RunRequest {
   topP?: number;
   seed?: number;
   templates?: PromptTemplates;
+  /** Read only the chunks most relevant to the question (off when absent). */
+  skim?: { keep: number; followMemory: boolean };
 }
 
 export interface RunnerDeps {
@@ -192,6 +195,9 @@ export class Runner {
       topP: request.topP ?? 0.95,
       seed: request.seed,
     };
+    const allChunks = chunkAll(text, engine.tokenizer, budget.chunkTokens);
+    const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
+    const chunks = skim ? new SkimPlanner(text, allChunks, question, skim).select().map((i) => allChunks[i]!) : allChunks;
     const now = Date.now();
     const run: RunRecord = {
       id: this.deps.newId?.() ?? crypto.randomUUID(),
@@ -202,7 +208,10 @@ export class Runner {
       engineConfig: withoutSecrets(request.engineConfig),
       settings,
       templates,
-      chunks: chunkAll(text, engine.tokenizer, budget.chunkTokens),
+      chunks,
+      ...(skim && request.skim
+        ? { skim: { ...skim, followMemory: request.skim.followMemory, totalChunks: allChunks.length } }
+        : {}),
       status: 'running',
       nextChunk: 0,
       memory: INITIAL_MEMORY,
@@ -308,9 +317,14 @@ export class Runner {
       recoverable = engine;
       await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
+      // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
+      const plan = [...run.chunks];
+      const follower = run.skim?.followMemory
+        ? new SkimFollower(text, chunkAll(text, engine.tokenizer, run.settings.chunkTokens), run.question, run.memory, plan, run.skim)
+        : null;
       const loop = memoryLoop({
         text,
-        chunks: run.chunks,
+        chunks: plan,
         question: run.question,
         generator: engine,
         templates: run.templates,
@@ -323,8 +337,9 @@ export class Runner {
       for await (const event of loop) {
         writing?.reset();
         if (event.kind === 'revision') {
-          const span = run.chunks[event.index]!;
+          const span = plan[event.index]!;
           const change = diffMemory(run.memory, event.memory);
+          const grew = follower?.follow(event.memory, span) ?? false;
           run = await store.commitRevision(
             {
               runId,
@@ -346,6 +361,7 @@ export class Runner {
               committedAt: Date.now(),
             },
             event.memory,
+            grew ? [...plan] : undefined,
           );
           this.recoveries.delete(runId);
           publish({ type: 'revision', runId, index: event.index });

@@ -186,7 +186,7 @@ export class Store {
    * transaction. Refuses a revision that is not the run's next chunk, so that no
    * chunk is stored twice even if two writers race.
    */
-  async commitRevision(revision: RevisionRecord, memory: string): Promise<RunRecord> {
+  async commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks']): Promise<RunRecord> {
     const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
     const runs = tx.objectStore('runs');
     const run = await runs.get(revision.runId);
@@ -201,6 +201,8 @@ export class Store {
       ...run,
       nextChunk: revision.index + 1,
       memory,
+      // A skim that follows the memory adds chunks ahead of the reader, with the revision that found them.
+      ...(chunks ? { chunks } : {}),
       updatedAt: revision.committedAt,
     };
     await written(
@@ -248,6 +250,18 @@ export class Store {
   /** Every revision of a run, in order. */
   listRevisions(runId: string): Promise<RevisionRecord[]> {
     return this.listRevisionsFrom(runId, 0);
+  }
+
+  /** The most recent memory updates of an engine's runs (time and prompt size), for estimates. */
+  async recentSteps(engineId: string, limit = 50): Promise<{ ms: number; promptTokens: number }[]> {
+    const out: { ms: number; promptTokens: number }[] = [];
+    for (const run of await this.listRuns()) {
+      if (run.engineId !== engineId || run.nextChunk === 0) continue;
+      const from = Math.max(0, run.nextChunk - (limit - out.length));
+      for (const r of await this.listRevisionsFrom(run.id, from)) out.push({ ms: r.ms, promptTokens: r.promptTokens });
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   /** Revisions of a run from chunk `index` on: what a view that has the earlier ones lacks. */

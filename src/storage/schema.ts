@@ -41,6 +41,16 @@ export interface RunSettings {
   seed?: number;
 }
 
+export interface SkimPlan {
+  /** Share of the book's chunks chosen by rank, before neighbours. */
+  keep: number;
+  neighbours: number;
+  /** Whether entities newly written into memory add chunks as the run goes. */
+  followMemory: boolean;
+  /** Chunks in the whole book. */
+  totalChunks: number;
+}
+
 export type RunStatus = 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
 
 export interface RunRecord {
@@ -53,7 +63,10 @@ export interface RunRecord {
   engineConfig?: Readonly<Record<string, string | number | boolean>>;
   settings: RunSettings;
   templates: PromptTemplates;
+  /** The chunks this run reads, in document order: all of them, or a skim's choice. */
   chunks: ChunkSpan[];
+  /** Present when the run skims: how the chunks were chosen from the whole book. */
+  skim?: SkimPlan;
   status: RunStatus;
   /** Index of the next chunk to read; equals chunks.length once every chunk is read. */
   nextChunk: number;

@@ -7,6 +7,7 @@ import { type ReadRequest, ReadForm } from './ReadForm';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
 import { settingsProblem } from './settings';
+import { ModelManager } from './ModelManager';
 import { StorageStatus } from './StorageStatus';
 import { useImport } from './useImport';
 import { useRun } from './useRun';
@@ -89,6 +90,7 @@ export function App() {
           topP: request.topP,
           seed: request.seed ?? undefined,
           templates: request.templates,
+          skim: request.skim ? { keep: request.skimPercent / 100, followMemory: request.skimFollow } : undefined,
         }),
       );
       openRun(id);
@@ -182,6 +184,7 @@ export function App() {
             onError={setError}
           />
           <StorageStatus />
+          <ModelManager />
         </aside>
         <div className="main">
           {view.run ? (

@@ -1,9 +1,11 @@
 import { type FormEvent, useId, useState } from 'react';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { ENGINE_SETTINGS } from './engines';
+import { usePreferredEngine } from './engines/models';
 import type { DocumentRecord } from '../storage/db';
 import { formatBytes } from './format';
 import { type ReadSettings, useReadSettings } from './settings';
+import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
 
 export interface ReadRequest extends ReadSettings {
@@ -27,7 +29,9 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
   const [engineId, setEngineId] = useState('');
   const [settings, updateSettings] = useReadSettings();
   const [engineConfigs, setEngineConfigs] = useState<Record<string, EngineConfig>>({});
-  const engine = engines.find((e) => e.id === engineId) ?? engines[0];
+  // Until the person picks one: WebLLM where a hardware GPU can run it, else the first engine.
+  const preferred = usePreferredEngine();
+  const engine = engines.find((e) => e.id === (engineId || preferred)) ?? engines[0];
   const EngineSettings = engine ? ENGINE_SETTINGS[engine.id] : undefined;
   const engineConfig = (engine && engineConfigs[engine.id]) || {};
 
@@ -75,6 +79,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         )}
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} />
+      <ReadEstimate document={document} engineId={engine?.id ?? ''} settings={settings} />
       <button type="submit" disabled={busy}>
         Read
       </button>

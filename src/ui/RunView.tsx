@@ -39,7 +39,7 @@ export function RunView({ run, runs, revisions, text, writing, selected, onSelec
       <header className="run-head">
         <h2>{run.question}</h2>
         <p className="hint">
-          {run.documentName} · {total} chunks of up to {run.settings.chunkTokens} tokens · memory {run.settings.memoryTokens}{' '}
+          {run.documentName} · {total} chunks{run.skim ? ` (skimmed from ${run.skim.totalChunks})` : ''} of up to {run.settings.chunkTokens} tokens · memory {run.settings.memoryTokens}{' '}
           tokens
         </p>
         <RunSettings run={run} />

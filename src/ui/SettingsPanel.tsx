@@ -17,6 +17,9 @@ export function SettingsPanel({ settings, onChange }: Props) {
     seed: useId(),
     update: useId(),
     final: useId(),
+    skim: useId(),
+    skimPercent: useId(),
+    skimFollow: useId(),
   };
   return (
     <section aria-label="Settings" className="settings">
@@ -46,6 +49,41 @@ export function SettingsPanel({ settings, onChange }: Props) {
           />
         </div>
       </div>
+      <div className="field check">
+        <input id={id.skim} type="checkbox" checked={settings.skim} onChange={(e) => onChange({ skim: e.target.checked })} />
+        <label htmlFor={id.skim}>Skim mode</label>
+      </div>
+      {settings.skim && (
+        <div className="row">
+          <div className="field">
+            <label htmlFor={id.skimPercent}>Share of chunks to read (%)</label>
+            <input
+              id={id.skimPercent}
+              type="number"
+              min={1}
+              max={100}
+              step={1}
+              value={Number.isNaN(settings.skimPercent) ? '' : settings.skimPercent}
+              onChange={(e) => onChange({ skimPercent: e.target.valueAsNumber })}
+            />
+          </div>
+          <div className="field check">
+            <input
+              id={id.skimFollow}
+              type="checkbox"
+              checked={settings.skimFollow}
+              onChange={(e) => onChange({ skimFollow: e.target.checked })}
+            />
+            <label htmlFor={id.skimFollow}>Follow what the memory finds</label>
+          </div>
+        </div>
+      )}
+      {settings.skim && (
+        <p className="hint">
+          Skim ranks the chunks by relevance to the question (BM25) and reads the best ones and their neighbours, in order. Fast, but
+          it can miss what the question does not name.
+        </p>
+      )}
       <details className="more">
         <summary>Sampling and prompts</summary>
         <div className="row">

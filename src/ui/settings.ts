@@ -11,6 +11,12 @@ export interface ReadSettings {
   /** Empty for a random seed. */
   seed: number | null;
   templates: PromptTemplates;
+  /** Skim mode: read only the most relevant chunks. Off by default. */
+  skim: boolean;
+  /** Share of chunks chosen by rank, in percent (neighbours come on top). */
+  skimPercent: number;
+  /** Let entities newly written into memory add chunks as the run goes. */
+  skimFollow: boolean;
 }
 
 // The paper's evaluation samples at temperature 0.7, top_p 0.95.
@@ -21,6 +27,9 @@ export const DEFAULT_SETTINGS: ReadSettings = {
   topP: 0.95,
   seed: null,
   templates: { ...DEFAULT_TEMPLATES },
+  skim: false,
+  skimPercent: 5,
+  skimFollow: true,
 };
 
 const KEY = 'memagent-settings';
@@ -54,5 +63,6 @@ export function settingsProblem(s: ReadSettings): string | null {
   if (!(s.temperature >= 0 && s.temperature <= 2)) return 'Temperature must be a number from 0 to 2.';
   if (!(s.topP > 0 && s.topP <= 1)) return 'Top p must be a number above 0 and at most 1.';
   if (s.seed !== null && !whole(s.seed, 0, 2 ** 31 - 1)) return 'Seed must be a whole number from 0 to 2,147,483,647, or empty.';
+  if (s.skim && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return 'The share of chunks to read in skim mode must be from 1 to 100 percent.';
   return templateProblem(s.templates);
 }

@@ -17,6 +17,12 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dd>{s.memoryTokens} tokens</dd>
         <dt>Context per step</dt>
         <dd>{s.contextTokens} tokens</dd>
+        <dt>Skim</dt>
+        <dd>
+          {run.skim
+            ? `reads ${run.chunks.length} of ${run.skim.totalChunks} chunks (top ${Math.round(run.skim.keep * 100)}% by relevance and neighbours${run.skim.followMemory ? ', following what the memory finds' : ''})`
+            : 'off: every chunk is read'}
+        </dd>
         <dt>Sampling</dt>
         <dd>
           temperature {s.temperature}, top p {s.topP}, seed {s.seed ?? 'random'}

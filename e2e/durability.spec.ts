@@ -1,0 +1,404 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, expect, type Page, test } from '@playwright/test';
+import { memoryLoop } from '../src/core/loop';
+import { INITIAL_MEMORY } from '../src/core/prompts';
+import { ExtractiveEngine } from '../src/engines/extractive';
+import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { RunRecord } from '../src/storage/schema';
+import { PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+
+/** What storage holds for a run, read in one transaction so that it is one consistent moment. */
+interface Snapshot {
+  run: RunRecord;
+  indexes: number[];
+  memories: string[];
+}
+
+function snapshot(page: Page, runId: string): Promise<Snapshot> {
+  return page.evaluate(
+    (runId) =>
+      new Promise<Snapshot>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const tx = db.transaction(['runs', 'revisions', 'memories'], 'readonly');
+          const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+          const run = tx.objectStore('runs').get(runId);
+          const keys = tx.objectStore('revisions').getAllKeys(range);
+          const memories = tx.objectStore('memories').getAll(range);
+          tx.oncomplete = () => {
+            db.close();
+            resolve({
+              run: run.result as RunRecord,
+              indexes: (keys.result as [string, number][]).map((k) => k[1]),
+              memories: (memories.result as { memory: string }[]).map((m) => m.memory),
+            });
+          };
+          tx.onerror = () => reject(tx.error);
+        };
+      }),
+    runId,
+  );
+}
+
+/**
+ * The invariants after any kill: revisions 0..k-1 each stored once, a memory for
+ * each, and the run's own memory the one written at k-1 — all a resume needs.
+ */
+function expectConsistent(s: Snapshot): void {
+  const k = s.run.nextChunk;
+  expect(s.indexes).toEqual(range(k));
+  expect(s.memories).toHaveLength(k);
+  expect(s.run.memory).toBe(k === 0 ? INITIAL_MEMORY : s.memories[k - 1]);
+  if (s.run.status === 'done') expect(s.run.answer).toBeDefined();
+  else expect(s.run.answer).toBeUndefined();
+}
+
+/**
+ * In the page: once every chunk is read and the answer not yet stored, opens a
+ * write transaction on the runs and keeps it open, so that the answer cannot be
+ * stored. The runner's final step is then under way (or about to start) and
+ * stuck at its write: a kill now is a kill during the final answer. Polling
+ * keeps a transaction queued at all times, so it runs before the answer's
+ * write, which is only queued after the last revision's commit.
+ * With `afterLock`, waits first until a worker holds the run's lock (it has
+ * resumed), and a moment more for it to read the run.
+ */
+function holdTheAnswer(page: Page, runId: string, afterLock: boolean): Promise<void> {
+  return page.evaluate(
+    async ({ runId, afterLock }) => {
+      if (afterLock) {
+        const name = `memagent-run-${runId}`;
+        while (!(await navigator.locks.query()).held?.some((l) => l.name === name)) await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onsuccess = () => resolve(open.result);
+        open.onerror = () => reject(open.error);
+      });
+      await new Promise<void>((resolve) => {
+        const poll = () => {
+          const tx = db.transaction('runs', 'readwrite');
+          const get = tx.objectStore('runs').get(runId);
+          get.onsuccess = () => {
+            const run = get.result as RunRecord;
+            if (run.status !== 'running' || run.nextChunk < run.chunks.length || run.answer !== undefined) return;
+            const keep = () => (tx.objectStore('runs').get(runId).onsuccess = keep);
+            keep();
+            resolve();
+          };
+          tx.oncomplete = poll;
+        };
+        poll();
+      });
+    },
+    { runId, afterLock },
+  );
+}
+
+/** Deterministic "random" kill points (xorshift32); the seed is in the report, and E2E_SEED repeats a run. */
+function randomSource(seed: number): (lo: number, hi: number) => number {
+  let x = seed >>> 0 || 1;
+  return (lo, hi) => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return lo + (x % (hi - lo + 1));
+  };
+}
+
+type Kill = 'close the tab' | 'crash the renderer' | 'crash the browser' | 'kill the browser process' | 'quit the browser';
+
+/**
+ * A browser with a profile on disk, as a person's is: storage survives the
+ * browser crashing, being killed or quit, and is read again on the next launch.
+ */
+class Profile {
+  readonly dir = mkdtempSync(join(tmpdir(), 'memagent-durability-'));
+  context: BrowserContext | null = null;
+
+  async page(path: string): Promise<Page> {
+    if (!this.context) {
+      const use = test.info().project.use;
+      this.context = await chromium.launchPersistentContext(this.dir, {
+        executablePath: use.launchOptions?.executablePath,
+        args: use.launchOptions?.args,
+        baseURL: use.baseURL,
+      });
+    }
+    const page = this.context.pages()[0] ?? (await this.context.newPage());
+    await page.goto(path);
+    return page;
+  }
+
+  async kill(page: Page, how: Kill): Promise<void> {
+    const context = this.context!;
+    switch (how) {
+      case 'close the tab':
+        await page.close({ runBeforeUnload: false });
+        return;
+      case 'crash the renderer': {
+        const crashed = page.waitForEvent('crash');
+        await (await context.newCDPSession(page)).send('Page.crash').catch(() => undefined);
+        await crashed;
+        await page.close();
+        return;
+      }
+      case 'crash the browser':
+        await (await context.newCDPSession(page)).send('Browser.crash').catch(() => undefined);
+        break;
+      case 'kill the browser process':
+        process.kill(this.browserPid(), 'SIGKILL');
+        break;
+      case 'quit the browser':
+        await context.close();
+        break;
+    }
+    await context.close().catch(() => undefined); // lets go of the dead browser's connection
+    this.context = null;
+  }
+
+  async close(): Promise<void> {
+    await this.context?.close().catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** The browser process on this profile: our own child, told apart by its profile folder. */
+  private browserPid(): number {
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(this.dir)) return Number(pid);
+      } catch {
+        // a process that ended meanwhile
+      }
+    }
+    throw new Error(`No browser process on ${this.dir}.`);
+  }
+}
+
+const KILLS: Kill[] = ['kill the browser process', 'crash the renderer', 'close the tab', 'crash the browser', 'quit the browser'];
+const progressOf = (page: Page) => page.getByRole('progressbar', { name: 'Reading progress' });
+
+/** Waits in the page until the progress bar shows at least `n` chunks read. */
+async function readAtLeast(page: Page, n: number): Promise<number> {
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('[role="progressbar"][aria-label="Reading progress"]')?.getAttribute('aria-valuenow')) >= n,
+    n,
+    { polling: 10, timeout: 60_000 },
+  );
+  return Number(await progressOf(page).getAttribute('aria-valuenow'));
+}
+
+test('a run survives 25 kills at random points, 3 during the final answer, and ends with every revision once', async () => {
+  test.setTimeout(150_000);
+  const seed = Number(process.env.E2E_SEED ?? Date.now() % 1_000_000);
+  test.info().annotations.push({ type: 'seed', description: String(seed) });
+  const random = randomSource(seed);
+  const profile = new Profile();
+  const resumedAt: number[] = [];
+  const resumeMs: number[] = [];
+  try {
+    let page = await profile.page('/');
+    await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
+    await expect(progressOf(page)).toBeVisible();
+    const runId = new URL(page.url()).searchParams.get('run')!;
+    const max = Number(await progressOf(page).getAttribute('aria-valuemax'));
+    expect(max).toBeGreaterThan(900);
+
+    const reopen = async (kill: Kill, seen: number, final = false) => {
+      await profile.kill(page, kill);
+      const started = Date.now();
+      page = await profile.page(`/?run=${runId}`);
+      const s = await snapshot(page, runId);
+      expectConsistent(s);
+      // Nothing that any tab had shown as read is lost.
+      expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
+      if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
+      resumedAt.push(s.run.nextChunk);
+      return { s, started };
+    };
+
+    // 22 kills spread over the run: each lets it read a random number of chunks, then a random moment more.
+    const KILLS_MID_RUN = 22;
+    let read = 0;
+    for (let i = 0; i < KILLS_MID_RUN; i++) {
+      const budget = Math.max(2, Math.floor((max - 60 - read) / (KILLS_MID_RUN - i)));
+      const seen = await readAtLeast(page, read + random(1, budget));
+      await page.waitForTimeout(random(0, 40));
+      const { s, started } = await reopen(KILLS[i % KILLS.length]!, seen);
+      read = await readAtLeast(page, s.run.nextChunk + 1); // it resumed and committed the next revision
+      resumeMs.push(Date.now() - started);
+    }
+
+    // 3 kills during the final answer: on the way there, then twice after a reopen resumed it. Only abrupt
+    // kills here: a tab closing in order might let the answer's write through before its worker stops.
+    for (const [i, kill] of (['crash the renderer', 'kill the browser process', 'crash the browser'] as Kill[]).entries()) {
+      await holdTheAnswer(page, runId, i > 0);
+      await reopen(kill, max, true);
+    }
+
+    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 60_000 });
+    const end = await snapshot(page, runId);
+    expectConsistent(end);
+    expect(end.run).toMatchObject({ status: 'done', nextChunk: max });
+    expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: max, memories: max });
+
+    // Each resume went on from the last stored memory: its first revision is the step the loop takes from there.
+    const text = await page.evaluate(
+      (id) =>
+        new Promise<string>((resolve) => {
+          const open = indexedDB.open('memagent');
+          open.onsuccess = () => {
+            const get = open.result.transaction('texts').objectStore('texts').get(id);
+            get.onsuccess = () => resolve((get.result as { text: string }).text);
+          };
+        }),
+      end.run.documentId,
+    );
+    const engine = new ExtractiveEngine(await loadQwenTokenizer());
+    for (const k of new Set(resumedAt.filter((k) => k < max))) {
+      const step = await memoryLoop({
+        text,
+        chunks: end.run.chunks,
+        question: end.run.question,
+        generator: engine,
+        templates: end.run.templates,
+        memoryTokens: end.run.settings.memoryTokens,
+        sampling: { temperature: end.run.settings.temperature, topP: end.run.settings.topP },
+        resume: { nextChunk: k, memory: k === 0 ? INITIAL_MEMORY : end.memories[k - 1]! },
+      }).next();
+      expect(step.value, `the revision after resuming at ${k}`).toMatchObject({ kind: 'revision', index: k, memory: end.memories[k] });
+    }
+    const sorted = [...resumeMs].sort((a, b) => a - b);
+    test.info().annotations.push(
+      { type: 'kills', description: `${resumedAt.length} (resumed at ${resumedAt.join(', ')} of ${max})` },
+      { type: 'reopen to next revision, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
+    );
+  } finally {
+    await profile.close();
+  }
+});
+
+test('two tabs on one run: one writes, the other follows live and takes over when the first closes', async ({ context }) => {
+  const first = await context.newPage();
+  await first.goto('/');
+  await readBook(first, plantedBook(0.5), { chunkTokens: 100, wait: false });
+  await readAtLeast(first, 1);
+  const runId = new URL(first.url()).searchParams.get('run')!;
+  const lock = `memagent-run-${runId}`;
+
+  const second = await context.newPage();
+  await second.goto(`/?run=${runId}`);
+  // The second tab shows the first tab's progress as it happens.
+  const a = await readAtLeast(second, 1);
+  const b = await readAtLeast(second, a + 20);
+  expect(b).toBeGreaterThan(a);
+
+  // One writer: the run's lock is held by one worker while the other tab's waits for it.
+  const locks = async (page: Page) => {
+    const state = await page.evaluate(() => navigator.locks.query());
+    return {
+      held: (state.held ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+      pending: (state.pending ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+    };
+  };
+  const before = await locks(second);
+  expect(before.held).toHaveLength(1);
+  expect(before.pending.length).toBeGreaterThanOrEqual(1);
+  expect(before.pending).not.toContain(before.held[0]);
+
+  const seen = Number(await progressOf(second).getAttribute('aria-valuenow'));
+  await first.close({ runBeforeUnload: false });
+  await readAtLeast(second, seen + 20); // the second tab reads on
+  const after = await locks(second);
+  expect(after.held).toHaveLength(1);
+  expect(after.held[0]).not.toBe(before.held[0]);
+  expect(after.pending).toHaveLength(0);
+
+  await expect(second.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
+  const max = Number(await progressOf(second).getAttribute('aria-valuemax'));
+  expect(await storedRevisionIndexes(second)).toEqual({ [runId]: range(max) });
+});
+
+test('a full disk pauses the run with an alert, keeps what was stored, and Resume finishes it', async ({ page, baseURL }) => {
+  await page.goto('/');
+  await page.evaluate(() => navigator.serviceWorker?.ready.then(() => true)); // the app's own files are stored first
+  await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
+  await readAtLeast(page, 1);
+  const runId = new URL(page.url()).searchParams.get('run')!;
+  const { usage } = await page.evaluate(() => navigator.storage.estimate());
+  const cdp = await page.context().newCDPSession(page);
+  const origin = new URL(baseURL!).origin;
+  // Room for a few dozen more revisions, then the disk is "full".
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage! + 512 * 1024 });
+
+  const alert = page.getByRole('alert');
+  await expect(alert).toContainText(/storage for this site is full, so .* could not be saved/, { timeout: 60_000 });
+  await expect(alert).toContainText(/delete runs or books you no longer need/);
+  await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+  const stopped = await snapshot(page, runId);
+  expectConsistent(stopped);
+  const max = stopped.run.chunks.length;
+  expect(stopped.run.nextChunk).toBeGreaterThan(0);
+  expect(stopped.run.nextChunk).toBeLessThan(max);
+  await page.waitForTimeout(300);
+  expect((await snapshot(page, runId)).run.nextChunk).toBe(stopped.run.nextChunk); // it stopped reading
+
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin }); // space was freed
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
+  await expect(alert).toHaveCount(0);
+  expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(max) });
+});
+
+test('Cancel and Pause hold across reloads; a cancelled run resumes or is deleted with its revisions', async ({ page }) => {
+  await page.goto('/');
+  await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
+  const progress = progressOf(page);
+  const status = page.getByText(/^(Reading|Paused|Cancelled|Done) · \d+ of \d+ chunks/);
+  await readAtLeast(page, 10);
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await expect(status).toHaveText(/^Cancelled/);
+  const cancelledAt = Number(await progress.getAttribute('aria-valuenow'));
+
+  await page.reload();
+  await expect(status).toHaveText(/^Cancelled/);
+  await page.waitForTimeout(500);
+  await expect(progress).toHaveAttribute('aria-valuenow', String(cancelledAt)); // a reload does not restart it
+
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await readAtLeast(page, cancelledAt + 10);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(status).toHaveText(/^Paused/);
+  const pausedAt = Number(await progress.getAttribute('aria-valuenow'));
+  await page.reload();
+  await expect(status).toHaveText(/^Paused/);
+  await page.waitForTimeout(500);
+  await expect(progress).toHaveAttribute('aria-valuenow', String(pausedAt));
+  const runId = new URL(page.url()).searchParams.get('run')!;
+  expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(pausedAt) });
+
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await expect(status).toHaveText(/^Cancelled/);
+  await page.getByRole('button', { name: 'Delete run' }).click();
+  const confirm = page.getByRole('group', { name: 'Confirm delete run' });
+  await expect(confirm).toContainText(`Delete this run and its ${pausedAt} revisions?`);
+  await confirm.getByRole('button', { name: 'Keep run' }).click();
+  expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: pausedAt, memories: pausedAt });
+
+  await page.getByRole('button', { name: 'Delete run' }).click();
+  await confirm.getByRole('button', { name: 'Yes, delete run' }).click();
+  await expect(progress).toHaveCount(0);
+  await expect(page.getByRole('navigation', { name: 'Runs' }).getByRole('button')).toHaveCount(0);
+  expect(await storedCounts(page)).toMatchObject({ runs: 0, revisions: 0, memories: 0, documents: 1 });
+  await page.reload();
+  await expect(progress).toHaveCount(0);
+});

@@ -1,0 +1,172 @@
+import { expect, type Page, test } from '@playwright/test';
+import { PLANTED, plantedBook } from './helpers';
+
+// Runs in the 'webgpu' project: Chromium with --enable-unsafe-webgpu gives SwiftShader, a software
+// adapter without shader-f16. No real model can run here, so these tests go up to the GPU boundary:
+// capability, model choice, our download into WebLLM's caches, and WebLLM's own load failing cleanly.
+
+const MODEL_HOST = `http://127.0.0.1:${Number(process.env.E2E_MODEL_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 22)}`;
+const LIB = `${MODEL_HOST}/lib/qwen2-7b-test.wasm`;
+const SHARDS = 4;
+
+test.describe.configure({ mode: 'serial' });
+
+test.beforeEach(async ({ request }) => {
+  await request.post(`${MODEL_HOST}/__reset`);
+});
+
+function models(page: Page) {
+  return page.getByRole('region', { name: 'Models' });
+}
+
+async function addModel(page: Page, name: string, variant: 'good' | 'missing' | 'drop'): Promise<void> {
+  const region = models(page);
+  await region.getByText('Add a model by URL').click();
+  await region.getByLabel('Model name').fill(name);
+  await region.getByLabel('Model URL').fill(`${MODEL_HOST}/m/${variant}`);
+  await region.getByLabel('Model library URL').fill(LIB);
+  await region.getByRole('button', { name: 'Add model' }).click();
+  await expect(region.getByRole('listitem', { name })).toBeVisible();
+}
+
+/** Cache Storage as WebLLM reads it: every key of its three caches. */
+function webllmCaches(page: Page): Promise<Record<string, string[]>> {
+  return page.evaluate(async () => {
+    const out: Record<string, string[]> = {};
+    for (const name of ['webllm/config', 'webllm/wasm', 'webllm/model']) {
+      out[name] = (await (await caches.open(name)).keys()).map((r) => r.url).sort();
+    }
+    return out;
+  });
+}
+
+async function hostLog(page: Page): Promise<{ method: string; path: string; status: number }[]> {
+  return (await page.request.get(`${MODEL_HOST}/__log`)).json();
+}
+
+/** Every value the "Model download" bar showed, recorded in the page as it changes. */
+async function recordProgress(page: Page): Promise<() => Promise<number[]>> {
+  await page.evaluate(() => {
+    const seen: number[] = [];
+    (window as unknown as { seenProgress: number[] }).seenProgress = seen;
+    new MutationObserver(() => {
+      const bar = document.querySelector('[role="progressbar"][aria-label="Model download"]');
+      const v = Number(bar?.getAttribute('aria-valuenow'));
+      if (bar && seen[seen.length - 1] !== v) seen.push(v);
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+  return () => page.evaluate(() => (window as unknown as { seenProgress: number[] }).seenProgress);
+}
+
+test('a software adapter: WebLLM is offered with a warning, and the q4f32_1 build is chosen for lack of shader-f16', async ({ page }) => {
+  await page.goto('/');
+  const engine = page.getByRole('combobox', { name: 'Engine' });
+  // A software adapter would crawl through a book: the default stays the first engine.
+  await expect(engine).toHaveValue('extractive');
+  await engine.selectOption({ label: 'WebLLM (WebGPU)' });
+  await expect(page.getByRole('status').filter({ hasText: 'software GPU' })).toContainText('very slowly');
+  const model = page.getByRole('combobox', { name: 'Model', exact: true });
+  await expect(model).toHaveValue('Qwen2.5-7B-Instruct-q4f32_1-MLC');
+  await expect(page.getByText(/lacks the shader-f16 feature/).first()).toBeVisible();
+  // The q4f16_1 builds are listed but cannot be chosen here.
+  await expect(model.locator('option[value="Qwen2.5-7B-Instruct-q4f16_1-MLC"]')).toBeDisabled();
+  await expect(model.locator('option')).toHaveCount(8);
+  await expect(models(page)).toContainText('no shader-f16');
+});
+
+test('Download fills WebLLM’s caches file by file with a moving progress bar; Delete empties them', async ({ page }) => {
+  await page.goto('/');
+  await addModel(page, 'Test model', 'good');
+  const row = models(page).getByRole('listitem', { name: 'Test model' });
+  await expect(row).toContainText('Not downloaded');
+  const seen = await recordProgress(page);
+  await row.getByRole('button', { name: 'Download Test model' }).click();
+  const bar = page.getByRole('progressbar', { name: 'Model download' });
+  await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
+  await expect(row).toContainText('Downloaded');
+  await expect(row).toContainText('4.0 MB to download');
+  const values = await seen();
+  expect(values.some((v) => v > 0 && v < 100)).toBe(true);
+  expect(values).toEqual([...values].sort((a, b) => a - b)); // never goes back
+
+  const base = `${MODEL_HOST}/m/good/resolve/main/`;
+  expect(await webllmCaches(page)).toEqual({
+    'webllm/config': [`${base}mlc-chat-config.json`],
+    'webllm/wasm': [LIB],
+    'webllm/model': [...Array.from({ length: SHARDS }, (_, i) => `${base}params_shard_${i}.bin`), `${base}tensor-cache.json`, `${base}tokenizer.json`].sort(),
+  });
+
+  // A reload reads the state from the cache, not from memory.
+  await page.reload();
+  await expect(models(page).getByRole('listitem', { name: 'Test model' })).toContainText('Downloaded');
+  await models(page).getByRole('button', { name: 'Delete Test model' }).click();
+  await expect(models(page).getByRole('listitem', { name: 'Test model' })).toContainText('Not downloaded');
+  expect(await webllmCaches(page)).toEqual({ 'webllm/config': [], 'webllm/wasm': [], 'webllm/model': [] });
+});
+
+test('a connection dropped mid-shard gives an alert, keeps finished files, and Download resumes from them', async ({ page }) => {
+  await page.goto('/');
+  await addModel(page, 'Flaky model', 'drop');
+  const row = models(page).getByRole('listitem', { name: 'Flaky model' });
+  await row.getByRole('button', { name: 'Download Flaky model' }).click();
+  const alert = models(page).getByRole('alert');
+  await expect(alert).toContainText('The connection failed while downloading weights file params_shard_2.bin', { timeout: 30_000 });
+  await expect(alert).toContainText('press Download again to resume');
+  await expect(row).toContainText('Partly downloaded');
+  const kept = (await webllmCaches(page))['webllm/model']!.filter((u) => u.endsWith('.bin'));
+  expect(kept).not.toContain(`${MODEL_HOST}/m/drop/resolve/main/params_shard_2.bin`);
+  expect(kept.length).toBeGreaterThanOrEqual(2);
+
+  await page.request.post(`${MODEL_HOST}/__heal`);
+  await row.getByRole('button', { name: 'Resume download Flaky model' }).click();
+  await expect(row).toContainText('Downloaded', { timeout: 30_000 });
+  await expect(models(page).getByRole('alert')).toHaveCount(0);
+  // Files finished before the drop were not fetched again.
+  const log = await hostLog(page);
+  for (const url of kept) {
+    const path = new URL(url).pathname;
+    expect(log.filter((e) => e.path === path && e.method === 'GET')).toHaveLength(1);
+  }
+  expect(log.filter((e) => e.path.endsWith('params_shard_2.bin')).length).toBeGreaterThan(1);
+});
+
+test('a missing file (404) gives a clear alert', async ({ page }) => {
+  await page.goto('/');
+  await addModel(page, 'Missing model', 'missing');
+  await models(page).getByRole('button', { name: 'Download Missing model' }).click();
+  const alert = models(page).getByRole('alert');
+  await expect(alert).toContainText('weights file params_shard_1.bin was not found');
+  await expect(alert).toContainText('HTTP 404');
+  await expect(alert).toContainText('Check the model URL');
+});
+
+test('an invalid model library: Load and a run each end in a clear alert, not a hang, and loading needs no network', async ({ page, context }) => {
+  await page.goto('/');
+  await addModel(page, 'Broken library', 'good');
+  const region = models(page);
+  await region.getByRole('button', { name: 'Download Broken library' }).click();
+  await expect(region.getByRole('listitem', { name: 'Broken library' })).toContainText('Downloaded', { timeout: 30_000 });
+
+  // Everything is cached: with the network off, WebLLM gets as far as compiling the library.
+  const before = (await hostLog(page)).length;
+  await context.setOffline(true);
+  await region.getByRole('button', { name: 'Load Broken library' }).click();
+  const alert = region.getByRole('alert');
+  await expect(alert).toContainText(`The model library ${LIB} could not be loaded`, { timeout: 30_000 });
+  await expect(alert).toContainText('CompileError');
+  await context.setOffline(false);
+  expect((await hostLog(page)).length).toBe(before);
+
+  // A run on the model: counted with the model's own tokenizer.json, planned, then stopped by the same error.
+  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
+  await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
+  await page.getByLabel('Question').fill(PLANTED.question);
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'WebLLM (WebGPU)' });
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('custom:Broken library');
+  await page.getByRole('button', { name: 'Read' }).click();
+  const run = page.getByRole('region', { name: 'Run' });
+  await expect(run.getByRole('alert')).toContainText('could not be loaded', { timeout: 60_000 });
+  await expect(page.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', '0');
+  await run.getByText('Run settings').click();
+  await expect(run.getByText('Context per step')).toBeVisible();
+});

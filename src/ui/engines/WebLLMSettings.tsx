@@ -1,0 +1,68 @@
+import { useEffect, useId } from 'react';
+import type { ModelView } from '../../runner/models';
+import { formatSize, modelFacts } from './format-model';
+import type { EngineSettingsProps } from './index';
+import { useGpu, useModels } from './models';
+
+function optionLabel(m: ModelView): string {
+  const size = m.downloadBytes !== undefined ? `${m.exactSize ? '' : '~'}${formatSize(m.downloadBytes)}` : 'size unknown';
+  const state = m.cache.complete ? ' · downloaded' : '';
+  const vram = m.vramMB !== undefined ? ` · ${(m.vramMB / 1024).toFixed(1)} GB GPU memory` : '';
+  return `${m.label} — ${size}${vram}${state}${m.unsupported ? ` (${m.unsupported})` : ''}`;
+}
+
+/** The model picker under the Engine combobox, with what this browser's GPU can and cannot do. */
+export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
+  const id = useId();
+  const gpu = useGpu();
+  const { list, error } = useModels(gpu?.status === 'ok');
+  const chosen = list?.models.find((m) => m.id === config.model);
+  // A model this GPU cannot run (q4f16_1 without shader-f16) gives way to the default, its q4f32_1 build.
+  const fallback = list && (!chosen || chosen.unsupported) ? list.models.find((m) => m.id === list.defaultId) : undefined;
+
+  useEffect(() => {
+    if (fallback && fallback.id !== config.model) onChange(fallback.engineConfig);
+  }, [fallback, config.model, onChange]);
+
+  if (!gpu) return <p className="hint">Checking WebGPU…</p>;
+  if (gpu.status !== 'ok') {
+    return (
+      <p role="alert" className="error">
+        {gpu.message}
+      </p>
+    );
+  }
+  const current = chosen && !chosen.unsupported ? chosen : fallback;
+  return (
+    <div className="engine-settings">
+      {gpu.fallback && (
+        <p role="status" className="warning">
+          {gpu.message}
+        </p>
+      )}
+      <label htmlFor={id}>Model</label>
+      <select
+        id={id}
+        value={current?.id ?? ''}
+        onChange={(e) => {
+          const m = list?.models.find((x) => x.id === e.target.value);
+          if (m) onChange(m.engineConfig);
+        }}
+      >
+        {!list && <option value="">Loading the model list…</option>}
+        {list?.models.map((m) => (
+          <option key={m.id} value={m.id} disabled={Boolean(m.unsupported)}>
+            {optionLabel(m)}
+          </option>
+        ))}
+      </select>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {list?.note && <p className="hint">{list.note}</p>}
+      {current && <p className="hint">{modelFacts(current)}</p>}
+    </div>
+  );
+}
