@@ -12,6 +12,8 @@ const outDir = process.env.E2E_DIST ?? 'dist';
 const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? port + 17);
 // The stand-in model host for the WebLLM tests (4195 beside 4173).
 const modelPort = Number(process.env.E2E_MODEL_PORT ?? port + 22);
+// The shared fixtures (the tiny GGUF for the llama.cpp tests), 4198 beside 4173.
+const fixturesPort = Number(process.env.E2E_FIXTURES_PORT ?? port + 25);
 const chromiumArgs = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 export default defineConfig({
@@ -51,6 +53,12 @@ export default defineConfig({
     {
       command: `npx tsx test/support/serve-models.ts --port ${modelPort}`,
       url: `http://127.0.0.1:${modelPort}/__log`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 60_000,
+    },
+    {
+      command: `npx tsx test/support/serve-fixtures.ts --port ${fixturesPort}`,
+      url: `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`,
       reuseExistingServer: !process.env.CI,
       timeout: 60_000,
     },

@@ -38,6 +38,8 @@ export const pwaOptions: Partial<VitePWAOptions> = {
   includeManifestIcons: false,
   workbox: {
     globPatterns: ['**/*.{html,js,mjs,css,wasm,svg,png,ico,woff,woff2,ttf}'],
+    // llama.cpp's two wasm builds (10 and 19 MB) are cached by its engine on first use, and only the one this browser needs.
+    globIgnores: ['**/wllama-*.wasm'],
     // The tokenizer chunk (~5 MB, its vocabulary inline) must be precached for offline reading; the default limit is 2 MiB.
     maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
     // Every route is the one page (hash routes), so any navigation offline gets index.html.

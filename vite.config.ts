@@ -3,6 +3,9 @@ import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { pwaOptions } from './pwa.config.js';
 
+// Cross-origin isolation gives the page SharedArrayBuffer, which llama.cpp's threads need.
+const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
 export default defineConfig({
   plugins: [react(), VitePWA(pwaOptions)],
   worker: { format: 'es' },
@@ -11,6 +14,6 @@ export default defineConfig({
     // The tokenizer chunk carries its 11 MB vocabulary and only ever loads in the worker.
     chunkSizeWarningLimit: 12_000,
   },
-  preview: { host: '127.0.0.1', port: 4173, strictPort: true },
-  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1', port: 4173, strictPort: true, headers: isolation },
+  server: { host: '127.0.0.1', headers: isolation },
 });

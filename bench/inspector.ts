@@ -4,15 +4,13 @@
  * inspector costs about the same for both (virtual list, one revision's texts
  * read at a time).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chromium, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import { buildExport } from '../src/storage/export';
 import type { RevisionRecord, RunRecord } from '../src/storage/schema';
+import { startApp } from './app';
 
 const PORT = 4391;
-const OUT = 'dist-bench';
 // Both runs step through the same number of revisions.
 const SWITCHES = 19;
 
@@ -43,14 +41,14 @@ function syntheticRun(n: number): string {
   return JSON.stringify(buildExport(run, revisions, revisions.map((r) => memory(r.index))));
 }
 
-async function measure(page: Page, n: number): Promise<{ openMs: number; switchMs: number }> {
-  await page.goto(`http://127.0.0.1:${PORT}/`);
+async function measure(page: Page, url: string, n: number): Promise<{ openMs: number; switchMs: number }> {
+  await page.goto(`${url}/`);
   await page.getByLabel('Import run').setInputFiles({ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(syntheticRun(n)) });
   const section = page.getByRole('region', { name: 'Section' });
   await section.getByText(`Section ${n} of ${n}`).waitFor();
 
   const t0 = performance.now();
-  await page.goto(`http://127.0.0.1:${PORT}/?run=bench-${n}`);
+  await page.goto(`${url}/?run=bench-${n}`);
   await page.getByRole('region', { name: 'Memory', exact: true }).getByText(`written at chunk ${n - 1}:`).first().waitFor();
   const openMs = performance.now() - t0;
 
@@ -64,24 +62,12 @@ async function measure(page: Page, n: number): Promise<{ openMs: number; switchM
 }
 
 export async function inspectorBench(): Promise<void> {
-  execFileSync('npx', ['vite', 'build', '--outDir', OUT, '--logLevel', 'error'], { stdio: 'inherit' });
-  const server: ChildProcess = spawn('npx', ['vite', 'preview', '--port', String(PORT), '--strictPort', '--outDir', OUT, '--bypass-lock'], { stdio: 'ignore', detached: true });
-  const executablePath = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
-  const browser = await chromium.launch({ executablePath, args: ['--disable-background-networking', '--disable-component-update'] });
+  const app = await startApp(PORT);
   try {
-    for (let tries = 0; ; tries++) {
-      try {
-        await fetch(`http://127.0.0.1:${PORT}/`);
-        break;
-      } catch (e) {
-        if (tries > 100) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
     const results: Record<number, { openMs: number; switchMs: number }> = {};
     for (const n of [20, 2000]) {
-      const context = await browser.newContext();
-      results[n] = await measure(await context.newPage(), n);
+      const context = await app.browser.newContext();
+      results[n] = await measure(await context.newPage(), app.url, n);
       await context.close();
     }
     const small = results[20]!;
@@ -90,7 +76,6 @@ export async function inspectorBench(): Promise<void> {
     console.log(`  open run      20: ${small.openMs.toFixed(0).padStart(5)} ms   2000: ${large.openMs.toFixed(0).padStart(5)} ms   ratio ${(large.openMs / small.openMs).toFixed(2)}x`);
     console.log(`  switch (avg)  20: ${small.switchMs.toFixed(1).padStart(5)} ms   2000: ${large.switchMs.toFixed(1).padStart(5)} ms   ratio ${(large.switchMs / small.switchMs).toFixed(2)}x`);
   } finally {
-    await browser.close();
-    if (server.pid) process.kill(-server.pid);
+    await app.close();
   }
 }

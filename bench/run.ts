@@ -6,6 +6,10 @@ import { readFileSync } from 'node:fs';
 import { chunkAll } from '../src/core/chunker';
 import { QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { inspectorBench } from './inspector';
+import { openaiBench } from './openai';
+import { overheadBench } from './overhead';
+import { skimBench } from './skim';
+import { browserTokenizerBench } from './tokenizer-browser';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
 
@@ -36,4 +40,12 @@ async function tokenizerBench(): Promise<void> {
 
 await tokenizerBench();
 console.log();
+await browserTokenizerBench();
+console.log();
+await overheadBench();
+console.log();
+await skimBench();
+console.log();
 await inspectorBench();
+console.log();
+await openaiBench();

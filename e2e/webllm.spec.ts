@@ -80,7 +80,7 @@ test('Download fills WebLLM’s caches file by file with a moving progress bar; 
   const row = models(page).getByRole('listitem', { name: 'Test model' });
   await expect(row).toContainText('Not downloaded');
   const seen = await recordProgress(page);
-  await row.getByRole('button', { name: 'Download Test model' }).click();
+  await row.getByRole('button', { name: 'Download Test model', exact: true }).click();
   const bar = page.getByRole('progressbar', { name: 'Model download' });
   await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
   await expect(row).toContainText('Downloaded');
@@ -99,7 +99,7 @@ test('Download fills WebLLM’s caches file by file with a moving progress bar; 
   // A reload reads the state from the cache, not from memory.
   await page.reload();
   await expect(models(page).getByRole('listitem', { name: 'Test model' })).toContainText('Downloaded');
-  await models(page).getByRole('button', { name: 'Delete Test model' }).click();
+  await models(page).getByRole('button', { name: 'Delete Test model', exact: true }).click();
   await expect(models(page).getByRole('listitem', { name: 'Test model' })).toContainText('Not downloaded');
   expect(await webllmCaches(page)).toEqual({ 'webllm/config': [], 'webllm/wasm': [], 'webllm/model': [] });
 });
@@ -108,7 +108,7 @@ test('a connection dropped mid-shard gives an alert, keeps finished files, and D
   await page.goto('/');
   await addModel(page, 'Flaky model', 'drop');
   const row = models(page).getByRole('listitem', { name: 'Flaky model' });
-  await row.getByRole('button', { name: 'Download Flaky model' }).click();
+  await row.getByRole('button', { name: 'Download Flaky model', exact: true }).click();
   const alert = models(page).getByRole('alert');
   await expect(alert).toContainText('The connection failed while downloading weights file params_shard_2.bin', { timeout: 30_000 });
   await expect(alert).toContainText('press Download again to resume');
@@ -118,7 +118,7 @@ test('a connection dropped mid-shard gives an alert, keeps finished files, and D
   expect(kept.length).toBeGreaterThanOrEqual(2);
 
   await page.request.post(`${MODEL_HOST}/__heal`);
-  await row.getByRole('button', { name: 'Resume download Flaky model' }).click();
+  await row.getByRole('button', { name: 'Resume download Flaky model', exact: true }).click();
   await expect(row).toContainText('Downloaded', { timeout: 30_000 });
   await expect(models(page).getByRole('alert')).toHaveCount(0);
   // Files finished before the drop were not fetched again.
@@ -133,7 +133,7 @@ test('a connection dropped mid-shard gives an alert, keeps finished files, and D
 test('a missing file (404) gives a clear alert', async ({ page }) => {
   await page.goto('/');
   await addModel(page, 'Missing model', 'missing');
-  await models(page).getByRole('button', { name: 'Download Missing model' }).click();
+  await models(page).getByRole('button', { name: 'Download Missing model', exact: true }).click();
   const alert = models(page).getByRole('alert');
   await expect(alert).toContainText('weights file params_shard_1.bin was not found');
   await expect(alert).toContainText('HTTP 404');
@@ -144,13 +144,13 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   await page.goto('/');
   await addModel(page, 'Broken library', 'good');
   const region = models(page);
-  await region.getByRole('button', { name: 'Download Broken library' }).click();
+  await region.getByRole('button', { name: 'Download Broken library', exact: true }).click();
   await expect(region.getByRole('listitem', { name: 'Broken library' })).toContainText('Downloaded', { timeout: 30_000 });
 
   // Everything is cached: with the network off, WebLLM gets as far as compiling the library.
   const before = (await hostLog(page)).length;
   await context.setOffline(true);
-  await region.getByRole('button', { name: 'Load Broken library' }).click();
+  await region.getByRole('button', { name: 'Load Broken library', exact: true }).click();
   const alert = region.getByRole('alert');
   await expect(alert).toContainText(`The model library ${LIB} could not be loaded`, { timeout: 30_000 });
   await expect(alert).toContainText('CompileError');

@@ -12,7 +12,10 @@ type Boundary = 0 | 1 | 2 | 3; // none, word, sentence, paragraph
 interface Cut {
   pos: number;
   tokens: number;
-  kind: Boundary;
+  /** What kind of boundary `pos` is; worked out only for cuts that are considered. */
+  kind?: Boundary;
+  /** The piece ending here and the one before it are both blank space. */
+  blankPair: boolean;
 }
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}\p{M}]/u;
@@ -57,11 +60,12 @@ export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number
   for (const piece of tokenizer.pieces(text)) {
     // Emit chunks until this piece fits; a cut early in the chunk may need several.
     while (tokens > 0 && tokens + piece.tokens > maxTokens) {
-      const cut = chooseCut(cuts, window);
+      const cut = chooseCut(text, cuts, window);
       yield { start, end: cut.pos, tokens: cut.tokens };
       start = cut.pos;
       tokens -= cut.tokens;
-      cuts = cuts.filter((c) => c.pos > cut.pos).map((c) => ({ ...c, tokens: c.tokens - cut.tokens }));
+      cuts = cuts.filter((c) => c.pos > cut.pos);
+      for (const c of cuts) c.tokens -= cut.tokens;
     }
     if (piece.tokens > maxTokens) {
       // One piece longer than a chunk (a long run of rare characters): the loop above
@@ -74,8 +78,8 @@ export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number
     tokens += piece.tokens;
     // Two runs of blank space in a row ("  " before "0") become one piece when the
     // text ends between them, so a chunk cut there would count differently: not a boundary.
-    const blank = /^\s+$/.test(text.slice(piece.start, piece.end));
-    cuts.push({ pos: piece.end, tokens, kind: blank && prevBlank ? 0 : classify(text, piece.end) });
+    const blank = isBlank(text, piece.start, piece.end);
+    cuts.push({ pos: piece.end, tokens, blankPair: blank && prevBlank });
     prevBlank = blank;
   }
   if (start < text.length) yield { start, end: text.length, tokens };
@@ -109,19 +113,32 @@ function* splitPiece(text: string, piece: Piece, tokenizer: Tokenizer, maxTokens
   }
 }
 
-function chooseCut(cuts: readonly Cut[], window: number): Cut {
+function isBlank(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (!(c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || (c >= 0x2000 && c <= 0x200a))) return false;
+  }
+  return end > start;
+}
+
+function kindOf(text: string, cut: Cut): Boundary {
+  cut.kind ??= cut.blankPair ? 0 : classify(text, cut.pos);
+  return cut.kind;
+}
+
+function chooseCut(text: string, cuts: readonly Cut[], window: number): Cut {
   let best: Cut | undefined;
   // Preference: paragraph, then sentence inside the window; otherwise the last word boundary.
   for (const kind of [3, 2] as const) {
     for (let i = cuts.length - 1; i >= 0; i--) {
       const c = cuts[i]!;
       if (c.tokens < window) break;
-      if (c.kind >= kind) return c;
+      if (kindOf(text, c) >= kind) return c;
     }
   }
   for (let i = cuts.length - 1; i >= 0; i--) {
     const c = cuts[i]!;
-    if (c.kind >= 1) return c;
+    if (kindOf(text, c) >= 1) return c;
     best ??= c;
   }
   // No word boundary at all (one giant word): cut between pieces.

@@ -1,4 +1,4 @@
-import { diffWords } from 'diff';
+import { type ChangeObject, diffLines, diffWords } from 'diff';
 
 export interface DiffPart {
   text: string;
@@ -15,9 +15,18 @@ function words(s: string): number {
   return s.split(/\s+/).filter(Boolean).length;
 }
 
-/** Word-level difference between two memories: what an update kept, dropped and added. */
+// Word diffs cost time by the number of edits: a memory rewritten from scratch
+// would take a tenth of a second. Past this many edits, whole lines are compared.
+const MAX_WORD_EDITS = 200;
+
+/**
+ * Word-level difference between two memories: what an update kept, dropped and
+ * added. A near-total rewrite is diffed by lines instead, which is as telling and
+ * stays fast.
+ */
 export function diffMemory(before: string, after: string): MemoryDiff {
-  const parts: DiffPart[] = diffWords(before, after).map((c) => ({
+  const changes: ChangeObject<string>[] = diffWords(before, after, { maxEditLength: MAX_WORD_EDITS }) ?? diffLines(before, after);
+  const parts: DiffPart[] = changes.map((c) => ({
     text: c.value,
     kind: c.added ? 'added' : c.removed ? 'removed' : 'same',
   }));

@@ -54,7 +54,7 @@ export interface CompletionChunk {
 
 /** What the engine takes from its surroundings; tests replace each. */
 export interface WllamaDeps {
-  newRuntime(): WllamaRuntime;
+  newRuntime(): Promise<WllamaRuntime>;
   tokenizer(): Promise<Tokenizer>;
   openLocal(key: string): Promise<Blob[]>;
   /** Whether the page is cross-origin isolated, which threads need. */
@@ -62,10 +62,59 @@ export interface WllamaDeps {
   hardwareConcurrency: number;
 }
 
-function browserRuntime(): WllamaRuntime {
-  const w = new Wllama({ default: wasmUrl }, { suppressNativeLog: true });
-  // Browsers without memory64 or JSPI (Safari) take the compat build, served by this app rather than a CDN.
-  w.setCompat({ worker: new URL(compatWorkerUrl, self.location.href).href, wasm: new URL(compatWasmUrl, self.location.href).href });
+/** Cache Storage for the wasm build this browser runs, so that llama.cpp starts offline once it has run. */
+export const RUNTIME_CACHE = 'memagent-wllama-runtime';
+
+/**
+ * Browsers without JSPI or memory64 (Safari) need the compat build; Firefox
+ * keeps the default one (as Wllama decides in its 'safari' compat mode).
+ */
+export function needsCompatBuild(): boolean {
+  if (/firefox/i.test(globalThis.navigator?.userAgent ?? '')) return false;
+  if (!('Suspending' in WebAssembly)) return true;
+  try {
+    new WebAssembly.Memory({ address: 'i64', initial: 1n } as unknown as WebAssembly.MemoryDescriptor);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The asset from Cache Storage (fetched and stored on first use, older
+ * releases dropped) as a blob: URL; the plain URL where there is no cache.
+ */
+export async function cachedAsset(url: string, caches: CacheStorage | undefined = globalThis.caches): Promise<string> {
+  if (!caches) return url;
+  try {
+    const cache = await caches.open(RUNTIME_CACHE);
+    let response = await cache.match(url);
+    if (!response) {
+      const fetched = await fetch(url);
+      if (!fetched.ok) return url;
+      await cache.put(url, fetched.clone());
+      for (const old of await cache.keys()) if (old.url !== url) await cache.delete(old);
+      response = fetched;
+    }
+    return URL.createObjectURL(await response.blob());
+  } catch {
+    return url;
+  }
+}
+
+let assets: Promise<{ wasm: string; compatWasm: string }> | undefined;
+
+async function browserRuntime(): Promise<WllamaRuntime> {
+  const absolute = (u: string) => new URL(u, self.location.href).href;
+  const compat = needsCompatBuild();
+  assets ??= Promise.all([
+    compat ? absolute(wasmUrl) : cachedAsset(absolute(wasmUrl)),
+    compat ? cachedAsset(absolute(compatWasmUrl)) : absolute(compatWasmUrl),
+  ]).then(([wasm, compatWasm]) => ({ wasm, compatWasm }));
+  const { wasm, compatWasm } = await assets;
+  const w = new Wllama({ default: wasm }, { suppressNativeLog: true });
+  // The compat build is served by this app, never fetched from a CDN.
+  w.setCompat({ worker: absolute(compatWorkerUrl), wasm: compatWasm });
   return w;
 }
 
@@ -138,7 +187,7 @@ export class WllamaHost {
   /** Call only inside `exclusive`. */
   async load(engine: WllamaEngine, source: ModelSource, params: LoadParams, deps: WllamaDeps): Promise<Loaded> {
     await this.unload();
-    const runtime = deps.newRuntime();
+    const runtime = await deps.newRuntime();
     const report = (p: LoadProgress) => this.listeners.forEach((l) => l(p));
     try {
       if (source.kind === 'url') {

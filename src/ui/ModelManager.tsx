@@ -107,7 +107,7 @@ export function ModelManager() {
         </ul>
       )}
       {usable && <CustomModelForm onSaved={() => void refreshModels()} onError={setAlert} />}
-      {storage && (
+      {usable && storage && (
         <div className="model-storage">
           <p className="hint">
             {storage.usage !== undefined && storage.quota ? `This site stores ${formatSize(storage.usage)} of the ${formatSize(storage.quota)} the browser allows it.` : ''}{' '}

@@ -2,6 +2,7 @@ import { type FormEvent, useId, useState } from 'react';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { ENGINE_SETTINGS } from './engines';
 import { usePreferredEngine } from './engines/models';
+import { CpuEngineHint } from './engines/CpuEngineHint';
 import type { DocumentRecord } from '../storage/db';
 import { formatBytes } from './format';
 import { type ReadSettings, useReadSettings } from './settings';
@@ -77,6 +78,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         {engine && EngineSettings && (
           <EngineSettings config={engineConfig} onChange={(c) => setEngineConfigs((all) => ({ ...all, [engine.id]: c }))} />
         )}
+        <CpuEngineHint engineId={engine?.id ?? ''} config={engineConfigs.wllama ?? {}} document={document} settings={settings} onChoose={setEngineId} />
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} />
       <ReadEstimate document={document} engineId={engine?.id ?? ''} settings={settings} />

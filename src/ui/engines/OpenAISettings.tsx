@@ -99,7 +99,7 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
   };
 
   return (
-    <div className="engine-settings">
+    <div className="settings">
       <div className="field">
         <label htmlFor={ids.url}>Base URL</label>
         <input

@@ -22,7 +22,7 @@ export function modelFacts(m: ModelView): string {
   ];
   if (m.vramMB !== undefined) parts.push(`needs about ${(m.vramMB / 1024).toFixed(1)} GB of GPU memory`);
   if (m.contextLimit !== undefined) parts.push(`context up to ${m.contextLimit.toLocaleString('en')} tokens`);
-  parts.push(cacheText(m).toLowerCase());
+  parts.push(cacheText(m));
   if (m.loaded) parts.push('loaded on the GPU');
   return parts.join(' · ');
 }

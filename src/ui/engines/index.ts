@@ -2,6 +2,7 @@ import type { ComponentType } from 'react';
 import type { EngineConfig } from '../../engines/engine';
 import { OpenAISettings } from './OpenAISettings';
 import { WebLLMSettings } from './WebLLMSettings';
+import { WllamaSettings } from './WllamaSettings';
 
 /** The props of an engine's own settings form, shown under the Engine combobox when it is chosen. */
 export interface EngineSettingsProps {
@@ -13,4 +14,5 @@ export interface EngineSettingsProps {
 export const ENGINE_SETTINGS: Readonly<Record<string, ComponentType<EngineSettingsProps>>> = {
   openai: OpenAISettings,
   webllm: WebLLMSettings,
+  wllama: WllamaSettings,
 };

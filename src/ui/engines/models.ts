@@ -40,8 +40,15 @@ let pending: Promise<void> | undefined;
 const listeners = new Set<() => void>();
 const notify = () => listeners.forEach((l) => l());
 
+let again = false;
+
+/** Reads the list again; a change made while a read is in flight gets one more read after it. */
 export function refreshModels(): Promise<void> {
-  pending ??= call(agent.listModels())
+  if (pending) {
+    again = true;
+    return pending;
+  }
+  pending = call(agent.listModels())
     .then(
       (l) => {
         list = l;
@@ -54,6 +61,10 @@ export function refreshModels(): Promise<void> {
     .finally(() => {
       pending = undefined;
       notify();
+      if (again) {
+        again = false;
+        void refreshModels();
+      }
     });
   return pending;
 }

@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import { expect, type Page, test } from '@playwright/test';
+import { CORPUS, range, storedRevisionIndexes } from './helpers';
+
+/**
+ * A real language-model runtime through the whole app: llama.cpp (WebAssembly)
+ * with a tiny random-weight GGUF served by the fixtures server. Its text is
+ * gibberish, so these tests check the mechanics: streaming, the memory cap,
+ * pause within a second, resume after a reload, each revision exactly once.
+ */
+
+const fixturesPort = Number(process.env.E2E_FIXTURES_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 25);
+const MODEL_URL = `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`;
+const MEMORY = 64;
+const CHUNK = 150;
+
+/** About 1,000 tokens of Frankenstein: seven chunks of 150. */
+function shortBook(): Buffer {
+  const text = readFileSync(new URL('frankenstein.txt', CORPUS), 'utf8').replace(/\r\n/g, '\n');
+  return Buffer.from(text.slice(40_000, 44_800), 'utf8');
+}
+
+async function chooseEngine(page: Page, options: { threads?: number } = {}): Promise<void> {
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'llama.cpp (CPU, WebAssembly)' });
+  await page.getByLabel('Model URL').fill(MODEL_URL);
+  if (options.threads) await page.getByLabel('Threads').fill(String(options.threads));
+}
+
+async function startRead(page: Page): Promise<void> {
+  await page.getByLabel('Document').setInputFiles({ name: 'short.txt', mimeType: 'text/plain', buffer: shortBook() });
+  await page.getByText(/short\.txt — .*tokens/).waitFor();
+  await page.getByLabel('Question').fill('Who is speaking?');
+  await page.getByLabel('Chunk size (tokens)').fill(String(CHUNK));
+  await page.getByLabel('Memory size (tokens)').fill(String(MEMORY));
+  await page.getByRole('button', { name: 'Read' }).click();
+}
+
+/** The text streamed into the "Writing memory" region, without its heading. */
+async function writingText(page: Page): Promise<string> {
+  const region = page.getByRole('region', { name: 'Writing memory' });
+  if ((await region.count()) === 0) return '';
+  const heading = (await region.getByRole('heading').textContent().catch(() => '')) ?? '';
+  const all = (await region.textContent().catch(() => '')) ?? '';
+  return all.slice(heading.length).trim();
+}
+
+interface StoredRevision {
+  index: number;
+  memoryTokens: number;
+  promptTokens: number;
+  completionTokens: number;
+  chunkTokens: number;
+  finishReason: string;
+}
+
+function storedRevisions(page: Page): Promise<StoredRevision[]> {
+  return page.evaluate(
+    () =>
+      new Promise<StoredRevision[]>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const req = open.result.transaction('revisions', 'readonly').objectStore('revisions').getAll();
+          req.onsuccess = () => {
+            open.result.close();
+            resolve(req.result as StoredRevision[]);
+          };
+        };
+      }),
+  );
+}
+
+test('reads a short document with the tiny llama.cpp model: tokens stream and every memory keeps to its cap', async ({ page }) => {
+  await page.goto('/');
+  expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+  await chooseEngine(page, { threads: 2 });
+  await expect(page.getByText(/2 of \d+ logical cores/)).toBeVisible();
+  await startRead(page);
+
+  // Streamed text appears while a step is being written.
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  await expect.poll(() => writingText(page), { intervals: [50], timeout: 60_000 }).not.toBe('');
+
+  const answer = page.getByRole('region', { name: 'Answer' });
+  await expect(answer.getByText('The answer is written from the final memory')).toHaveCount(0, { timeout: 60_000 });
+  const max = Number(await progress.getAttribute('aria-valuemax'));
+  expect(max).toBeGreaterThanOrEqual(5);
+  await expect(progress).toHaveAttribute('aria-valuenow', String(max));
+  expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
+
+  const revisions = await storedRevisions(page);
+  expect(revisions).toHaveLength(max);
+  for (const r of revisions) {
+    expect(r.memoryTokens).toBeGreaterThan(0);
+    expect(r.memoryTokens).toBeLessThanOrEqual(MEMORY);
+    // Counts the model itself reported: a prompt with the chunk in it, and a reply within the cap.
+    expect(r.promptTokens).toBeGreaterThan(r.chunkTokens);
+    expect(r.completionTokens).toBeGreaterThan(0);
+    expect(r.completionTokens).toBeLessThanOrEqual(MEMORY);
+  }
+  // The list names the same sizes.
+  const first = page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem').first();
+  const shown = Number(/(\d+) memory tokens/.exec((await first.getAttribute('aria-label')) ?? '')?.[1]);
+  expect(shown).toBeLessThanOrEqual(MEMORY);
+  await expect(answer).not.toHaveText(/^Answer$/);
+});
+
+test('Pause stops llama.cpp within a second, stores no partial revision, and the run resumes after a reload', async ({ page }) => {
+  await page.goto('/');
+  await chooseEngine(page);
+  await startRead(page);
+
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow')), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+  // Pause while a memory is being written.
+  await expect.poll(() => writingText(page), { intervals: [20], timeout: 30_000 }).not.toBe('');
+  const pressed = Date.now();
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible({ timeout: 1000 });
+  expect(Date.now() - pressed).toBeLessThan(1000);
+
+  const done = Number(await progress.getAttribute('aria-valuenow'));
+  const max = Number(await progress.getAttribute('aria-valuemax'));
+  expect(done).toBeLessThan(max);
+  expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(done)]);
+  // Nothing arrives after the pause: the step in progress was dropped, not finished.
+  await page.waitForTimeout(1500);
+  expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(done)]);
+
+  await page.reload();
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await expect(page.getByRole('region', { name: 'Answer' }).getByText('The answer is written from the final memory')).toHaveCount(0, {
+    timeout: 60_000,
+  });
+  await expect(progress).toHaveAttribute('aria-valuenow', String(max));
+  expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
+  for (const r of await storedRevisions(page)) expect(r.memoryTokens).toBeLessThanOrEqual(MEMORY);
+});
