@@ -147,13 +147,17 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   await region.getByRole('button', { name: 'Download Broken library', exact: true }).click();
   await expect(region.getByRole('listitem', { name: 'Broken library' })).toContainText('Downloaded', { timeout: 30_000 });
 
-  // Everything is cached: with the network off, WebLLM gets as far as compiling the library.
-  const before = (await hostLog(page)).length;
-  await context.setOffline(true);
   await region.getByRole('button', { name: 'Load Broken library', exact: true }).click();
   const alert = region.getByRole('alert');
   await expect(alert).toContainText(`The model library ${LIB} could not be loaded`, { timeout: 30_000 });
   await expect(alert).toContainText('CompileError');
+  await expect(alert).toContainText('Qwen2-7B-Instruct library');
+
+  // Everything is cached: with the network off, WebLLM gets exactly as far again, and the host hears nothing.
+  const before = (await hostLog(page)).length;
+  await context.setOffline(true);
+  await region.getByRole('button', { name: 'Load Broken library', exact: true }).click();
+  await expect(alert).toContainText('could not be loaded', { timeout: 30_000 });
   await context.setOffline(false);
   expect((await hostLog(page)).length).toBe(before);
 
@@ -169,4 +173,25 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   await expect(page.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', '0');
   await run.getByText('Run settings').click();
   await expect(run.getByText('Context per step')).toBeVisible();
+  // The run was chunked with the model's tokenizer.json (through WebLLM's wasm tokenizer); the book was
+  // counted on import with the bundled Qwen tokenizer. Same vocabulary: the totals agree exactly.
+  const counts = await page.evaluate(
+    () =>
+      new Promise<{ document: number; chunks: number; engine: string }>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(['documents', 'runs']);
+          const docs = tx.objectStore('documents').getAll();
+          const runs = tx.objectStore('runs').getAll();
+          tx.oncomplete = () => {
+            const run = runs.result[0] as { engineId: string; chunks: { tokens: number }[] };
+            resolve({ document: docs.result[0].tokens, chunks: run.chunks.reduce((n, c) => n + c.tokens, 0), engine: run.engineId });
+            open.result.close();
+          };
+        };
+      }),
+  );
+  expect(counts.engine).toBe('webllm');
+  expect(counts.chunks).toBe(counts.document);
 });

@@ -15,17 +15,18 @@ interface Outcome {
   stderr: string;
 }
 
-/** Runs the CLI as people do, in its own process. */
-function memagent(args: string[], options: { onStderr?: (text: string) => void } = {}): Promise<Outcome> {
+/**
+ * Runs the CLI in its own process: the TypeScript through tsx's loader (what
+ * `npx tsx` does, without npx's second of start-up), or as installed, `npx memagent`.
+ */
+function memagent(args: string[], options: { installed?: boolean } = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'src/cli/memagent.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, ...prefix] = options.installed ? ['npx', 'memagent'] : [process.execPath, '--import', 'tsx', 'src/cli/memagent.ts'];
+    const child = spawn(command!, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      options.onStderr?.(stderr);
-    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -114,11 +115,11 @@ describe('memagent CLI', () => {
     }
   });
 
-  it('refuses to overwrite a journal or to resume it for another question', async () => {
+  it('as installed (npx memagent), refuses to overwrite a journal or to resume it for another question', async () => {
     const out = join(dir, 'other.jsonl');
     writeFileSync(out, `${JSON.stringify(reference[0])}\n`);
     const [again, other] = await Promise.all([
-      memagent(['read', BOOK, '-q', QUESTION, '--base-url', server.url, '--out', out]),
+      memagent(['read', BOOK, '-q', QUESTION, '--base-url', server.url, '--out', out], { installed: true }),
       memagent(['read', BOOK, '-q', 'Who is Elizabeth?', '--base-url', server.url, '--out', out, '--resume']),
     ]);
     expect(again.code).toBe(2);

@@ -50,14 +50,16 @@ function classify(text: string, pos: number): Boundary {
  * word boundary; never inside a word or a character, except that one unbroken run
  * longer than a chunk is cut between code points.
  */
-export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number): Generator<ChunkSpan> {
+export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number, from = 0): Generator<ChunkSpan> {
   if (!(maxTokens >= 1)) throw new RangeError(`chunk size must be at least 1 token, got ${maxTokens}`);
   const window = Math.floor(maxTokens * 0.9);
-  let start = 0;
+  let start = from;
   let tokens = 0;
   let cuts: Cut[] = [];
   let prevBlank = false;
-  for (const piece of tokenizer.pieces(text)) {
+  // From a chunk boundary, which is a piece boundary, the pre-tokenizer splits the rest exactly as it splits the whole.
+  for (const p of tokenizer.pieces(from ? text.slice(from) : text)) {
+    const piece = from ? { start: p.start + from, end: p.end + from, tokens: p.tokens } : p;
     // Emit chunks until this piece fits; a cut early in the chunk may need several.
     while (tokens > 0 && tokens + piece.tokens > maxTokens) {
       const cut = chooseCut(text, cuts, window);

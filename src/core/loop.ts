@@ -1,4 +1,5 @@
 import { extractAnswer } from './answer';
+import type { ChunkSource } from './chunk-feed';
 import type { ChunkSpan } from './chunker';
 import { abortError, type GenerateResult, type TextGenerator } from './generation';
 import { finalPrompt, INITIAL_MEMORY, type PromptTemplates, updatePrompt } from './prompts';
@@ -11,7 +12,8 @@ export interface SamplingSettings {
 
 export interface LoopInput {
   text: string;
-  chunks: readonly ChunkSpan[];
+  /** A list of chunks, or a source still cutting the book (reading starts with its first chunk). */
+  chunks: readonly ChunkSpan[] | ChunkSource;
   question: string;
   generator: TextGenerator;
   templates: PromptTemplates;
@@ -66,9 +68,10 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
     onToken: input.onToken,
   };
 
-  for (let index = first; index < chunks.length; index++) {
+  for (let index = first; ; index++) {
     if (signal?.aborted) throw abortError();
-    const span = chunks[index]!;
+    const span = await chunks.at(index);
+    if (!span) break;
     const prompt = updatePrompt(templates, question, memory, text.slice(span.start, span.end));
     const t0 = now();
     const result = await generator.generate([{ role: 'user', content: prompt }], options);

@@ -127,7 +127,10 @@ export class GpuSession {
   private readonly lock = new Lock();
   private readonly downloads = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly factory: MlcFactory = webllmFactory) {}
+  constructor(
+    private readonly factory: MlcFactory = webllmFactory,
+    private readonly fetchFiles: typeof downloadModel = downloadModel,
+  ) {}
 
   get current(): { id: string; window: number } | undefined {
     return this.loaded;
@@ -139,7 +142,7 @@ export class GpuSession {
     if (!d) {
       const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
         reportModelProgress({ modelId: model.id, phase: 'download', state, fraction, text });
-      d = downloadModel(model, { signal, onProgress: (p) => report('working', p.fraction, p.text) }).then(
+      d = this.fetchFiles(model, { signal, onProgress: (p) => report('working', p.fraction, p.text) }).then(
         (r) => (report('done', 1, 'All files are downloaded'), r),
         (e: unknown) => {
           report('failed', 0, e instanceof Error ? e.message : String(e));
@@ -355,11 +358,19 @@ export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer): numb
 export interface WebLLMDeps {
   checkGpu(): Promise<GpuCapability>;
   models(): Promise<ModelEntry[]>;
+  /** mlc-chat-config.json and tokenizer.json, from WebLLM's cache or fetched into it. */
+  metadata(model: ModelEntry): Promise<{ config: ChatConfigLike; tokenizer: ArrayBuffer }>;
   loadTokenizer(bytes: ArrayBuffer, name: string): Promise<Tokenizer>;
   session: GpuSession;
 }
 
-const defaultDeps: WebLLMDeps = { checkGpu: () => checkWebGPU(), models: prebuiltModels, loadTokenizer: loadModelTokenizer, session };
+const defaultDeps: WebLLMDeps = {
+  checkGpu: () => checkWebGPU(),
+  models: prebuiltModels,
+  metadata: (model) => ensureConfigAndTokenizer(model),
+  loadTokenizer: loadModelTokenizer,
+  session,
+};
 
 /** The model a config names, as it will run on this GPU, with its config and tokenizer read (downloaded if needed). */
 export async function resolveModel(config: EngineConfig | undefined, deps: WebLLMDeps = defaultDeps) {
@@ -369,7 +380,7 @@ export async function resolveModel(config: EngineConfig | undefined, deps: WebLL
   const entries = await deps.models();
   const asked = entryFromConfig(config, entries);
   let model = chooseModel(asked.id, entries, gpu).entry ?? asked;
-  const { config: chat, tokenizer } = await ensureConfigAndTokenizer(model);
+  const { config: chat, tokenizer } = await deps.metadata(model);
   if (model.needsF16 === undefined) model = { ...model, needsF16: /f16/.test(chat.quantization ?? model.id) };
   if (model.needsF16 && !gpu.shaderF16) {
     throw named('ShaderF16SupportError', `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Use a q4f32_1 conversion of the model instead.`);

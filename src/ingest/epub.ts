@@ -92,11 +92,7 @@ export function readEpub(bytes: Uint8Array, name: string, limits: ZipLimits, onP
 
   const toc = readToc(zip, manifest, ncxId);
   const tocByPath = new Map<string, TocEntry[]>();
-  for (const e of toc) {
-    const list = tocByPath.get(e.path);
-    if (list) list.push(e);
-    else tocByPath.set(e.path, [e]);
-  }
+  for (const e of toc) tocByPath.set(e.path, [...(tocByPath.get(e.path) ?? []), e]);
 
   const out = new TextBuilder();
   const files = spine.map((id) => manifest.get(id)).filter((f) => f && /x?html|xml/.test(f.type));

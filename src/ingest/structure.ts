@@ -22,9 +22,7 @@ const HEADING_SOURCE =
   `|第[0-9０-９一二三四五六七八九十百千零〇两]{1,6}[章回節节卷部篇幕話话][^\\n]{0,70})`;
 const HEADING_LINE = new RegExp(`^[ \\t]*(${HEADING_SOURCE})[ \\t]*$`, 'gmu');
 const NON_SPACE = /\S/g;
-// The closing #s are trimmed by hand: a lazy `(.+?)[ \t#]*$` backtracks quadratically on a long line of #s and spaces.
-const MARKDOWN_HEADING = /^(#{1,6})[ \t]+(.+)$/gmu;
-const CLOSING_HASHES = /[ \t#]/;
+const MARKDOWN_HEADING = /^(#{1,6})[ \t]+(.+?)[ \t#]*$/gmu;
 const FENCE = /^(```|~~~)/gmu;
 
 function levelOf(label: string): number {
@@ -33,15 +31,10 @@ function levelOf(label: string): number {
   return 2;
 }
 
-const TRAILING = /[\s.:;,—–-]/u;
-
 /** A heading's text as a label: one line, no trailing punctuation, not too long. */
 export function cleanLabel(s: string): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  // Trailing punctuation is trimmed by hand: `/[…]+$/` is quadratic on a long run of it (". . . . x").
-  let end = one.length;
-  while (end > 0 && TRAILING.test(one[end - 1]!)) end--;
-  return end > 80 ? `${one.slice(0, 79)}…` : one.slice(0, end);
+  const one = s.replace(/\s+/g, ' ').trim().replace(/[\s.:;,—–-]+$/u, '');
+  return one.length > 80 ? `${one.slice(0, 79)}…` : one;
 }
 
 /**
@@ -52,14 +45,11 @@ export function cleanLabel(s: string): string {
  */
 export function chapterAnchors(text: string, base = 0): Anchor[] {
   const anchors: Anchor[] = [];
-  let segment: Anchor[] = [];
-  // Keys of the segment, so that a run of thousands of heading lines stays linear.
-  let keys = new Set<string>();
+  let segment: { anchor: Anchor; key: string }[] = [];
   let previousEnd = -1;
   const flush = () => {
-    if (segment.length < 3) anchors.push(...segment);
+    if (segment.length < 3) for (const s of segment) anchors.push(s.anchor);
     segment = [];
-    keys = new Set();
   };
   for (const m of text.matchAll(HEADING_LINE)) {
     const label = cleanLabel(m[1]!);
@@ -70,10 +60,9 @@ export function chapterAnchors(text: string, base = 0): Anchor[] {
       const next = NON_SPACE.exec(text);
       adjacent = !next || next.index >= m.index;
     }
-    if (!adjacent || keys.has(key)) flush();
+    if (!adjacent || segment.some((s) => s.key === key)) flush();
     const lead = m[0].length - m[0].trimStart().length;
-    segment.push({ at: base + m.index + lead, kind: 'chapter', label, level: levelOf(label) });
-    keys.add(key);
+    segment.push({ anchor: { at: base + m.index + lead, kind: 'chapter', label, level: levelOf(label) }, key });
     previousEnd = m.index + m[0].length;
   }
   flush();
@@ -83,16 +72,15 @@ export function chapterAnchors(text: string, base = 0): Anchor[] {
 /** ATX headings (# Title) of a Markdown text, outside code fences, as anchors. */
 export function markdownAnchors(text: string): Anchor[] {
   const fences = [...text.matchAll(FENCE)].map((m) => m.index);
-  // Headings come in order, so the fences before each are counted once, not again for every heading.
-  let passed = 0;
+  const inFence = (at: number) => {
+    let n = 0;
+    for (const f of fences) if (f < at) n++;
+    return n % 2 === 1;
+  };
   const anchors: Anchor[] = [];
   for (const m of text.matchAll(MARKDOWN_HEADING)) {
-    while (passed < fences.length && fences[passed]! < m.index) passed++;
-    if (passed % 2 === 1) continue;
-    const rest = m[2]!;
-    let end = rest.length;
-    while (end > 1 && CLOSING_HASHES.test(rest[end - 1]!)) end--;
-    anchors.push({ at: m.index, kind: 'heading', label: cleanLabel(rest.slice(0, end)), level: m[1]!.length });
+    if (fences.length && inFence(m.index)) continue;
+    anchors.push({ at: m.index, kind: 'heading', label: cleanLabel(m[2]!), level: m[1]!.length });
   }
   return anchors;
 }

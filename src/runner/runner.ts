@@ -1,4 +1,5 @@
 import { planBudget } from '../core/budget';
+import { ChunkFeed } from '../core/chunk-feed';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { memoryLoop } from '../core/loop';
@@ -35,6 +36,8 @@ export interface RunnerDeps {
   /** Runs `work` holding the run's lock, waiting for it if another tab holds it. */
   withLock?(name: string, work: () => Promise<void>): Promise<void>;
   newId?(): string;
+  /** Books longer than this (tokens) are cut while they are read; PIPELINE_ABOVE_TOKENS by default. */
+  pipelineAboveTokens?: number;
   /** Bytes this site uses and may use (navigator.storage.estimate), to refuse a book that cannot fit. */
   estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
 }
@@ -44,6 +47,9 @@ export interface IngestRequest {
   stripGutenberg?: boolean;
   onProgress?(progress: IngestProgress): void;
 }
+
+/** Books longer than this are cut into chunks while they are read. */
+export const PIPELINE_ABOVE_TOKENS = 250_000;
 
 /** A refusal the person can act on (the message says what to do). */
 export class RunRequestError extends Error {
@@ -195,8 +201,11 @@ export class Runner {
       topP: request.topP ?? 0.95,
       seed: request.seed,
     };
-    const allChunks = chunkAll(text, engine.tokenizer, budget.chunkTokens);
     const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
+    // A long book is cut while it is read: the first step starts with the first chunk.
+    // A skim ranks every chunk first, and a short book is cut at once (well under a second).
+    const pipelined = !skim && doc.tokens > (this.deps.pipelineAboveTokens ?? PIPELINE_ABOVE_TOKENS);
+    const allChunks = pipelined ? [] : chunkAll(text, engine.tokenizer, budget.chunkTokens);
     const chunks = skim ? new SkimPlanner(text, allChunks, question, skim).select().map((i) => allChunks[i]!) : allChunks;
     const now = Date.now();
     const run: RunRecord = {
@@ -209,6 +218,7 @@ export class Runner {
       settings,
       templates,
       chunks,
+      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / budget.chunkTokens)) } } : {}),
       ...(skim && request.skim
         ? { skim: { ...skim, followMemory: request.skim.followMemory, totalChunks: allChunks.length } }
         : {}),
@@ -309,6 +319,7 @@ export class Runner {
     let run = await store.getRun(runId);
     if (!run || run.status !== 'running' || signal.aborted) return;
     let writing: WritingStream | undefined;
+    let feed: ChunkFeed | undefined;
     let recoverable: Engine | undefined;
     try {
       const text = await store.getText(run.documentId);
@@ -319,12 +330,21 @@ export class Runner {
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...run.chunks];
+      if (run.chunking) {
+        feed = new ChunkFeed(text, engine.tokenizer, run.settings.chunkTokens, plan, (spans, done) => {
+          const chunks = [...spans];
+          void store
+            .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))
+            .then(() => publish({ type: 'chunks', runId, known: chunks.length, done }))
+            .catch(() => undefined); // the next batch, or a resume, stores them again
+        });
+      }
       const follower = run.skim?.followMemory
         ? new SkimFollower(text, chunkAll(text, engine.tokenizer, run.settings.chunkTokens), run.question, run.memory, plan, run.skim)
         : null;
       const loop = memoryLoop({
         text,
-        chunks: plan,
+        chunks: feed ?? plan,
         question: run.question,
         generator: engine,
         templates: run.templates,
@@ -406,6 +426,7 @@ export class Runner {
       publish({ type: 'status', runId, status: 'failed', error: message });
     } finally {
       writing?.reset(); // a stopped step's partial text is never announced
+      feed?.stop();
     }
   }
 }

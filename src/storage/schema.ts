@@ -65,6 +65,8 @@ export interface RunRecord {
   templates: PromptTemplates;
   /** The chunks this run reads, in document order: all of them, or a skim's choice. */
   chunks: ChunkSpan[];
+  /** Present while the book is still being cut: `chunks` holds those cut so far. */
+  chunking?: { estimate: number };
   /** Present when the run skims: how the chunks were chosen from the whole book. */
   skim?: SkimPlan;
   status: RunStatus;
@@ -117,6 +119,8 @@ export interface MemoryRecord {
 /** What every tab hears about a run; texts are read from storage when shown. */
 export type RunEvent =
   | { type: 'revision'; runId: string; index: number }
+  /** More of the book was cut into chunks; `done` once the count is exact. */
+  | { type: 'chunks'; runId: string; known: number; done: boolean }
   /** The memory being written for chunk `index` (index = chunk count: the answer), so far. */
   | { type: 'writing'; runId: string; index: number; text: string }
   | { type: 'status'; runId: string; status: RunStatus; error?: string }

@@ -29,7 +29,9 @@ const STATUS_TEXT: Record<RunRecord['status'], string> = {
 
 /** One run: its progress, controls, revisions and answer. */
 export function RunView({ run, runs, revisions, text, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
-  const total = run.chunks.length;
+  // While the book is still being cut, the count is an estimate.
+  const counting = run.chunking !== undefined;
+  const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
   const read = revisions.length;
   const eta =
     run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read) : null;
@@ -51,13 +53,13 @@ export function RunView({ run, runs, revisions, text, writing, selected, onSelec
           aria-valuemin={0}
           aria-valuemax={total}
           aria-valuenow={read}
-          aria-valuetext={`${read} of ${total} chunks read`}
+          aria-valuetext={`${read} of ${counting ? 'about ' : ''}${total} chunks read`}
           className="progress"
         >
           <div className="progress-fill" style={{ width: `${total ? (100 * read) / total : 0}%` }} />
         </div>
         <p className="status" aria-live="polite">
-          {STATUS_TEXT[run.status]} · {read} of {total} chunks
+          {STATUS_TEXT[run.status]} · {read} of {counting ? `about ${total}` : total} chunks{counting ? ' (still counting)' : ''}
           {run.status === 'running' && read === total ? ' · writing the answer' : ''}
           {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
         </p>

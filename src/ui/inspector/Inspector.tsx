@@ -20,7 +20,7 @@ interface Props {
 /** Read what the agent kept, chunk by chunk. */
 export function Inspector({ run, runs, revisions, text, selected, onSelect }: Props) {
   const ids = { search: useId(), slider: useId() };
-  const total = run.chunks.length;
+  const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
   const shown = selected !== null && selected < revisions.length ? selected : revisions.length ? revisions.length - 1 : null;
   const [query, setQuery] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<number>>(new Set());

@@ -1,0 +1,88 @@
+import { type ChunkSpan, chunkText } from './chunker';
+import type { Tokenizer } from './tokenizer';
+
+/** Where the loop finds its chunks: a list, or a feed that is still cutting the book. */
+export interface ChunkSource {
+  /** The chunk at `index`, waiting for it if it is not cut yet; undefined past the last. */
+  at(index: number): Promise<ChunkSpan | undefined>;
+}
+
+/**
+ * Cuts a book into chunks in the background, in slices of a few milliseconds,
+ * so that reading starts with the first chunk while the rest is still being
+ * tokenized. `spans` (chunks already known, e.g. stored before a reload) is
+ * extended in place; `onProgress` hears of each batch and of the end.
+ */
+export class ChunkFeed implements ChunkSource {
+  private done = false;
+  private failed: unknown = null;
+  private waiters: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly text: string,
+    private readonly tokenizer: Tokenizer,
+    private readonly maxTokens: number,
+    readonly spans: ChunkSpan[],
+    private readonly onProgress: (spans: readonly ChunkSpan[], done: boolean) => void = () => undefined,
+    private readonly sliceMs = 8,
+  ) {
+    void this.run();
+  }
+
+  get complete(): boolean {
+    return this.done;
+  }
+
+  /** Stops cutting (the run paused or ended). */
+  stop(): void {
+    this.stopped = true;
+    this.wake();
+  }
+
+  async at(index: number): Promise<ChunkSpan | undefined> {
+    while (index >= this.spans.length && !this.done && !this.stopped) {
+      if (this.failed) throw this.failed;
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+    if (this.failed) throw this.failed;
+    return this.spans[index];
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private async run(): Promise<void> {
+    try {
+      // Chunks known from before continue where they ended: cutting restarts cleanly at a chunk boundary.
+      const from = this.spans.at(-1)?.end ?? 0;
+      const chunks = chunkText(this.text, this.tokenizer, this.maxTokens, from);
+      let sliceStart = performance.now();
+      let batch = 0;
+      for (const span of chunks) {
+        if (this.stopped) return;
+        this.spans.push(span);
+        batch++;
+        this.wake();
+        if (performance.now() - sliceStart > this.sliceMs) {
+          if (batch) this.onProgress(this.spans, false);
+          batch = 0;
+          await new Promise((r) => setTimeout(r, 0)); // let the reader and its messages run
+          sliceStart = performance.now();
+        }
+      }
+      this.done = true;
+      this.onProgress(this.spans, true);
+    } catch (e) {
+      this.failed = e;
+    } finally {
+      this.wake();
+    }
+  }
+}
+
+/** A fixed list as a chunk source. */
+export function listSource(spans: readonly ChunkSpan[]): ChunkSource {
+  return { at: async (i) => spans[i] };
+}

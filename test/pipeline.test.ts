@@ -1,0 +1,70 @@
+import 'fake-indexeddb/auto';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ChunkFeed } from '../src/core/chunk-feed';
+import { chunkAll, chunkText } from '../src/core/chunker';
+import { ExtractiveEngine } from '../src/engines/extractive';
+import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { Runner } from '../src/runner/runner';
+import { type RunEvent, Store } from '../src/storage/db';
+import { corpusText } from './helpers';
+
+let tok: QwenTokenizer;
+let book: string;
+beforeAll(async () => {
+  tok = await loadQwenTokenizer();
+  book = corpusText('frankenstein.txt').slice(0, 200_000);
+});
+
+describe('cutting from a chunk boundary', () => {
+  it('gives exactly the chunks that cutting from the start gives after it', () => {
+    for (const size of [300, 1000, 5000]) {
+      const all = chunkAll(book, tok, size);
+      for (const k of [1, Math.floor(all.length / 2), all.length - 1]) {
+        expect([...chunkText(book, tok, size, all[k]!.start)]).toEqual(all.slice(k));
+      }
+    }
+  });
+
+  it('lets a feed resumed with the chunks stored before a reload finish the same list', async () => {
+    const all = chunkAll(book, tok, 700);
+    const feed = new ChunkFeed(book, tok, 700, all.slice(0, 9));
+    expect(await feed.at(all.length)).toBeUndefined();
+    expect(feed.spans).toEqual(all);
+  });
+});
+
+const stores: Store[] = [];
+afterEach(() => stores.splice(0).forEach((s) => s.close()));
+
+describe('a long book read while it is still being cut', () => {
+  it('commits its first revision before the count is exact, and ends with the exact chunks', async () => {
+    const store = await Store.open(`memagent-pipe-${Math.random()}`);
+    stores.push(store);
+    const events: RunEvent[] = [];
+    const runner = new Runner({
+      store,
+      createEngine: async () => new ExtractiveEngine(tok),
+      tokenizerFor: async () => tok,
+      publish: (e) => events.push(e),
+      pipelineAboveTokens: 0,
+    });
+    const text = book.repeat(3);
+    const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
+    const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', requestedChunkTokens: 400, memoryTokens: 128 });
+    const started = (await store.getRun(runId))!;
+    expect(started.chunks).toEqual([]);
+    expect(started.chunking!.estimate).toBe(Math.ceil(doc.tokens / 400));
+
+    for (let i = 0; i < 3000 && (await store.getRun(runId))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 10));
+    const run = (await store.getRun(runId))!;
+    const exact = chunkAll((await store.getText(doc.id))!, tok, 400);
+    expect(run.status).toBe('done');
+    expect(run.chunking).toBeUndefined();
+    expect(run.chunks).toEqual(exact);
+    expect((await store.listRevisions(runId)).map((r) => [r.index, r.start, r.end])).toEqual(exact.map((c, i) => [i, c.start, c.end]));
+    const firstRevision = events.findIndex((e) => e.type === 'revision');
+    const exactCount = events.findIndex((e) => e.type === 'chunks' && e.done);
+    expect(firstRevision).toBeGreaterThanOrEqual(0);
+    expect(firstRevision).toBeLessThan(exactCount);
+  });
+});
