@@ -223,6 +223,7 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
       expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
       if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
       resumedAt.push(s.run.nextChunk);
+      if (process.env.E2E_DEBUG) console.log(new Date().toISOString(), kill, 'seen', seen, 'stored', s.run.nextChunk, 'reopen ms', Date.now() - started);
       return { s, started };
     };
 

@@ -12,9 +12,9 @@ import { CORPUS, range, storedRevisionIndexes } from './helpers';
 const fixturesPort = Number(process.env.E2E_FIXTURES_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 25);
 const MODEL_URL = `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`;
 const MEMORY = 64;
-const CHUNK = 150;
+const CHUNK = 200;
 
-/** About 1,000 tokens of Frankenstein: seven chunks of 150. */
+/** About 1,100 tokens of Frankenstein: six chunks of 200. */
 function shortBook(): Buffer {
   const text = readFileSync(new URL('frankenstein.txt', CORPUS), 'utf8').replace(/\r\n/g, '\n');
   return Buffer.from(text.slice(40_000, 44_800), 'utf8');

@@ -150,7 +150,6 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
             id={ids.threads}
             type="number"
             min={1}
-            max={cores}
             disabled={!isolated}
             value={isolated ? String(config.threads ?? defaultThreads(cores)) : '1'}
             onChange={(e) => update({ ...config, threads: e.target.valueAsNumber })}
@@ -162,7 +161,6 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
             id={ids.context}
             type="number"
             min={512}
-            step={1024}
             value={String(config.contextTokens ?? DEFAULT_CONTEXT_TOKENS)}
             onChange={(e) => update({ ...config, contextTokens: e.target.valueAsNumber })}
           />

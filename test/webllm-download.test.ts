@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CACHE_NAMES,
+  deleteModelFiles,
+  type DownloadOptions,
+  downloadModel,
+  type DownloadProgress,
+  fileUrls,
+  modelCacheState,
+  ModelDownloadError,
+} from '../src/engines/model-download';
+import { droppingBody, FakeCaches } from './support/fake-caches';
+
+const MODEL = { modelUrl: 'https://hf.example/org/Model-MLC/resolve/main/', libUrl: 'https://libs.example/Qwen2-7B.wasm' };
+const SHARD = 64 * 1024;
+const SHARDS = 5;
+const base = MODEL.modelUrl;
+
+function shard(i: number): Uint8Array {
+  return new Uint8Array(SHARD).fill(i + 1);
+}
+
+type Fault = (url: string, attempt: number) => Response | undefined;
+
+/** A model host in a function: every file of an MLC conversion, with faults on demand, counting requests. */
+function host(fault: Fault = () => undefined) {
+  const requests: string[] = [];
+  const files = new Map<string, () => BodyInit>([
+    [`${base}mlc-chat-config.json`, () => JSON.stringify({ tokenizer_files: ['tokenizer.json'], context_window_size: 32768 })],
+    [`${base}tokenizer.json`, () => JSON.stringify({ model: { type: 'BPE' } })],
+    [`${base}tensor-cache.json`, () => JSON.stringify({ records: Array.from({ length: SHARDS }, (_, i) => ({ dataPath: `params_shard_${i}.bin`, nbytes: SHARD })) })],
+    [MODEL.libUrl, () => new Uint8Array([0, 97, 115, 109])],
+    ...Array.from({ length: SHARDS }, (_, i) => [`${base}params_shard_${i}.bin`, () => shard(i)] as [string, () => BodyInit]),
+  ]);
+  const fetch = (async (input: RequestInfo | URL) => {
+    const url = String(input);
+    requests.push(url);
+    const injected = fault(url, requests.filter((u) => u === url).length);
+    if (injected) return injected;
+    const body = files.get(url);
+    return body ? new Response(body()) : new Response('not found', { status: 404 });
+  }) as typeof globalThis.fetch;
+  return { fetch, requests, count: (suffix: string) => requests.filter((u) => u.endsWith(suffix)).length };
+}
+
+function options(h: ReturnType<typeof host>, caches: FakeCaches, extra: Partial<DownloadOptions> = {}): DownloadOptions {
+  return { fetch: h.fetch, caches: caches.asCacheStorage(), estimate: async () => ({ usage: 0, quota: 1e12 }), online: () => true, retryDelayMs: 1, ...extra };
+}
+
+describe('the model downloader', () => {
+  it('puts every file WebLLM loads into its three caches, under the URLs WebLLM looks up', async () => {
+    const h = host();
+    const caches = new FakeCaches();
+    const progress: DownloadProgress[] = [];
+    const result = await downloadModel(MODEL, options(h, caches, { onProgress: (p) => progress.push(p) }));
+    expect(result).toEqual({ bytesTotal: SHARDS * SHARD, bytesFetched: SHARDS * SHARD });
+    expect(caches.keys(CACHE_NAMES.config)).toEqual([`${base}mlc-chat-config.json`]);
+    expect(caches.keys(CACHE_NAMES.wasm)).toEqual([MODEL.libUrl]);
+    expect(caches.keys(CACHE_NAMES.model)).toEqual(
+      [...Array.from({ length: SHARDS }, (_, i) => `${base}params_shard_${i}.bin`), `${base}tensor-cache.json`, `${base}tokenizer.json`].sort(),
+    );
+    const stored = await (await (await caches.open(CACHE_NAMES.model)).match(`${base}params_shard_3.bin`))!.arrayBuffer();
+    expect(new Uint8Array(stored)).toEqual(shard(3));
+    const fractions = progress.map((p) => p.fraction);
+    expect(fractions[0]).toBe(0);
+    expect(fractions.at(-1)).toBe(1);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(await modelCacheState(MODEL, { caches: caches.asCacheStorage() })).toEqual({
+      complete: true,
+      partial: true,
+      bytesCached: SHARDS * SHARD,
+      bytesTotal: SHARDS * SHARD,
+    });
+  });
+
+  it('fetches nothing for a model already cached, even offline', async () => {
+    const caches = new FakeCaches();
+    await downloadModel(MODEL, options(host(), caches));
+    const again = host();
+    const result = await downloadModel(MODEL, options(again, caches, { online: () => false }));
+    expect(again.requests).toEqual([]);
+    expect(result.bytesFetched).toBe(0);
+  });
+
+  it('keeps the finished files when a shard keeps dropping, and a second call fetches only what is missing', async () => {
+    const caches = new FakeCaches();
+    const flaky = host((url) => (url.endsWith('params_shard_2.bin') ? new Response(droppingBody(shard(2), SHARD / 2)) : undefined));
+    const error = await downloadModel(MODEL, options(flaky, caches, { concurrency: 1 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelDownloadError);
+    expect((error as ModelDownloadError).kind).toBe('network');
+    expect((error as Error).message).toMatch(/weights file params_shard_2\.bin .*tried 4 times.*press Download again to resume/);
+    expect(flaky.count('params_shard_2.bin')).toBe(4); // the first try and 3 retries
+    const state = await modelCacheState(MODEL, { caches: caches.asCacheStorage() });
+    expect(state).toMatchObject({ complete: false, partial: true, bytesCached: 2 * SHARD, bytesTotal: SHARDS * SHARD });
+
+    const healed = host();
+    const result = await downloadModel(MODEL, options(healed, caches));
+    expect(result.bytesFetched).toBe(3 * SHARD);
+    expect(healed.requests.filter((u) => u.endsWith('.bin')).sort()).toEqual([2, 3, 4].map((i) => `${base}params_shard_${i}.bin`));
+    expect((await modelCacheState(MODEL, { caches: caches.asCacheStorage() })).complete).toBe(true);
+  });
+
+  it('retries a shard that drops once, and a body cut short without an error', async () => {
+    const caches = new FakeCaches();
+    const h = host((url, attempt) => {
+      if (url.endsWith('params_shard_1.bin') && attempt === 1) return new Response(droppingBody(shard(1), 100));
+      if (url.endsWith('params_shard_4.bin') && attempt === 1) return new Response(shard(4).slice(0, SHARD - 1));
+      return undefined;
+    });
+    await downloadModel(MODEL, options(h, caches));
+    expect(h.count('params_shard_1.bin')).toBe(2);
+    expect(h.count('params_shard_4.bin')).toBe(2);
+    expect((await modelCacheState(MODEL, { caches: caches.asCacheStorage() })).complete).toBe(true);
+  });
+
+  it('gives up at once on a 404, saying which file and what to check', async () => {
+    const h = host((url) => (url.endsWith('params_shard_3.bin') ? new Response('gone', { status: 404 }) : undefined));
+    const error = (await downloadModel(MODEL, options(h, new FakeCaches())).catch((e: unknown) => e)) as ModelDownloadError;
+    expect(error.kind).toBe('not-found');
+    expect(error.message).toContain(`weights file params_shard_3.bin was not found at ${base}params_shard_3.bin (HTTP 404)`);
+    expect(h.count('params_shard_3.bin')).toBe(1);
+  });
+
+  it('refuses before fetching any weights when the quota cannot hold them', async () => {
+    const h = host();
+    const caches = new FakeCaches();
+    const error = (await downloadModel(MODEL, options(h, caches, { estimate: async () => ({ usage: 1000, quota: 1000 + SHARD }) })).catch(
+      (e: unknown) => e,
+    )) as ModelDownloadError;
+    expect(error.kind).toBe('quota');
+    expect(error.message).toMatch(/needs 0\.3 MB more.*only 0\.1 MB more.*Choose a smaller model/);
+    expect(h.requests.filter((u) => u.endsWith('.bin'))).toEqual([]);
+  });
+
+  it('turns a full cache into the same quota message', async () => {
+    const caches = new FakeCaches(3 * SHARD);
+    const error = (await downloadModel(MODEL, options(host(), caches)).catch((e: unknown) => e)) as ModelDownloadError;
+    expect(error.kind).toBe('quota');
+    expect(error.message).toContain('delete models you no longer need');
+  });
+
+  it('says the device is offline when a file is missing and there is no network', async () => {
+    const h = host();
+    const error = (await downloadModel(MODEL, options(h, new FakeCaches(), { online: () => false })).catch((e: unknown) => e)) as ModelDownloadError;
+    expect(error.kind).toBe('offline');
+    expect(error.message).toMatch(/offline.*not downloaded yet/);
+    expect(h.requests).toEqual([]);
+  });
+
+  it('refuses a model URL that does not serve a model config, and caches nothing of it', async () => {
+    const h = host((url) => (url.endsWith('mlc-chat-config.json') ? new Response('<html>Sign in</html>') : undefined));
+    const caches = new FakeCaches();
+    const error = (await downloadModel(MODEL, options(h, caches)).catch((e: unknown) => e)) as ModelDownloadError;
+    expect(error.kind).toBe('invalid');
+    expect(error.message).toContain('is not a model config');
+    expect(caches.keys(CACHE_NAMES.config)).toEqual([]);
+  });
+
+  it('deletes by URL prefix (a download cut short before its index too), keeping a shared library when asked', async () => {
+    const caches = new FakeCaches();
+    await downloadModel(MODEL, options(host(), caches));
+    const other = `${MODEL.modelUrl.replace('Model-MLC', 'Other-MLC')}params_shard_0.bin`;
+    await (await caches.open(CACHE_NAMES.model)).put(other, new Response('x'));
+    expect(await deleteModelFiles(MODEL, { caches: caches.asCacheStorage(), keepLib: true })).toBe(SHARDS + 3);
+    expect(caches.keys(CACHE_NAMES.model)).toEqual([other]);
+    expect(caches.keys(CACHE_NAMES.config)).toEqual([]);
+    expect(caches.keys(CACHE_NAMES.wasm)).toEqual([MODEL.libUrl]);
+    await deleteModelFiles(MODEL, { caches: caches.asCacheStorage() });
+    expect(caches.keys(CACHE_NAMES.wasm)).toEqual([]);
+    expect(await modelCacheState(MODEL, { caches: caches.asCacheStorage() })).toEqual({ complete: false, partial: false, bytesCached: 0 });
+  });
+
+  it('knows the URLs WebLLM derives from a model URL', () => {
+    expect(fileUrls(MODEL)).toEqual({
+      config: `${base}mlc-chat-config.json`,
+      tensorCache: `${base}tensor-cache.json`,
+      tokenizer: `${base}tokenizer.json`,
+    });
+  });
+});
