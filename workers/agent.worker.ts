@@ -18,6 +18,8 @@ function storedKey(config: EngineConfig | undefined): EngineOptions {
 // The worker owns every run; the page only asks and listens.
 const channel = new BroadcastChannel(EVENTS_CHANNEL);
 const store = Store.open();
+// Every import and run counts tokens: load the tokenizer while the page is still being read.
+void tokenizerFor('extractive').catch(() => undefined);
 
 const runner = store.then(
   (s) =>
