@@ -7,8 +7,7 @@ const executablePath = process.env.CHROMIUM_PATH ?? systemChromium;
 // Several checkouts can test side by side, each with its own build and port.
 const port = Number(process.env.E2E_PORT ?? 4173);
 const outDir = process.env.E2E_DIST ?? 'dist';
-// The OpenAI-compatible test server sits beside the page's port (4190 beside 4173), so side-by-side runs do not share one;
-// the port after it serves without CORS headers.
+// The OpenAI-compatible test server sits beside the page's port (4190 beside 4173), so side-by-side runs do not share one.
 const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? port + 17);
 // The stand-in model host for the WebLLM tests (4195 beside 4173).
 const modelPort = Number(process.env.E2E_MODEL_PORT ?? port + 22);
@@ -45,7 +44,7 @@ export default defineConfig({
       timeout: 60_000,
     },
     {
-      command: `npx tsx test/support/serve-openai.ts --port ${openaiPort} --refusing-port ${openaiPort + 1} --allowed-origin http://127.0.0.1:${port} --api-key sk-e2e-kept-local`,
+      command: `npx tsx test/support/serve-openai.ts --port ${openaiPort} --allowed-origin http://127.0.0.1:${port} --api-key sk-e2e-kept-local`,
       url: `http://127.0.0.1:${openaiPort}/v1/models`,
       reuseExistingServer: !process.env.CI,
       timeout: 60_000,

@@ -2,18 +2,20 @@ import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { pwaOptions } from './pwa.config.js';
+import { cspPlugin, securityHeaders } from './csp.config.js';
 
 // Cross-origin isolation gives the page SharedArrayBuffer, which llama.cpp's threads need.
 const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
 export default defineConfig({
-  plugins: [react(), VitePWA(pwaOptions)],
+  plugins: [react(), VitePWA(pwaOptions), cspPlugin(isolation)],
   worker: { format: 'es' },
   build: {
     target: 'es2022',
     // The tokenizer chunk carries its 11 MB vocabulary and only ever loads in the worker.
     chunkSizeWarningLimit: 12_000,
   },
-  preview: { host: '127.0.0.1', port: 4173, strictPort: true, headers: isolation },
+  // The Content Security Policy as a header as well: a <meta> tag does not reach the workers.
+  preview: { host: '127.0.0.1', port: 4173, strictPort: true, headers: { ...isolation, ...securityHeaders() } },
   server: { host: '127.0.0.1', headers: isolation },
 });

@@ -11,6 +11,7 @@ import { memoryBench } from './memory';
 import { overheadBench } from './overhead';
 import { skimBench } from './skim';
 import { browserTokenizerBench } from './tokenizer-browser';
+import { wllamaBench } from './wllama';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
 
@@ -52,3 +53,5 @@ console.log();
 await inspectorBench();
 console.log();
 await openaiBench();
+console.log();
+await wllamaBench();

@@ -133,6 +133,11 @@ class Profile {
       });
     }
     const page = this.context.pages()[0] ?? (await this.context.newPage());
+    if (process.env.E2E_DEBUG) {
+      page.on('console', (m) => console.log('console', m.type(), m.text().slice(0, 300)));
+      page.on('pageerror', (e) => console.log('pageerror', e.message));
+      page.on('worker', (w) => console.log('worker', w.url()));
+    }
     await page.goto(path);
     return page;
   }
@@ -223,7 +228,15 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
       expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
       if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
       resumedAt.push(s.run.nextChunk);
-      if (process.env.E2E_DEBUG) console.log(new Date().toISOString(), kill, 'seen', seen, 'stored', s.run.nextChunk, 'reopen ms', Date.now() - started);
+      if (process.env.E2E_DEBUG) {
+        console.log(new Date().toISOString(), kill, 'seen', seen, 'stored', s.run.nextChunk, 'reopen ms', Date.now() - started);
+        for (let i = 0; i < 6; i++) {
+          await page.waitForTimeout(1000);
+          const w = page.workers()[0];
+          const inWorker = w ? await Promise.race([w.evaluate(() => 'alive').catch((e) => String(e)), new Promise((r) => setTimeout(() => r('worker busy'), 2000))]) : 'no worker';
+          console.log(JSON.stringify(await page.evaluate(async () => ({ locks: (await navigator.locks.query()).held?.length, now: document.querySelector('[role="progressbar"]')?.getAttribute('aria-valuenow') }))), inWorker, page.workers().length);
+        }
+      }
       return { s, started };
     };
 

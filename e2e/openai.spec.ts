@@ -1,11 +1,11 @@
 import { expect, type Page, test } from '@playwright/test';
+import { startOpenAIServer } from '../test/support/openai-server';
 import { PLANTED, plantedBook, range, readBook, storedRevisionIndexes } from './helpers';
 
-// The same ports playwright.config.ts gives the test servers: one beside the page's port, and one after it without CORS.
+// The port playwright.config.ts gives the test server that allows the page's origin.
 const pagePort = Number(process.env.E2E_PORT ?? 4173);
 const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? pagePort + 17);
 const SERVER = `http://127.0.0.1:${openaiPort}/v1`;
-const REFUSING = `http://127.0.0.1:${openaiPort + 1}/v1`;
 const KEY = 'sk-e2e-kept-local';
 
 async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
@@ -65,11 +65,38 @@ test('reads a book through an OpenAI-compatible server, retrying a busy one', as
 });
 
 test("a server that does not allow the page's origin: the alert says what to configure", async ({ page }) => {
-  await page.goto('/');
-  await chooseServer(page, REFUSING);
+  // A server of its own, on a free port, that sends no CORS headers at all.
+  const refusing = await startOpenAIServer({ allowedOrigin: null });
+  try {
+    await page.goto('/');
+    await chooseServer(page, refusing.url);
+    await expectCorsAlert(page);
+  } finally {
+    await refusing.stop();
+  }
+});
+
+async function expectCorsAlert(page: Page): Promise<void> {
   const alert = page.getByRole('alert');
   await expect(alert).toContainText('(CORS)');
   await expect(alert).toContainText(`this page's origin, http://127.0.0.1:${pagePort}`);
   await expect(alert).toContainText(`--allowed-origins '["http://127.0.0.1:${pagePort}"]'`);
   await expect(alert).toContainText(`OLLAMA_ORIGINS=http://127.0.0.1:${pagePort}`);
+}
+
+test("a server the app's Content Security Policy does not list: the alert says how to reach it", async ({ page }) => {
+  await page.goto('/');
+  const policy = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content').catch(() => null);
+  test.skip(!policy, 'this build has no Content Security Policy');
+  // Loopback, but not an address the policy lists (127.0.0.1, localhost): as a server on another machine would be.
+  const elsewhere = await startOpenAIServer({ host: '127.0.0.2' });
+  try {
+    await chooseServer(page, elsewhere.url);
+    const alert = page.getByRole('alert');
+    await expect(alert).toContainText(`Content Security Policy does not let it connect to http://127.0.0.2:${elsewhere.port}`);
+    await expect(alert).toContainText('ssh -L 8000:127.0.0.1:8000');
+    await expect(alert).toContainText(`MEMAGENT_CONNECT_SRC=http://127.0.0.2:${elsewhere.port}`);
+  } finally {
+    await elsewhere.stop();
+  }
 });

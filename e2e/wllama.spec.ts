@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
+import { EVENTS_CHANNEL } from '../src/storage/schema';
 import { CORPUS, range, storedRevisionIndexes } from './helpers';
 
 /**
@@ -20,9 +21,16 @@ function shortBook(): Buffer {
   return Buffer.from(text.slice(40_000, 44_800), 'utf8');
 }
 
-async function chooseEngine(page: Page, options: { threads?: number } = {}): Promise<void> {
+/** Chooses llama.cpp with the fixture model: by URL, or as a file picked on this device. */
+async function chooseEngine(page: Page, options: { threads?: number; file?: boolean } = {}): Promise<void> {
   await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'llama.cpp (CPU, WebAssembly)' });
-  await page.getByLabel('Model URL').fill(MODEL_URL);
+  if (options.file) {
+    const buffer = readFileSync(new URL('../../shared/fixtures/llama-2-tiny-random.gguf', import.meta.url));
+    await page.getByLabel('Model file').setInputFiles({ name: 'llama-2-tiny-random.gguf', mimeType: 'application/octet-stream', buffer });
+    await expect(page.getByText(/Using llama-2-tiny-random\.gguf, copied into this browser's storage/)).toBeVisible();
+  } else {
+    await page.getByLabel('Model URL').fill(MODEL_URL);
+  }
   if (options.threads) await page.getByLabel('Threads').fill(String(options.threads));
 }
 
@@ -107,24 +115,37 @@ test('reads a short document with the tiny llama.cpp model: tokens stream and ev
 
 test('Pause stops llama.cpp within a second, stores no partial revision, and the run resumes after a reload', async ({ page }) => {
   await page.goto('/');
-  await chooseEngine(page);
+  // A model file picked on this device: the resume after the reload finds its stored copy.
+  await chooseEngine(page, { file: true });
   await startRead(page);
 
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
   await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow')), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+  // The worker's events, timed in the page: streamed text arrives as 'writing' events while tokens flow.
+  await page.evaluate((name) => {
+    const seen: { t: number; type: string; status?: string }[] = [];
+    (window as unknown as { seen: typeof seen }).seen = seen;
+    new BroadcastChannel(name).onmessage = (e: MessageEvent<{ type: string; status?: string }>) =>
+      seen.push({ t: performance.now(), type: e.data.type, status: e.data.status });
+  }, EVENTS_CHANNEL);
   // Pause while a memory is being written.
   await expect.poll(() => writingText(page), { intervals: [20], timeout: 30_000 }).not.toBe('');
   const pressed = Date.now();
   await page.getByRole('button', { name: 'Pause' }).click();
   await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible({ timeout: 1000 });
   expect(Date.now() - pressed).toBeLessThan(1000);
+  // Generation itself stopped: no streamed text later than a second after the pause.
+  await page.waitForTimeout(1500);
+  const seen = await page.evaluate(() => (window as unknown as { seen: { t: number; type: string; status?: string }[] }).seen);
+  const paused = seen.find((e) => e.type === 'status' && e.status === 'paused')!.t;
+  const writes = seen.filter((e) => e.type === 'writing').map((e) => e.t);
+  expect(writes.some((t) => t < paused && paused - t < 500)).toBe(true); // it was writing when paused
+  expect(Math.max(...writes) - paused).toBeLessThan(1000);
 
   const done = Number(await progress.getAttribute('aria-valuenow'));
   const max = Number(await progress.getAttribute('aria-valuemax'));
   expect(done).toBeLessThan(max);
-  expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(done)]);
-  // Nothing arrives after the pause: the step in progress was dropped, not finished.
-  await page.waitForTimeout(1500);
+  // The step in progress was dropped, not stored.
   expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(done)]);
 
   await page.reload();
@@ -135,4 +156,24 @@ test('Pause stops llama.cpp within a second, stores no partial revision, and the
   await expect(progress).toHaveAttribute('aria-valuenow', String(max));
   expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
   for (const r of await storedRevisions(page)) expect(r.memoryTokens).toBeLessThanOrEqual(MEMORY);
+});
+
+test('once downloaded, the model and llama.cpp load with no network', async ({ page, context }) => {
+  await page.goto('/');
+  await chooseEngine(page);
+  await page.getByRole('button', { name: 'Load model and measure speed' }).click();
+  await expect(page.getByText(/Measured here with \d+ threads?: reads \d+ tokens\/s, writes [\d.]+ tokens\/s/)).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByText(/^Offline: ready/)).toBeVisible({ timeout: 60_000 });
+
+  await context.setOffline(true);
+  await page.reload();
+  expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+  await chooseEngine(page);
+  await startRead(page);
+  await expect(page.getByRole('region', { name: 'Answer' }).getByText('The answer is written from the final memory')).toHaveCount(0, {
+    timeout: 60_000,
+  });
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  const max = Number(await progress.getAttribute('aria-valuemax'));
+  await expect(progress).toHaveAttribute('aria-valuenow', String(max));
 });

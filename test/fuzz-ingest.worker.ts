@@ -1,9 +1,10 @@
 /**
- * Runs one fuzz case at a time for test/fuzz-ingest.test.ts, in a thread of
- * its own: a case that never ends blocks only this thread, which the test
- * terminates when the case's time is up.
+ * Runs one fuzz case at a time for test/fuzz-ingest.test.ts (ingest, then the
+ * token count an import makes), in a thread of its own: a case that never
+ * ends blocks only this thread, which the test terminates when its time is up.
  */
 import { parentPort } from 'node:worker_threads';
+import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { IngestError, ingestBytes, type IngestedText } from '../src/ingest/ingest';
 
 export interface FuzzRequest {
@@ -48,7 +49,9 @@ parentPort!.on('message', async (req: FuzzRequest) => {
   try {
     const options = req.maxUnzippedBytes ? { maxUnzippedBytes: req.maxUnzippedBytes } : {};
     const doc = await ingestBytes(req.name, req.bytes, options);
-    const wrong = problem(doc, bytes);
+    // An import also counts the document's tokens, so a text that stalls the tokenizer stalls the import.
+    const tokens = (await loadQwenTokenizer()).count(doc.text);
+    const wrong = problem(doc, bytes) ?? (tokens > 0 ? null : 'no tokens');
     reply = wrong ? { outcome: 'failed', message: `invalid document: ${wrong}` } : { outcome: 'document', message: '' };
   } catch (e) {
     if (e instanceof IngestError && e.name === 'IngestError' && e.message.trim().length > 10) {

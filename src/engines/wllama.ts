@@ -398,9 +398,10 @@ export class WllamaEngine implements Engine {
       );
     }
     let finishReason: FinishReason = finish === 'length' ? 'length' : 'stop';
-    // The memory cap holds in the app's tokens too, which other vocabularies may count differently.
-    if (this.tokenizer.count(text) > maxTokens) {
-      text = cutToTokens(this.tokenizer, text, maxTokens);
+    // The memory cap holds in the app's tokens too (another vocabulary may count more), measured on the
+    // trimmed text the loop keeps: a leading space can change how the first word splits.
+    if (this.tokenizer.count(text.trim()) > maxTokens) {
+      text = cutToTokens(this.tokenizer, text.trim(), maxTokens);
       finishReason = 'length';
     }
     const usage: GenerateResult['usage'] = { promptTokens, completionTokens: completionTokens || this.tokenizer.count(text) };

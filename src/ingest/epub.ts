@@ -92,10 +92,18 @@ export function readEpub(bytes: Uint8Array, name: string, limits: ZipLimits, onP
 
   const toc = readToc(zip, manifest, ncxId);
   const tocByPath = new Map<string, TocEntry[]>();
-  for (const e of toc) tocByPath.set(e.path, [...(tocByPath.get(e.path) ?? []), e]);
+  for (const e of toc) {
+    const list = tocByPath.get(e.path);
+    if (list) list.push(e);
+    else tocByPath.set(e.path, [e]);
+  }
 
   const out = new TextBuilder();
-  const files = spine.map((id) => manifest.get(id)).filter((f) => f && /x?html|xml/.test(f.type));
+  // A file listed twice in the spine is read once: EPUB forbids repeats, and a spine of 100,000 repeats would stall the reader.
+  const seen = new Set<string>();
+  const files = spine
+    .map((id) => manifest.get(id))
+    .filter((f) => f && /x?html|xml/.test(f.type) && !seen.has(f.path) && seen.add(f.path));
   let encoding = 'UTF-8';
   files.forEach((file, i) => {
     const bytes = zip.read(file!.path);

@@ -2,6 +2,7 @@ import { Parser } from 'htmlparser2';
 import type { Anchor } from '../core/anchors';
 import { decodeBytes, decodeWith, startsWith } from './charset';
 import { cleanLabel, TextBuilder } from './structure';
+import { MAX_NESTING, nestingError } from './xml';
 
 // Never text: scripts and styles are dropped unread (nothing here runs them), and so is the head.
 const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'math', 'iframe', 'object', 'canvas', 'select', 'button']);
@@ -32,10 +33,12 @@ export function appendHtml(html: string, out: TextBuilder, options: HtmlOptions 
   let heading: { anchor: Anchor; text: string } | null = null;
   let title = '';
   let inTitle = false;
+  let depth = 0;
 
   const parser = new Parser(
     {
       onopentag(name, attribs) {
+        if (++depth > MAX_NESTING) throw nestingError();
         if (name === 'title') inTitle = true;
         if (skipDepth > 0 || SKIP.has(name)) {
           if (SKIP.has(name)) skipDepth++;
@@ -78,6 +81,7 @@ export function appendHtml(html: string, out: TextBuilder, options: HtmlOptions 
         }
       },
       onclosetag(name) {
+        depth--;
         if (name === 'title') inTitle = false;
         if (SKIP.has(name)) {
           if (skipDepth > 0) skipDepth--;

@@ -22,7 +22,9 @@ const HEADING_SOURCE =
   `|第[0-9０-９一二三四五六七八九十百千零〇两]{1,6}[章回節节卷部篇幕話话][^\\n]{0,70})`;
 const HEADING_LINE = new RegExp(`^[ \\t]*(${HEADING_SOURCE})[ \\t]*$`, 'gmu');
 const NON_SPACE = /\S/g;
-const MARKDOWN_HEADING = /^(#{1,6})[ \t]+(.+?)[ \t#]*$/gmu;
+// The closing #s are trimmed by hand: a lazy `(.+?)[ \t#]*$` backtracks quadratically on a long line of #s and spaces.
+const MARKDOWN_HEADING = /^(#{1,6})[ \t]+(.+)$/gmu;
+const CLOSING_HASHES = /[ \t#]/;
 const FENCE = /^(```|~~~)/gmu;
 
 function levelOf(label: string): number {
@@ -31,10 +33,15 @@ function levelOf(label: string): number {
   return 2;
 }
 
+const TRAILING = /[\s.:;,—–-]/u;
+
 /** A heading's text as a label: one line, no trailing punctuation, not too long. */
 export function cleanLabel(s: string): string {
-  const one = s.replace(/\s+/g, ' ').trim().replace(/[\s.:;,—–-]+$/u, '');
-  return one.length > 80 ? `${one.slice(0, 79)}…` : one;
+  const one = s.replace(/\s+/g, ' ').trim();
+  // Trailing punctuation is trimmed by hand: `/[…]+$/` is quadratic on a long run of it (". . . . x").
+  let end = one.length;
+  while (end > 0 && TRAILING.test(one[end - 1]!)) end--;
+  return end > 80 ? `${one.slice(0, 79)}…` : one.slice(0, end);
 }
 
 /**
@@ -45,11 +52,14 @@ export function cleanLabel(s: string): string {
  */
 export function chapterAnchors(text: string, base = 0): Anchor[] {
   const anchors: Anchor[] = [];
-  let segment: { anchor: Anchor; key: string }[] = [];
+  let segment: Anchor[] = [];
+  // Keys of the segment, so that a run of thousands of heading lines stays linear.
+  let keys = new Set<string>();
   let previousEnd = -1;
   const flush = () => {
-    if (segment.length < 3) for (const s of segment) anchors.push(s.anchor);
+    if (segment.length < 3) anchors.push(...segment);
     segment = [];
+    keys = new Set();
   };
   for (const m of text.matchAll(HEADING_LINE)) {
     const label = cleanLabel(m[1]!);
@@ -60,9 +70,10 @@ export function chapterAnchors(text: string, base = 0): Anchor[] {
       const next = NON_SPACE.exec(text);
       adjacent = !next || next.index >= m.index;
     }
-    if (!adjacent || segment.some((s) => s.key === key)) flush();
+    if (!adjacent || keys.has(key)) flush();
     const lead = m[0].length - m[0].trimStart().length;
-    segment.push({ anchor: { at: base + m.index + lead, kind: 'chapter', label, level: levelOf(label) }, key });
+    segment.push({ at: base + m.index + lead, kind: 'chapter', label, level: levelOf(label) });
+    keys.add(key);
     previousEnd = m.index + m[0].length;
   }
   flush();
@@ -72,15 +83,16 @@ export function chapterAnchors(text: string, base = 0): Anchor[] {
 /** ATX headings (# Title) of a Markdown text, outside code fences, as anchors. */
 export function markdownAnchors(text: string): Anchor[] {
   const fences = [...text.matchAll(FENCE)].map((m) => m.index);
-  const inFence = (at: number) => {
-    let n = 0;
-    for (const f of fences) if (f < at) n++;
-    return n % 2 === 1;
-  };
+  // Headings come in order, so the fences before each are counted once, not again for every heading.
+  let passed = 0;
   const anchors: Anchor[] = [];
   for (const m of text.matchAll(MARKDOWN_HEADING)) {
-    if (fences.length && inFence(m.index)) continue;
-    anchors.push({ at: m.index, kind: 'heading', label: cleanLabel(m[2]!), level: m[1]!.length });
+    while (passed < fences.length && fences[passed]! < m.index) passed++;
+    if (passed % 2 === 1) continue;
+    const rest = m[2]!;
+    let end = rest.length;
+    while (end > 1 && CLOSING_HASHES.test(rest[end - 1]!)) end--;
+    anchors.push({ at: m.index, kind: 'heading', label: cleanLabel(rest.slice(0, end)), level: m[1]!.length });
   }
   return anchors;
 }

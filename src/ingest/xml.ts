@@ -1,4 +1,20 @@
 import { Parser } from 'htmlparser2';
+import { IngestError } from './errors';
+
+/**
+ * The deepest nesting of elements read. htmlparser2 keeps open elements in an
+ * array that it grows at the front, so each level costs a copy of all the
+ * levels above it: a file nested a million deep would stall the reader for
+ * hours. Books nest a few dozen levels.
+ */
+export const MAX_NESTING = 4096;
+
+export function nestingError(): IngestError {
+  return new IngestError(
+    `The file's markup nests elements more than ${MAX_NESTING.toLocaleString('en')} levels deep, which no book does: ` +
+      'it is damaged or made to stall readers, and was not read.',
+  );
+}
 
 export interface XmlHandlers {
   open?(name: string, attrs: Record<string, string>): void;
@@ -18,9 +34,11 @@ function local(name: string): string {
  * no DTDs or external entities are ever loaded.
  */
 export function walkXml(xml: string, handlers: XmlHandlers): void {
+  let depth = 0;
   const parser = new Parser(
     {
       onopentag(name, attribs) {
+        if (++depth > MAX_NESTING) throw nestingError();
         if (!handlers.open) return;
         const attrs: Record<string, string> = {};
         for (const [k, v] of Object.entries(attribs)) {
@@ -33,6 +51,7 @@ export function walkXml(xml: string, handlers: XmlHandlers): void {
         handlers.text?.(text);
       },
       onclosetag(name) {
+        depth--;
         handlers.close?.(local(name));
       },
     },

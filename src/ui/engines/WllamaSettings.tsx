@@ -111,8 +111,8 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
         <option value="">Another model (enter its URL)</option>
         {config.localModel && <option value="file">A file on this device</option>}
       </select>
-      {suggestion && suggestion.bytes > MAX_FILE_BYTES_WITHOUT_MEMORY64 && suggestion.parts === 1 && (
-        <p className="hint">One file over 2 GB: it needs a browser with WebAssembly memory64 (Chrome, Edge or Firefox), not Safari.</p>
+      {suggestion && suggestion.bytes > MAX_FILE_BYTES_WITHOUT_MEMORY64 && (
+        <p className="hint">Over 2 GB: it needs a browser with WebAssembly memory64 (Chrome, Edge or Firefox), not Safari.</p>
       )}
 
       <label htmlFor={ids.url}>Model URL</label>
