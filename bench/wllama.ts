@@ -4,6 +4,7 @@
  * The page is cross-origin isolated, as multithreading needs.
  */
 import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from '@playwright/test';
 import { FIXTURES_DIR, serveFiles } from '../test/support/serve-fixtures';
@@ -44,6 +45,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export async function wllamaBench(options: { reps?: number; maxTokens?: number } = {}): Promise<void> {
   const reps = options.reps ?? 5;
+  const load = loadavg()[0]!;
   const maxTokens = options.maxTokens ?? 128;
   const executablePath = process.env.CHROMIUM_PATH ?? ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
   const server = await serveFiles({ port: 0, roots: { '/wllama/': WLLAMA_ESM, '/fixtures/': FIXTURES_DIR }, pages: { '/': PAGE }, isolate: true });
@@ -71,7 +73,9 @@ export async function wllamaBench(options: { reps?: number; maxTokens?: number }
       );
     }
     const base = samples[0]!;
-    console.log(`llama.cpp (WebAssembly) in Chromium, tiny GGUF fixture: median of ${reps} runs, ~350-token prompt, ${maxTokens} tokens written`);
+    console.log(`llama.cpp (WebAssembly) in Chromium, tiny GGUF fixture: median of ${reps} runs, a 20-sentence prompt, ${maxTokens} tokens written`);
+    // Threads contend with everything else on the machine: the load says how much was running.
+    console.log(`  ${cpus().length} cores, load average ${load.toFixed(1)} before the run`);
     for (const s of samples) {
       const ratio = s === base ? '' : `  (${(s.decode / base.decode).toFixed(2)}x writing, ${(s.prefill / base.prefill).toFixed(2)}x reading vs 1 thread)`;
       console.log(

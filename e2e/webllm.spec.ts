@@ -19,7 +19,7 @@ function models(page: Page) {
   return page.getByRole('region', { name: 'Models' });
 }
 
-async function addModel(page: Page, name: string, variant: 'good' | 'missing' | 'drop'): Promise<void> {
+async function addModel(page: Page, name: string, variant: 'good' | 'slow' | 'missing' | 'drop'): Promise<void> {
   const region = models(page);
   await region.getByText('Add a model by URL').click();
   await region.getByLabel('Model name').fill(name);
@@ -130,6 +130,23 @@ test('a connection dropped mid-shard gives an alert, keeps finished files, and D
   expect(log.filter((e) => e.path.endsWith('params_shard_2.bin')).length).toBeGreaterThan(1);
 });
 
+test('a tab closed mid-download keeps the finished files, and Download resumes from them', async ({ page }) => {
+  await page.goto('/');
+  await addModel(page, 'Slow model', 'slow');
+  await models(page).getByRole('button', { name: 'Download Slow model', exact: true }).click();
+  const shards = async () => (await webllmCaches(page))['webllm/model']!.filter((u) => u.endsWith('.bin'));
+  await expect.poll(async () => (await shards()).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+  await page.reload(); // the worker, and its download, end here
+  const kept = await shards();
+  expect(kept.length).toBeLessThan(SHARDS);
+  const row = models(page).getByRole('listitem', { name: 'Slow model' });
+  await expect(row).toContainText('Partly downloaded');
+  await row.getByRole('button', { name: 'Resume download Slow model', exact: true }).click();
+  await expect(row).toContainText('Downloaded', { timeout: 30_000 });
+  const log = await hostLog(page);
+  for (const url of kept) expect(log.filter((e) => e.path === new URL(url).pathname)).toHaveLength(1);
+});
+
 test('a missing file (404) gives a clear alert', async ({ page }) => {
   await page.goto('/');
   await addModel(page, 'Missing model', 'missing');
@@ -173,6 +190,7 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   await expect(page.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', '0');
   await run.getByText('Run settings').click();
   await expect(run.getByText('Context per step')).toBeVisible();
+  await expect(run.getByText('model custom:Broken library')).toBeVisible();
   // The run was chunked with the model's tokenizer.json (through WebLLM's wasm tokenizer); the book was
   // counted on import with the bundled Qwen tokenizer. Same vocabulary: the totals agree exactly.
   const counts = await page.evaluate(

@@ -154,6 +154,26 @@ describe('the WebLLM engine: context window planning', () => {
     expect(mlc.reloads.at(-1)?.opts).toEqual({ context_window_size: 7424 }); // 7300 + 40, rounded to 256
   });
 
+  it('a run paused while the model downloads stops waiting at once; the download goes on', async () => {
+    const mlc = new StubMlc();
+    let finish: () => void = () => undefined;
+    let fetched = 0;
+    const session = new GpuSession(
+      async () => mlc,
+      () => new Promise((resolve) => (finish = () => (fetched++, resolve({ bytesTotal: 1, bytesFetched: 1 })))),
+    );
+    const engine = new WebLLMEngine(tok, MODEL, 32768, 40, session);
+    const controller = new AbortController();
+    const prepared = engine.prepare(7000, controller.signal);
+    await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    await expect(prepared).rejects.toMatchObject({ name: 'AbortError' });
+    expect(mlc.reloads).toEqual([]);
+    finish();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(fetched).toBe(1);
+  });
+
   it('refuses a step longer than the model limit before touching the GPU', async () => {
     const { engine, mlc } = setup(8192);
     const error = await engine.generate(user('word '.repeat(9000)), { maxTokens: 1024 }).catch((e: unknown) => e);

@@ -108,7 +108,10 @@ let prebuilt: Promise<ModelEntry[]> | undefined;
 
 /** The prebuilt list of the pinned WebLLM version; loads WebLLM's bundle, so only in the worker. */
 export function prebuiltModels(): Promise<ModelEntry[]> {
-  prebuilt ??= import('@mlc-ai/web-llm').then((w) => qwenModels(w.prebuiltAppConfig.model_list));
+  if (!prebuilt) {
+    prebuilt = import('@mlc-ai/web-llm').then((w) => qwenModels(w.prebuiltAppConfig.model_list));
+    prebuilt.catch(() => (prebuilt = undefined)); // a failed load (offline) is tried again next time
+  }
   return prebuilt;
 }
 

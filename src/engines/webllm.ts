@@ -90,6 +90,15 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
   return named(e.name, `WebLLM ${phase === 'load' ? 'could not load the model' : 'failed while writing'}: ${detail}`);
 }
 
+/** `work`, or an AbortError as soon as `signal` aborts (the work itself goes on). */
+function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(abortError());
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(abortError())), { once: true }));
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
 /** A lock whose waiters can give up: a paused run must not wait for another run's step. */
 class Lock {
   private tail: Promise<void> = Promise.resolve();
@@ -136,13 +145,16 @@ export class GpuSession {
     return this.loaded;
   }
 
-  /** Fetches what is missing into WebLLM's caches; one download per model at a time. */
-  download(model: ModelEntry, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * Fetches what is missing into WebLLM's caches; one download per model at a
+   * time, never tied to a run: a paused run stops waiting, the download goes on.
+   */
+  download(model: ModelEntry): Promise<unknown> {
     let d = this.downloads.get(model.id);
     if (!d) {
       const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
         reportModelProgress({ modelId: model.id, phase: 'download', state, fraction, text });
-      d = this.fetchFiles(model, { signal, onProgress: (p) => report('working', p.fraction, p.text) }).then(
+      d = this.fetchFiles(model, { onProgress: (p) => report('working', p.fraction, p.text) }).then(
         (r) => (report('done', 1, 'All files are downloaded'), r),
         (e: unknown) => {
           report('failed', 0, e instanceof Error ? e.message : String(e));
@@ -167,8 +179,7 @@ export class GpuSession {
 
   private async load(model: ModelEntry, window: number, signal?: AbortSignal): Promise<Mlc> {
     if (this.mlc && this.loaded?.id === model.id && this.loaded.window >= window) return this.mlc;
-    await this.download(model, signal);
-    signal?.throwIfAborted();
+    await untilAborted(this.download(model), signal);
     await this.reset();
     const progress = (fraction: number, text: string, state: 'working' | 'done' | 'failed' = 'working') =>
       reportModelProgress({ modelId: model.id, phase: 'load', state, fraction, text });

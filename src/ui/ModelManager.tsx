@@ -3,6 +3,7 @@ import type { ModelView } from '../runner/models';
 import { agent, call } from './client';
 import { formatSize, modelFacts } from './engines/format-model';
 import { refreshModels, useGpu, useModelProgress, useModels } from './engines/models';
+import './models.css';
 
 type Action = 'downloadModel' | 'loadModel' | 'deleteModel' | 'removeCustomModel';
 
@@ -71,7 +72,8 @@ export function ModelManager() {
       )}
       {usable && list && (
         <ul className="model-list">
-          {list.models.map((m) => (
+          {/* A build this GPU cannot run is listed only while it has files to delete. */}
+          {list.models.filter((m) => !m.unsupported || m.cache.partial).map((m) => (
             <li key={m.id} aria-label={m.label}>
               <strong>{m.label}</strong>
               <p className="hint">{modelFacts(m)}</p>

@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url';
  * not WebAssembly, with faults on demand. Paths follow Hugging Face's layout:
  * /m/<variant>/resolve/main/<file>, /lib/<name>.wasm.
  *
- * Variants: `good`; `missing` (one shard answers 404); `drop` (one shard's
- * connection drops half-way until POST /__heal). GET /__log lists requests,
+ * Variants: `good`; `slow` (shards take over a second each); `missing` (one
+ * shard answers 404); `drop` (one shard's connection drops half-way until
+ * POST /__heal). GET /__log lists requests,
  * POST /__reset clears the log and the heal.
  */
 
@@ -83,7 +84,7 @@ function cors(res: ServerResponse): void {
   res.setHeader('Access-Control-Expose-Headers', 'Content-Length');
 }
 
-async function sendSlowly(res: ServerResponse, body: Buffer, dropAt?: number): Promise<void> {
+async function sendSlowly(res: ServerResponse, body: Buffer, dropAt?: number, pauseMs = PAUSE_MS): Promise<void> {
   res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length) });
   for (let at = 0; at < body.length; at += SLICE) {
     if (dropAt !== undefined && at >= dropAt) {
@@ -91,7 +92,7 @@ async function sendSlowly(res: ServerResponse, body: Buffer, dropAt?: number): P
       return;
     }
     res.write(body.subarray(at, at + SLICE));
-    await new Promise((r) => setTimeout(r, PAUSE_MS));
+    await new Promise((r) => setTimeout(r, pauseMs));
   }
   res.end();
 }
@@ -112,7 +113,7 @@ export function startModelHost(port: number): Promise<{ server: Server; state: H
       // Not WebAssembly: the model library fails to compile, as a wrong or corrupt download would.
       return (res.writeHead(200, { 'Content-Type': 'application/wasm' }).end('this is not a WebAssembly module'), 200);
     }
-    const m = /^\/m\/(good|missing|drop)\/resolve\/main\/(.+)$/.exec(path);
+    const m = /^\/m\/(good|slow|missing|drop)\/resolve\/main\/(.+)$/.exec(path);
     if (!m) return (res.writeHead(404).end('not found'), 404);
     const [, variant, file] = m as unknown as [string, string, string];
     const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(v)), 200);
@@ -124,7 +125,7 @@ export function startModelHost(port: number): Promise<{ server: Server; state: H
     if (!shards[i]) return (res.writeHead(404).end('not found'), 404);
     if (variant === 'missing' && i === 1) return (res.writeHead(404).end('not found'), 404);
     if (req.method === 'HEAD') return (res.writeHead(200, { 'Content-Length': String(SHARD_BYTES) }).end(), 200);
-    await sendSlowly(res, shards[i], variant === 'drop' && i === 2 && !state.healed ? SHARD_BYTES / 2 : undefined);
+    await sendSlowly(res, shards[i], variant === 'drop' && i === 2 && !state.healed ? SHARD_BYTES / 2 : undefined, variant === 'slow' ? 200 : PAUSE_MS);
     return 200;
   };
 

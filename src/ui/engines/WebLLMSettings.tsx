@@ -3,6 +3,7 @@ import type { ModelView } from '../../runner/models';
 import { formatSize, modelFacts } from './format-model';
 import type { EngineSettingsProps } from './index';
 import { useGpu, useModels } from './models';
+import '../models.css';
 
 function optionLabel(m: ModelView): string {
   const size = m.downloadBytes !== undefined ? `${m.exactSize ? '' : '~'}${formatSize(m.downloadBytes)}` : 'size unknown';

@@ -8,7 +8,10 @@ export function RunSettings({ run }: { run: RunRecord }) {
       <summary>Run settings</summary>
       <dl>
         <dt>Engine</dt>
-        <dd>{run.engineId}</dd>
+        <dd>
+          {run.engineId}
+          {typeof run.engineConfig?.model === 'string' ? ` · model ${run.engineConfig.model}` : ''}
+        </dd>
         <dt>Chunk size</dt>
         <dd>
           {s.chunkTokens} tokens{s.chunkTokens !== s.requestedChunkTokens ? ` (asked for ${s.requestedChunkTokens}; the context window allows ${s.chunkTokens})` : ''}

@@ -21,7 +21,14 @@ export function describeRevision(r: RevisionRecord, total: number, bookLength: n
   const flags = [r.finishReason === 'length' ? 'memory truncated' : '', r.retries ? `retried ${r.retries}×` : '']
     .filter(Boolean)
     .join(', ');
-  return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${speed} tokens/s${flags ? `, ${flags}` : ''}`;
+  // Engines that measure their own speeds (WebLLM) split reading the prompt from writing the memory.
+  const measured =
+    r.decodeTokensPerSecond !== undefined
+      ? `, read ${Math.round(r.prefillTokensPerSecond ?? 0)} tokens/s, first token after ${(r.timeToFirstTokenSeconds ?? 0).toFixed(1)} s`
+      : '';
+  return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${
+    r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed
+  } tokens/s${measured}${flags ? `, ${flags}` : ''}`;
 }
 
 function formatMs(ms: number): string {
