@@ -360,36 +360,58 @@ test('a full disk pauses the run with an alert, keeps what was stored, and Resum
   const profile = new Profile({ serviceWorkers: 'block' });
   try {
     let page = await profile.page(null);
+    console.log('MARK 6', Date.now() % 100000);
     const cdp = await profile.context!.newCDPSession(page);
+    console.log('MARK 7', Date.now() % 100000);
     const origin = new URL(test.info().project.use.baseURL!).origin;
+    console.log('MARK 8', Date.now() % 100000);
     await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 2_500_000 }); // the book, then a few dozen revisions
     page = await profile.page('/');
+    console.log('MARK 10', Date.now() % 100000);
     await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
+    console.log('MARK 11', Date.now() % 100000);
     const runId = new URL(page.url()).searchParams.get('run')!;
+    console.log('MARK 12', Date.now() % 100000);
 
     const alert = page.getByRole('alert');
+    console.log('MARK 14', Date.now() % 100000);
     await expect(alert).toHaveText(
       /^The run is paused: This browser's storage for this site is full, so revision \d+ could not be saved\. Free space: delete runs or books you no longer need, or make room on this device\. Then press Resume: everything read so far is kept\.$/,
       { timeout: 60_000 },
     );
+    console.log('MARK 18', Date.now() % 100000);
     await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+    console.log('MARK 19', Date.now() % 100000);
     const stopped = await snapshot(page, runId);
+    console.log('MARK 20', Date.now() % 100000);
     expectConsistent(stopped);
+    console.log('MARK 21', Date.now() % 100000);
     const max = stopped.run.chunks.length;
+    console.log('MARK 22', Date.now() % 100000);
     expect(stopped.run).toMatchObject({ status: 'paused' });
+    console.log('MARK 23', Date.now() % 100000);
     expect(stopped.run.nextChunk).toBeGreaterThan(1);
+    console.log('MARK 24', Date.now() % 100000);
     expect(stopped.run.nextChunk).toBeLessThan(max);
+    console.log('MARK 25', Date.now() % 100000);
     await expect(alert).toContainText(`revision ${stopped.run.nextChunk + 1} could not be saved`);
+    console.log('MARK 26', Date.now() % 100000);
     await page.waitForTimeout(300);
+    console.log('MARK 27', Date.now() % 100000);
     expect((await snapshot(page, runId)).run.nextChunk).toBe(stopped.run.nextChunk); // it stopped reading
 
     await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 1024 ** 3 }); // space was freed
     await page.getByRole('button', { name: 'Resume' }).click();
+    console.log('MARK 31', Date.now() % 100000);
     await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
+    console.log('MARK 32', Date.now() % 100000);
     await expect(alert).toHaveCount(0);
+    console.log('MARK 33', Date.now() % 100000);
     expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(max) });
+    console.log('MARK 34', Date.now() % 100000);
   } finally {
     await profile.close();
+    console.log('MARK 36', Date.now() % 100000);
   }
 });
 

@@ -7,16 +7,19 @@ test('probe', async () => {
   test.setTimeout(120_000);
   const use = test.info().project.use;
   const origin = new URL(use.baseURL!).origin;
-  for (const q of [2_000_000, 3_000_000]) {
-    const ctx = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'q-')), { executablePath: use.launchOptions?.executablePath, args: use.launchOptions?.args, baseURL: use.baseURL, serviceWorkers: 'block' });
-    const p = ctx.pages()[0]!;
-    await (await ctx.newCDPSession(p)).send('Storage.overrideQuotaForOrigin', { origin, quotaSize: q });
-    await p.goto('/');
-    await readBook(p, plantedBook(0.5), { chunkTokens: 100, wait: false });
-    for (let i = 0; i < 8; i++) {
-      await p.waitForTimeout(1000);
-      console.log(q, JSON.stringify(await p.evaluate(async () => ({ est: (await navigator.storage.estimate()).usage, now: document.querySelector('[role="progressbar"]')?.getAttribute('aria-valuenow'), alert: [...document.querySelectorAll('[role="alert"]')].map((a) => a.textContent).join(' | ') }))));
-    }
-    await ctx.close();
-  }
+  const ctx = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'q-')), { executablePath: use.launchOptions?.executablePath, args: use.launchOptions?.args, baseURL: use.baseURL, serviceWorkers: 'block' });
+  const p = ctx.pages()[0]!;
+  const cdp = await ctx.newCDPSession(p);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 2_500_000 });
+  await p.goto('/');
+  await readBook(p, plantedBook(0.5), { chunkTokens: 100, wait: false });
+  await p.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 30000 });
+  const r = await p.evaluate(() => Promise.race([new Promise((res) => { const o = indexedDB.open('memagent'); o.onsuccess = () => { const db = o.result; const tx = db.transaction('runs'); const g = tx.objectStore('runs').count(); g.onsuccess = () => res('count ' + g.result); tx.onabort = () => res('abort ' + tx.error); }; o.onerror = () => res('err ' + o.error); o.onblocked = () => res('blocked'); }), new Promise((res) => setTimeout(() => res('timeout'), 5000))]));
+  console.log('open while full', r);
+  const r2 = await p.evaluate(() => Promise.race([new Promise((res) => { const o = indexedDB.open('memagent'); o.onsuccess = () => res('opened'); o.onerror = () => res('err ' + o.error); o.onupgradeneeded = () => res('upgrade?'); }), new Promise((res) => setTimeout(() => res('timeout'), 5000))]));
+  console.log('open only', r2);
+  await p.reload();
+  await p.waitForTimeout(4000);
+  console.log('after reload', await p.evaluate(() => document.querySelector('p.status')?.textContent));
+  await ctx.close();
 });

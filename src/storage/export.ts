@@ -90,8 +90,22 @@ export class ImportError extends Error {
   override name = 'ImportError';
 }
 
+/** The largest export read: a run of thousands of revisions takes tens of megabytes, and a string of gigabytes would sink the tab. */
+export const MAX_EXPORT_BYTES = 256 * 1024 * 1024;
+
+/** Refuses, before it is read, a file too large to be a run export. */
+export function checkExportSize(bytes: number): void {
+  if (bytes > MAX_EXPORT_BYTES) {
+    throw new ImportError(
+      `This file is ${Math.round(bytes / 1024 / 1024)} MB, larger than any run export (at most ${MAX_EXPORT_BYTES / 1024 / 1024} MB). ` +
+        'Choose a run exported from memagent-web with "Export JSON". Nothing was imported.',
+    );
+  }
+}
+
 /** Parses and validates an export before anything is written; the records to store. */
 export function parseExport(json: string): { run: RunRecord; revisions: RevisionRecord[]; memories: MemoryRecord[] } {
+  checkExportSize(json.length);
   let data: unknown;
   try {
     data = JSON.parse(json);

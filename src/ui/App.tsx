@@ -1,6 +1,7 @@
 import { type DragEvent, useCallback, useEffect, useState } from 'react';
 import type { EngineInfo } from '../engines/engine';
 import type { DocumentRecord, RunRecord } from '../storage/db';
+import { checkExportSize } from '../storage/export';
 import { agent, call, onRunEvent, store } from './client';
 import { Library } from './Library';
 import { type ReadRequest, ReadForm } from './ReadForm';
@@ -117,6 +118,8 @@ export function App() {
   const importRun = async (file: File) => {
     setError(null);
     try {
+      // A huge file is refused before it is read into this tab.
+      checkExportSize(file.size);
       const id = await call(agent.importRun(await file.text()));
       await refreshRuns();
       openRun(id);
