@@ -137,11 +137,6 @@ class Profile {
       });
     }
     const page = this.context.pages()[0] ?? (await this.context.newPage());
-    if (process.env.E2E_DEBUG) {
-      page.on('console', (m) => console.log('console', m.type(), m.text().slice(0, 300)));
-      page.on('pageerror', (e) => console.log('pageerror', e.message));
-      page.on('worker', (w) => console.log('worker', w.url()));
-    }
     if (path !== null) await page.goto(path);
     return page;
   }
@@ -200,6 +195,12 @@ class Profile {
   }
 }
 
+/** The run the page shows, once its URL names it. */
+async function runIdOf(page: Page): Promise<string> {
+  await page.waitForURL(/[?&]run=/);
+  return new URL(page.url()).searchParams.get('run')!;
+}
+
 const KILLS: Kill[] = ['kill the browser process', 'crash the renderer', 'close the tab', 'crash the browser', 'quit the browser'];
 const progressOf = (page: Page) => page.getByRole('progressbar', { name: 'Reading progress' });
 
@@ -225,7 +226,7 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
     let page = await profile.page('/');
     await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
     await expect(progressOf(page)).toBeVisible();
-    const runId = new URL(page.url()).searchParams.get('run')!;
+    const runId = await runIdOf(page);
     const max = Number(await progressOf(page).getAttribute('aria-valuemax'));
     expect(max).toBeGreaterThan(900);
 
@@ -239,15 +240,6 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
       expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
       if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
       resumedAt.push(s.run.nextChunk);
-      if (process.env.E2E_DEBUG) {
-        console.log(new Date().toISOString(), kill, 'seen', seen, 'stored', s.run.nextChunk, 'reopen ms', Date.now() - started);
-        for (let i = 0; i < 6; i++) {
-          await page.waitForTimeout(1000);
-          const w = page.workers()[0];
-          const inWorker = w ? await Promise.race([w.evaluate(() => 'alive').catch((e) => String(e)), new Promise((r) => setTimeout(() => r('worker busy'), 2000))]) : 'no worker';
-          console.log(JSON.stringify(await page.evaluate(async () => ({ locks: (await navigator.locks.query()).held?.length, now: document.querySelector('[role="progressbar"]')?.getAttribute('aria-valuenow') }))), inWorker, page.workers().length);
-        }
-      }
       return { s, started };
     };
 
@@ -317,7 +309,7 @@ test('two tabs on one run: one writes, the other follows live and takes over whe
   await first.goto('/');
   await readBook(first, plantedBook(0.5), { chunkTokens: 100, wait: false });
   await readAtLeast(first, 1);
-  const runId = new URL(first.url()).searchParams.get('run')!;
+  const runId = await runIdOf(first);
   const lock = `memagent-run-${runId}`;
 
   const second = await context.newPage();
@@ -360,58 +352,39 @@ test('a full disk pauses the run with an alert, keeps what was stored, and Resum
   const profile = new Profile({ serviceWorkers: 'block' });
   try {
     let page = await profile.page(null);
-    console.log('MARK 6', Date.now() % 100000);
     const cdp = await profile.context!.newCDPSession(page);
-    console.log('MARK 7', Date.now() % 100000);
     const origin = new URL(test.info().project.use.baseURL!).origin;
-    console.log('MARK 8', Date.now() % 100000);
     await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 2_500_000 }); // the book, then a few dozen revisions
     page = await profile.page('/');
-    console.log('MARK 10', Date.now() % 100000);
     await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
-    console.log('MARK 11', Date.now() % 100000);
-    const runId = new URL(page.url()).searchParams.get('run')!;
-    console.log('MARK 12', Date.now() % 100000);
+    const runId = await runIdOf(page);
 
     const alert = page.getByRole('alert');
-    console.log('MARK 14', Date.now() % 100000);
     await expect(alert).toHaveText(
       /^The run is paused: This browser's storage for this site is full, so revision \d+ could not be saved\. Free space: delete runs or books you no longer need, or make room on this device\. Then press Resume: everything read so far is kept\.$/,
       { timeout: 60_000 },
     );
-    console.log('MARK 18', Date.now() % 100000);
     await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
-    console.log('MARK 19', Date.now() % 100000);
     const stopped = await snapshot(page, runId);
-    console.log('MARK 20', Date.now() % 100000);
     expectConsistent(stopped);
-    console.log('MARK 21', Date.now() % 100000);
     const max = stopped.run.chunks.length;
-    console.log('MARK 22', Date.now() % 100000);
-    expect(stopped.run).toMatchObject({ status: 'paused' });
-    console.log('MARK 23', Date.now() % 100000);
+    // The pause itself may not fit either (here it does not): storage then still says running at the last
+    // revision that fit, and every tab heard the pause and its reason from the runner's event.
+    expect(['paused', 'running']).toContain(stopped.run.status);
+    await expect(page.getByText(/^Paused · \d+ of \d+ chunks/)).toBeVisible();
     expect(stopped.run.nextChunk).toBeGreaterThan(1);
-    console.log('MARK 24', Date.now() % 100000);
     expect(stopped.run.nextChunk).toBeLessThan(max);
-    console.log('MARK 25', Date.now() % 100000);
     await expect(alert).toContainText(`revision ${stopped.run.nextChunk + 1} could not be saved`);
-    console.log('MARK 26', Date.now() % 100000);
     await page.waitForTimeout(300);
-    console.log('MARK 27', Date.now() % 100000);
     expect((await snapshot(page, runId)).run.nextChunk).toBe(stopped.run.nextChunk); // it stopped reading
 
     await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 1024 ** 3 }); // space was freed
     await page.getByRole('button', { name: 'Resume' }).click();
-    console.log('MARK 31', Date.now() % 100000);
     await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
-    console.log('MARK 32', Date.now() % 100000);
     await expect(alert).toHaveCount(0);
-    console.log('MARK 33', Date.now() % 100000);
     expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(max) });
-    console.log('MARK 34', Date.now() % 100000);
   } finally {
     await profile.close();
-    console.log('MARK 36', Date.now() % 100000);
   }
 });
 
@@ -439,7 +412,7 @@ test('Cancel and Pause hold across reloads; a cancelled run resumes or is delete
   await expect(status).toHaveText(/^Paused/);
   await page.waitForTimeout(500);
   await expect(progress).toHaveAttribute('aria-valuenow', String(pausedAt));
-  const runId = new URL(page.url()).searchParams.get('run')!;
+  const runId = await runIdOf(page);
   expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(pausedAt) });
 
   await page.getByRole('button', { name: 'Cancel' }).click();

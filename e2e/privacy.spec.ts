@@ -90,4 +90,25 @@ test('the policy stops the page and the worker from reaching any other host', as
   expect(blocked).toEqual(
     expect.arrayContaining(['https://tracker.example/fetch', 'inline', 'https://tracker.example/script.js', 'https://tracker.example/worker']),
   );
+
+  // Started offline from the service worker's cache, the page and its worker keep the policy (the cached responses keep their headers).
+  // Active means installed, and installed means the app is precached.
+  await page.evaluate(async () => void (await navigator.serviceWorker.ready));
+  await context.setOffline(true);
+  const cached = await page.reload();
+  expect(cached?.fromServiceWorker()).toBe(true);
+  expect(cached?.headers()['content-security-policy']).toContain("connect-src 'self'");
+  await expect(page.getByRole('combobox', { name: 'Engine' })).toBeVisible();
+  await context.setOffline(false);
+  await expect.poll(() => page.workers().some((w) => w.url().includes('agent.worker'))).toBe(true);
+  const restarted = page.workers().find((w) => w.url().includes('agent.worker'))!;
+  const offlineStart = await restarted.evaluate(() =>
+    fetch('https://tracker.example/offline-start').then(
+      () => 'fetch went through',
+      () => 'fetch blocked',
+    ),
+  );
+  expect(offlineStart).toBe('fetch blocked');
+
+  expect(reached).toEqual([]);
 });

@@ -55,6 +55,8 @@ export function StorageStatus() {
 
   useEffect(() => {
     void refresh();
+    // The first visit stores the app in the background; say so as soon as it is done.
+    void navigator.serviceWorker?.ready.then(() => refresh());
     const timer = setInterval(() => void refresh(), REFRESH_MS);
     const unsubscribe = onRunEvent((e) => {
       if (e.type !== 'status') return;
