@@ -38,7 +38,7 @@ export default defineConfig({
   ],
   webServer: [
     {
-      command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir} --bypass-lock`,
+      command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir}`,
       url: `http://127.0.0.1:${port}`,
       reuseExistingServer: !process.env.CI,
       timeout: 60_000,

@@ -13,7 +13,7 @@ export async function startApp(port: number, outDir = 'dist-bench'): Promise<Ben
   execFileSync('npx', ['vite', 'build', '--outDir', outDir, '--logLevel', 'error'], { stdio: 'inherit' });
   const server: ChildProcess = spawn(
     'npx',
-    ['vite', 'preview', '--port', String(port), '--strictPort', '--outDir', outDir, '--bypass-lock'],
+    ['vite', 'preview', '--port', String(port), '--strictPort', '--outDir', outDir],
     { stdio: 'ignore', detached: true },
   );
   const url = `http://127.0.0.1:${port}`;

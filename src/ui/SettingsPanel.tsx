@@ -7,114 +7,80 @@ interface Props {
   onChange(change: Partial<ReadSettings>): void;
 }
 
-/** Sizes, sampling and the two prompt templates of the next read. */
+type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent';
+
+/** One labelled number input for a setting; an emptied field holds NaN, which the form refuses with a message. */
+function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; step: number }) {
+  const id = useId();
+  const value = props.settings[props.name];
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <input
+        id={id}
+        type="number"
+        min={props.min}
+        max={props.max}
+        step={props.step}
+        value={Number.isNaN(value) ? '' : value}
+        onChange={(e) => props.onChange({ [props.name]: e.target.valueAsNumber })}
+      />
+    </div>
+  );
+}
+
+function CheckField({ label, checked, onChange }: { label: string; checked: boolean; onChange(checked: boolean): void }) {
+  const id = useId();
+  return (
+    <div className="field check">
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <label htmlFor={id}>{label}</label>
+    </div>
+  );
+}
+
+function TemplateField({ label, rows, value, onChange }: { label: string; rows: number; value: string; onChange(v: string): void }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <textarea id={id} rows={rows} spellCheck={false} value={value} onChange={(e) => onChange(e.target.value)} />
+    </div>
+  );
+}
+
+/** Sizes, skim mode, sampling and the two prompt templates of the next read. */
 export function SettingsPanel({ settings, onChange }: Props) {
-  const id = {
-    chunk: useId(),
-    memory: useId(),
-    temperature: useId(),
-    topP: useId(),
-    seed: useId(),
-    update: useId(),
-    final: useId(),
-    skim: useId(),
-    skimPercent: useId(),
-    skimFollow: useId(),
-  };
+  const seedId = useId();
+  const field = { settings, onChange };
   return (
     <section aria-label="Settings" className="settings">
       <div className="row">
-        <div className="field">
-          <label htmlFor={id.chunk}>Chunk size (tokens)</label>
-          <input
-            id={id.chunk}
-            type="number"
-            min={100}
-            max={100000}
-            step={100}
-            value={Number.isNaN(settings.chunkTokens) ? '' : settings.chunkTokens}
-            onChange={(e) => onChange({ chunkTokens: e.target.valueAsNumber })}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={id.memory}>Memory size (tokens)</label>
-          <input
-            id={id.memory}
-            type="number"
-            min={64}
-            max={8192}
-            step={64}
-            value={Number.isNaN(settings.memoryTokens) ? '' : settings.memoryTokens}
-            onChange={(e) => onChange({ memoryTokens: e.target.valueAsNumber })}
-          />
-        </div>
+        <NumberField {...field} name="chunkTokens" label="Chunk size (tokens)" min={100} max={100000} step={100} />
+        <NumberField {...field} name="memoryTokens" label="Memory size (tokens)" min={64} max={8192} step={64} />
       </div>
-      <div className="field check">
-        <input id={id.skim} type="checkbox" checked={settings.skim} onChange={(e) => onChange({ skim: e.target.checked })} />
-        <label htmlFor={id.skim}>Skim mode</label>
-      </div>
+      <CheckField label="Skim mode" checked={settings.skim} onChange={(skim) => onChange({ skim })} />
       {settings.skim && (
-        <div className="row">
-          <div className="field">
-            <label htmlFor={id.skimPercent}>Share of chunks to read (%)</label>
-            <input
-              id={id.skimPercent}
-              type="number"
-              min={1}
-              max={100}
-              step={1}
-              value={Number.isNaN(settings.skimPercent) ? '' : settings.skimPercent}
-              onChange={(e) => onChange({ skimPercent: e.target.valueAsNumber })}
-            />
+        <>
+          <div className="row">
+            <NumberField {...field} name="skimPercent" label="Share of chunks to read (%)" min={1} max={100} step={1} />
+            <CheckField label="Follow what the memory finds" checked={settings.skimFollow} onChange={(skimFollow) => onChange({ skimFollow })} />
           </div>
-          <div className="field check">
-            <input
-              id={id.skimFollow}
-              type="checkbox"
-              checked={settings.skimFollow}
-              onChange={(e) => onChange({ skimFollow: e.target.checked })}
-            />
-            <label htmlFor={id.skimFollow}>Follow what the memory finds</label>
-          </div>
-        </div>
-      )}
-      {settings.skim && (
-        <p className="hint">
-          Skim ranks the chunks by relevance to the question (BM25) and reads the best ones and their neighbours, in order. Fast, but
-          it can miss what the question does not name.
-        </p>
+          <p className="hint">
+            Skim ranks the chunks by relevance to the question (BM25) and reads the best ones and their neighbours, in order. Fast,
+            but it can miss what the question does not name.
+          </p>
+        </>
       )}
       <details className="more">
         <summary>Sampling and prompts</summary>
         <div className="row">
+          <NumberField {...field} name="temperature" label="Temperature" min={0} max={2} step={0.05} />
+          <NumberField {...field} name="topP" label="Top p" min={0.05} max={1} step={0.05} />
           <div className="field">
-            <label htmlFor={id.temperature}>Temperature</label>
+            <label htmlFor={seedId}>Seed</label>
             <input
-              id={id.temperature}
-              type="number"
-              min={0}
-              max={2}
-              step={0.05}
-              value={Number.isNaN(settings.temperature) ? '' : settings.temperature}
-              onChange={(e) => onChange({ temperature: e.target.valueAsNumber })}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor={id.topP}>Top p</label>
-            <input
-              id={id.topP}
-              type="number"
-              min={0.05}
-              max={1}
-              step={0.05}
-              value={Number.isNaN(settings.topP) ? '' : settings.topP}
-              onChange={(e) => onChange({ topP: e.target.valueAsNumber })}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor={id.seed}>Seed</label>
-            <input
-              id={id.seed}
+              id={seedId}
               type="number"
               min={0}
               step={1}
@@ -124,26 +90,18 @@ export function SettingsPanel({ settings, onChange }: Props) {
             />
           </div>
         </div>
-        <div className="field">
-          <label htmlFor={id.update}>Memory update template</label>
-          <textarea
-            id={id.update}
-            rows={8}
-            spellCheck={false}
-            value={settings.templates.update}
-            onChange={(e) => onChange({ templates: { ...settings.templates, update: e.target.value } })}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={id.final}>Final answer template</label>
-          <textarea
-            id={id.final}
-            rows={6}
-            spellCheck={false}
-            value={settings.templates.final}
-            onChange={(e) => onChange({ templates: { ...settings.templates, final: e.target.value } })}
-          />
-        </div>
+        <TemplateField
+          label="Memory update template"
+          rows={8}
+          value={settings.templates.update}
+          onChange={(update) => onChange({ templates: { ...settings.templates, update } })}
+        />
+        <TemplateField
+          label="Final answer template"
+          rows={6}
+          value={settings.templates.final}
+          onChange={(final) => onChange({ templates: { ...settings.templates, final } })}
+        />
         <p className="hint">
           Slots: {'{problem}'}, {'{memory}'} and {'{section}'}. Trained MemAgent models expect the tags, their order and the cue lines as
           they are.

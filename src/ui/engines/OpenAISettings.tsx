@@ -3,7 +3,7 @@ import type { EngineConfig } from '../../engines/engine';
 import type { ServerCheck } from '../../engines/openai';
 import { loadApiKey } from '../../storage/secrets';
 import { agent, call } from '../client';
-import type { EngineSettingsProps } from './index';
+import type { EngineSettingsProps } from './types';
 
 /** vLLM's default address; llama.cpp serves on :8080, Ollama on :11434. */
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/v1';

@@ -1,7 +1,7 @@
 import { useEffect, useId } from 'react';
 import type { ModelView } from '../../runner/models';
 import { formatSize, modelFacts } from './format-model';
-import type { EngineSettingsProps } from './index';
+import type { EngineSettingsProps } from './types';
 import { useGpu, useModels } from './models';
 import '../models.css';
 

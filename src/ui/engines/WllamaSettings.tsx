@@ -3,7 +3,7 @@ import { useEffect, useId, useState } from 'react';
 import type { EngineConfig } from '../../engines/engine';
 import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../engines/wllama-models';
 import { agent, call } from '../client';
-import type { EngineSettingsProps } from './index';
+import type { EngineSettingsProps } from './types';
 import { saveSpeed, suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
 
 const KEY = 'memagent-wllama';

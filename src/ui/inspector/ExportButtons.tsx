@@ -1,15 +1,7 @@
 import { buildExport, toMarkdown } from '../../storage/export';
 import type { RunRecord } from '../../storage/db';
 import { store } from '../client';
-
-function download(name: string, type: string, body: string): void {
-  const url = URL.createObjectURL(new Blob([body], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+import { download } from '../download';
 
 function fileStem(run: RunRecord): string {
   const q = run.question.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '').slice(0, 40);
