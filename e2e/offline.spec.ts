@@ -5,7 +5,7 @@ import { extname, join, normalize } from 'node:path';
 import { type BrowserContext, chromium, expect, type Page, test } from '@playwright/test';
 import { PLANTED, plantedBook, readBook } from './helpers';
 
-const WEBLLM_CACHES = ['webllm/config', 'webllm/wasm', 'webllm/model'];
+import { WEBLLM_CACHES } from '../pwa.config';
 
 /** Resolves once a service worker is active for the page: the app's files are all stored by then. */
 async function installed(page: Page): Promise<void> {
@@ -60,7 +60,19 @@ async function installable(context: BrowserContext): Promise<void> {
   expect(manifestErrors).toEqual([]);
   const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
   expect(installabilityErrors).toEqual([]);
-  await expect(page.getByRole('region', { name: 'Storage' })).toContainText('Offline: ready');
+
+  // The Storage region tells how much is used, whether it is persistent (a headless browser declines), and offline readiness.
+  const storage = page.getByRole('region', { name: 'Storage' });
+  await expect(storage).toContainText('Offline: ready');
+  await expect(storage).toContainText(/\d+(\.\d)? (B|KB|MB|GB) used of \d+(\.\d)? (KB|MB|GB) this browser allows this site/);
+  await expect(storage.getByRole('meter', { name: 'Storage used' })).toBeVisible();
+  const persistent = await page.evaluate(() => navigator.storage.persisted());
+  if (!persistent) {
+    await expect(storage).toContainText('Not persistent');
+    await storage.getByRole('button', { name: 'Keep data persistent' }).click();
+    const granted = await page.evaluate(() => navigator.storage.persisted());
+    await expect(storage).toContainText(granted ? 'Persistent: the browser will not clear' : 'The browser declined for now');
+  }
 }
 
 test('offline: the app loads after a reload, reads a book and answers', async ({ page, context }) => {

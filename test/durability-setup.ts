@@ -1,3 +1,4 @@
+/** What the durability tests share: a book with a planted answer, engines that die where told, locks, tabs. */
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
@@ -5,8 +6,6 @@ import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-token
 import { type RunRequest, Runner } from '../src/runner/runner';
 import { type RunEvent, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
-
-/** What the durability tests share: a book with a planted answer, engines that stop where told, locks, tabs. */
 
 export const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 export const QUESTION = 'What is the vault code for the Marlowe archive?';
