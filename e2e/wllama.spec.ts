@@ -130,17 +130,15 @@ test('Pause stops llama.cpp within a second, stores no partial revision, and the
   }, EVENTS_CHANNEL);
   // Pause while a memory is being written.
   await expect.poll(() => writingText(page), { intervals: [20], timeout: 30_000 }).not.toBe('');
-  const pressed = Date.now();
+  const pressed = await page.evaluate(() => performance.now());
   await page.getByRole('button', { name: 'Pause' }).click();
-  await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible({ timeout: 1000 });
-  expect(Date.now() - pressed).toBeLessThan(1000);
-  // Generation itself stopped: no streamed text later than a second after the pause.
+  await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+  // Generation itself stopped: no streamed text later than a second after the press, timed on the page's clock.
   await page.waitForTimeout(1500);
   const seen = await page.evaluate(() => (window as unknown as { seen: { t: number; type: string; status?: string }[] }).seen);
-  const paused = seen.find((e) => e.type === 'status' && e.status === 'paused')!.t;
   const writes = seen.filter((e) => e.type === 'writing').map((e) => e.t);
-  expect(writes.some((t) => t < paused && paused - t < 500)).toBe(true); // it was writing when paused
-  expect(Math.max(...writes) - paused).toBeLessThan(1000);
+  expect(writes.some((t) => t < pressed && pressed - t < 500)).toBe(true); // it was writing when paused
+  expect(Math.max(...writes) - pressed).toBeLessThan(1000);
 
   const done = Number(await progress.getAttribute('aria-valuenow'));
   const max = Number(await progress.getAttribute('aria-valuemax'));
