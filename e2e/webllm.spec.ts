@@ -83,7 +83,7 @@ test('Download fills WebLLM’s caches file by file with a moving progress bar; 
   await row.getByRole('button', { name: 'Download Test model', exact: true }).click();
   const bar = page.getByRole('progressbar', { name: 'Model download' });
   await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
-  await expect(row).toContainText('Downloaded');
+  await expect(row).toContainText('Downloaded, usable offline');
   await expect(row).toContainText('4.0 MB to download');
   const values = await seen();
   expect(values.some((v) => v > 0 && v < 100)).toBe(true);

@@ -15,10 +15,10 @@ const MODEL_URL = `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`;
 const MEMORY = 64;
 const CHUNK = 200;
 
-/** About 1,100 tokens of Frankenstein: six chunks of 200. */
-function shortBook(): Buffer {
+/** About 1,100 tokens of Frankenstein (six chunks of 200) by default; longer where a test must catch the run mid-way. */
+function shortBook(chars = 4_800): Buffer {
   const text = readFileSync(new URL('frankenstein.txt', CORPUS), 'utf8').replace(/\r\n/g, '\n');
-  return Buffer.from(text.slice(40_000, 44_800), 'utf8');
+  return Buffer.from(text.slice(40_000, 40_000 + chars), 'utf8');
 }
 
 /** Chooses llama.cpp with the fixture model: by URL, or as a file picked on this device. */
@@ -34,8 +34,8 @@ async function chooseEngine(page: Page, options: { threads?: number; file?: bool
   if (options.threads) await page.getByLabel('Threads').fill(String(options.threads));
 }
 
-async function startRead(page: Page): Promise<void> {
-  await page.getByLabel('Document').setInputFiles({ name: 'short.txt', mimeType: 'text/plain', buffer: shortBook() });
+async function startRead(page: Page, chars?: number): Promise<void> {
+  await page.getByLabel('Document').setInputFiles({ name: 'short.txt', mimeType: 'text/plain', buffer: shortBook(chars) });
   await page.getByText(/short\.txt — .*tokens/).waitFor();
   await page.getByLabel('Question').fill('Who is speaking?');
   await page.getByLabel('Chunk size (tokens)').fill(String(CHUNK));
@@ -117,7 +117,8 @@ test('Pause stops llama.cpp within a second, stores no partial revision, and the
   await page.goto('/');
   // A model file picked on this device: the resume after the reload finds its stored copy.
   await chooseEngine(page, { file: true });
-  await startRead(page);
+  // About 35 chunks: the tiny model writes fast, and the pause must land while the run is still reading.
+  await startRead(page, 28_000);
 
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
   await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow')), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);

@@ -5,9 +5,16 @@ export function formatSize(bytes: number): string {
   return mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${mb.toFixed(mb < 10 ? 1 : 0)} MB`;
 }
 
-/** Downloaded, partly (with how much) or not at all. */
+/**
+ * Downloaded (and whether it loads with the network off), partly (with how much)
+ * or not at all. WebLLM skips its cache for a model library on "localhost" or at
+ * a relative URL, so such a model needs the network even when downloaded.
+ */
 export function cacheText(m: ModelView): string {
-  if (m.cache.complete) return 'Downloaded';
+  if (m.cache.complete) {
+    const offline = /^https?:\/\//.test(m.libUrl) && !m.libUrl.includes('localhost');
+    return offline ? 'Downloaded, usable offline' : 'Downloaded (its model library is on localhost: needs the network)';
+  }
   if (m.cache.partial) {
     const pct = m.cache.bytesTotal ? Math.floor((100 * m.cache.bytesCached) / m.cache.bytesTotal) : 0;
     return `Partly downloaded (${pct}%): Download resumes from there`;
