@@ -438,15 +438,21 @@ export class Runner {
 class WritingStream {
   private text = '';
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastSent = 0;
 
   constructor(private readonly send: (text: string) => void) {}
 
   add(delta: string): void {
     this.text += delta;
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.send(this.text);
-    }, 100);
+    // The first text of a step goes out at once; after that at most every 100 ms.
+    this.timer ??= setTimeout(
+      () => {
+        this.timer = undefined;
+        this.lastSent = performance.now();
+        this.send(this.text);
+      },
+      Math.max(0, this.lastSent + 100 - performance.now()),
+    );
   }
 
   reset(): void {
