@@ -18,8 +18,8 @@ function anchorsOfRun(runId: string): Promise<readonly Anchor[]> {
   return found;
 }
 
-/** Where a chunk starts in its book, "Chapter 12, p. 143"; nothing when the book has no structure. */
-export function ChunkPlace({ runId, offset }: { runId: string; offset: number }) {
+/** The chapters, headings and pages of a run's book; empty until read, or when the book has none. */
+export function useRunAnchors(runId: string): readonly Anchor[] {
   const [anchors, setAnchors] = useState<readonly Anchor[]>([]);
   useEffect(() => {
     let alive = true;
@@ -28,6 +28,11 @@ export function ChunkPlace({ runId, offset }: { runId: string; offset: number })
       alive = false;
     };
   }, [runId]);
-  const place = describePlace(anchors, offset);
+  return anchors;
+}
+
+/** Where a chunk starts in its book, "Chapter 12, p. 143"; nothing when the book has no structure. */
+export function ChunkPlace({ runId, offset }: { runId: string; offset: number }) {
+  const place = describePlace(useRunAnchors(runId), offset);
   return place ? <span className="place"> · {place}</span> : null;
 }

@@ -1,6 +1,7 @@
 import { type KeyboardEvent, useEffect, useId, useState } from 'react';
 import type { RevisionRecord, RunRecord } from '../../storage/db';
 import { store } from '../client';
+import { useRunAnchors } from '../ChunkPlace';
 import { Compare } from './Compare';
 import { ExportButtons } from './ExportButtons';
 import { MemoryChart } from './MemoryChart';
@@ -20,6 +21,7 @@ interface Props {
 /** Read what the agent kept, chunk by chunk. */
 export function Inspector({ run, runs, revisions, text, selected, onSelect }: Props) {
   const ids = { search: useId(), slider: useId() };
+  const anchors = useRunAnchors(run.id);
   const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
   const shown = selected !== null && selected < revisions.length ? selected : revisions.length ? revisions.length - 1 : null;
   const [query, setQuery] = useState('');
@@ -89,6 +91,7 @@ export function Inspector({ run, runs, revisions, text, selected, onSelect }: Pr
           revisions={revisions}
           total={total}
           bookLength={text?.length ?? 0}
+          anchors={anchors}
           selected={shown}
           marked={marked}
           onSelect={onSelect}

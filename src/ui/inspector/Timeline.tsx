@@ -1,5 +1,6 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, useEffect, useRef } from 'react';
+import { type Anchor, describePlace } from '../../core/anchors';
 import type { RevisionRecord } from '../../storage/db';
 
 interface Props {
@@ -7,6 +8,8 @@ interface Props {
   total: number;
   /** Characters in the book, to say how far through it a chunk ends. */
   bookLength: number;
+  /** Chapters, headings and pages of the book, to say where each chunk starts. */
+  anchors: readonly Anchor[];
   selected: number | null;
   marked: ReadonlySet<number>;
   onSelect(index: number): void;
@@ -14,7 +17,8 @@ interface Props {
 
 const ROW = 44;
 
-export function describeRevision(r: RevisionRecord, total: number, bookLength: number): string {
+export function describeRevision(r: RevisionRecord, total: number, bookLength: number, anchors: readonly Anchor[] = []): string {
+  const place = describePlace(anchors, r.start);
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
   const speed = r.ms > 0 ? Math.round(r.completionTokens / (r.ms / 1000)) : 0;
@@ -26,7 +30,7 @@ export function describeRevision(r: RevisionRecord, total: number, bookLength: n
     r.decodeTokensPerSecond !== undefined
       ? `, read ${Math.round(r.prefillTokensPerSecond ?? 0)} tokens/s, first token after ${(r.timeToFirstTokenSeconds ?? 0).toFixed(1)} s`
       : '';
-  return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${
+  return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book${place ? `, ${place}` : ''}, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${
     r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed
   } tokens/s${measured}${flags ? `, ${flags}` : ''}`;
 }
@@ -39,7 +43,7 @@ function formatMs(ms: number): string {
  * One entry per memory revision, virtualised so that thousands of revisions
  * cost what a screenful does. Arrow keys, j/k, Home and End move the selection.
  */
-export function Timeline({ revisions, total, bookLength, selected, marked, onSelect }: Props) {
+export function Timeline({ revisions, total, bookLength, anchors, selected, marked, onSelect }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: revisions.length,
@@ -76,11 +80,12 @@ export function Timeline({ revisions, total, bookLength, selected, marked, onSel
       <ol aria-label="Memory revisions" className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
         {virtualizer.getVirtualItems().map((item) => {
           const r = revisions[item.index]!;
+          const place = describePlace(anchors, r.start);
           return (
             <li
               key={r.index}
               data-index={item.index}
-              aria-label={describeRevision(r, total, bookLength)}
+              aria-label={describeRevision(r, total, bookLength, anchors)}
               aria-setsize={total}
               aria-posinset={r.index + 1}
               className={marked.has(r.index) ? 'marked' : undefined}
@@ -92,7 +97,7 @@ export function Timeline({ revisions, total, bookLength, selected, marked, onSel
                   {marked.has(r.index) && <span className="badge"> match</span>}
                 </span>
                 <span className="rev-meta">
-                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}% · {r.memoryTokens} tok · {formatMs(r.ms)}
+                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {r.memoryTokens} tok · {formatMs(r.ms)}
                   {r.finishReason === 'length' && ' · truncated'}
                   {r.retries > 0 && ' · retried'}
                 </span>
