@@ -1,5 +1,6 @@
 import { type FormEvent, useId, useState } from 'react';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
+import { EngineSelect } from './EngineSelect';
 import { ENGINE_SETTINGS } from './engines';
 import { usePreferredEngine } from './engines/models';
 import { CpuEngineHint } from './engines/CpuEngineHint';
@@ -25,7 +26,7 @@ interface Props {
 
 /** Everything a read needs: the book, the question, the engine and the two sizes. */
 export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
-  const ids = { doc: useId(), question: useId(), engine: useId() };
+  const ids = { doc: useId(), question: useId() };
   const [question, setQuestion] = useState('');
   const [engineId, setEngineId] = useState('');
   const [settings, updateSettings] = useReadSettings();
@@ -66,14 +67,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         <textarea id={ids.question} rows={3} value={question} onChange={(e) => setQuestion(e.target.value)} />
       </div>
       <div className="field">
-        <label htmlFor={ids.engine}>Engine</label>
-        <select id={ids.engine} value={engine?.id ?? ''} onChange={(e) => setEngineId(e.target.value)}>
-          {engines.map((e) => (
-            <option key={e.id} value={e.id}>
-              {e.label}
-            </option>
-          ))}
-        </select>
+        <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
         {engine && <p className="hint">{engine.description}</p>}
         {engine && EngineSettings && (
           <EngineSettings config={engineConfig} onChange={(c) => setEngineConfigs((all) => ({ ...all, [engine.id]: c }))} />

@@ -6,6 +6,7 @@ import type { ReadingMode } from '../../eval/sweep';
 import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../runner/evaluation';
 import type { DocumentRecord } from '../../storage/db';
+import { EngineSelect } from '../EngineSelect';
 
 interface Props {
   engines: readonly EngineInfo[];
@@ -25,7 +26,6 @@ function toggle<T>(list: readonly T[], item: T, on: boolean): T[] {
 /** What a sweep needs: engine and model, tasks, lengths, samples per cell and the reading settings. */
 export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: Props) {
   const ids = {
-    engine: useId(),
     model: useId(),
     mode: useId(),
     haystack: useId(),
@@ -83,14 +83,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     <form className="read-form eval-form" onSubmit={submit}>
       <div className="row">
         <div className="field">
-          <label htmlFor={ids.engine}>Engine</label>
-          <select id={ids.engine} value={engine?.id ?? ''} onChange={(e) => setEngineId(e.target.value)}>
-            {engines.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.label}
-              </option>
-            ))}
-          </select>
+          <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
         </div>
         <div className="field">
           <label htmlFor={ids.model}>Model</label>
