@@ -40,7 +40,7 @@ export const pwaOptions: Partial<VitePWAOptions> = {
     globPatterns: ['**/*.{html,js,mjs,css,wasm,svg,png,ico,woff,woff2,ttf}'],
     // llama.cpp's two wasm builds (10 and 19 MB) are cached by its engine on first use, and only the one this browser needs.
     globIgnores: ['**/wllama-*.wasm'],
-    // Above the default 2 MiB: the tokenizer chunk (~5 MB, its vocabulary inline) and the WebLLM bundle (~6 MB)
+    // Above the default 2 MiB: WebLLM's tokenizer library (~4.7 MB) and its bundle (~6 MB)
     // must be stored for reading offline.
     maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
     // Every route is the one page (hash routes), so any navigation offline gets index.html.

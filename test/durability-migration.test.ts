@@ -55,6 +55,20 @@ async function rawInfo(dbName: string): Promise<{ version: number; stores: strin
 
 const records = <T>(dump: Dump, store: string) => dump.stores[store]!.records as T[];
 
+/** Every record of one store, read past the Store: how the data lies on disk. */
+async function rawRecords<T>(dbName: string, store: string): Promise<T[]> {
+  const db = await new Promise<IDBDatabase>((resolve) => {
+    const open = indexedDB.open(dbName);
+    open.onsuccess = () => resolve(open.result);
+  });
+  const all = await new Promise<T[]>((resolve) => {
+    const req = db.transaction(store).objectStore(store).getAll();
+    req.onsuccess = () => resolve(req.result as T[]);
+  });
+  db.close();
+  return all;
+}
+
 describe('a version 1 database', () => {
   for (const file of ['memagent-db-v1.json', 'memagent-db-v1-earliest.json']) {
     it(`opens with the current schema without losing anything (${file})`, async () => {
@@ -117,4 +131,134 @@ describe('a version 1 database', () => {
       tab.store.close();
     });
   }
+});
+
+/**
+ * Version 3's layout: version 1's stores plus the evaluations (version 2) and
+ * the custom models (version 3), each with a record, as version 3 created them.
+ */
+function version3(): Dump {
+  const dump = fixture('memagent-db-v1.json');
+  return {
+    version: 3,
+    stores: {
+      ...dump.stores,
+      evaluations: {
+        keyPath: 'id',
+        indexes: [],
+        records: [
+          {
+            id: 'eval-1',
+            engineId: 'extractive',
+            haystack: { kind: 'generated' },
+            spec: {
+              tasks: ['single_1'],
+              lengths: [8192],
+              samples: 1,
+              seed: 7,
+              mode: 'memory',
+              chunkTokens: 5000,
+              memoryTokens: 1024,
+              temperature: 0.7,
+              topP: 0.95,
+              templates: { update: 'update {problem} {memory} {section}', final: 'final {problem} {memory}' },
+            },
+            total: 1,
+            completed: 1,
+            status: 'done',
+            createdAt: 1795952491000,
+            updatedAt: 1795952492000,
+          },
+        ],
+      },
+      evaluationSamples: {
+        keyPath: ['evaluationId', 'ordinal'],
+        indexes: [],
+        records: [
+          {
+            evaluationId: 'eval-1',
+            ordinal: 0,
+            task: 'single_1',
+            length: 8192,
+            index: 0,
+            seed: 7,
+            documentTokens: 8190,
+            question: 'What is the special magic number for brave-otter?',
+            references: ['4829137'],
+            reply: '\\boxed{4829137}',
+            answer: '4829137',
+            scores: { score: 1, stringMatchAll: 1 },
+            chunks: 2,
+            chunkMs: 40,
+            answerMs: 10,
+            generateMs: 5,
+            promptTokens: 9000,
+            completionTokens: 60,
+            committedAt: 1795952492000,
+          },
+        ],
+      },
+      customModels: {
+        keyPath: 'id',
+        indexes: [],
+        records: [
+          {
+            id: 'custom:RL-MemAgent-7B',
+            label: 'RL-MemAgent-7B',
+            modelUrl: 'https://huggingface.co/someone/RL-MemAgent-7B-q4f16_1-MLC/resolve/main/',
+            libUrl: 'https://raw.githubusercontent.com/mlc-ai/binary-mlc-llm-libs/main/Qwen2-7B-Instruct-q4f16_1-ctx4k_cs1k-webgpu.wasm',
+            contextLimit: 32768,
+            addedAt: 1795952490000,
+          },
+        ],
+      },
+    },
+  };
+}
+
+describe('a version 3 database', () => {
+  it('gains a store for measured model speeds and keeps everything it held', async () => {
+    const dump = version3();
+    const dbName = freshDbName('v3');
+    await restore(dbName, dump);
+
+    const store = await Store.open(dbName);
+    const info = await rawInfo(dbName);
+    expect(info.version).toBe(DB_VERSION);
+    expect(info.stores).toEqual(expect.arrayContaining([...Object.keys(dump.stores), 'calibrations', 'runChunks']));
+
+    for (const doc of records<{ id: string }>(dump, 'documents')) expect(await store.getDocument(doc.id)).toEqual(doc);
+    for (const text of records<{ id: string; text: string }>(dump, 'texts')) expect(await store.getText(text.id)).toBe(text.text);
+    for (const run of records<RunRecord>(dump, 'runs')) {
+      expect(await store.getRun(run.id)).toEqual(run);
+      expect(await store.listRevisions(run.id)).toEqual(records<{ runId: string }>(dump, 'revisions').filter((r) => r.runId === run.id));
+      expect(await store.listMemories(run.id)).toEqual(records<{ runId: string; memory: string }>(dump, 'memories').filter((m) => m.runId === run.id).map((m) => m.memory));
+    }
+    expect(await store.listEvaluations()).toEqual(records(dump, 'evaluations'));
+    expect(await store.listEvaluationSamples('eval-1')).toEqual(records(dump, 'evaluationSamples'));
+    expect(await store.listCustomModels()).toEqual(records(dump, 'customModels'));
+
+    // Chunk lists moved out of the run records, which every revision rewrites.
+    const runs = records<RunRecord>(dump, 'runs');
+    expect(runs.some((r) => r.chunks.length > 0)).toBe(true);
+    for (const raw of await rawRecords<Record<string, unknown>>(dbName, 'runs')) expect(raw).not.toHaveProperty('chunks');
+    const packed = (chunks: RunRecord['chunks']) => new Uint32Array(chunks.flatMap((c) => [c.start, c.end, c.tokens]));
+    expect(await rawRecords(dbName, 'runChunks')).toEqual(runs.map((r) => ({ runId: r.id, spans: packed(r.chunks) })));
+
+    // The new store starts empty and works.
+    expect(await store.listCalibrations()).toEqual([]);
+    const speed = {
+      modelId: 'custom:RL-MemAgent-7B',
+      adapter: 'nvidia ampere',
+      prefillTokensPerSecond: 1850,
+      decodeTokensPerSecond: 38,
+      promptTokens: 1030,
+      completionTokens: 48,
+      source: 'reported' as const,
+      measuredAt: 1795952493000,
+    };
+    await store.putCalibration(speed);
+    expect(await store.getCalibration('custom:RL-MemAgent-7B', 'nvidia ampere')).toEqual(speed);
+    store.close();
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateRun, skimmedChunks } from '../src/core/estimate';
+import { estimateRead, estimateRun, modelKey, skimmedChunks, stepMs } from '../src/core/estimate';
 
 describe('run estimates', () => {
   it('scale the median time per prompt token to the run, counting the answer step', () => {
@@ -20,5 +20,62 @@ describe('run estimates', () => {
     expect(skimmedChunks(100, 0.05, 1)).toBe(15);
     expect(skimmedChunks(10, 0.05, 1)).toBe(3);
     expect(skimmedChunks(4, 0.5, 1)).toBe(4);
+  });
+});
+
+describe('estimates from reading and writing speeds', () => {
+  const speed = { prefillTokensPerSecond: 2000, decodeTokensPerSecond: 40 };
+
+  it('count each step as its prompt at the prefill speed plus what it writes at the decode speed', () => {
+    // 6,000 tokens at 2,000/s is 3 s; 1,024 tokens at 40/s is 25.6 s.
+    expect(stepMs(6000, 1024, speed)).toBeCloseTo(28_600);
+  });
+
+  it('take a calibration, with a full memory written at each step, while no step is measured', () => {
+    const e = estimateRead({ chunks: 10, promptTokens: 6000, memoryTokens: 1024, steps: [], speed })!;
+    expect(e.source).toBe('speed');
+    expect(e.writtenTokens).toBe(1024);
+    expect(e.msPerChunk).toBeCloseTo(28_600);
+    // One more step writes the answer.
+    expect(e.totalMs).toBeCloseTo(28_600 * 11);
+  });
+
+  it('prefer past steps of the model: their median speeds and the median they wrote', () => {
+    const steps = [
+      { ms: 9000, promptTokens: 6000, completionTokens: 200, prefillTokensPerSecond: 1000, decodeTokensPerSecond: 20 },
+      { ms: 9000, promptTokens: 6000, completionTokens: 300, prefillTokensPerSecond: 3000, decodeTokensPerSecond: 30 },
+      { ms: 9000, promptTokens: 6000, completionTokens: 400, prefillTokensPerSecond: 1500, decodeTokensPerSecond: 25 },
+    ];
+    const e = estimateRead({ chunks: 4, promptTokens: 6000, memoryTokens: 1024, steps, speed })!;
+    expect(e.source).toBe('steps');
+    expect(e.speed).toEqual({ prefillTokensPerSecond: 1500, decodeTokensPerSecond: 25 });
+    expect(e.writtenTokens).toBe(300);
+    expect(e.msPerChunk).toBeCloseTo(1000 * (6000 / 1500 + 300 / 25));
+  });
+
+  it('never expect a step to write more than the memory size now set', () => {
+    const steps = [{ ms: 1000, promptTokens: 1000, completionTokens: 900, prefillTokensPerSecond: 1000, decodeTokensPerSecond: 10 }];
+    expect(estimateRead({ chunks: 1, promptTokens: 1000, memoryTokens: 256, steps })!.writtenTokens).toBe(256);
+  });
+
+  it('fall back to the time per prompt token for steps of engines that report no speeds', () => {
+    const steps = [{ ms: 2000, promptTokens: 1000, completionTokens: 100 }];
+    expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps, speed })).toMatchObject({ source: 'steps', msPerChunk: 1000, totalMs: 11_000 });
+  });
+
+  it('give no number with neither steps nor a usable speed', () => {
+    expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps: [] })).toBeNull();
+    expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps: [], speed: { prefillTokensPerSecond: 0, decodeTokensPerSecond: 40 } })).toBeNull();
+  });
+});
+
+describe('the model an engine config names', () => {
+  it('tells models, files and servers apart, and is empty for engines without a model', () => {
+    expect(modelKey({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' })).toBe('Qwen2.5-7B-Instruct-q4f16_1-MLC');
+    expect(modelKey({ modelUrl: 'https://hf.example/a.gguf', threads: 4 })).toBe('https://hf.example/a.gguf');
+    expect(modelKey({ localModel: 'a-123-456', modelUrl: 'https://hf.example/a.gguf' })).toBe('a-123-456');
+    expect(modelKey({ baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen' })).not.toBe(modelKey({ baseUrl: 'http://127.0.0.1:9000/v1', model: 'qwen' }));
+    expect(modelKey(undefined)).toBe('');
+    expect(modelKey({})).toBe('');
   });
 });

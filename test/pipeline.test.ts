@@ -1,12 +1,10 @@
-import 'fake-indexeddb/auto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ChunkFeed } from '../src/core/chunk-feed';
 import { chunkAll, chunkText } from '../src/core/chunker';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { Runner } from '../src/runner/runner';
-import { type RunEvent, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
+import { testRunner, until } from './runner-setup';
 
 let tok: QwenTokenizer;
 let book: string;
@@ -33,21 +31,9 @@ describe('cutting from a chunk boundary', () => {
   });
 });
 
-const stores: Store[] = [];
-afterEach(() => stores.splice(0).forEach((s) => s.close()));
-
-describe('a long book read while it is still being cut', () => {
+describe('a book read while it is still being cut', () => {
   it('commits its first revision before the count is exact, and ends with the exact chunks', async () => {
-    const store = await Store.open(`memagent-pipe-${Math.random()}`);
-    stores.push(store);
-    const events: RunEvent[] = [];
-    const runner = new Runner({
-      store,
-      createEngine: async () => new ExtractiveEngine(tok),
-      tokenizerFor: async () => tok,
-      publish: (e) => events.push(e),
-      pipelineAboveTokens: 0,
-    });
+    const { store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
     const text = book.repeat(3);
     const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
     const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', requestedChunkTokens: 400, memoryTokens: 128 });
@@ -55,7 +41,7 @@ describe('a long book read while it is still being cut', () => {
     expect(started.chunks).toEqual([]);
     expect(started.chunking!.estimate).toBe(Math.ceil(doc.tokens / 400));
 
-    for (let i = 0; i < 3000 && (await store.getRun(runId))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => (await store.getRun(runId))?.status === 'done');
     const run = (await store.getRun(runId))!;
     const exact = chunkAll((await store.getText(doc.id))!, tok, 400);
     expect(run.status).toBe('done');

@@ -1,13 +1,13 @@
-import 'fake-indexeddb/auto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../src/core/generation';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { Runner, RunRequestError } from '../src/runner/runner';
-import { type RunEvent, Store } from '../src/storage/db';
+import { RunRequestError } from '../src/runner/runner';
+import type { RunEvent } from '../src/storage/db';
 import { corpusText } from './helpers';
+import { testRunner, until } from './runner-setup';
 
 let tok: QwenTokenizer;
 let bytes: Uint8Array<ArrayBuffer>;
@@ -38,26 +38,10 @@ class StreamingEngine implements Engine {
   }
 }
 
-let n = 0;
-const stores: Store[] = [];
-afterEach(() => stores.splice(0).forEach((s) => s.close()));
-
 async function setup() {
-  const store = await Store.open(`memagent-stream-${++n}`);
-  stores.push(store);
-  const events: RunEvent[] = [];
-  const runner = new Runner({
-    store,
-    createEngine: async () => new StreamingEngine(tok),
-    tokenizerFor: async () => tok,
-    publish: (e) => events.push(e),
-  });
+  const { store, events, runner } = await testRunner(new StreamingEngine(tok), tok);
   const doc = await runner.ingest('book.txt', bytes, 'extractive');
   return { store, events, runner, doc };
-}
-
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
 describe('the memory being written streams to every tab', () => {

@@ -1,14 +1,13 @@
-import 'fake-indexeddb/auto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chunkAll } from '../src/core/chunker';
 import { entityTerms, SkimPlanner, skimTerms } from '../src/core/skim';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Haystack } from '../src/eval/haystack';
 import { generateSample } from '../src/eval/tasks';
-import { Runner } from '../src/runner/runner';
-import { type RunEvent, Store } from '../src/storage/db';
+import type { RunEvent } from '../src/storage/db';
 import { corpusText } from './helpers';
+import { testRunner, until } from './runner-setup';
 
 let tok: QwenTokenizer;
 let book: string;
@@ -42,22 +41,11 @@ describe('the skim planner', () => {
   });
 });
 
-const stores: Store[] = [];
-afterEach(() => stores.splice(0).forEach((s) => s.close()));
-
 async function runWith(text: string, question: string, skim: { keep: number; followMemory: boolean } | undefined) {
-  const store = await Store.open(`memagent-skim-${stores.length}-${Math.random()}`);
-  stores.push(store);
-  const events: RunEvent[] = [];
-  const runner = new Runner({
-    store,
-    createEngine: async () => new ExtractiveEngine(tok),
-    tokenizerFor: async () => tok,
-    publish: (e) => events.push(e),
-  });
+  const { store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
   const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
   const runId = await runner.start({ documentId: doc.id, question, engineId: 'extractive', requestedChunkTokens: 500, memoryTokens: 256, skim });
-  for (let i = 0; i < 1000 && (await store.getRun(runId))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(async () => (await store.getRun(runId))?.status === 'done', 1000);
   return { run: (await store.getRun(runId))!, revisions: await store.listRevisions(runId) };
 }
 

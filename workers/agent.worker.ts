@@ -34,6 +34,8 @@ const runner = store.then(
 );
 
 channel.onmessage = async (e: MessageEvent<RunEvent>) => (await runner).handleControl(e.data);
+// A book whose count a closed tab left unfinished is counted now.
+void runner.then((r) => r.counts.pending()).catch(() => undefined);
 
 /** Errors cross to the page as plain data, so their message and kind survive. */
 export interface Outcome<T> {

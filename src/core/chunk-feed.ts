@@ -1,4 +1,5 @@
 import { type ChunkSpan, chunkText } from './chunker';
+import { nextTask } from './tasks';
 import type { Tokenizer } from './tokenizer';
 
 /** Where the loop finds its chunks: a list, or a feed that is still cutting the book. */
@@ -68,7 +69,7 @@ export class ChunkFeed implements ChunkSource {
         if (performance.now() - sliceStart > this.sliceMs) {
           if (batch) this.onProgress(this.spans, false);
           batch = 0;
-          await new Promise((r) => setTimeout(r, 0)); // let the reader and its messages run
+          await nextTask(); // let the reader and its messages run
           sliceStart = performance.now();
         }
       }

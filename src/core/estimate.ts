@@ -2,6 +2,17 @@
 export interface StepSample {
   ms: number;
   promptTokens: number;
+  /** Tokens the step wrote, where known. */
+  completionTokens?: number;
+  /** Speeds the engine reported for the step (WebLLM); absent for engines that report none. */
+  prefillTokensPerSecond?: number;
+  decodeTokensPerSecond?: number;
+}
+
+/** How fast a model reads a prompt (prefill) and writes (decode) on this device. */
+export interface TokenSpeed {
+  prefillTokensPerSecond: number;
+  decodeTokensPerSecond: number;
 }
 
 export interface RunEstimate {
@@ -10,17 +21,97 @@ export interface RunEstimate {
   totalMs: number;
 }
 
+function median(values: readonly number[]): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : undefined;
+}
+
 /**
  * Expected time of a run from this engine's measured steps: the median time
  * per prompt token, times the prompt this run's steps will have. Null without
  * measurements: no number is better than an invented one.
  */
 export function estimateRun(chunks: number, promptTokensPerStep: number, samples: readonly StepSample[]): RunEstimate | null {
-  const rates = samples.filter((s) => s.promptTokens > 0 && s.ms >= 0).map((s) => s.ms / s.promptTokens).sort((a, b) => a - b);
-  if (rates.length === 0 || chunks <= 0) return null;
-  const msPerChunk = rates[Math.floor(rates.length / 2)]! * promptTokensPerStep;
+  const rate = median(samples.filter((s) => s.promptTokens > 0 && s.ms >= 0).map((s) => s.ms / s.promptTokens));
+  if (rate === undefined || chunks <= 0) return null;
+  const msPerChunk = rate * promptTokensPerStep;
   // One more step writes the answer.
   return { chunks, msPerChunk, totalMs: msPerChunk * (chunks + 1) };
+}
+
+/** Milliseconds of one step: its prompt read at the prefill speed, then what it writes at the decode speed. */
+export function stepMs(promptTokens: number, writtenTokens: number, speed: TokenSpeed): number {
+  return 1000 * (promptTokens / speed.prefillTokensPerSecond + writtenTokens / speed.decodeTokensPerSecond);
+}
+
+function usable(speed: TokenSpeed | undefined): speed is TokenSpeed {
+  return Boolean(speed && speed.prefillTokensPerSecond > 0 && speed.decodeTokensPerSecond > 0);
+}
+
+export interface ReadEstimateInput {
+  chunks: number;
+  /** Prompt tokens of one step: chunk, memory, question and template. */
+  promptTokens: number;
+  /** The memory size setting: the most one step writes. */
+  memoryTokens: number;
+  /** Past steps of this engine with this model, newest reads first. */
+  steps: readonly StepSample[];
+  /** Speeds measured apart from any read (a calibration); used only while no step is measured. */
+  speed?: TokenSpeed;
+}
+
+export interface SourcedEstimate extends RunEstimate {
+  /** Past steps of this engine and model, or the measured speeds alone. */
+  source: 'steps' | 'speed';
+  /** The speeds the figure was worked out from, when it was. */
+  speed?: TokenSpeed;
+  /** Tokens each step is expected to write. */
+  writtenTokens: number;
+}
+
+/**
+ * Expected time of a read: per chunk, its prompt at the prefill speed plus what
+ * it writes at the decode speed, and one more step for the answer. Past steps of
+ * the same engine and model win over a calibration: their speeds are the
+ * median reported, and what a step writes is the median written so far (at most
+ * the memory size). Steps without speeds (engines that report none) fall back to
+ * the median time per prompt token. With only a calibration, each step is
+ * counted as writing a full memory: an upper bound. Null with nothing measured.
+ */
+export function estimateRead(input: ReadEstimateInput): SourcedEstimate | null {
+  const { chunks, promptTokens, memoryTokens } = input;
+  if (chunks <= 0) return null;
+  const steps = input.steps.filter((s) => s.promptTokens > 0 && s.ms >= 0);
+  const total = (msPerChunk: number) => msPerChunk * (chunks + 1);
+  if (steps.length > 0) {
+    const written = median(steps.flatMap((s) => (s.completionTokens !== undefined && s.completionTokens >= 0 ? [s.completionTokens] : [])));
+    const writtenTokens = Math.min(memoryTokens, written ?? memoryTokens);
+    const reported = steps.filter((s) => (s.prefillTokensPerSecond ?? 0) > 0 && (s.decodeTokensPerSecond ?? 0) > 0);
+    if (reported.length > 0) {
+      const speed: TokenSpeed = {
+        prefillTokensPerSecond: median(reported.map((s) => s.prefillTokensPerSecond!))!,
+        decodeTokensPerSecond: median(reported.map((s) => s.decodeTokensPerSecond!))!,
+      };
+      const msPerChunk = stepMs(promptTokens, writtenTokens, speed);
+      return { chunks, msPerChunk, totalMs: total(msPerChunk), source: 'steps', speed, writtenTokens };
+    }
+    const { msPerChunk } = estimateRun(chunks, promptTokens, steps)!;
+    return { chunks, msPerChunk, totalMs: total(msPerChunk), source: 'steps', writtenTokens };
+  }
+  if (!usable(input.speed)) return null;
+  const speed = { prefillTokensPerSecond: input.speed.prefillTokensPerSecond, decodeTokensPerSecond: input.speed.decodeTokensPerSecond };
+  const msPerChunk = stepMs(promptTokens, memoryTokens, speed);
+  return { chunks, msPerChunk, totalMs: total(msPerChunk), source: 'speed', speed, writtenTokens: memoryTokens };
+}
+
+/**
+ * The model an engine config names (model id, GGUF file or URL, server), so
+ * that estimates compare steps of the same model only. Empty for engines
+ * without one.
+ */
+export function modelKey(config: Readonly<Record<string, string | number | boolean>> | undefined): string {
+  const part = (name: string) => (typeof config?.[name] === 'string' ? (config[name] as string).trim() : '');
+  return [part('baseUrl'), part('model'), part('localModel') || part('modelUrl')].filter(Boolean).join(' ');
 }
 
 /** Chunks a skim reads at most: the top share and a neighbour on each side of each. */

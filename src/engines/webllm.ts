@@ -1,4 +1,5 @@
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../core/generation';
+import type { TokenSpeed } from '../core/estimate';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig } from './engine';
 import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError } from './model-download';
@@ -220,6 +221,63 @@ export class GpuSession {
 
   /** One streamed request; Pause or Cancel interrupt it between two decode steps. */
   async generate(model: ModelEntry, window: number, messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    const request: Record<string, unknown> = {
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      max_tokens: options.maxTokens, // WebLLM's default is unlimited
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (options.temperature !== undefined) request.temperature = options.temperature;
+    if (options.topP !== undefined) request.top_p = options.topP;
+    if (options.seed !== undefined && options.seed !== null) request.seed = options.seed;
+    return (await this.stream(model, window, request, options)).result;
+  }
+
+  /**
+   * This GPU's speed with `model`: one short request whose reply always runs to
+   * `maxTokens`. WebLLM's own prefill and decode speeds where it reports them,
+   * else the stream as timed here. It waits its turn like any step, so a read
+   * in progress is held up only for its few seconds, and its prompt shares
+   * nothing with a step's (WebLLM reuses the KV cache only for a conversation
+   * that extends the previous one), so no step's result changes.
+   * `countedPrompt` stands in where WebLLM reports no prompt size.
+   */
+  async calibrate(model: ModelEntry, window: number, messages: readonly ChatMessage[], maxTokens: number, countedPrompt = 0): Promise<Calibration> {
+    const request = {
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      max_tokens: maxTokens,
+      ignore_eos: true, // a reply that ends early would leave too few tokens to time
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    const { result, timing } = await this.stream(model, window, request, {});
+    const { completionTokens, prefillTokensPerSecond, decodeTokensPerSecond } = result.usage;
+    const promptTokens = result.usage.promptTokens || countedPrompt;
+    if (prefillTokensPerSecond && decodeTokensPerSecond && prefillTokensPerSecond > 0 && decodeTokensPerSecond > 0) {
+      return { prefillTokensPerSecond, decodeTokensPerSecond, promptTokens, completionTokens, source: 'reported' };
+    }
+    // Timed here: the prompt is read before the first token; each later token is one decode step.
+    const written = completionTokens || timing.pieces;
+    const first = timing.firstTokenAt;
+    if (first === undefined || !promptTokens || written < 2 || first <= timing.sentAt || timing.endedAt <= first) {
+      throw new Error('The calibration request returned too little to time.');
+    }
+    return {
+      prefillTokensPerSecond: promptTokens / ((first - timing.sentAt) / 1000),
+      decodeTokensPerSecond: (written - 1) / ((timing.endedAt - first) / 1000),
+      promptTokens,
+      completionTokens: written,
+      source: 'timed',
+    };
+  }
+
+  /** Sends one streamed request under the lock, loading the model first if needed; times it as it streams. */
+  private async stream(
+    model: ModelEntry,
+    window: number,
+    request: Record<string, unknown>,
+    options: Pick<GenerateOptions, 'signal' | 'onToken'>,
+  ): Promise<{ result: GenerateResult; timing: StreamTiming }> {
     const { signal } = options;
     const release = await this.lock.acquire(signal);
     let mlc: Mlc;
@@ -234,35 +292,30 @@ export class GpuSession {
     signal?.addEventListener('abort', interrupt, { once: true });
     try {
       if (signal?.aborted) throw abortError();
-      const request: Record<string, unknown> = {
-        messages: messages.map((m) => ({ role: m.role, content: m.content })),
-        max_tokens: options.maxTokens, // WebLLM's default is unlimited
-        stream: true,
-        stream_options: { include_usage: true },
-      };
-      if (options.temperature !== undefined) request.temperature = options.temperature;
-      if (options.topP !== undefined) request.top_p = options.topP;
-      if (options.seed !== undefined && options.seed !== null) request.seed = options.seed;
       let text = '';
       let finish: FinishReason = 'stop';
       let usage: StreamChunk['usage'];
+      const timing: StreamTiming = { sentAt: performance.now(), endedAt: 0, pieces: 0 };
       for await (const chunk of await mlc.chat.completions.create(request)) {
         const choice = chunk.choices[0];
         const delta = choice?.delta?.content;
         if (delta) {
+          timing.firstTokenAt ??= performance.now();
+          timing.pieces++;
           text += delta;
           options.onToken?.(delta);
         }
         if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : choice.finish_reason === 'abort' ? 'abort' : 'stop';
         if (chunk.usage) usage = chunk.usage;
       }
+      timing.endedAt = performance.now();
       if (signal?.aborted) finish = 'abort';
       const result: GenerateResult = { text, finishReason: finish, usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0 } };
       const extra = usage?.extra;
       if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
       if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
       if (extra?.time_to_first_token_s !== undefined) result.usage.timeToFirstTokenSeconds = extra.time_to_first_token_s;
-      return result;
+      return { result, timing };
     } catch (e) {
       if (signal?.aborted) throw abortError();
       const err = explainError(e, model, 'generate', loadedWindow);
@@ -273,6 +326,43 @@ export class GpuSession {
       release();
     }
   }
+}
+
+/** When a request was sent, when its first text came and when it ended (ms), and how many text pieces streamed. */
+interface StreamTiming {
+  sentAt: number;
+  firstTokenAt?: number;
+  endedAt: number;
+  pieces: number;
+}
+
+/** A model's speed on this GPU, from one short request. */
+export interface Calibration extends TokenSpeed {
+  promptTokens: number;
+  completionTokens: number;
+  /** WebLLM's own figures, or the stream timed here where it gave none. */
+  source: 'reported' | 'timed';
+}
+
+/**
+ * About a thousand prompt tokens, which with the chat template still fit one of
+ * WebLLM's 1,024-token prefill passes, and a few dozen written: a few seconds on
+ * a laptop GPU.
+ */
+export const CALIBRATION_PROMPT_TOKENS = 960;
+export const CALIBRATION_REPLY_TOKENS = 48;
+
+/** A plain prompt of about `tokens` tokens that asks for a long reply. */
+export function calibrationMessages(tokenizer: Tokenizer, tokens = CALIBRATION_PROMPT_TOKENS): ChatMessage[] {
+  const head = 'Here are some notes about the weather in a small town. Summarise them in a few sentences.\n\n';
+  const line = (i: number) => `Day ${i}: the grass is green, the sky is blue, the sun is yellow, and the wind comes from the west.\n`;
+  let content = head;
+  // Lines end in a newline, so their counts add up to the whole one's (near enough).
+  for (let i = 1, n = tokenizer.count(head); n < tokens; i++) {
+    content += line(i);
+    n += tokenizer.count(line(i));
+  }
+  return [{ role: 'user', content }];
 }
 
 /** The session every WebLLM engine of this worker shares. */
@@ -343,6 +433,15 @@ export class WebLLMEngine implements Engine {
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
+  }
+
+  /** Measures this model's reading and writing speed on this GPU, in the window already loaded where it is large enough. */
+  async calibrate(): Promise<Calibration> {
+    const messages = calibrationMessages(this.tokenizer);
+    const prompt = this.tokenizer.count(messages[0]!.content);
+    const window = Math.max(this.planned, this.windowFor(prompt + CALIBRATION_REPLY_TOKENS));
+    // WebLLM's count includes the chat template; where it gives none, ours of the message stands in.
+    return this.gpu.calibrate(this.model, window, messages, CALIBRATION_REPLY_TOKENS, prompt);
   }
 }
 

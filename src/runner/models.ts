@@ -15,7 +15,7 @@ import {
   prebuiltModels,
 } from '../engines/webllm-models';
 import type { EngineConfig } from '../engines/engine';
-import type { Store } from '../storage/db';
+import type { CalibrationRecord, Store } from '../storage/db';
 
 /** One row of the Models list, as the page shows it. */
 export interface ModelView {
@@ -35,6 +35,8 @@ export interface ModelView {
   contextLimit?: number;
   /** What a run on this model stores as its engine config. */
   engineConfig: EngineConfig;
+  /** Its reading and writing speed measured on this GPU when it was loaded, if it was. */
+  speed?: Pick<CalibrationRecord, 'prefillTokensPerSecond' | 'decodeTokensPerSecond' | 'measuredAt'>;
 }
 
 export interface ModelList {
@@ -57,10 +59,11 @@ export class ModelService {
     private readonly store: Promise<Store>,
     private readonly gpuSession: GpuSession = session,
     private readonly createEngine: typeof createWebLLMEngine = createWebLLMEngine,
+    private readonly checkGpu: () => Promise<GpuCapability> = checkWebGPU,
   ) {}
 
   capability(): Promise<GpuCapability> {
-    this.gpu ??= checkWebGPU();
+    this.gpu ??= this.checkGpu();
     return this.gpu;
   }
 
@@ -76,7 +79,7 @@ export class ModelService {
   }
 
   async list(): Promise<ModelList> {
-    const [gpu, entries] = await Promise.all([this.capability(), this.entries()]);
+    const [gpu, entries, calibrations] = await Promise.all([this.capability(), this.entries(), this.store.then((s) => s.listCalibrations())]);
     const loaded = this.gpuSession.current?.id;
     const models = await Promise.all(
       entries.map(async (e): Promise<ModelView> => {
@@ -97,6 +100,8 @@ export class ModelService {
         if (bytes !== undefined) view.downloadBytes = bytes;
         if (e.vramMB !== undefined) view.vramMB = e.vramMB;
         if (e.contextLimit !== undefined) view.contextLimit = e.contextLimit;
+        const speed = calibrations.find((c) => c.modelId === e.id && c.adapter === gpu.adapter);
+        if (speed) view.speed = { prefillTokensPerSecond: speed.prefillTokensPerSecond, decodeTokensPerSecond: speed.decodeTokensPerSecond, measuredAt: speed.measuredAt };
         return view;
       }),
     );
@@ -118,12 +123,42 @@ export class ModelService {
     await this.gpuSession.download(e);
   }
 
-  /** Downloads what is missing, then puts the model on the GPU with an 8K window, as a first run would. */
-  async load(id: string): Promise<void> {
+  /**
+   * Downloads what is missing, then puts the model on the GPU with an 8K
+   * window, as a first run would, and measures its speed there once per model
+   * and GPU. Returns the speed on this GPU, or undefined where it could not be
+   * measured: that never fails the load.
+   */
+  async load(id: string): Promise<CalibrationRecord | undefined> {
     const e = await this.entry(id);
     await this.runnable(e);
     const engine = await this.createEngine(engineConfigFor(e));
     await engine.prepare(0);
+    return this.calibrate(e, engine);
+  }
+
+  private async calibrate(e: ModelEntry, engine: Awaited<ReturnType<typeof createWebLLMEngine>>): Promise<CalibrationRecord | undefined> {
+    try {
+      const [store, gpu] = await Promise.all([this.store, this.capability()]);
+      const known = await store.getCalibration(e.id, gpu.adapter);
+      if (known) return known;
+      const c = await engine.calibrate();
+      const record: CalibrationRecord = {
+        modelId: e.id,
+        adapter: gpu.adapter,
+        prefillTokensPerSecond: c.prefillTokensPerSecond,
+        decodeTokensPerSecond: c.decodeTokensPerSecond,
+        promptTokens: c.promptTokens,
+        completionTokens: c.completionTokens,
+        source: c.source,
+        measuredAt: Date.now(),
+      };
+      await store.putCalibration(record);
+      return record;
+    } catch {
+      // The model is loaded all the same; the Models list says its speed is not measured.
+      return undefined;
+    }
   }
 
   async remove(id: string): Promise<void> {
@@ -153,10 +188,12 @@ export class ModelService {
     return id;
   }
 
-  /** Forgets a custom model and deletes its files. */
+  /** Forgets a custom model, its measured speeds and its files. */
   async removeCustom(id: string): Promise<void> {
     await this.remove(id);
-    await (await this.store).deleteCustomModel(id);
+    const store = await this.store;
+    await store.deleteCustomModel(id);
+    await store.deleteCalibrations(id);
   }
 
   watch(listener: (p: ModelProgress) => void): () => void {

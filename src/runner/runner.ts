@@ -9,9 +9,10 @@ import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhe
 import type { Tokenizer } from '../core/tokenizer';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
-import type { DocumentRecord, RunEvent, RunRecord, RunSettings, Store } from '../storage/db';
+import type { DocumentRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store } from '../storage/db';
 import { StaleRunError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
+import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 
 export interface RunRequest {
   documentId: string;
@@ -36,8 +37,8 @@ export interface RunnerDeps {
   /** Runs `work` holding the run's lock, waiting for it if another tab holds it. */
   withLock?(name: string, work: () => Promise<void>): Promise<void>;
   newId?(): string;
-  /** Books longer than this (tokens) are cut while they are read; PIPELINE_ABOVE_TOKENS by default. */
-  pipelineAboveTokens?: number;
+  /** Texts longer than this (characters) are stored with an estimated count and counted afterwards; COUNT_AT_IMPORT_CHARS by default. */
+  countAtImportChars?: number;
   /** Bytes this site uses and may use (navigator.storage.estimate), to refuse a book that cannot fit. */
   estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
 }
@@ -48,8 +49,8 @@ export interface IngestRequest {
   onProgress?(progress: IngestProgress): void;
 }
 
-/** Books longer than this are cut into chunks while they are read. */
-export const PIPELINE_ABOVE_TOKENS = 250_000;
+/** How often a run stores the chunks cut so far while it is still cutting the book. */
+const STORE_CHUNKS_EVERY_MS = 250;
 
 /** A refusal the person can act on (the message says what to do). */
 export class RunRequestError extends Error {
@@ -63,10 +64,16 @@ export class RunRequestError extends Error {
 export class Runner {
   private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly engines = new Map<string, Promise<Engine>>();
+  /** The text most recently imported or read: one book, held while it is likely to be read. */
+  private lastText: { id: string; text: string } | null = null;
+  /** Exact token counts of long books, made after they are stored. */
+  readonly counts: TokenCounts;
   /** GPU device losses in a row per run, reset by each committed revision. */
   private readonly recoveries = new Map<string, number>();
 
-  constructor(private readonly deps: RunnerDeps) {}
+  constructor(private readonly deps: RunnerDeps) {
+    this.counts = new TokenCounts(deps);
+  }
 
   /**
    * A file → a stored document: read (any format), counted in the engine's
@@ -92,7 +99,10 @@ export class Runner {
     const report = throttle(request.onProgress);
     const hash = await hashBytes(holder.bytes!);
     const existing = await store.getDocument(hash);
-    if (existing) return existing;
+    if (existing) {
+      if (existing.tokensEstimated) void this.counts.pending().catch(() => undefined);
+      return existing;
+    }
     const options: IngestOptions = {
       hash,
       stripGutenberg: request.stripGutenberg ?? true,
@@ -102,12 +112,11 @@ export class Runner {
     holder.bytes = null;
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
     await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)));
-    let tokens = 0;
-    let step = 0;
-    for (const piece of tokenizer.pieces(doc.text)) {
-      tokens += piece.tokens;
-      if (++step % 200_000 === 0) report({ stage: 'Counting tokens', fraction: 0.6 + (0.35 * piece.end) / doc.text.length });
-    }
+    // A long book is stored with an estimate and counted afterwards: reading can start at once.
+    const exact = doc.text.length <= (this.deps.countAtImportChars ?? COUNT_AT_IMPORT_CHARS);
+    const tokens = exact
+      ? countTokens(doc.text, tokenizer, (f) => report({ stage: 'Counting tokens', fraction: 0.6 + 0.35 * f }))
+      : estimateTokens(doc.text, tokenizer);
     report({ stage: 'Storing', fraction: 0.95 });
     const record: DocumentRecord = {
       id: doc.hash,
@@ -116,6 +125,7 @@ export class Runner {
       encoding: doc.encoding,
       chars: doc.text.length,
       tokens,
+      ...(exact ? {} : { tokensEstimated: true }),
       addedAt: Date.now(),
       format: doc.format,
       anchors: doc.anchors,
@@ -125,8 +135,23 @@ export class Runner {
     if (doc.stripped) record.stripped = { header: doc.stripped.header.length, footer: doc.stripped.footer.length };
     const stored = await store.addDocument(record, doc.text, doc.stripped);
     report({ stage: 'Done', fraction: 1 });
+    this.lastText = { id: stored.id, text: doc.text };
+    // A count that fails (the tab closing) leaves the estimate; the next start of the worker counts again.
+    if (stored.tokensEstimated) void this.counts.count(stored.id, doc.text, tokenizer).catch(() => undefined);
     return stored;
   }
+
+  /**
+   * A document's text: the one just imported or read is kept here, so that a
+   * read started right after an import does not wait to load a long book again.
+   */
+  private async text(documentId: string): Promise<string | undefined> {
+    if (this.lastText?.id === documentId) return this.lastText.text;
+    const text = await this.deps.store.getText(documentId);
+    if (text !== undefined) this.lastText = { id: documentId, text };
+    return text;
+  }
+
 
   /** A picked file: a file too large is refused before its bytes are read into memory. */
   async ingestFile(file: Blob & { name: string }, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
@@ -152,6 +177,7 @@ export class Runner {
 
   /** Deletes a document with its runs, revisions and memories; runs still reading are stopped first. */
   async deleteDocument(id: string): Promise<{ runs: number }> {
+    if (this.lastText?.id === id) this.lastText = null;
     for (const run of await this.deps.store.listRuns()) {
       if (run.documentId === id) this.active.get(run.id)?.controller.abort();
     }
@@ -173,7 +199,7 @@ export class Runner {
     if (!question) throw new RunRequestError('Enter a question before reading: the memory keeps what helps answer it.');
     const { store } = this.deps;
     const doc = await store.getDocument(request.documentId);
-    const text = doc && (await store.getText(doc.id));
+    const text = doc && (await this.text(doc.id));
     if (!doc || text === undefined) throw new RunRequestError('That document is no longer stored. Add the file again.');
     const engine = await this.engine(request.engineId, request.engineConfig);
     const templates = request.templates ?? { ...DEFAULT_TEMPLATES };
@@ -202,9 +228,9 @@ export class Runner {
       seed: request.seed,
     };
     const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
-    // A long book is cut while it is read: the first step starts with the first chunk.
-    // A skim ranks every chunk first, and a short book is cut at once (well under a second).
-    const pipelined = !skim && doc.tokens > (this.deps.pipelineAboveTokens ?? PIPELINE_ABOVE_TOKENS);
+    // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
+    // A skim ranks every chunk first, so it cuts the whole book before it starts.
+    const pipelined = !skim;
     const allChunks = pipelined ? [] : chunkAll(text, engine.tokenizer, budget.chunkTokens);
     const chunks = skim ? new SkimPlanner(text, allChunks, question, skim).select().map((i) => allChunks[i]!) : allChunks;
     const now = Date.now();
@@ -316,22 +342,27 @@ export class Runner {
   private async read(runId: string, signal: AbortSignal): Promise<boolean | void> {
     const { store, publish } = this.deps;
     // State is read after the lock is held: another writer may have moved the run on.
-    let run = await store.getRun(runId);
-    if (!run || run.status !== 'running' || signal.aborted) return;
+    const loaded = await store.getRun(runId);
+    if (!loaded || loaded.status !== 'running' || signal.aborted) return;
+    let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
     let feed: ChunkFeed | undefined;
     let recoverable: Engine | undefined;
     try {
-      const text = await store.getText(run.documentId);
+      const text = await this.text(run.documentId);
       if (text === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
       const engine = await this.engine(run.engineId, run.engineConfig);
       recoverable = engine;
       await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
-      const plan = [...run.chunks];
+      const plan = [...loaded.chunks];
       if (run.chunking) {
+        let storedAt = performance.now();
         feed = new ChunkFeed(text, engine.tokenizer, run.settings.chunkTokens, plan, (spans, done) => {
+          // Chunks cut so far are stored a few times a second, not at every slice: a resume cuts the rest again.
+          if (!done && performance.now() - storedAt < STORE_CHUNKS_EVERY_MS) return;
+          storedAt = performance.now();
           const chunks = [...spans];
           void store
             .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))

@@ -1,24 +1,66 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
-import type { DocumentRecord, MemoryRecord, RevisionRecord, RunRecord, RunStatus, StrippedText } from './schema';
+import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText } from './schema';
 import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
-import type { CustomModelRecord } from './model-schema';
+import type { CalibrationRecord, CustomModelRecord } from './model-schema';
+import { modelKey, type StepSample } from '../core/estimate';
 
 export * from './schema';
 export * from './evaluation-schema';
 export * from './model-schema';
 
 export const DB_NAME = 'memagent';
-export const DB_VERSION = 3;
+export const DB_VERSION = 4;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
   texts: { key: string; value: { id: string; text: string; stripped?: StrippedText } };
-  runs: { key: string; value: RunRecord; indexes: { byDocument: string } };
+  runs: { key: string; value: StoredRun; indexes: { byDocument: string } };
   revisions: { key: [string, number]; value: RevisionRecord };
   memories: { key: [string, number]; value: MemoryRecord };
   evaluations: { key: string; value: EvaluationRecord };
   evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord };
   customModels: { key: string; value: CustomModelRecord };
+  calibrations: { key: [string, string]; value: CalibrationRecord };
+  runChunks: { key: string; value: RunChunksRecord };
+}
+
+/**
+ * A run as stored: without its chunk list, which lives in runChunks, so that
+ * committing a revision reads and writes a few hundred bytes, not a list of
+ * thousands of chunks.
+ */
+type StoredRun = RunProgress;
+
+/**
+ * A run's chunks as (start, end, tokens) triples in one typed array: a third of
+ * the bytes of a list of objects, copied whole rather than object by object,
+ * and small enough to stay inside the database for thousands of chunks.
+ */
+interface RunChunksRecord {
+  runId: string;
+  spans: Uint32Array<ArrayBuffer>;
+}
+
+function packChunks(runId: string, chunks: RunRecord['chunks']): RunChunksRecord {
+  const spans = new Uint32Array(chunks.length * 3);
+  chunks.forEach((c, i) => spans.set([c.start, c.end, c.tokens], i * 3));
+  return { runId, spans };
+}
+
+function unpackChunks(record: RunChunksRecord | undefined): RunRecord['chunks'] {
+  const spans = record?.spans ?? new Uint32Array(0);
+  const chunks: RunRecord['chunks'] = [];
+  for (let i = 0; i + 2 < spans.length; i += 3) chunks.push({ start: spans[i]!, end: spans[i + 1]!, tokens: spans[i + 2]! });
+  return chunks;
+}
+
+function splitRun(run: RunRecord): [StoredRun, RunChunksRecord] {
+  const { chunks, ...stored } = run;
+  return [stored, packChunks(run.id, chunks)];
+}
+
+function joinRun(run: StoredRun, chunks: RunChunksRecord | undefined): RunRecord {
+  return { ...run, chunks: unpackChunks(chunks) };
 }
 
 export class StaleRunError extends Error {
@@ -86,6 +128,18 @@ export class Store {
         if (oldVersion < 3) {
           db.createObjectStore('customModels', { keyPath: 'id' });
         }
+        if (oldVersion < 4) {
+          db.createObjectStore('calibrations', { keyPath: ['modelId', 'adapter'] });
+          // Chunk lists move out of the run records, which every revision rewrites.
+          const runChunks = db.createObjectStore('runChunks', { keyPath: 'runId' });
+          let cursor = await transaction.objectStore('runs').openCursor();
+          while (cursor) {
+            const [stored, chunks] = splitRun(cursor.value as unknown as RunRecord);
+            await runChunks.put(chunks);
+            await cursor.update(stored);
+            cursor = await cursor.continue();
+          }
+        }
       },
     });
     return new Store(db);
@@ -124,14 +178,19 @@ export class Store {
 
   /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
   async deleteDocument(id: string): Promise<{ runs: number }> {
-    const tx = this.db.transaction(['documents', 'texts', 'runs', 'revisions', 'memories'], 'readwrite');
+    const tx = this.db.transaction(['documents', 'texts', 'runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
     const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
     await Promise.all([
       tx.objectStore('documents').delete(id),
       tx.objectStore('texts').delete(id),
       ...runIds.flatMap((runId) => {
         const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-        return [tx.objectStore('runs').delete(runId), tx.objectStore('revisions').delete(range), tx.objectStore('memories').delete(range)];
+        return [
+          tx.objectStore('runs').delete(runId),
+          tx.objectStore('runChunks').delete(runId),
+          tx.objectStore('revisions').delete(range),
+          tx.objectStore('memories').delete(range),
+        ];
       }),
       tx.done,
     ]);
@@ -147,6 +206,20 @@ export class Store {
     return this.db.get('documents', id);
   }
 
+  /** Replaces a document's estimated token count with the exact one; a deleted document stays deleted. */
+  async setDocumentTokens(id: string, tokens: number): Promise<DocumentRecord | undefined> {
+    const tx = this.db.transaction('documents', 'readwrite');
+    const doc = await tx.store.get(id);
+    if (!doc) {
+      await tx.done;
+      return undefined;
+    }
+    const { tokensEstimated: _, ...rest } = doc;
+    const next: DocumentRecord = { ...rest, tokens };
+    await written(tx, Promise.all([tx.store.put(next), tx.done]), 'the document');
+    return next;
+  }
+
   listDocuments(): Promise<DocumentRecord[]> {
     return this.db.getAll('documents');
   }
@@ -156,29 +229,36 @@ export class Store {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    const tx = this.db.transaction('runs', 'readwrite');
-    await written(tx, Promise.all([tx.store.add(run), tx.done]), 'the new run');
+    const tx = this.db.transaction(['runs', 'runChunks'], 'readwrite');
+    const [stored, chunks] = splitRun(run);
+    await written(tx, Promise.all([tx.objectStore('runs').add(stored), tx.objectStore('runChunks').put(chunks), tx.done]), 'the new run');
   }
 
   /** Deletes a run with its revisions and memories, in one transaction; its document stays. */
   async deleteRun(runId: string): Promise<void> {
-    const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
+    const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
     const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
     await Promise.all([
       tx.objectStore('runs').delete(runId),
+      tx.objectStore('runChunks').delete(runId),
       tx.objectStore('revisions').delete(range),
       tx.objectStore('memories').delete(range),
       tx.done,
     ]);
   }
 
-  getRun(id: string): Promise<RunRecord | undefined> {
-    return this.db.get('runs', id);
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const tx = this.db.transaction(['runs', 'runChunks']);
+    const [run, chunks] = await Promise.all([tx.objectStore('runs').get(id), tx.objectStore('runChunks').get(id), tx.done]);
+    return run && joinRun(run, chunks);
   }
 
   /** Runs, newest first. */
   async listRuns(): Promise<RunRecord[]> {
-    return (await this.db.getAll('runs')).sort((a, b) => b.createdAt - a.createdAt);
+    const tx = this.db.transaction(['runs', 'runChunks']);
+    const [runs, chunks] = await Promise.all([tx.objectStore('runs').getAll(), tx.objectStore('runChunks').getAll(), tx.done]);
+    const byRun = new Map(chunks.map((c) => [c.runId, c]));
+    return runs.map((r) => joinRun(r, byRun.get(r.id))).sort((a, b) => b.createdAt - a.createdAt);
   }
 
   /**
@@ -186,8 +266,9 @@ export class Store {
    * transaction. Refuses a revision that is not the run's next chunk, so that no
    * chunk is stored twice even if two writers race.
    */
-  async commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks']): Promise<RunRecord> {
-    const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
+  async commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks']): Promise<RunProgress> {
+    // The chunk list is in the transaction only when it changes: a reader of it never holds up a commit.
+    const tx = this.db.transaction(chunks ? ['runs', 'runChunks', 'revisions', 'memories'] : ['runs', 'revisions', 'memories'], 'readwrite');
     const runs = tx.objectStore('runs');
     const run = await runs.get(revision.runId);
     if (!run || run.nextChunk !== revision.index) {
@@ -197,20 +278,15 @@ export class Store {
         `Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`,
       );
     }
-    const next: RunRecord = {
-      ...run,
-      nextChunk: revision.index + 1,
-      memory,
-      // A skim that follows the memory adds chunks ahead of the reader, with the revision that found them.
-      ...(chunks ? { chunks } : {}),
-      updatedAt: revision.committedAt,
-    };
+    const next: StoredRun = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
     await written(
       tx,
       Promise.all([
         tx.objectStore('revisions').add(revision),
         tx.objectStore('memories').add({ runId: revision.runId, index: revision.index, memory }),
         runs.put(next),
+        // A skim that follows the memory adds chunks ahead of the reader, with the revision that found them.
+        chunks && tx.objectStore('runChunks').put(packChunks(revision.runId, chunks)),
         tx.done,
       ]),
       `revision ${revision.index + 1}`,
@@ -220,9 +296,11 @@ export class Store {
 
   /** Stores an imported run with its revisions and memories, all or nothing. */
   async importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[]): Promise<void> {
-    const tx = this.db.transaction(['runs', 'revisions', 'memories'], 'readwrite');
+    const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+    const [stored, chunks] = splitRun(run);
     await Promise.all([
-      tx.objectStore('runs').add(run),
+      tx.objectStore('runs').add(stored),
+      tx.objectStore('runChunks').put(chunks),
       ...revisions.map((r) => tx.objectStore('revisions').add(r)),
       ...memories.map((m) => tx.objectStore('memories').add(m)),
       tx.done,
@@ -230,20 +308,26 @@ export class Store {
   }
 
   /** Applies `change` to a run inside one transaction and returns the result. */
-  async updateRun(id: string, change: (run: RunRecord) => Partial<RunRecord>): Promise<RunRecord> {
-    const tx = this.db.transaction('runs', 'readwrite');
-    const run = await tx.store.get(id);
+  /** Applies `change` to a run inside one transaction and returns the run as it is now (its chunks only where `change` set them). */
+  async updateRun(id: string, change: (run: RunProgress) => Partial<RunRecord>): Promise<RunProgress> {
+    const tx = this.db.transaction(['runs', 'runChunks'], 'readwrite');
+    const run = await tx.objectStore('runs').get(id);
     if (!run) {
       tx.abort();
       await tx.done.catch(() => undefined);
       throw new Error(`No run with id ${id}.`);
     }
-    const next = { ...run, ...change(run), updatedAt: Date.now() };
-    await written(tx, Promise.all([tx.store.put(next), tx.done]), 'the run');
+    const { chunks, ...rest } = change(run);
+    const next: StoredRun = { ...run, ...rest, updatedAt: Date.now() };
+    await written(
+      tx,
+      Promise.all([tx.objectStore('runs').put(next), chunks && tx.objectStore('runChunks').put(packChunks(id, chunks)), tx.done]),
+      'the run',
+    );
     return next;
   }
 
-  setRunStatus(id: string, status: RunStatus, error?: string): Promise<RunRecord> {
+  setRunStatus(id: string, status: RunStatus, error?: string): Promise<RunProgress> {
     return this.updateRun(id, () => ({ status, error }));
   }
 
@@ -252,13 +336,25 @@ export class Store {
     return this.listRevisionsFrom(runId, 0);
   }
 
-  /** The most recent memory updates of an engine's runs (time and prompt size), for estimates. */
-  async recentSteps(engineId: string, limit = 50): Promise<{ ms: number; promptTokens: number }[]> {
-    const out: { ms: number; promptTokens: number }[] = [];
-    for (const run of await this.listRuns()) {
+  /**
+   * The most recent memory updates of an engine's runs (time, prompt and reply
+   * size, reported speeds), for estimates; with `model` (see modelKey), only
+   * runs of that model.
+   */
+  async recentSteps(engineId: string, model?: string, limit = 50): Promise<StepSample[]> {
+    const out: StepSample[] = [];
+    // Newest first, without their chunk lists: only the steps are needed here.
+    const runs = (await this.db.getAll('runs')).sort((a, b) => b.createdAt - a.createdAt);
+    for (const run of runs) {
       if (run.engineId !== engineId || run.nextChunk === 0) continue;
+      if (model !== undefined && modelKey(run.engineConfig) !== model) continue;
       const from = Math.max(0, run.nextChunk - (limit - out.length));
-      for (const r of await this.listRevisionsFrom(run.id, from)) out.push({ ms: r.ms, promptTokens: r.promptTokens });
+      for (const r of await this.listRevisionsFrom(run.id, from)) {
+        const step: StepSample = { ms: r.ms, promptTokens: r.promptTokens, completionTokens: r.completionTokens };
+        if (r.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = r.prefillTokensPerSecond;
+        if (r.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = r.decodeTokensPerSecond;
+        out.push(step);
+      }
       if (out.length >= limit) break;
     }
     return out;
@@ -374,5 +470,25 @@ export class Store {
 
   async deleteCustomModel(id: string): Promise<void> {
     await this.db.delete('customModels', id);
+  }
+
+  /** A model's measured speed on the GPU `adapter` names, if it was measured there. */
+  getCalibration(modelId: string, adapter: string): Promise<CalibrationRecord | undefined> {
+    return this.db.get('calibrations', [modelId, adapter]);
+  }
+
+  /** Every measured speed, on whatever GPU. */
+  listCalibrations(): Promise<CalibrationRecord[]> {
+    return this.db.getAll('calibrations');
+  }
+
+  async putCalibration(record: CalibrationRecord): Promise<void> {
+    await this.db.put('calibrations', record);
+  }
+
+  /** Forgets a model's measured speeds on every GPU (a custom model removed: its id may name another model later). */
+  async deleteCalibrations(modelId: string): Promise<void> {
+    // Adapters are strings, and arrays sort after every string: this range holds all of the model's keys.
+    await this.db.delete('calibrations', IDBKeyRange.bound([modelId, ''], [modelId, []]));
   }
 }

@@ -13,3 +13,20 @@ export interface CustomModelRecord {
   contextLimit: number;
   addedAt: number;
 }
+
+/**
+ * A WebLLM model's speed measured on one GPU right after it was loaded: a few
+ * seconds, once per model and GPU, for estimates made before any read.
+ */
+export interface CalibrationRecord {
+  modelId: string;
+  /** The GPU as WebGPU names it (vendor and architecture): another GPU measures again. */
+  adapter: string;
+  prefillTokensPerSecond: number;
+  decodeTokensPerSecond: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** WebLLM's own figures, or the stream timed where it gave none. */
+  source: 'reported' | 'timed';
+  measuredAt: number;
+}

@@ -12,6 +12,11 @@ export interface DocumentRecord {
   encoding: string;
   chars: number;
   tokens: number;
+  /**
+   * True while `tokens` is an estimate from samples of the text: a long book is
+   * counted after it is stored, so that reading can start at once.
+   */
+  tokensEstimated?: boolean;
   addedAt: number;
   /** text, markdown, html, epub, pdf or docx; absent on documents stored before formats were told apart. */
   format?: string;
@@ -82,6 +87,9 @@ export interface RunRecord {
   finishedAt?: number;
 }
 
+/** A run without its chunk list: what committing a revision reads and writes. */
+export type RunProgress = Omit<RunRecord, 'chunks'>;
+
 /**
  * One memory update, without its text: what a timeline of thousands of
  * revisions reads. The memory itself is in MemoryRecord, read when shown.
@@ -124,6 +132,8 @@ export type RunEvent =
   /** The memory being written for chunk `index` (index = chunk count: the answer), so far. */
   | { type: 'writing'; runId: string; index: number; text: string }
   | { type: 'status'; runId: string; status: RunStatus; error?: string }
-  | { type: 'control'; runId: string; action: 'pause' | 'cancel' };
+  | { type: 'control'; runId: string; action: 'pause' | 'cancel' }
+  /** A document's record changed (its token count became exact). */
+  | { type: 'document'; documentId: string };
 
 export const EVENTS_CHANNEL = 'memagent-events';

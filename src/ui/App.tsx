@@ -56,6 +56,13 @@ export function App() {
     })();
     return onRunEvent((e) => {
       if (e.type === 'status') void refreshRuns();
+      // A long book's exact token count arrives after its import.
+      if (e.type === 'document') {
+        void (async () => {
+          const doc = await (await store).getDocument(e.documentId);
+          if (doc) setDocument((current) => (current?.id === doc.id ? doc : current));
+        })();
+      }
     });
   }, [refreshRuns]);
 

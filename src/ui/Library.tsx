@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import type { DocumentRecord, RunRecord } from '../storage/db';
-import { agent, call, store } from './client';
-import { formatBytes } from './format';
+import { agent, call, onRunEvent, store } from './client';
+import { formatBytes, formatTokens } from './format';
 import type { ImportState } from './useImport';
 
 interface Props {
@@ -39,7 +39,11 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
   const [usage, setUsage] = useState<{ usage?: number; quota?: number } | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [deletions, setDeletions] = useState(0);
+  // A long book's exact count lands after its import.
+  const [counted, setCounted] = useState(0);
   const stripId = useId();
+
+  useEffect(() => onRunEvent((e) => e.type === 'document' && setCounted((n) => n + 1)), []);
 
   useEffect(() => {
     let alive = true;
@@ -54,7 +58,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     return () => {
       alive = false;
     };
-  }, [imports.version, deletions, runs.length]);
+  }, [imports.version, deletions, runs.length, counted]);
 
   const remove = async (doc: DocumentRecord) => {
     setConfirming(null);
@@ -113,7 +117,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                   {[
                     FORMAT_NAMES[doc.format ?? 'text'] ?? doc.format,
                     formatBytes(doc.bytes),
-                    `${doc.tokens.toLocaleString('en')} tokens`,
+                    formatTokens(doc),
                     doc.pages ? `${doc.pages} pages` : '',
                     `added ${formatDate(doc.addedAt)}`,
                   ]

@@ -3,6 +3,7 @@ import type { ModelView } from '../runner/models';
 import { agent, call } from './client';
 import { formatSize, modelFacts } from './engines/format-model';
 import { refreshModels, useGpu, useModelProgress, useModels } from './engines/models';
+import { formatSpeed } from './format';
 import './models.css';
 
 type Action = 'downloadModel' | 'loadModel' | 'deleteModel' | 'removeCustomModel';
@@ -21,7 +22,7 @@ export function ModelManager() {
     setAlert(null);
     setBusy(m.id);
     try {
-      await call(agent[action](m.id));
+      await call<unknown>(agent[action](m.id));
     } catch (e) {
       setAlert((e as Error).message);
     } finally {
@@ -78,6 +79,14 @@ export function ModelManager() {
               <strong>{m.label}</strong>
               <p className="hint">{modelFacts(m)}</p>
               {m.unsupported && <p className="hint">Not on this GPU: {m.unsupported}.</p>}
+              {m.speed ? (
+                <p className="hint">
+                  Measured on this GPU: {formatSpeed(m.speed.prefillTokensPerSecond)} tokens/s reading, {formatSpeed(m.speed.decodeTokensPerSecond)} tokens/s writing
+                </p>
+              ) : (
+                // Load measures right after loading: until it returns, the model is loaded but not yet measured.
+                m.loaded && <p className="hint">{busy === m.id ? 'Measuring its speed on this GPU…' : 'Speed on this GPU: not measured'}</p>
+              )}
               <div className="controls">
                 <button
                   type="button"

@@ -1,28 +1,62 @@
 import { useEffect, useState } from 'react';
-import { estimateRun, skimmedChunks, type StepSample } from '../core/estimate';
+import { estimateRead, modelKey, skimmedChunks, type StepSample, type TokenSpeed } from '../core/estimate';
 import { DEFAULT_SKIM } from '../core/skim';
+import type { EngineConfig } from '../engines/engine';
 import type { DocumentRecord } from '../storage/db';
 import { onRunEvent, store } from './client';
-import { formatDuration } from './format';
+import { useGpu, useModels } from './engines/models';
+import { useMeasuredSpeed } from './engines/wllama-speed';
+import { formatDuration, formatSpeed } from './format';
 import type { ReadSettings } from './settings';
 
 interface Props {
   document: DocumentRecord | null;
   engineId: string;
+  /** The chosen engine's configuration: which model, so that only its own measurements count. */
+  engineConfig?: EngineConfig;
   settings: ReadSettings;
 }
 
 // The prompt around a chunk: template, question and memory; an upper bound is honest enough here.
 const PROMPT_OVERHEAD = 250;
+const NO_CONFIG: EngineConfig = {};
 
-/** Expected time of the next read, from this engine's measured speed, before it starts. */
-export function ReadEstimate({ document, engineId, settings }: Props) {
+/**
+ * Speeds measured apart from any read, and where: WebLLM's calibration of the
+ * model on this GPU (made when it is loaded in Models), or llama.cpp's "Load
+ * model and measure speed" on this device.
+ */
+function useMeasuredApart(engineId: string, config: EngineConfig): { speed: TokenSpeed; where: string } | undefined {
+  const gpu = useGpu();
+  const webllm = engineId === 'webllm';
+  const { list } = useModels(webllm && gpu?.status === 'ok');
+  const cpu = useMeasuredSpeed(config);
+  if (webllm) {
+    // Until the model picker has filled in the config, the model is the list's default, as a run would take it.
+    const id = typeof config.model === 'string' && config.model ? config.model : list?.defaultId;
+    const speed = list?.models.find((m) => m.id === id)?.speed;
+    return speed && { speed, where: 'calibrated on this GPU when the model was loaded' };
+  }
+  if (engineId === 'wllama' && cpu?.measured) {
+    return { speed: cpu, where: `measured on this device with ${cpu.threads} thread${cpu.threads === 1 ? '' : 's'}` };
+  }
+  return undefined;
+}
+
+/**
+ * Expected time of the next read, before it starts: from this engine's past
+ * steps with this model where there are any, else from the model's measured
+ * reading and writing speeds. It says which.
+ */
+export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, settings }: Props) {
   const [samples, setSamples] = useState<StepSample[] | null>(null);
+  const model = modelKey(engineConfig);
+  const apart = useMeasuredApart(engineId, engineConfig);
 
   useEffect(() => {
     let alive = true;
     const measure = async () => {
-      const steps = await (await store).recentSteps(engineId);
+      const steps = await (await store).recentSteps(engineId, model);
       if (alive) setSamples(steps);
     };
     void measure();
@@ -34,20 +68,29 @@ export function ReadEstimate({ document, engineId, settings }: Props) {
       alive = false;
       unsubscribe();
     };
-  }, [engineId]);
+  }, [engineId, model]);
 
   if (!document || samples === null || !(settings.chunkTokens > 0)) return null;
   const chunks = Math.ceil(document.tokens / settings.chunkTokens);
   const promptTokens = Math.min(settings.chunkTokens, document.tokens) + settings.memoryTokens + PROMPT_OVERHEAD;
-  const full = estimateRun(chunks, promptTokens, samples);
+  const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
+  const full = estimateRead({ ...input, chunks });
   if (!full) {
+    const how =
+      engineId === 'webllm'
+        ? "This model's speed on this GPU is not measured yet: Load it in Models to measure it in a few seconds, or the time left shows once two chunks are read."
+        : "This engine's speed is not measured yet: the time left shows once two chunks are read.";
     return (
       <p className="estimate" role="note" aria-label="Estimate">
-        About {chunks} chunks. This engine's speed is not measured yet: the time left shows once two chunks are read.
+        About {chunks} chunks. {how}
       </p>
     );
   }
-  const per = `${formatDuration(full.msPerChunk)} each, measured on this engine`;
+  const per =
+    full.source === 'steps'
+      ? `${formatDuration(full.msPerChunk)} each, measured on this engine's past reads${model ? ' with this model' : ''}`
+      : `at most ${formatDuration(full.msPerChunk)} each: reading ${promptTokens.toLocaleString('en')} tokens at ${formatSpeed(full.speed!.prefillTokensPerSecond)} tokens/s ` +
+        `and writing up to ${full.writtenTokens.toLocaleString('en')} at ${formatSpeed(full.speed!.decodeTokensPerSecond)} tokens/s, ${apart!.where}`;
   if (!settings.skim) {
     return (
       <p className="estimate" role="note" aria-label="Estimate">
@@ -56,7 +99,7 @@ export function ReadEstimate({ document, engineId, settings }: Props) {
     );
   }
   const read = skimmedChunks(chunks, settings.skimPercent / 100, DEFAULT_SKIM.neighbours);
-  const skim = estimateRun(read, promptTokens, samples)!;
+  const skim = estimateRead({ ...input, chunks: read })!;
   return (
     <p className="estimate" role="note" aria-label="Estimate">
       Skim reads at most {read} of about {chunks} chunks: expected {formatDuration(skim.totalMs)} instead of{' '}

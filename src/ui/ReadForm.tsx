@@ -5,7 +5,7 @@ import { ENGINE_SETTINGS } from './engines';
 import { usePreferredEngine } from './engines/models';
 import { CpuEngineHint } from './engines/CpuEngineHint';
 import type { DocumentRecord } from '../storage/db';
-import { formatBytes } from './format';
+import { formatBytes, formatTokens } from './format';
 import { type ReadSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
@@ -58,7 +58,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         />
         <p className="hint" aria-live="polite">
           {document
-            ? `${document.name} — ${formatBytes(document.bytes)}, ${document.tokens.toLocaleString('en')} tokens`
+            ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
             : 'Choose or drop a book (.txt, .md, .html, .epub, .pdf or .docx). It stays on this device.'}
         </p>
       </div>
@@ -75,7 +75,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         <CpuEngineHint engineId={engine?.id ?? ''} config={engineConfigs.wllama ?? {}} document={document} settings={settings} onChoose={setEngineId} />
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} />
-      <ReadEstimate document={document} engineId={engine?.id ?? ''} settings={settings} />
+      <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} />
       <button type="submit" disabled={busy}>
         Read
       </button>

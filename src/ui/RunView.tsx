@@ -33,8 +33,8 @@ export function RunView({ run, runs, revisions, text, writing, selected, onSelec
   const counting = run.chunking !== undefined;
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
   const read = revisions.length;
-  const eta =
-    run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read) : null;
+  // The steps left, and one more that writes the answer.
+  const eta = run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read + 1) : null;
 
   return (
     <section className="run" aria-label="Run">

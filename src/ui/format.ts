@@ -1,7 +1,21 @@
+import type { DocumentRecord } from '../storage/db';
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** "99,712 tokens", or "about 3,512,000 tokens (counting…)" while a long book is still being counted. */
+export function formatTokens(doc: Pick<DocumentRecord, 'tokens' | 'tokensEstimated'>): string {
+  if (!doc.tokensEstimated) return `${doc.tokens.toLocaleString('en')} tokens`;
+  const rounded = Math.round(doc.tokens / 1000) * 1000;
+  return `about ${rounded.toLocaleString('en')} tokens (counting…)`;
+}
+
+/** Whole tokens per second, with one decimal below 10 (a software GPU writes about one a second). */
+export function formatSpeed(tokensPerSecond: number): string {
+  return tokensPerSecond >= 10 ? Math.round(tokensPerSecond).toLocaleString('en') : tokensPerSecond.toFixed(1);
 }
 
 /** "about 3 min 20 s left", or "less than a second left". */

@@ -53,7 +53,7 @@ export function useRun(runId: string | null): RunView {
     };
 
     const unsubscribe = onRunEvent((event) => {
-      if (event.runId !== runId || event.type === 'control') return;
+      if (event.type === 'document' || event.type === 'control' || event.runId !== runId) return;
       if (event.type === 'writing') {
         const { index, text: written } = event;
         return setView((v) => ({ ...v, writing: { index, text: written } }));

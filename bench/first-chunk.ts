@@ -1,0 +1,96 @@
+/**
+ * From upload to the first chunk being read, in the app in Chromium: a novel
+ * (Frankenstein, 100K tokens) and a 3.5M-token book (Frankenstein x34). A long
+ * book is usable as soon as it is stored (its tokens are counted afterwards)
+ * and its first chunk is cut while the rest waits. Baseline, measured in the
+ * same run: the background count of the whole long book, which an import that
+ * counted first would have waited for.
+ */
+import { readFileSync } from 'node:fs';
+import type { Browser } from '@playwright/test';
+import { startApp } from './app';
+
+const PORT = 4394;
+
+interface Marks {
+  uploadAt: number;
+  usableAt: number;
+  exactAt: number;
+  readAt: number;
+}
+
+interface FirstChunk {
+  megabytes: number;
+  /** Upload → the document shown as usable. */
+  usable: number;
+  /** Press on Read → the first step's engine call. */
+  toFirst: number;
+  /** Upload → the exact token count shown. */
+  counted: number;
+}
+
+async function measure(browser: Browser, url: string, copies: number): Promise<FirstChunk> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${url}/`);
+  await page.getByRole('button', { name: 'Read' }).waitFor();
+  // A person drops a book into a settled page: the offline cache installed, the worker's tokenizer loaded.
+  await page.evaluate(() => navigator.serviceWorker?.ready);
+  await page.waitForTimeout(2000);
+  await page.getByLabel('Question').fill('Where did Victor first see the creature after it left the laboratory?');
+  const book = readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8').replace(/^\uFEFF/, '');
+  const text = Buffer.from(book.repeat(copies));
+  // Page-side clock marks: the file landing in the form, the document shown as usable, its exact count, the press on Read.
+  await page.evaluate(() => {
+    const marks = { uploadAt: 0, usableAt: 0, exactAt: 0, readAt: 0 };
+    (window as unknown as { __marks: typeof marks }).__marks = marks;
+    document.addEventListener('change', () => (marks.uploadAt ||= Date.now()), true);
+    document.addEventListener('submit', () => (marks.readAt ||= Date.now()), true);
+    new MutationObserver(() => {
+      const shown = document.body.innerText;
+      if (!marks.usableAt && /book\.txt — .*tokens/.test(shown)) marks.usableAt = Date.now();
+      if (!marks.exactAt && /book\.txt — [^\n]*\d tokens(?! \(counting)/.test(shown)) marks.exactAt = Date.now();
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+  await page.getByLabel('Document').setInputFiles({ name: 'book.txt', mimeType: 'text/plain', buffer: text });
+  await page.getByText(/book\.txt — .*tokens/).waitFor({ timeout: 120_000 });
+  await page.getByRole('button', { name: 'Read' }).click();
+  await page.getByRole('listitem', { name: /^Revision 1:/ }).waitFor({ timeout: 120_000 });
+  await page.getByText(/book\.txt — [^\n]*\d tokens$/).waitFor({ timeout: 120_000 });
+  const marks = await page.evaluate(() => (window as unknown as { __marks: Marks }).__marks);
+  const first = await page.evaluate(
+    () =>
+      new Promise<{ committedAt: number; ms: number }>((resolve) => {
+        const open = indexedDB.open('memagent');
+        open.onsuccess = () => {
+          const req = open.result.transaction('revisions').objectStore('revisions').getAll();
+          req.onsuccess = () => resolve((req.result as { index: number; committedAt: number; ms: number }[]).find((r) => r.index === 0)!);
+        };
+      }),
+  );
+  await context.close();
+  return {
+    megabytes: text.length / 1e6,
+    usable: marks.usableAt - marks.uploadAt,
+    // The first step began when its engine call began: commit time less the call's own time.
+    toFirst: first.committedAt - first.ms - marks.readAt,
+    counted: marks.exactAt - marks.uploadAt,
+  };
+}
+
+export async function firstChunkBench(): Promise<void> {
+  const app = await startApp(PORT, 'dist-bench-first');
+  try {
+    const novel = await measure(app.browser, app.url, 1);
+    const long = await measure(app.browser, app.url, 34);
+    const ms = (n: number) => `${n.toFixed(0).padStart(6)} ms`;
+    console.log('First chunk after upload, app in Chromium (the press on Read not counted)');
+    console.log(`  baseline  3.5M-token book (${long.megabytes.toFixed(1)} MB): whole book counted, in the background  ${ms(long.counted)} after upload`);
+    console.log(`  app       3.5M-token book: usable ${ms(long.usable)} + Read to first step ${ms(long.toFirst)} = ${ms(long.usable + long.toFirst)}  (${(long.counted / (long.usable + long.toFirst)).toFixed(1)}x sooner than counting first)`);
+    console.log(`  app       a novel (${novel.megabytes.toFixed(2)} MB, 100K tokens): usable ${ms(novel.usable)} + Read to first step ${ms(novel.toFirst)} = ${ms(novel.usable + novel.toFirst)}  (target <= 300 ms)`);
+  } finally {
+    await app.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await firstChunkBench();
