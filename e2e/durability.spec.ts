@@ -115,6 +115,21 @@ function holdAnswer(runId: string): void {
   };
 }
 
+/**
+ * In the page, before its own scripts: takes the run's lock, so that its reader
+ * waits (as behind another tab) until the test has looked at storage and calls
+ * `__release`. The run then moves on only while the test watches it, however
+ * fast this machine reads.
+ */
+function lockRun(runId: string): void {
+  void navigator.locks.request(`memagent-run-${runId}`, () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)));
+}
+
+async function releaseRun(page: Page): Promise<void> {
+  await page.waitForFunction(() => typeof (window as unknown as { __release?: () => void }).__release === 'function');
+  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+}
+
 /** Waits until holdAnswer holds, and with `resumed` until a worker holds the run's lock and has had a moment to reach the answer's write. */
 async function held(page: Page, runId: string, resumed: boolean): Promise<Snapshot> {
   await page.waitForFunction(() => {
@@ -323,11 +338,13 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
     await expect(progressOf(page)).toHaveAttribute('aria-valuemax', String(max));
     expect(max).toBeGreaterThan(1800);
 
-    const reopen = async (kill: Kill, seen: number, final = false, holdNext = false) => {
+    // The reopened page either holds the answer's write (a kill during the final answer comes next) or holds
+    // the run's lock until storage is checked.
+    const reopen = async (kill: Kill, seen: number, final = false, hold = false) => {
       await profile.kill(page, kill);
       const started = Date.now();
-      page = await profile.page(`/?run=${runId}`, holdNext ? [holdAnswer, runId] : undefined);
-      const s = holdNext
+      page = await profile.page(`/?run=${runId}`, [hold ? holdAnswer : lockRun, runId]);
+      const s = hold
         ? await Promise.race([
             held(page, runId, true),
             profile.storageReset(60_000).then((reset) => {
@@ -343,6 +360,7 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
         return { s: null as never, started };
       }
       expectConsistent(s);
+      if (!hold) await releaseRun(page);
       // Nothing that any tab had shown as read is lost.
       expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
       if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
