@@ -53,20 +53,8 @@ async function tokenizerBench(): Promise<void> {
   console.log(`  chunk     count + boundary snapping, C=5000  ${chunks.ms.toFixed(0).padStart(6)} ms  ${rate(chunks.ms)}  (${(baseline.ms / chunks.ms).toFixed(1)}x baseline, ${chunks.value.length} chunks)`);
 }
 
-await tokenizerBench();
-console.log();
-await browserTokenizerBench();
-console.log();
-await overheadBench();
-console.log();
-await firstChunkBench();
-console.log();
-await memoryBench();
-console.log();
-await skimBench();
-console.log();
-await inspectorBench();
-console.log();
-await openaiBench();
-console.log();
-await wllamaBench();
+const benches = [tokenizerBench, browserTokenizerBench, overheadBench, firstChunkBench, memoryBench, skimBench, inspectorBench, openaiBench, wllamaBench];
+for (const [i, bench] of benches.entries()) {
+  if (i > 0) console.log();
+  await bench();
+}

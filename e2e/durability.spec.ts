@@ -253,11 +253,9 @@ class Profile {
 
   /** The browser process on this profile: our own child, told apart by its profile folder. */
   private browserPid(): number {
-    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    for (const [pid, parent] of processes()) {
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(this.dir)) return Number(pid);
+        if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(this.dir)) return pid;
       } catch {
         // a process that ended meanwhile
       }
@@ -266,18 +264,24 @@ class Profile {
   }
 }
 
-/** A process and all its descendants, read from /proc. */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
+/** Every running process with its parent, read from /proc. */
+function processes(): [pid: number, parent: number][] {
+  const out: [number, number][] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(pid)]);
+      out.push([Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])]);
     } catch {
       // a process that ended meanwhile
     }
   }
+  return out;
+}
+
+/** A process and all its descendants. */
+function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [pid, parent] of processes()) children.set(parent, [...(children.get(parent) ?? []), pid]);
   const tree = [root];
   for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
   return tree;

@@ -12,7 +12,9 @@ export interface ChunkSource {
  * Cuts a book into chunks in the background, in slices of a few milliseconds,
  * so that reading starts with the first chunk while the rest is still being
  * tokenized. `spans` (chunks already known, e.g. stored before a reload) is
- * extended in place; `onProgress` hears of each batch and of the end.
+ * extended in place; `onProgress` hears of the chunks cut so far at most every
+ * `reportMs` (a listener that stores them writes a few times a second, not at
+ * every slice) and once at the end.
  */
 export class ChunkFeed implements ChunkSource {
   private done = false;
@@ -27,6 +29,7 @@ export class ChunkFeed implements ChunkSource {
     readonly spans: ChunkSpan[],
     private readonly onProgress: (spans: readonly ChunkSpan[], done: boolean) => void = () => undefined,
     private readonly sliceMs = 8,
+    private readonly reportMs = 250,
   ) {
     void this.run();
   }
@@ -60,15 +63,18 @@ export class ChunkFeed implements ChunkSource {
       const from = this.spans.at(-1)?.end ?? 0;
       const chunks = chunkText(this.text, this.tokenizer, this.maxTokens, from);
       let sliceStart = performance.now();
-      let batch = 0;
+      let reportedAt = sliceStart;
+      let reported = this.spans.length;
       for (const span of chunks) {
         if (this.stopped) return;
         this.spans.push(span);
-        batch++;
         this.wake();
         if (performance.now() - sliceStart > this.sliceMs) {
-          if (batch) this.onProgress(this.spans, false);
-          batch = 0;
+          if (this.spans.length > reported && performance.now() - reportedAt >= this.reportMs) {
+            this.onProgress(this.spans, false);
+            reported = this.spans.length;
+            reportedAt = performance.now();
+          }
           await nextTask(); // let the reader and its messages run
           sliceStart = performance.now();
         }

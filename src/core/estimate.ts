@@ -21,7 +21,8 @@ export interface RunEstimate {
   totalMs: number;
 }
 
-function median(values: readonly number[]): number | undefined {
+/** The middle value (the upper one of an even count), or undefined for none. */
+export function median(values: readonly number[]): number | undefined {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.floor(sorted.length / 2)] : undefined;
 }

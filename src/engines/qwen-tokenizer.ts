@@ -230,35 +230,32 @@ export class QwenTokenizer implements Tokenizer {
     }
   }
 
-  *pieces(text: string): Generator<Piece> {
+  /**
+   * Each piece of a text with its ids: pieces as the pattern splits them (a
+   * very long one cut), or for text that is not NFC, the runs of `runs`.
+   */
+  private *segments(text: string): Generator<{ start: number; end: number; ids: number[] }> {
     if (text.normalize('NFC') !== text) {
-      for (const r of this.runs(text)) yield { start: r.start, end: r.end, tokens: r.ids.length };
+      yield* this.runs(text);
       return;
     }
     for (const m of text.matchAll(PRETOKENIZE)) {
       const s = m[0];
       if (s.length <= MAX_PIECE_CHARS) {
-        yield { start: m.index, end: m.index + s.length, tokens: this.encodePiece(s).length };
+        yield { start: m.index, end: m.index + s.length, ids: this.encodePiece(s) };
         continue;
       }
-      for (const [start, end] of QwenTokenizer.cut(s, m.index)) yield { start, end, tokens: this.encodePiece(text.slice(start, end)).length };
+      for (const [start, end] of QwenTokenizer.cut(s, m.index)) yield { start, end, ids: this.encodePiece(text.slice(start, end)) };
     }
+  }
+
+  *pieces(text: string): Generator<Piece> {
+    for (const { start, end, ids } of this.segments(text)) yield { start, end, tokens: ids.length };
   }
 
   encode(text: string): number[] {
     const out: number[] = [];
-    if (text.normalize('NFC') !== text) {
-      for (const r of this.runs(text)) for (const id of r.ids) out.push(id);
-      return out;
-    }
-    for (const m of text.matchAll(PRETOKENIZE)) {
-      const s = m[0];
-      if (s.length <= MAX_PIECE_CHARS) {
-        for (const id of this.encodePiece(s)) out.push(id);
-        continue;
-      }
-      for (const [start, end] of QwenTokenizer.cut(s, m.index)) for (const id of this.encodePiece(text.slice(start, end))) out.push(id);
-    }
+    for (const { ids } of this.segments(text)) for (const id of ids) out.push(id);
     return out;
   }
 

@@ -49,9 +49,6 @@ export interface IngestRequest {
   onProgress?(progress: IngestProgress): void;
 }
 
-/** How often a run stores the chunks cut so far while it is still cutting the book. */
-const STORE_CHUNKS_EVERY_MS = 250;
-
 /** A refusal the person can act on (the message says what to do). */
 export class RunRequestError extends Error {
   override name = 'RunRequestError';
@@ -151,7 +148,6 @@ export class Runner {
     if (text !== undefined) this.lastText = { id: documentId, text };
     return text;
   }
-
 
   /** A picked file: a file too large is refused before its bytes are read into memory. */
   async ingestFile(file: Blob & { name: string }, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
@@ -358,11 +354,8 @@ export class Runner {
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
       if (run.chunking) {
-        let storedAt = performance.now();
+        // Chunks cut so far are stored as the feed reports them; a resume cuts the rest again.
         feed = new ChunkFeed(text, engine.tokenizer, run.settings.chunkTokens, plan, (spans, done) => {
-          // Chunks cut so far are stored a few times a second, not at every slice: a resume cuts the rest again.
-          if (!done && performance.now() - storedAt < STORE_CHUNKS_EVERY_MS) return;
-          storedAt = performance.now();
           const chunks = [...spans];
           void store
             .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))

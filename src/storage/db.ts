@@ -14,7 +14,7 @@ export const DB_VERSION = 4;
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
   texts: { key: string; value: { id: string; text: string; stripped?: StrippedText } };
-  runs: { key: string; value: StoredRun; indexes: { byDocument: string } };
+  runs: { key: string; value: RunProgress; indexes: { byDocument: string } };
   revisions: { key: [string, number]; value: RevisionRecord };
   memories: { key: [string, number]; value: MemoryRecord };
   evaluations: { key: string; value: EvaluationRecord };
@@ -25,16 +25,12 @@ interface MemagentDB extends DBSchema {
 }
 
 /**
- * A run as stored: without its chunk list, which lives in runChunks, so that
- * committing a revision reads and writes a few hundred bytes, not a list of
- * thousands of chunks.
- */
-type StoredRun = RunProgress;
-
-/**
- * A run's chunks as (start, end, tokens) triples in one typed array: a third of
- * the bytes of a list of objects, copied whole rather than object by object,
- * and small enough to stay inside the database for thousands of chunks.
+ * A run is stored without its chunk list (as RunProgress), which lives in
+ * runChunks, so that committing a revision reads and writes a few hundred
+ * bytes, not a list of thousands of chunks. There the chunks are (start, end,
+ * tokens) triples in one typed array: a third of the bytes of a list of
+ * objects, copied whole rather than object by object, and small enough to stay
+ * inside the database for thousands of chunks.
  */
 interface RunChunksRecord {
   runId: string;
@@ -54,12 +50,12 @@ function unpackChunks(record: RunChunksRecord | undefined): RunRecord['chunks'] 
   return chunks;
 }
 
-function splitRun(run: RunRecord): [StoredRun, RunChunksRecord] {
+function splitRun(run: RunRecord): [RunProgress, RunChunksRecord] {
   const { chunks, ...stored } = run;
   return [stored, packChunks(run.id, chunks)];
 }
 
-function joinRun(run: StoredRun, chunks: RunChunksRecord | undefined): RunRecord {
+function joinRun(run: RunProgress, chunks: RunChunksRecord | undefined): RunRecord {
   return { ...run, chunks: unpackChunks(chunks) };
 }
 
@@ -278,7 +274,7 @@ export class Store {
         `Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`,
       );
     }
-    const next: StoredRun = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
+    const next: RunProgress = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
     await written(
       tx,
       Promise.all([
@@ -318,7 +314,7 @@ export class Store {
       throw new Error(`No run with id ${id}.`);
     }
     const { chunks, ...rest } = change(run);
-    const next: StoredRun = { ...run, ...rest, updatedAt: Date.now() };
+    const next: RunProgress = { ...run, ...rest, updatedAt: Date.now() };
     await written(
       tx,
       Promise.all([tx.objectStore('runs').put(next), chunks && tx.objectStore('runChunks').put(packChunks(id, chunks)), tx.done]),

@@ -1,3 +1,4 @@
+import { median } from '../core/estimate';
 import type { DocumentRecord } from '../storage/db';
 
 export function formatBytes(n: number): string {
@@ -39,6 +40,5 @@ export function formatDuration(ms: number): string {
 export function estimateRemaining(committedAt: readonly number[], remaining: number): number | null {
   if (committedAt.length < 2) return null;
   const recent = committedAt.slice(-21);
-  const gaps = recent.slice(1).map((t, i) => t - recent[i]!).sort((a, b) => a - b);
-  return gaps[Math.floor(gaps.length / 2)]! * remaining;
+  return median(recent.slice(1).map((t, i) => t - recent[i]!))! * remaining;
 }
