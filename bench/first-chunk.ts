@@ -55,7 +55,10 @@ async function measure(browser: Browser, url: string, copies: number): Promise<F
   await page.getByLabel('Document').setInputFiles({ name: 'book.txt', mimeType: 'text/plain', buffer: text });
   await page.getByText(/book\.txt — .*tokens/).waitFor({ timeout: 120_000 });
   await page.getByRole('button', { name: 'Read' }).click();
-  await page.getByRole('listitem', { name: /^Revision 1:/ }).waitFor({ timeout: 120_000 });
+  // The first revision is committed (the timeline, a virtual list, may already show later ones only).
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  await progress.waitFor({ timeout: 120_000 });
+  await page.waitForFunction(() => Number(document.querySelector('[role=progressbar][aria-label="Reading progress"]')?.getAttribute('aria-valuenow')) >= 1, undefined, { timeout: 120_000 });
   await page.getByText(/book\.txt — [^\n]*\d tokens$/).waitFor({ timeout: 120_000 });
   const marks = await page.evaluate(() => (window as unknown as { __marks: Marks }).__marks);
   const first = await page.evaluate(
