@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chunkAll } from '../src/core/chunker';
-import { entityTerms, SkimPlanner, skimTerms } from '../src/core/skim';
+import { entityTerms, SkimIndex, SkimPlanner, skimTerms } from '../src/core/skim';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Haystack } from '../src/eval/haystack';
@@ -23,6 +23,10 @@ describe('skim terms and entities', () => {
   it('takes capitalised words inside a sentence, numbers and keys as entities', () => {
     expect([...entityTerms('Where did Victor meet Henry in 1792 near lake-side?')].sort()).toEqual(['1792', 'henry', 'lake-side', 'victor']);
   });
+  it("finds a name asked about in the possessive: Ortiz's and Ortiz’s are Ortiz", () => {
+    expect(skimTerms("Where is Ortiz's compass, and Ortiz’s map?")).toEqual(['ortiz', 'compass', 'ortiz', 'map']);
+    expect([...entityTerms("Where is Captain Ortiz's compass?")].sort()).toEqual(['captain', 'ortiz']);
+  });
 });
 
 describe('the skim planner', () => {
@@ -31,7 +35,7 @@ describe('the skim planner', () => {
     for (const seed of [1, 2, 3, 4]) {
       const sample = generateSample('niah_single_2', { seed, tokens: 64 * 1024, tokenizer: tok, essay });
       const chunks = chunkAll(sample.document, tok, 1000);
-      const chosen = new SkimPlanner(sample.document, chunks, sample.question).select();
+      const chosen = new SkimPlanner(new SkimIndex(sample.document, chunks), sample.question).select();
       const needle = sample.placements[0]!;
       const holder = chunks.findIndex((c) => needle.start < c.end && needle.end > c.start);
       expect(chosen).toContain(holder);
@@ -39,9 +43,26 @@ describe('the skim planner', () => {
       expect(chosen).toEqual([...chosen].sort((a, b) => a - b));
     }
   });
+
+  it('says why each chunk is planned: ranked, or a neighbour of a ranked one', () => {
+    const paragraphs = Array.from({ length: 60 }, (_, i) => (i === 30 ? 'The Marlowe archive is here.' : 'Rain fell on the fields.'));
+    let text = '';
+    const chunks = paragraphs.map((p) => {
+      const span = { start: text.length, end: text.length + p.length, tokens: 6 };
+      text += `${p}\n\n`;
+      return span;
+    });
+    const plan = new SkimPlanner(new SkimIndex(text, chunks), 'Where is the Marlowe archive?').plan();
+    expect(plan).toEqual([
+      { index: 29, reason: { by: 'neighbour' } },
+      { index: 30, reason: { by: 'ranked' } },
+      { index: 31, reason: { by: 'neighbour' } },
+    ]);
+    expect(new SkimPlanner(new SkimIndex(text, chunks), 'Who is Quennell?').plan().map((p) => p.reason.by)).toEqual(['start', 'start', 'start']);
+  });
 });
 
-async function runWith(text: string, question: string, skim: { keep: number; followMemory: boolean } | undefined) {
+async function runWith(text: string, question: string, skim: { keep: number; followMemory: boolean; lookBack?: boolean } | undefined) {
   const { store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
   const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
   const runId = await runner.start({ documentId: doc.id, question, engineId: 'extractive', requestedChunkTokens: 500, memoryTokens: 256, skim });
@@ -52,11 +73,15 @@ async function runWith(text: string, question: string, skim: { keep: number; fol
 describe('a run in skim mode', () => {
   const FIRST = 'Ada Lovelace runs the Marlowe archive.';
   const SECOND = 'The vault code for the Marlowe archive is 4829137.';
-  let text: string;
-  beforeAll(() => {
+  /** A fifth of the way into the book, `early`; four fifths in, `late`. */
+  const plant = (early: string, late: string) => {
     const body = book.slice(30_000, 130_000);
     const at = (f: number) => body.indexOf('\n\n', Math.floor(body.length * f));
-    text = `${body.slice(0, at(0.2))}\n\n${FIRST}${body.slice(at(0.2), at(0.8))}\n\n${SECOND}${body.slice(at(0.8))}`;
+    return `${body.slice(0, at(0.2))}\n\n${early}${body.slice(at(0.2), at(0.8))}\n\n${late}${body.slice(at(0.8))}`;
+  };
+  let text: string;
+  beforeAll(() => {
+    text = plant(FIRST, SECOND);
   });
   const covers = (r: { start: number; end: number }, s: string) => text.slice(r.start, r.end).includes(s);
 
@@ -81,5 +106,33 @@ describe('a run in skim mode', () => {
     const starts = followed.revisions.map((r) => r.start);
     expect(starts).toEqual([...new Set(starts)].sort((a, b) => a - b));
     expect(followed.run.chunks.length).toBe(followed.revisions.length);
+    // The stored plan says why each chunk was read.
+    const reasons = followed.run.chunks.map((c) => c.reason);
+    expect(reasons.every(Boolean)).toBe(true);
+    const second = followed.run.chunks.findIndex((c) => covers(c, SECOND));
+    expect(followed.run.chunks[second]!.reason).toEqual({ by: 'followed', name: 'Marlowe' });
+    expect(followed.run.chunks.find((c) => covers(c, FIRST))!.reason?.by).toBe('ranked');
+  });
+
+  it('looks back, when asked, at an earlier chunk a name points to, after the last planned one', async () => {
+    const reversed = plant(SECOND, FIRST);
+    const question = 'What number belongs to the place Ada Lovelace runs?';
+    const has = (r: { start: number; end: number }, s: string) => reversed.slice(r.start, r.end).includes(s);
+
+    const forward = await runWith(reversed, question, { keep: 0.05, followMemory: true });
+    expect(forward.revisions.some((r) => has(r, SECOND))).toBe(false);
+
+    const back = await runWith(reversed, question, { keep: 0.05, followMemory: true, lookBack: true });
+    expect(back.run.skim).toMatchObject({ followMemory: true, lookBack: true });
+    const last = back.revisions[back.revisions.length - 1]!;
+    expect(has(last, SECOND)).toBe(true);
+    expect(last.start).toBeLessThan(back.revisions[back.revisions.length - 2]!.start);
+    expect(back.run.chunks[last.index]!.reason).toEqual({ by: 'looked-back', name: 'Marlowe' });
+    expect(back.revisions.length).toBe(back.run.chunks.length);
+  });
+
+  it('stores no reasons for a full read', async () => {
+    const { run } = await runWith(text.slice(0, 20_000), 'What is the vault code for the Marlowe archive?', undefined);
+    expect(run.chunks.some((c) => 'reason' in c)).toBe(false);
   });
 });

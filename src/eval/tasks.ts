@@ -1,4 +1,5 @@
 import type { Tokenizer } from '../core/tokenizer';
+import { plantChain } from './chains';
 import { assemble, fill, type Haystack, type Insert, NOISE, type Placement, type Segment, segment } from './haystack';
 import { Rng } from './rng';
 import {
@@ -30,6 +31,10 @@ export const TASK_IDS = [
   'fwe',
   'cwe',
   'book_qa',
+  'chain_2',
+  'chain_3',
+  'chain_2_reversed',
+  'chain_3_reversed',
 ] as const;
 
 export type TaskId = (typeof TASK_IDS)[number];
@@ -55,6 +60,10 @@ export const TASKS: Readonly<Record<TaskId, TaskInfo>> = {
   fwe: { id: 'fwe', metric: 'string_match_all', haystack: 'words', description: 'Frequent words: the three most frequent made-up words of a Zipf-distributed text.' },
   cwe: { id: 'cwe', metric: 'string_match_all', haystack: 'words', description: 'Common words: the ten words that a long numbered list repeats most.' },
   book_qa: { id: 'book_qa', metric: 'qa', haystack: 'essay', description: 'Two planted facts far apart in a book; the question needs both (multi-hop).' },
+  chain_2: { id: 'chain_2', metric: 'qa', haystack: 'essay', description: 'A chain of two planted facts, each naming only the next, in reading order; the answer shares no word with the question.' },
+  chain_3: { id: 'chain_3', metric: 'qa', haystack: 'essay', description: 'As chain_2, with three facts.' },
+  chain_2_reversed: { id: 'chain_2_reversed', metric: 'qa', haystack: 'essay', description: 'As chain_2, the facts in reverse order: the answer comes first in the book.' },
+  chain_3_reversed: { id: 'chain_3_reversed', metric: 'qa', haystack: 'essay', description: 'As chain_3, the facts in reverse order.' },
 };
 
 export function isTaskId(id: string): id is TaskId {
@@ -106,6 +115,10 @@ const GENERATORS: Record<TaskId, (rng: Rng, input: GenerateInput) => Made> = {
   fwe: frequentWords,
   cwe: commonWords,
   book_qa: bookQa,
+  chain_2: (r, i) => plantChain(r, i, 2, true),
+  chain_3: (r, i) => plantChain(r, i, 3, true),
+  chain_2_reversed: (r, i) => plantChain(r, i, 2, false),
+  chain_3_reversed: (r, i) => plantChain(r, i, 3, false),
 };
 
 /** Inserts at random depths, the rest of the budget filled from `next`. */

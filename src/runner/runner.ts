@@ -3,7 +3,9 @@ import { ChunkFeed } from '../core/chunk-feed';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { memoryLoop } from '../core/loop';
-import { DEFAULT_SKIM, SkimFollower, SkimPlanner } from '../core/skim';
+import type { PlannedChunk } from '../core/read-reason';
+import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
+import { SkimFollower } from '../core/skim-follow';
 import { diffMemory } from '../core/memory-diff';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
@@ -25,8 +27,11 @@ export interface RunRequest {
   topP?: number;
   seed?: number;
   templates?: PromptTemplates;
-  /** Read only the chunks most relevant to the question (off when absent). */
-  skim?: { keep: number; followMemory: boolean };
+  /**
+   * Read only the chunks most relevant to the question (off when absent);
+   * follow names the memory finds, and with lookBack also to earlier chunks.
+   */
+  skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
 }
 
 export interface RunnerDeps {
@@ -228,7 +233,9 @@ export class Runner {
     // A skim ranks every chunk first, so it cuts the whole book before it starts.
     const pipelined = !skim;
     const allChunks = pipelined ? [] : chunkAll(text, engine.tokenizer, budget.chunkTokens);
-    const chunks = skim ? new SkimPlanner(text, allChunks, question, skim).select().map((i) => allChunks[i]!) : allChunks;
+    const chunks: PlannedChunk[] = skim
+      ? new SkimPlanner(new SkimIndex(text, allChunks), question, skim).plan().map(({ index, reason }) => ({ ...allChunks[index]!, reason }))
+      : allChunks;
     const now = Date.now();
     const run: RunRecord = {
       id: this.deps.newId?.() ?? crypto.randomUUID(),
@@ -242,7 +249,14 @@ export class Runner {
       chunks,
       ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / budget.chunkTokens)) } } : {}),
       ...(skim && request.skim
-        ? { skim: { ...skim, followMemory: request.skim.followMemory, totalChunks: allChunks.length } }
+        ? {
+            skim: {
+              ...skim,
+              followMemory: request.skim.followMemory,
+              ...(request.skim.followMemory && request.skim.lookBack ? { lookBack: true } : {}),
+              totalChunks: allChunks.length,
+            },
+          }
         : {}),
       status: 'running',
       nextChunk: 0,
@@ -364,7 +378,7 @@ export class Runner {
         });
       }
       const follower = run.skim?.followMemory
-        ? new SkimFollower(text, chunkAll(text, engine.tokenizer, run.settings.chunkTokens), run.question, run.memory, plan, run.skim)
+        ? new SkimFollower(new SkimIndex(text, chunkAll(text, engine.tokenizer, run.settings.chunkTokens)), run.question, run.memory, plan, run.skim)
         : null;
       const loop = memoryLoop({
         text,
@@ -383,7 +397,7 @@ export class Runner {
         if (event.kind === 'revision') {
           const span = plan[event.index]!;
           const change = diffMemory(run.memory, event.memory);
-          const grew = follower?.follow(event.memory, span) ?? false;
+          const grew = follower?.follow(event.memory, event.index) ?? false;
           run = await store.commitRevision(
             {
               runId,

@@ -3,6 +3,7 @@ import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunReco
 import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
 import { modelKey, type StepSample } from '../core/estimate';
+import type { ReadReason } from '../core/read-reason';
 
 export * from './schema';
 export * from './evaluation-schema';
@@ -35,18 +36,25 @@ interface MemagentDB extends DBSchema {
 interface RunChunksRecord {
   runId: string;
   spans: Uint32Array<ArrayBuffer>;
+  /** Why each chunk is read, by position (a skim's runs only; absent on runs stored before reasons were kept). */
+  reasons?: (ReadReason | null)[];
 }
 
 function packChunks(runId: string, chunks: RunRecord['chunks']): RunChunksRecord {
   const spans = new Uint32Array(chunks.length * 3);
   chunks.forEach((c, i) => spans.set([c.start, c.end, c.tokens], i * 3));
-  return { runId, spans };
+  const record: RunChunksRecord = { runId, spans };
+  if (chunks.some((c) => c.reason)) record.reasons = chunks.map((c) => c.reason ?? null);
+  return record;
 }
 
 function unpackChunks(record: RunChunksRecord | undefined): RunRecord['chunks'] {
   const spans = record?.spans ?? new Uint32Array(0);
   const chunks: RunRecord['chunks'] = [];
-  for (let i = 0; i + 2 < spans.length; i += 3) chunks.push({ start: spans[i]!, end: spans[i + 1]!, tokens: spans[i + 2]! });
+  for (let i = 0; i + 2 < spans.length; i += 3) {
+    const reason = record?.reasons?.[i / 3];
+    chunks.push({ start: spans[i]!, end: spans[i + 1]!, tokens: spans[i + 2]!, ...(reason ? { reason } : {}) });
+  }
   return chunks;
 }
 

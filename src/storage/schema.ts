@@ -1,5 +1,5 @@
 import type { Anchor } from '../core/anchors';
-import type { ChunkSpan } from '../core/chunker';
+import type { PlannedChunk } from '../core/read-reason';
 import type { FinishReason } from '../core/generation';
 import type { PromptTemplates } from '../core/prompts';
 
@@ -52,6 +52,8 @@ export interface SkimPlan {
   neighbours: number;
   /** Whether entities newly written into memory add chunks as the run goes. */
   followMemory: boolean;
+  /** Whether earlier chunks that names point to are read after the last planned one (absent: no). */
+  lookBack?: boolean;
   /** Chunks in the whole book. */
   totalChunks: number;
 }
@@ -68,8 +70,12 @@ export interface RunRecord {
   engineConfig?: Readonly<Record<string, string | number | boolean>>;
   settings: RunSettings;
   templates: PromptTemplates;
-  /** The chunks this run reads, in document order: all of them, or a skim's choice. */
-  chunks: ChunkSpan[];
+  /**
+   * The chunks this run reads, in document order: all of them, or a skim's
+   * choice, each with why it is read; a skim that looks back reads a tail of
+   * earlier chunks after them, latest first.
+   */
+  chunks: PlannedChunk[];
   /** Present while the book is still being cut: `chunks` holds those cut so far. */
   chunking?: { estimate: number };
   /** Present when the run skims: how the chunks were chosen from the whole book. */
