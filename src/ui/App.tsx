@@ -98,7 +98,9 @@ export function App() {
           topP: request.topP,
           seed: request.seed ?? undefined,
           templates: request.templates,
-          skim: request.skim ? { keep: request.skimPercent / 100, followMemory: request.skimFollow } : undefined,
+          skim: request.skim
+            ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
+            : undefined,
         }),
       );
       openRun(id);

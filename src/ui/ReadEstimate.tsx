@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { estimateRead, modelKey, skimmedChunks, type StepSample, type TokenSpeed } from '../core/estimate';
 import { DEFAULT_SKIM } from '../core/skim';
+import { followBudget } from '../core/skim-follow';
 import type { EngineConfig } from '../engines/engine';
 import type { DocumentRecord } from '../storage/db';
 import { onRunEvent, store } from './client';
@@ -98,7 +99,10 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
       </p>
     );
   }
-  const read = skimmedChunks(chunks, settings.skimPercent / 100, DEFAULT_SKIM.neighbours);
+  const keep = settings.skimPercent / 100;
+  // Following the memory may add up to its budget on the way forward, and as much again looking back.
+  const followed = settings.skimFollow ? followBudget(chunks, keep) * (settings.skimLookBack ? 2 : 1) : 0;
+  const read = Math.min(chunks, skimmedChunks(chunks, keep, DEFAULT_SKIM.neighbours) + followed);
   const skim = estimateRead({ ...input, chunks: read })!;
   return (
     <p className="estimate" role="note" aria-label="Estimate">

@@ -65,10 +65,19 @@ export function SettingsPanel({ settings, onChange }: Props) {
           <div className="row">
             <NumberField {...field} name="skimPercent" label="Share of chunks to read (%)" min={1} max={100} step={1} />
             <CheckField label="Follow what the memory finds" checked={settings.skimFollow} onChange={(skimFollow) => onChange({ skimFollow })} />
+            {settings.skimFollow && (
+              <CheckField
+                label="Look back at earlier chunks the memory points to"
+                checked={settings.skimLookBack}
+                onChange={(skimLookBack) => onChange({ skimLookBack })}
+              />
+            )}
           </div>
           <p className="hint">
             Skim ranks the chunks by relevance to the question (BM25) and reads the best ones and their neighbours, in order. Fast,
-            but it can miss what the question does not name.
+            but it can miss what the question does not name. Following looks up each new name the memory writes down and reads a few
+            later chunks that hold it. Looking back reads, after the last chunk, the earlier chunks those names point to, walking back
+            toward the start: a second pass that the paper's method, which reads once from start to end, does not make.
           </p>
         </>
       )}

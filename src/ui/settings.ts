@@ -17,6 +17,8 @@ export interface ReadSettings {
   skimPercent: number;
   /** Let entities newly written into memory add chunks as the run goes. */
   skimFollow: boolean;
+  /** After the last planned chunk, read the earlier chunks those names point to. Off by default. */
+  skimLookBack: boolean;
 }
 
 // The paper's evaluation samples at temperature 0.7, top_p 0.95.
@@ -30,6 +32,7 @@ export const DEFAULT_SETTINGS: ReadSettings = {
   skim: false,
   skimPercent: 5,
   skimFollow: true,
+  skimLookBack: false,
 };
 
 const KEY = 'memagent-settings';

@@ -92,6 +92,7 @@ export function Inspector({ run, runs, revisions, text, selected, onSelect }: Pr
           total={total}
           bookLength={text?.length ?? 0}
           anchors={anchors}
+          reasons={run.skim ? run.chunks.map((c) => c.reason) : undefined}
           selected={shown}
           marked={marked}
           onSelect={onSelect}

@@ -1,5 +1,17 @@
 import type { RunRecord } from '../../storage/db';
 
+/** How a skim chose its chunks, with how many the memory's names added. */
+function describeSkim(run: RunRecord): string {
+  const skim = run.skim!;
+  const count = (by: string) => run.chunks.filter((c) => c.reason?.by === by).length;
+  // Runs stored before reasons were kept cannot say how many were followed.
+  const counted = run.chunks.some((c) => c.reason)
+    ? `: ${count('followed')} followed${skim.lookBack ? `, ${count('looked-back')} looked back` : ''}`
+    : '';
+  const follow = skim.followMemory ? `, following what the memory finds${skim.lookBack ? ' and looking back' : ''}${counted}` : '';
+  return `reads ${run.chunks.length} of ${skim.totalChunks} chunks (top ${Math.round(skim.keep * 100)}% by relevance and neighbours${follow})`;
+}
+
 /** The exact settings and templates a run used. */
 export function RunSettings({ run }: { run: RunRecord }) {
   const s = run.settings;
@@ -22,9 +34,7 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dd>{s.contextTokens} tokens</dd>
         <dt>Skim</dt>
         <dd>
-          {run.skim
-            ? `reads ${run.chunks.length} of ${run.skim.totalChunks} chunks (top ${Math.round(run.skim.keep * 100)}% by relevance and neighbours${run.skim.followMemory ? ', following what the memory finds' : ''})`
-            : 'off: every chunk is read'}
+          {run.skim ? describeSkim(run) : 'off: every chunk is read'}
         </dd>
         <dt>Sampling</dt>
         <dd>

@@ -1,6 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, useEffect, useRef } from 'react';
 import { type Anchor, describePlace } from '../../core/anchors';
+import { describeReason, type ReadReason } from '../../core/read-reason';
 import type { RevisionRecord } from '../../storage/db';
 
 interface Props {
@@ -10,6 +11,8 @@ interface Props {
   bookLength: number;
   /** Chapters, headings and pages of the book, to say where each chunk starts. */
   anchors: readonly Anchor[];
+  /** Why each chunk is read, by chunk index (a skim's runs); absent entries say nothing. */
+  reasons?: readonly (ReadReason | undefined)[];
   selected: number | null;
   marked: ReadonlySet<number>;
   onSelect(index: number): void;
@@ -17,7 +20,13 @@ interface Props {
 
 const ROW = 44;
 
-export function describeRevision(r: RevisionRecord, total: number, bookLength: number, anchors: readonly Anchor[] = []): string {
+export function describeRevision(
+  r: RevisionRecord,
+  total: number,
+  bookLength: number,
+  anchors: readonly Anchor[] = [],
+  reason?: ReadReason,
+): string {
   const place = describePlace(anchors, r.start);
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
@@ -32,7 +41,7 @@ export function describeRevision(r: RevisionRecord, total: number, bookLength: n
       : '';
   return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book${place ? `, ${place}` : ''}, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${
     r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed
-  } tokens/s${measured}${flags ? `, ${flags}` : ''}`;
+  } tokens/s${measured}${flags ? `, ${flags}` : ''}${reason ? `, read because: ${describeReason(reason)}` : ''}`;
 }
 
 function formatMs(ms: number): string {
@@ -43,7 +52,7 @@ function formatMs(ms: number): string {
  * One entry per memory revision, virtualised so that thousands of revisions
  * cost what a screenful does. Arrow keys, j/k, Home and End move the selection.
  */
-export function Timeline({ revisions, total, bookLength, anchors, selected, marked, onSelect }: Props) {
+export function Timeline({ revisions, total, bookLength, anchors, reasons, selected, marked, onSelect }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: revisions.length,
@@ -81,11 +90,12 @@ export function Timeline({ revisions, total, bookLength, anchors, selected, mark
         {virtualizer.getVirtualItems().map((item) => {
           const r = revisions[item.index]!;
           const place = describePlace(anchors, r.start);
+          const reason = reasons?.[r.index];
           return (
             <li
               key={r.index}
               data-index={item.index}
-              aria-label={describeRevision(r, total, bookLength, anchors)}
+              aria-label={describeRevision(r, total, bookLength, anchors, reason)}
               aria-setsize={total}
               aria-posinset={r.index + 1}
               className={marked.has(r.index) ? 'marked' : undefined}
@@ -95,6 +105,7 @@ export function Timeline({ revisions, total, bookLength, anchors, selected, mark
                 <span className="rev-k">
                   Revision {r.index + 1}
                   {marked.has(r.index) && <span className="badge"> match</span>}
+                  {reason && <span className="rev-reason"> · {describeReason(reason)}</span>}
                 </span>
                 <span className="rev-meta">
                   {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {r.memoryTokens} tok · {formatMs(r.ms)}
