@@ -12,7 +12,7 @@ let essay: Haystack;
 beforeAll(async () => {
   tok = await loadQwenTokenizer();
   essay = Haystack.fromText('frankenstein.txt', corpusText('frankenstein.txt'));
-});
+}, 60_000); // loading the tokenizer takes seconds on a busy machine
 
 const shared = (a: string, b: string) => skimTerms(a).filter((t) => skimTerms(b).includes(t));
 

@@ -6,6 +6,7 @@ import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-token
 import { Haystack } from '../src/eval/haystack';
 import { generateSample } from '../src/eval/tasks';
 import type { RunEvent } from '../src/storage/db';
+import { buildExport, ImportError, parseExport } from '../src/storage/export';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
 
@@ -14,7 +15,7 @@ let book: string;
 beforeAll(async () => {
   tok = await loadQwenTokenizer();
   book = corpusText('frankenstein.txt');
-});
+}, 60_000); // loading the tokenizer takes seconds on a busy machine
 
 describe('skim terms and entities', () => {
   it('keeps hyphenated keys whole and as parts, and drops stopwords', () => {
@@ -67,7 +68,7 @@ async function runWith(text: string, question: string, skim: { keep: number; fol
   const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
   const runId = await runner.start({ documentId: doc.id, question, engineId: 'extractive', requestedChunkTokens: 500, memoryTokens: 256, skim });
   await until(async () => (await store.getRun(runId))?.status === 'done', 1000);
-  return { run: (await store.getRun(runId))!, revisions: await store.listRevisions(runId) };
+  return { run: (await store.getRun(runId))!, revisions: await store.listRevisions(runId), memories: await store.listMemories(runId) };
 }
 
 describe('a run in skim mode', () => {
@@ -112,6 +113,12 @@ describe('a run in skim mode', () => {
     const second = followed.run.chunks.findIndex((c) => covers(c, SECOND));
     expect(followed.run.chunks[second]!.reason).toEqual({ by: 'followed', name: 'Marlowe' });
     expect(followed.run.chunks.find((c) => covers(c, FIRST))!.reason?.by).toBe('ranked');
+
+    // An export keeps the reasons through an import; a reason it does not know is refused.
+    const exported = buildExport(followed.run, followed.revisions, followed.memories);
+    expect(parseExport(JSON.stringify(exported)).run.chunks.map((c) => c.reason)).toEqual(reasons);
+    const bad = { ...exported, run: { ...exported.run, chunks: exported.run.chunks.map((c) => ({ ...c, reason: { by: 'guessed' } })) } };
+    expect(() => parseExport(JSON.stringify(bad))).toThrow(ImportError);
   });
 
   it('looks back, when asked, at an earlier chunk a name points to, after the last planned one', async () => {

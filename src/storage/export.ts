@@ -12,7 +12,13 @@ export const EXPORT_VERSION = 1;
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const num = v.pipe(v.number(), v.minValue(0));
 
-const SpanSchema = v.object({ start: count, end: count, tokens: count });
+// Why a skim read the chunk (absent on full reads and older exports).
+const ReasonSchema = v.variant('by', [
+  v.object({ by: v.picklist(['ranked', 'neighbour', 'start']) }),
+  v.object({ by: v.picklist(['followed', 'looked-back']), name: v.pipe(v.string(), v.maxLength(200)) }),
+]);
+
+const SpanSchema = v.object({ start: count, end: count, tokens: count, reason: v.optional(ReasonSchema) });
 
 const RunSchema = v.object({
   id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),

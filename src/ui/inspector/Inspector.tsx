@@ -92,7 +92,7 @@ export function Inspector({ run, runs, revisions, text, selected, onSelect }: Pr
           total={total}
           bookLength={text?.length ?? 0}
           anchors={anchors}
-          reasons={run.skim ? run.chunks.map((c) => c.reason) : undefined}
+          reasons={run.chunks.map((c) => c.reason)}
           selected={shown}
           marked={marked}
           onSelect={onSelect}
