@@ -224,7 +224,10 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
   const retries = o.retries ?? 3;
   const stallMs = o.stallMs ?? STALL_MS;
   const online = o.online ?? (() => globalThis.navigator?.onLine !== false);
-  const notice = (text: string | null) => o.onNotice?.(req.url, text);
+  let shown: string | null = null;
+  const notice = (text: string | null) => {
+    if (text !== shown) o.onNotice?.(req.url, (shown = text));
+  };
   const body = new Received(req.url, req.parts, o.keepEveryMs ?? 5000);
   await body.load();
   onBytes(body.size, 0);

@@ -40,7 +40,7 @@ export const CDN_PRESETS: Record<string, CdnPreset> = {
   // The browser test: slow enough to reload mid-way, signatures outliving a drop's resume but not a stall's.
   cdn: { shards: 8, shardBytes: 2 * MiB, ranges: true, bytesPerSecond: MiB, ttlMs: 3000, dropOnce: [0], busyOnce: [1], stallOnce: [2] },
   // The same faults, small and quick, for tests in node.
-  'cdn-quick': { shards: 6, shardBytes: 256 * 1024, ranges: true, bytesPerSecond: 2 * MiB, ttlMs: 300, dropOnce: [0], busyOnce: [1], stallOnce: [2] },
+  'cdn-quick': { shards: 6, shardBytes: 256 * 1024, ranges: true, bytesPerSecond: 2 * MiB, ttlMs: 800, dropOnce: [0], busyOnce: [1], stallOnce: [2] },
 };
 
 export interface LogEntry {
@@ -251,6 +251,7 @@ export async function handleCdn(
     headers['Content-Range'] = `bytes ${start}-${end - 1}/${body.length}`;
     headers['Content-Length'] = String(end - start);
   }
+  entry.status = status; // known now, while the body is still going out
   res.writeHead(status, headers); // a whole file goes out chunked, as CDNs often send it
   const fault: { dropAt?: number; stallAt?: number } = {};
   if (once('drop', i, preset.dropOnce)) fault.dropAt = Math.max(start + 1, Math.floor(body.length * 0.6));

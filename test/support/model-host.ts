@@ -40,6 +40,7 @@ function cors(res: ServerResponse): void {
 }
 
 async function sendSlowly(res: ServerResponse, body: Buffer, entry: LogEntry, dropAt?: number, pauseMs = PAUSE_MS): Promise<void> {
+  entry.status = 200; // known now, while the body is still going out
   res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length) });
   for (let at = 0; at < body.length; at += SLICE) {
     if (dropAt !== undefined && at >= dropAt) {
