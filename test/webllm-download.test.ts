@@ -220,8 +220,8 @@ describe('the model downloader', () => {
     const result = await downloadModel(MODEL, options(again, caches, { onProgress: (p) => progress.push(p) }));
     expect(again.ranges[again.requests.indexOf(`${base}params_shard_1.bin`)]).toBe(`bytes=${KEPT}-`);
     expect(result.bytesFetched).toBe(4 * SHARD - KEPT);
-    expect(progress[0]!.fraction).toBe(0);
-    expect(progress.find((p) => p.bytesTotal > 0)!.bytesDone).toBe(SHARD + KEPT); // the bar starts where the last tab left it
+    expect(progress[0]!.bytesDone).toBe(SHARD + KEPT); // the bar starts where the last tab left it
+    expect(progress.map((p) => p.fraction)).toEqual(progress.map((p) => p.fraction).sort((a, b) => a - b));
     expect(new Uint8Array(await (await (await caches.open(CACHE_NAMES.model)).match(`${base}params_shard_1.bin`))!.arrayBuffer())).toEqual(shard(1));
     expect(caches.keys(PARTS_CACHE)).toEqual([]);
   });

@@ -124,8 +124,9 @@ async function ensureFile(
   const c = cachesOf(o);
   const hit = await cached(c, cacheName, storeAs);
   if (hit) return hit.arrayBuffer();
-  // A body shorter than its (compressed) Content-Length is whole when it proves itself: JSON parses, WebAssembly validates.
-  const whole = kind === 'json' ? parsesAsJson : (b: Uint8Array) => isWasm(b) && globalThis.WebAssembly?.validate(b as BufferSource) === true;
+  // A body shorter than its Content-Length (a tiny file the host compressed) is whole when it proves itself:
+  // JSON parses; a model library starts with WebAssembly's magic bytes (compiling it is WebLLM's check).
+  const whole = kind === 'json' ? parsesAsJson : isWasm;
   const blob = await fetchFile({ url, what, whole }, o);
   const bytes = await blob.arrayBuffer();
   check?.(bytes);
@@ -242,6 +243,9 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
   };
   const fetchOptions: FetchOptions = { ...o, onNotice };
 
+  // A download resumed starts the bar where the last one left it, not at 0.
+  const known = await modelCacheState(files, o);
+  if (known.bytesTotal) ((bytesTotal = known.bytesTotal), (shown = known.bytesCached));
   report(base, true);
   await ensureConfigAndTokenizer(files, fetchOptions);
   const { records, older } = await manifest(files, fetchOptions);

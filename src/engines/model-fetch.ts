@@ -319,6 +319,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
         kick();
         if (body.size === before && value.byteLength) notice(null);
         await body.add(value);
+        kick(); // storing a part is not the host's silence
         onBytes(body.size, value.byteLength);
         if (req.size !== undefined && body.size > req.size) throw new Retry(`got more than the ${req.size} bytes the weights index lists`, 0, true);
       }
