@@ -167,11 +167,18 @@ export class GpuSession {
   download(model: ModelEntry, signal?: AbortSignal): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(abortError());
     let d = this.downloads.get(model.id);
-    if (!d) {
+    // One that was just stopped is still storing its last part: a new one starts once it has.
+    const stopping = d?.controller.signal.aborted ? d.done.catch(() => undefined) : undefined;
+    if (!d || stopping) {
       const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
         reportModelProgress({ modelId: model.id, phase: 'download', state, fraction, text });
       const controller = new AbortController();
-      const done = this.fetchFiles(model, { ...scopeTuning(), signal: controller.signal, onProgress: (p) => report('working', p.fraction, p.text) }).then(
+      const start = async () => {
+        await stopping;
+        controller.signal.throwIfAborted();
+        return this.fetchFiles(model, { ...scopeTuning(), signal: controller.signal, onProgress: (p) => report('working', p.fraction, p.text) });
+      };
+      const done = start().then(
         (r) => (report('done', 1, 'All files are downloaded'), r),
         (e: unknown) => {
           const stopped = controller.signal.aborted;
@@ -200,8 +207,9 @@ export class GpuSession {
   /** Ends the model's download in progress (its received bytes are kept); false when there was none. */
   stopDownload(modelId: string): boolean {
     const d = this.downloads.get(modelId);
-    d?.controller.abort(abortError());
-    return d !== undefined;
+    if (!d || d.controller.signal.aborted) return false;
+    d.controller.abort(abortError());
+    return true;
   }
 
   /** Lets the lock go once a load that nobody waits for any more has ended. */

@@ -10,8 +10,7 @@ import { BROKEN_LIBRARY, chatConfig, shardBytes, shardName, tokenizerJson, weigh
  * plain bodies with a true Content-Length, no redirects, no ranges, with
  * faults on demand. Variants: `good`; `slow` (shards take over a second
  * each); `missing` (one shard answers 404); `drop` (one shard's connection
- * drops half-way until POST /__heal); `older` (an older MLC conversion:
- * ndarray-cache.json and no tensor-cache.json).
+ * drops half-way until POST /__heal).
  *
  * The realistic host, /r/<preset>/… and /cdn/<preset>/…: see cdn-host.ts.
  *
@@ -88,7 +87,7 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
       // Starts like WebAssembly, then is not: the model library fails to compile, as a wrong or corrupt download would.
       return (res.writeHead(200, { 'Content-Type': 'application/wasm', 'Content-Length': String(BROKEN_LIBRARY.length) }).end(BROKEN_LIBRARY), 200);
     }
-    const m = /^\/m\/(good|slow|missing|drop|older)\/resolve\/main\/(.+)$/.exec(path);
+    const m = /^\/m\/(good|slow|missing|drop)\/resolve\/main\/(.+)$/.exec(path);
     if (!m) return (res.writeHead(404).end('not found'), 404);
     const [, variant, file] = m as unknown as [string, string, string];
     const json = (v: unknown) => {
@@ -98,7 +97,7 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
       return 200;
     };
     if (file === 'mlc-chat-config.json') return json(chatConfig);
-    if (file === (variant === 'older' ? 'ndarray-cache.json' : 'tensor-cache.json')) return json(index);
+    if (file === 'tensor-cache.json') return json(index);
     if (file === 'tokenizer.json') return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(tokenizerJson()), (entry.served = tokenizerJson().length), 200);
     const shard = /^params_shard_(\d+)\.bin$/.exec(file);
     const i = shard ? Number(shard[1]) : -1;
