@@ -313,11 +313,11 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
       }
       if (body.size === 0) body.begin(res);
       reader = res.body.getReader();
-      for (;;) {
+      for (let first = true; ; first = false) {
         const { done, value } = await reader.read();
         if (done) break;
         kick();
-        if (body.size === before && value.byteLength) notice(null);
+        if (first) notice(null); // bytes again: the wait is over
         await body.add(value);
         kick(); // storing a part is not the host's silence
         onBytes(body.size, value.byteLength);
