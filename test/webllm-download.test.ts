@@ -226,6 +226,17 @@ describe('the model downloader', () => {
     expect(caches.keys(PARTS_CACHE)).toEqual([]);
   });
 
+  it('clears the parts of a shard that a closed tab stored whole but had no time to clear', async () => {
+    const caches = new FakeCaches();
+    await downloadModel(MODEL, options(host(), caches));
+    await new PartStore(caches.asCacheStorage()).write(`${base}params_shard_3.bin`, 0, new Blob([shard(3).slice(0, 1000)]), undefined);
+    await (await caches.open(CACHE_NAMES.model)).delete(`${base}params_shard_4.bin`);
+    const again = host();
+    await downloadModel(MODEL, options(again, caches));
+    expect(again.requests.filter((u) => u.endsWith('.bin'))).toEqual([`${base}params_shard_4.bin`]);
+    expect(caches.keys(PARTS_CACHE)).toEqual([]);
+  });
+
   it('moves the bar neither back nor past 100 % when a host that ignores ranges sends a shard again from its start', async () => {
     const h = host(
       (url, n, range) => {

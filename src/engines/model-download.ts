@@ -253,6 +253,8 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
   const have = await keySet(c, CACHE_NAMES.model);
   const missing = records.filter((r) => !have.has(shardUrl(files, r)));
   const stored = await parts.sizes(files.modelUrl);
+  // Parts of a file already stored whole: a tab closed between storing it and clearing them.
+  for (const url of stored.keys()) if (have.has(url)) await parts.clearFile(url);
   for (const r of missing) held.set(shardUrl(files, r), Math.min(r.nbytes, stored.get(shardUrl(files, r)) ?? 0));
   complete = bytesTotal - missing.reduce((n, r) => n + r.nbytes, 0);
   const hasLib = Boolean(await cached(c, CACHE_NAMES.wasm, files.libUrl));
