@@ -251,6 +251,17 @@ describe('fetching one model file from a real host', () => {
     expect((await parts.read(URL_A)).bytes).toBe(50_000); // a stop stores what was held
   });
 
+  it('finishes a shard whose every byte was stored as parts without asking the host again', async () => {
+    const body = file();
+    const caches = new FakeCaches();
+    const parts = new PartStore(caches.asCacheStorage());
+    await parts.write(URL_A, 0, new Blob([body.slice(0, 70_000)]), '"v1"');
+    await parts.write(URL_A, 70_000, new Blob([body.slice(70_000)]), '"v1"');
+    const host = rangedHost(body);
+    expect(await bytesOf(await fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts }, { ...quick, fetch: host.fetch }))).toEqual(body);
+    expect(host.seen).toEqual([]);
+  });
+
   it('throws away bytes past the size the index lists and starts over', async () => {
     const body = file();
     const host = rangedHost(body, (_, n) => (n === 1 ? new Response(new Uint8Array(SIZE + 10), { headers: { 'Accept-Ranges': 'bytes' } }) : undefined));

@@ -231,6 +231,8 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
   const body = new Received(req.url, req.parts, o.keepEveryMs ?? 5000);
   await body.load();
   onBytes(body.size, 0);
+  // Every byte was stored as parts, but the tab closed before the file itself was.
+  if (req.size !== undefined && body.size === req.size) return body.blob('application/octet-stream');
   /** Where the host redirected to (a CDN's signed URL): ranged requests go straight there until it expires. */
   let via: string | undefined;
   let attempts = 0;

@@ -53,6 +53,8 @@ export interface LogEntry {
   rangeStart?: number;
   /** Body bytes written to the connection. */
   served: number;
+  /** How the body ended: sent whole, dropped or stalled by the host's fault, or closed by the client first. */
+  ended?: 'whole' | 'dropped' | 'stalled' | 'client';
 }
 
 export interface CdnState {
@@ -114,6 +116,7 @@ async function send(
   const t0 = Date.now();
   for (let at = start; at < body.length && !closed; ) {
     if (fault.stallAt !== undefined && at >= fault.stallAt) {
+      entry.ended = 'stalled';
       await Promise.race([gone, sleep(120_000)]);
       res.destroy();
       return;
@@ -124,12 +127,14 @@ async function send(
     entry.served += chunk.length;
     at = end;
     if (fault.dropAt !== undefined && at >= fault.dropAt) {
+      entry.ended = 'dropped';
       res.socket?.destroy(); // the connection drops mid-body
       return;
     }
     const due = t0 + ((at - start) / bytesPerSecond) * 1000 - Date.now();
     if (due > 0) await Promise.race([gone, sleep(due)]);
   }
+  entry.ended = closed ? 'client' : 'whole';
   if (!closed) res.end();
 }
 
