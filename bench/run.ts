@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { chunkAll } from '../src/core/chunker';
 import { loadQwenBpe, QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { downloadBench } from './download';
 import { inspectorBench } from './inspector';
 import { openaiBench } from './openai';
 import { memoryBench } from './memory';
@@ -53,7 +54,7 @@ async function tokenizerBench(): Promise<void> {
   console.log(`  chunk     count + boundary snapping, C=5000  ${chunks.ms.toFixed(0).padStart(6)} ms  ${rate(chunks.ms)}  (${(baseline.ms / chunks.ms).toFixed(1)}x baseline, ${chunks.value.length} chunks)`);
 }
 
-const benches = [tokenizerBench, browserTokenizerBench, overheadBench, firstChunkBench, memoryBench, skimBench, inspectorBench, openaiBench, wllamaBench];
+const benches = [tokenizerBench, browserTokenizerBench, overheadBench, firstChunkBench, memoryBench, skimBench, inspectorBench, openaiBench, wllamaBench, downloadBench];
 for (const [i, bench] of benches.entries()) {
   if (i > 0) console.log();
   await bench();

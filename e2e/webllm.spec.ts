@@ -1,4 +1,4 @@
-import { expect, type Page, test } from '@playwright/test';
+import { expect, type Page, test, type Worker } from '@playwright/test';
 import { PLANTED, plantedBook } from './helpers';
 
 // Runs in the 'webgpu' project: Chromium with --enable-unsafe-webgpu gives SwiftShader, a software
@@ -19,43 +19,85 @@ function models(page: Page) {
   return page.getByRole('region', { name: 'Models' });
 }
 
-async function addModel(page: Page, name: string, variant: 'good' | 'slow' | 'missing' | 'drop'): Promise<void> {
+async function addModel(page: Page, name: string, variant: 'good' | 'slow' | 'missing' | 'drop', urls?: { model: string; lib: string }): Promise<void> {
   const region = models(page);
   await region.getByText('Add a model by URL').click();
   await region.getByLabel('Model name').fill(name);
-  await region.getByLabel('Model URL').fill(`${MODEL_HOST}/m/${variant}`);
-  await region.getByLabel('Model library URL').fill(LIB);
+  await region.getByLabel('Model URL').fill(urls?.model ?? `${MODEL_HOST}/m/${variant}`);
+  await region.getByLabel('Model library URL').fill(urls?.lib ?? LIB);
   await region.getByRole('button', { name: 'Add model' }).click();
   await expect(region.getByRole('listitem', { name })).toBeVisible();
 }
 
-/** Cache Storage as WebLLM reads it: every key of its three caches. */
-function webllmCaches(page: Page): Promise<Record<string, string[]>> {
-  return page.evaluate(async () => {
+/** Cache Storage as WebLLM reads it: every key of its three caches (and of the downloader's parts, if asked). */
+function webllmCaches(page: Page, withParts = false): Promise<Record<string, string[]>> {
+  return page.evaluate(async (parts) => {
     const out: Record<string, string[]> = {};
-    for (const name of ['webllm/config', 'webllm/wasm', 'webllm/model']) {
+    for (const name of ['webllm/config', 'webllm/wasm', 'webllm/model', ...(parts ? ['memagent/model-parts'] : [])]) {
       out[name] = (await (await caches.open(name)).keys()).map((r) => r.url).sort();
     }
     return out;
-  });
+  }, withParts);
 }
 
-async function hostLog(page: Page): Promise<{ method: string; path: string; status: number }[]> {
+interface LogEntry {
+  method: string;
+  host: 'hub' | 'cdn';
+  path: string;
+  status: number;
+  rangeStart?: number;
+  served: number;
+  ended?: 'whole' | 'dropped' | 'stalled' | 'client';
+}
+
+async function hostLog(page: Page): Promise<LogEntry[]> {
   return (await page.request.get(`${MODEL_HOST}/__log`)).json();
 }
 
-/** Every value the "Model download" bar showed, recorded in the page as it changes. */
-async function recordProgress(page: Page): Promise<() => Promise<number[]>> {
+/** Every value the "Model download" bar showed, and every text beside it, recorded in the page as they change. */
+async function recordProgress(page: Page): Promise<{ values(): Promise<number[]>; texts(): Promise<string[]> }> {
   await page.evaluate(() => {
     const seen: number[] = [];
-    (window as unknown as { seenProgress: number[] }).seenProgress = seen;
+    const texts: string[] = [];
+    Object.assign(window, { seenProgress: seen, seenTexts: texts });
     new MutationObserver(() => {
       const bar = document.querySelector('[role="progressbar"][aria-label="Model download"]');
       const v = Number(bar?.getAttribute('aria-valuenow'));
       if (bar && seen[seen.length - 1] !== v) seen.push(v);
-    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+      const text = bar?.getAttribute('aria-valuetext');
+      if (text && texts[texts.length - 1] !== text) texts.push(text);
+    }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
   });
-  return () => page.evaluate(() => (window as unknown as { seenProgress: number[] }).seenProgress);
+  const read = (key: string) => () => page.evaluate((k) => (window as unknown as Record<string, never[]>)[k]!, key);
+  return { values: read('seenProgress') as () => Promise<number[]>, texts: read('seenTexts') as () => Promise<string[]> };
+}
+
+/**
+ * Shorter waits in every worker of the page (the stall timeout is 30 s for a person), so a stalled host
+ * costs this test seconds; parts are stored every 300 ms, so a reload loses little.
+ */
+function tuneDownloads(page: Page): Promise<unknown>[] {
+  const applied: Promise<unknown>[] = [];
+  const apply = (w: Worker) =>
+    applied.push(w.evaluate(() => Object.assign(self, { memagentDownloadTuning: { stallMs: 3000, keepEveryMs: 300 } })).catch(() => undefined));
+  page.on('worker', apply);
+  return applied;
+}
+
+/** SHA-256 of every entry of WebLLM's caches and of the downloader's parts cache, by URL. */
+function cacheDigests(page: Page): Promise<Record<string, Record<string, string>>> {
+  return page.evaluate(async () => {
+    const out: Record<string, Record<string, string>> = {};
+    for (const name of ['webllm/config', 'webllm/wasm', 'webllm/model', 'memagent/model-parts']) {
+      const cache = await caches.open(name);
+      out[name] = {};
+      for (const req of await cache.keys()) {
+        const bytes = await (await cache.match(req))!.arrayBuffer();
+        out[name]![req.url] = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+      }
+    }
+    return out;
+  });
 }
 
 test('a software adapter: WebLLM is offered with a warning, and the q4f32_1 build is chosen for lack of shader-f16', async ({ page }) => {
@@ -85,7 +127,7 @@ test('Download fills WebLLM’s caches file by file with a moving progress bar; 
   await expect(bar).toHaveAttribute('aria-valuenow', '100', { timeout: 30_000 });
   await expect(row).toContainText('Downloaded, usable offline');
   await expect(row).toContainText('4.0 MB to download');
-  const values = await seen();
+  const values = await seen.values();
   expect(values.some((v) => v > 0 && v < 100)).toBe(true);
   expect(values).toEqual([...values].sort((a, b) => a - b)); // never goes back
 
@@ -102,6 +144,90 @@ test('Download fills WebLLM’s caches file by file with a moving progress bar; 
   await models(page).getByRole('button', { name: 'Delete Test model', exact: true }).click();
   await expect(models(page).getByRole('listitem', { name: 'Test model' })).toContainText('Not downloaded');
   expect(await webllmCaches(page)).toEqual({ 'webllm/config': [], 'webllm/wasm': [], 'webllm/model': [] });
+});
+
+test('a host that behaves like Hugging Face and its CDN: compression, redirects to another origin, ranges, a drop, a 429, a stall and a reload mid-way; every byte arrives once', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  // 8 shards of 2 MiB at 1 MiB/s per connection (test/support/cdn-host.ts, preset "cdn").
+  const CDN_SHARDS = 8;
+  const CDN_SHARD = 2 * 1024 * 1024;
+  const hub = `${MODEL_HOST}/r/cdn`;
+  const lib = `${hub}/lib/qwen2-7b-test.wasm`;
+  const base = `${hub}/resolve/main/`;
+  tuneDownloads(page);
+  await page.goto('/');
+  await addModel(page, 'CDN model', 'good', { model: hub, lib });
+  const row = models(page).getByRole('listitem', { name: 'CDN model' });
+  let seen = await recordProgress(page);
+  await row.getByRole('button', { name: 'Download CDN model', exact: true }).click();
+
+  // Mid-way: the stalled shard done, every shard begun, and each one still under way with a part stored.
+  const shardOf = (url: string) => Number(/params_shard_(\d+)\.bin/.exec(url)?.[1] ?? NaN);
+  await expect
+    .poll(
+      async () => {
+        const keys = await webllmCaches(page, true);
+        const done = new Set(keys['webllm/model']!.map(shardOf));
+        const parted = new Set(keys['memagent/model-parts']!.map(shardOf));
+        const begun = new Set((await hostLog(page)).filter((e) => e.host === 'cdn' && e.served > 0).map((e) => shardOf(e.path)));
+        const open = [...begun].filter((i) => !done.has(i));
+        return done.has(2) && begun.size === CDN_SHARDS && open.length > 0 && open.every((i) => parted.has(i));
+      },
+      { timeout: 60_000, intervals: [100] },
+    )
+    .toBe(true);
+  const before = { values: await seen.values(), texts: await seen.texts() };
+  await page.reload(); // the worker, and its download, end here: only stored parts survive
+  await expect(row).toContainText('Partly downloaded');
+  seen = await recordProgress(page);
+  await row.getByRole('button', { name: 'Resume download CDN model', exact: true }).click();
+  await expect(row).toContainText('Downloaded', { timeout: 60_000 });
+  await expect(models(page).getByRole('alert')).toHaveCount(0);
+  const after = { values: await seen.values(), texts: await seen.texts() };
+
+  // The Models region said why it waited.
+  expect(before.texts).toContainEqual(expect.stringContaining('The host is busy (HTTP 429): asking again for weights file params_shard_1.bin in 1 s'));
+  expect(before.texts).toContainEqual(expect.stringContaining('No data for 3 s for weights file params_shard_2.bin: asking again'));
+  // The bar never went back, before the reload nor after it, where it started from what was stored.
+  for (const values of [before.values, after.values]) expect(values).toEqual([...values].sort((a, b) => a - b));
+  expect(after.values[0]).toBeGreaterThan(0);
+  expect(after.values.at(-1)).toBe(100);
+
+  // Every cache entry, byte for byte, is what the host served (decoded); no part is left.
+  const served: Record<string, string> = await (await page.request.get(`${MODEL_HOST}/__files/cdn`)).json();
+  const digests = await cacheDigests(page);
+  expect(digests['webllm/config']).toEqual({ [`${base}mlc-chat-config.json`]: served['mlc-chat-config.json'] });
+  expect(digests['webllm/wasm']).toEqual({ [lib]: served['lib.wasm'] });
+  const files = ['tokenizer.json', 'tensor-cache.json', ...Array.from({ length: CDN_SHARDS }, (_, i) => `params_shard_${i}.bin`)];
+  expect(digests['webllm/model']).toEqual(Object.fromEntries(files.map((f) => [`${base}${f}`, served[f]])));
+  expect(digests['memagent/model-parts']).toEqual({});
+
+  // What the host saw (of this model: other test files share the host): no byte range asked for twice, except
+  // after the stall, so the shards under way at the reload resumed from their stored parts. Bytes are served twice
+  // only where the reload cut a connection: what the page had not stored yet, and what was still in the sockets'
+  // buffers (so less than the three shards under way).
+  const log = (await hostLog(page)).filter((e) => e.path.startsWith('/r/cdn/') || e.path.startsWith('/cdn/cdn/'));
+  let again = 0;
+  for (let i = 0; i < CDN_SHARDS; i++) {
+    const bodies = log.filter((e) => e.host === 'cdn' && e.path.endsWith(`/params_shard_${i}.bin`) && e.served > 0);
+    bodies.forEach((e, k) => {
+      const start = e.rangeStart ?? 0;
+      const earlier = bodies.slice(0, k).filter((b) => (b.rangeStart ?? 0) === start);
+      expect(earlier.every((b) => b.ended === 'stalled'), `shard ${i}: ${bodies.map((b) => `${b.rangeStart ?? 0} (${b.ended})`).join(', ')}`).toBe(true);
+    });
+    again += bodies.reduce((n, e) => n + e.served, 0) - CDN_SHARD;
+  }
+  expect(again).toBeGreaterThanOrEqual(0);
+  expect(again).toBeLessThan(3 * CDN_SHARD);
+  const shard = (i: number) => log.filter((e) => e.path.endsWith(`/params_shard_${i}.bin`)).map((e) => `${e.host} ${e.status}`);
+  expect(shard(0)).toContain('cdn 206'); // the drop at 60 %: the rest, asked for with Range
+  expect(shard(1).slice(0, 2)).toEqual(['hub 429', 'hub 302']);
+  // The stall outlived the CDN's signature: the old URL is refused, the hub hands out a new one.
+  expect(shard(2).slice(0, 5)).toEqual(['hub 302', 'cdn 200', 'cdn 403', 'hub 302', 'cdn 206']);
+  // JSON came compressed, smaller than what was stored.
+  expect(log.find((e) => e.path === '/r/cdn/resolve/main/tokenizer.json')!.served).toBeLessThan(5_000_000);
 });
 
 test('a connection dropped mid-shard gives an alert, keeps finished files, and Download resumes from them', async ({ page }) => {
@@ -130,7 +256,7 @@ test('a connection dropped mid-shard gives an alert, keeps finished files, and D
   expect(log.filter((e) => e.path.endsWith('params_shard_2.bin')).length).toBeGreaterThan(1);
 });
 
-test('a tab closed mid-download keeps the finished files, and Download resumes from them', async ({ page }) => {
+test('a tab closed mid-download keeps the finished files, Stop download keeps them too, and Download resumes from them', async ({ page }) => {
   await page.goto('/');
   await addModel(page, 'Slow model', 'slow');
   await models(page).getByRole('button', { name: 'Download Slow model', exact: true }).click();
@@ -141,6 +267,12 @@ test('a tab closed mid-download keeps the finished files, and Download resumes f
   expect(kept.length).toBeLessThan(SHARDS);
   const row = models(page).getByRole('listitem', { name: 'Slow model' });
   await expect(row).toContainText('Partly downloaded');
+  await row.getByRole('button', { name: 'Resume download Slow model', exact: true }).click();
+  // Stop download ends it quietly, keeping what is done; Resume download carries on.
+  await row.getByRole('button', { name: 'Stop download Slow model', exact: true }).click();
+  await expect(row.getByRole('button', { name: 'Resume download Slow model', exact: true })).toBeEnabled();
+  await expect(row).toContainText('Partly downloaded');
+  await expect(models(page).getByRole('alert')).toHaveCount(0);
   await row.getByRole('button', { name: 'Resume download Slow model', exact: true }).click();
   await expect(row).toContainText('Downloaded', { timeout: 30_000 });
   const log = await hostLog(page);

@@ -8,7 +8,9 @@ import {
   fileUrls,
   modelCacheState,
   ModelDownloadError,
+  WEIGHTS_INDEX,
 } from '../src/engines/model-download';
+import { PARTS_CACHE, PartStore } from '../src/engines/model-parts';
 import { droppingBody, FakeCaches } from './support/fake-caches';
 
 const MODEL = { modelUrl: 'https://hf.example/org/Model-MLC/resolve/main/', libUrl: 'https://libs.example/Qwen2-7B.wasm' };
@@ -16,31 +18,45 @@ const SHARD = 64 * 1024;
 const SHARDS = 5;
 const base = MODEL.modelUrl;
 
-function shard(i: number): Uint8Array {
+function shard(i: number): Uint8Array<ArrayBuffer> {
   return new Uint8Array(SHARD).fill(i + 1);
 }
 
-type Fault = (url: string, attempt: number) => Response | undefined;
+type Fault = (url: string, attempt: number, range: string | null) => Response | undefined;
 
-/** A model host in a function: every file of an MLC conversion, with faults on demand, counting requests. */
-function host(fault: Fault = () => undefined) {
+const INDEX = JSON.stringify({ records: Array.from({ length: SHARDS }, (_, i) => ({ dataPath: `params_shard_${i}.bin`, nbytes: SHARD })) });
+
+/**
+ * A model host in a function: every file of an MLC conversion, with faults on
+ * demand, counting requests. `ranges`: shards answer Range with 206, as CDNs
+ * do; `older`: the index is ndarray-cache.json, as older MLC conversions name it.
+ */
+function host(fault: Fault = () => undefined, opts: { ranges?: boolean; older?: boolean } = {}) {
   const requests: string[] = [];
-  const files = new Map<string, () => BodyInit>([
+  const ranges: (string | null)[] = [];
+  const files = new Map<string, () => Uint8Array<ArrayBuffer> | string>([
     [`${base}mlc-chat-config.json`, () => JSON.stringify({ tokenizer_files: ['tokenizer.json'], context_window_size: 32768 })],
     [`${base}tokenizer.json`, () => JSON.stringify({ model: { type: 'BPE' } })],
-    [`${base}tensor-cache.json`, () => JSON.stringify({ records: Array.from({ length: SHARDS }, (_, i) => ({ dataPath: `params_shard_${i}.bin`, nbytes: SHARD })) })],
+    [`${base}${opts.older ? 'ndarray-cache.json' : 'tensor-cache.json'}`, () => INDEX],
     [MODEL.libUrl, () => new Uint8Array([0, 97, 115, 109])],
-    ...Array.from({ length: SHARDS }, (_, i) => [`${base}params_shard_${i}.bin`, () => shard(i)] as [string, () => BodyInit]),
+    ...Array.from({ length: SHARDS }, (_, i) => [`${base}params_shard_${i}.bin`, () => shard(i)] as [string, () => Uint8Array<ArrayBuffer>]),
   ]);
-  const fetch = (async (input: RequestInfo | URL) => {
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = String(input);
+    const range = new Headers(init?.headers).get('range');
     requests.push(url);
-    const injected = fault(url, requests.filter((u) => u === url).length);
+    ranges.push(range);
+    const injected = fault(url, requests.filter((u) => u === url).length, range);
     if (injected) return injected;
-    const body = files.get(url);
-    return body ? new Response(body()) : new Response('not found', { status: 404 });
+    const body = files.get(url)?.();
+    if (body === undefined) return new Response('not found', { status: 404 });
+    if (!opts.ranges || !url.endsWith('.bin')) return new Response(body);
+    const from = Number(/^bytes=(\d+)-$/.exec(range ?? '')?.[1] ?? NaN);
+    if (Number.isNaN(from)) return new Response(body, { headers: { 'Accept-Ranges': 'bytes' } });
+    const rest = (body as Uint8Array<ArrayBuffer>).slice(from);
+    return new Response(rest, { status: 206, headers: { 'Accept-Ranges': 'bytes', 'Content-Range': `bytes ${from}-${SHARD - 1}/${SHARD}` } });
   }) as typeof globalThis.fetch;
-  return { fetch, requests, count: (suffix: string) => requests.filter((u) => u.endsWith(suffix)).length };
+  return { fetch, requests, ranges, count: (suffix: string) => requests.filter((u) => u.endsWith(suffix)).length };
 }
 
 function options(h: ReturnType<typeof host>, caches: FakeCaches, extra: Partial<DownloadOptions> = {}): DownloadOptions {
@@ -156,18 +172,124 @@ describe('the model downloader', () => {
     expect(caches.keys(CACHE_NAMES.config)).toEqual([]);
   });
 
-  it('deletes by URL prefix (a download cut short before its index too), keeping a shared library when asked', async () => {
+  it('deletes by URL prefix (a download cut short before its index too, and received parts), keeping a shared library when asked', async () => {
     const caches = new FakeCaches();
     await downloadModel(MODEL, options(host(), caches));
     const other = `${MODEL.modelUrl.replace('Model-MLC', 'Other-MLC')}params_shard_0.bin`;
     await (await caches.open(CACHE_NAMES.model)).put(other, new Response('x'));
-    expect(await deleteModelFiles(MODEL, { caches: caches.asCacheStorage(), keepLib: true })).toBe(SHARDS + 3);
+    await new PartStore(caches.asCacheStorage()).write(`${base}params_shard_9.bin`, 0, new Blob(['abc']), '"v1"');
+    expect(await deleteModelFiles(MODEL, { caches: caches.asCacheStorage(), keepLib: true })).toBe(SHARDS + 4);
     expect(caches.keys(CACHE_NAMES.model)).toEqual([other]);
+    expect(caches.keys(PARTS_CACHE)).toEqual([]);
     expect(caches.keys(CACHE_NAMES.config)).toEqual([]);
     expect(caches.keys(CACHE_NAMES.wasm)).toEqual([MODEL.libUrl]);
     await deleteModelFiles(MODEL, { caches: caches.asCacheStorage() });
     expect(caches.keys(CACHE_NAMES.wasm)).toEqual([]);
     expect(await modelCacheState(MODEL, { caches: caches.asCacheStorage() })).toEqual({ complete: false, partial: false, bytesCached: 0 });
+  });
+
+  it('keeps the received part of a shard when the download stops, and the next download (a new tab) asks only for the rest', async () => {
+    const caches = new FakeCaches();
+    const stop = new AbortController();
+    const KEPT = 26_000;
+    const first = host(
+      (url, n) => {
+        if (!url.endsWith('params_shard_1.bin') || n > 1) return undefined;
+        // 40 % of the shard, then the person presses Stop while the host is still sending.
+        return new Response(
+          new ReadableStream({
+            start(c) {
+              c.enqueue(shard(1).slice(0, KEPT));
+              stop.signal.addEventListener('abort', () => c.error(stop.signal.reason)); // as fetch's body does
+              setTimeout(() => stop.abort(new DOMException('stopped', 'AbortError')), 20);
+            },
+          }),
+          { headers: { 'Accept-Ranges': 'bytes' } },
+        );
+      },
+      { ranges: true },
+    );
+    const error = await downloadModel(MODEL, options(first, caches, { concurrency: 1, signal: stop.signal })).catch((e: unknown) => e);
+    expect((error as Error).name).toBe('AbortError');
+    expect(caches.keys(PARTS_CACHE)).toEqual([`${base}params_shard_1.bin?memagent-part=0-${KEPT}`]);
+    const state = await modelCacheState(MODEL, { caches: caches.asCacheStorage() });
+    expect(state).toMatchObject({ complete: false, partial: true, bytesCached: SHARD + KEPT });
+
+    const progress: DownloadProgress[] = [];
+    const again = host(undefined, { ranges: true });
+    const result = await downloadModel(MODEL, options(again, caches, { onProgress: (p) => progress.push(p) }));
+    expect(again.ranges[again.requests.indexOf(`${base}params_shard_1.bin`)]).toBe(`bytes=${KEPT}-`);
+    expect(result.bytesFetched).toBe(4 * SHARD - KEPT);
+    expect(progress[0]!.bytesDone).toBe(SHARD + KEPT); // the bar starts where the last tab left it
+    expect(progress.map((p) => p.fraction)).toEqual(progress.map((p) => p.fraction).sort((a, b) => a - b));
+    expect(new Uint8Array(await (await (await caches.open(CACHE_NAMES.model)).match(`${base}params_shard_1.bin`))!.arrayBuffer())).toEqual(shard(1));
+    expect(caches.keys(PARTS_CACHE)).toEqual([]);
+  });
+
+  it('clears the parts of a shard that a closed tab stored whole but had no time to clear', async () => {
+    const caches = new FakeCaches();
+    await downloadModel(MODEL, options(host(), caches));
+    await new PartStore(caches.asCacheStorage()).write(`${base}params_shard_3.bin`, 0, new Blob([shard(3).slice(0, 1000)]), undefined);
+    await (await caches.open(CACHE_NAMES.model)).delete(`${base}params_shard_4.bin`);
+    const again = host();
+    await downloadModel(MODEL, options(again, caches));
+    expect(again.requests.filter((u) => u.endsWith('.bin'))).toEqual([`${base}params_shard_4.bin`]);
+    expect(caches.keys(PARTS_CACHE)).toEqual([]);
+  });
+
+  it('moves the bar neither back nor past 100 % when a host that ignores ranges sends a shard again from its start', async () => {
+    const h = host(
+      (url, n, range) => {
+        if (!url.endsWith('params_shard_0.bin')) return undefined;
+        if (n === 1) return new Response(droppingBody(shard(0), SHARD / 2), { headers: { 'Accept-Ranges': 'bytes' } });
+        return range ? new Response(shard(0)) : undefined; // the range is ignored: the whole file again
+      },
+      { ranges: true },
+    );
+    const progress: number[] = [];
+    await downloadModel(MODEL, options(h, new FakeCaches(), { concurrency: 1, onProgress: (p) => progress.push(p.bytesDone) }));
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(progress.at(-1)).toBe(SHARDS * SHARD);
+  });
+
+  it('says in the progress text when a busy host makes it wait', async () => {
+    const h = host((url, n) => (url.endsWith('params_shard_2.bin') && n === 1 ? new Response('busy', { status: 503, headers: { 'Retry-After': '1' } }) : undefined));
+    const texts: string[] = [];
+    await downloadModel(MODEL, options(h, new FakeCaches(), { concurrency: 1, onProgress: (p) => texts.push(p.text) }));
+    expect(texts.some((t) => t.endsWith(' · The host is busy (HTTP 503): asking again for weights file params_shard_2.bin in 1 s'))).toBe(true);
+    expect(texts.at(-1)).toBe('All files are downloaded');
+  });
+
+  it('stores an older conversion’s ndarray-cache.json under the tensor-cache.json key WebLLM reads', async () => {
+    const h = host(undefined, { older: true });
+    const caches = new FakeCaches();
+    const texts: string[] = [];
+    await downloadModel(MODEL, options(h, caches, { onProgress: (p) => texts.push(p.text) }));
+    expect(h.requests.filter((u) => u.endsWith('-cache.json'))).toEqual([`${base}tensor-cache.json`, `${base}ndarray-cache.json`]);
+    const stored = await (await caches.open(CACHE_NAMES.model)).match(`${base}${WEIGHTS_INDEX}`);
+    expect(await stored!.text()).toBe(INDEX);
+    expect(caches.keys(CACHE_NAMES.model)).not.toContain(`${base}ndarray-cache.json`);
+    expect(texts).toContain(`Downloading weights: 0.0 MB of 0.3 MB (converted by an older MLC: its ndarray-cache.json is used as tensor-cache.json)`);
+    expect((await modelCacheState(MODEL, { caches: caches.asCacheStorage() })).complete).toBe(true);
+  });
+
+  it('names both index files when a model has neither', async () => {
+    const h = host((url) => (url.endsWith('-cache.json') ? new Response('Entry not found', { status: 404 }) : undefined));
+    const error = (await downloadModel(MODEL, options(h, new FakeCaches())).catch((e: unknown) => e)) as ModelDownloadError;
+    expect(error.kind).toBe('not-found');
+    expect(error.message).toBe(
+      `The model has no weights index: neither ${base}tensor-cache.json nor ${base}ndarray-cache.json was found. Check that the model URL points at a model converted for WebLLM (MLC).`,
+    );
+  });
+
+  it('refuses a model library that is not WebAssembly (a sign-in page, say) before fetching weights', async () => {
+    const h = host((url) => (url === MODEL.libUrl ? new Response('<html>Sign in</html>', { headers: { 'Content-Length': '20' } }) : undefined));
+    const caches = new FakeCaches();
+    const error = (await downloadModel(MODEL, options(h, caches)).catch((e: unknown) => e)) as ModelDownloadError;
+    expect(error.kind).toBe('invalid');
+    expect(error.message).toBe(`The file at ${MODEL.libUrl} is not a WebAssembly model library. Check the model library URL.`);
+    expect(caches.keys(CACHE_NAMES.wasm)).toEqual([]);
+    expect(h.count('.bin')).toBe(0);
   });
 
   it('knows the URLs WebLLM derives from a model URL', () => {

@@ -154,24 +154,80 @@ describe('the WebLLM engine: context window planning', () => {
     expect(mlc.reloads.at(-1)?.opts).toEqual({ context_window_size: 7424 }); // 7300 + 40, rounded to 256
   });
 
-  it('a run paused while the model downloads stops waiting at once; the download goes on', async () => {
-    const mlc = new StubMlc();
-    let finish: () => void = () => undefined;
-    let fetched = 0;
+  /** A session whose downloads wait for `finish` and heed their signal, as the real downloader does. */
+  function slowDownloads(mlc: Mlc) {
+    const runs: { signal: AbortSignal; finish(): void }[] = [];
     const session = new GpuSession(
       async () => mlc,
-      () => new Promise((resolve) => (finish = () => (fetched++, resolve({ bytesTotal: 1, bytesFetched: 1 })))),
+      (_, o) =>
+        new Promise((resolve, reject) => {
+          const signal = o!.signal!;
+          signal.addEventListener('abort', () => reject(signal.reason));
+          runs.push({ signal, finish: () => resolve({ bytesTotal: 1, bytesFetched: 1 }) });
+        }),
     );
+    return { session, runs };
+  }
+
+  it('a run paused while its model downloads stops waiting at once and stops the download it started', async () => {
+    const mlc = new StubMlc();
+    const { session, runs } = slowDownloads(mlc);
     const engine = new WebLLMEngine(tok, MODEL, 32768, 40, session);
     const controller = new AbortController();
     const prepared = engine.prepare(7000, controller.signal);
     await new Promise((r) => setTimeout(r, 10));
     controller.abort();
     await expect(prepared).rejects.toMatchObject({ name: 'AbortError' });
+    expect(runs[0]!.signal.aborted).toBe(true); // mid-shard: the downloader keeps what it received
     expect(mlc.reloads).toEqual([]);
-    finish();
+  });
+
+  it('a download asked for in Models goes on when a run waiting on it pauses, until Stop download', async () => {
+    const mlc = new StubMlc();
+    const { session, runs } = slowDownloads(mlc);
+    const fromModels = session.download(MODEL);
+    const controller = new AbortController();
+    const prepared = new WebLLMEngine(tok, MODEL, 32768, 40, session).prepare(7000, controller.signal);
     await new Promise((r) => setTimeout(r, 10));
-    expect(fetched).toBe(1);
+    controller.abort();
+    await expect(prepared).rejects.toMatchObject({ name: 'AbortError' });
+    expect(runs).toHaveLength(1); // one download for both
+    expect(runs[0]!.signal.aborted).toBe(false);
+    expect(session.stopDownload(MODEL.id)).toBe(true);
+    expect(session.stopDownload(MODEL.id)).toBe(false);
+    // Download pressed again at once: a new download, once the stopped one has stored its last part.
+    const again = session.download(MODEL);
+    await expect(fromModels).rejects.toMatchObject({ name: 'AbortError' });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(runs).toHaveLength(2);
+    runs[1]!.finish();
+    await expect(again).resolves.toEqual({ bytesTotal: 1, bytesFetched: 1 });
+  });
+
+  it('a run paused while WebLLM loads from its cache stops waiting at once; the load ends in the background and is not done twice', async () => {
+    const mlc = new StubMlc();
+    let loaded: () => void = () => undefined;
+    mlc.reload = async (id, opts) => {
+      mlc.reloads.push({ id, opts });
+      await new Promise<void>((r) => (loaded = r)); // WebLLM reads shards onto the GPU heeding no signal
+    };
+    const session = new GpuSession(async () => mlc, async () => ({ bytesTotal: 0, bytesFetched: 0 }));
+    const engine = new WebLLMEngine(tok, MODEL, 32768, 40, session);
+    const controller = new AbortController();
+    const prepared = engine.prepare(7000, controller.signal);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(mlc.reloads).toHaveLength(1);
+    controller.abort();
+    await expect(prepared).rejects.toMatchObject({ name: 'AbortError' });
+    expect(session.current).toBeUndefined();
+    // The next run waits for the load under way instead of starting another.
+    const next = engine.generate(user('Who met Bob?'), { maxTokens: 16 });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(mlc.requests).toHaveLength(0);
+    loaded();
+    expect((await next).text).toBe('Alice met Bob.');
+    expect(mlc.reloads).toHaveLength(1);
+    expect(session.current).toEqual({ id: MODEL.id, window: 8192 });
   });
 
   it('refuses a step longer than the model limit before touching the GPU', async () => {

@@ -84,6 +84,7 @@ const api = {
   gpuCapability: () => attempt(async () => (await models()).capability()),
   listModels: () => attempt(async () => (await models()).list()),
   downloadModel: (id: string) => attempt(async () => (await models()).download(id)),
+  stopModelDownload: (id: string) => attempt(async () => (await models()).stopDownload(id)),
   loadModel: (id: string) => attempt(async () => (await models()).load(id)),
   deleteModel: (id: string) => attempt(async () => (await models()).remove(id)),
   saveCustomModel: (spec: Omit<CustomModelSpec, 'id'>) => attempt(async () => (await models()).saveCustom(spec)),

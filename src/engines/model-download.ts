@@ -4,11 +4,22 @@
  * mlc-chat-config.json, `webllm/wasm` the model library, `webllm/model`
  * tensor-cache.json, every shard it lists and tokenizer.json. WebLLM then
  * loads from the cache and fetches nothing. Doing it here gives what WebLLM
- * lacks: a download cut short keeps every finished file and resumes from
- * there, a quota check before gigabytes are fetched, retries, and progress.
+ * lacks: a download cut short keeps every finished file and the received
+ * part of the others and resumes from there, a quota check before gigabytes
+ * are fetched, retries that survive real hosts (see model-fetch.ts), and
+ * progress.
  */
+import { type FetchOptions, type FetchTuning, fetchFile, formatBytes as size, isQuota, ModelDownloadError, quotaError } from './model-fetch';
+import { PartStore } from './model-parts';
+
+export { type DownloadErrorKind, ModelDownloadError } from './model-fetch';
 
 export const CACHE_NAMES = { config: 'webllm/config', wasm: 'webllm/wasm', model: 'webllm/model' } as const;
+
+/** The weights index as the pinned WebLLM names it, and so the key it is cached under. */
+export const WEIGHTS_INDEX = 'tensor-cache.json';
+/** The same index as older MLC conversions name it (same layout); cached under WEIGHTS_INDEX. */
+export const OLDER_WEIGHTS_INDEX = 'ndarray-cache.json';
 
 export interface ModelFiles {
   /** Ends in `resolve/<branch>/` (see cleanModelUrl). */
@@ -28,45 +39,41 @@ export interface ChatConfigLike {
   conv_template?: unknown;
 }
 
-export type DownloadErrorKind = 'not-found' | 'network' | 'offline' | 'quota' | 'invalid';
-
-/** A download that failed, with what to do next in its message. */
-export class ModelDownloadError extends Error {
-  override name = 'ModelDownloadError';
-  constructor(
-    message: string,
-    readonly kind: DownloadErrorKind,
-  ) {
-    super(message);
-  }
-}
-
 export interface DownloadProgress {
-  /** 0..1 over the weights, which are nearly all of the bytes. */
+  /** 0..1 over the weights, which are nearly all of the bytes; never goes back. */
   fraction: number;
   text: string;
   bytesDone: number;
   bytesTotal: number;
 }
 
-export interface DownloadOptions {
-  signal?: AbortSignal;
+export interface DownloadOptions extends Omit<FetchOptions, 'onNotice'> {
   onProgress?(p: DownloadProgress): void;
-  fetch?: typeof fetch;
   caches?: CacheStorage;
   estimate?(): Promise<{ usage?: number; quota?: number }>;
-  online?(): boolean;
-  /** Attempts after the first for a file that fails on the way (default 3). */
-  retries?: number;
-  retryDelayMs?: number;
   /** Shards fetched at once (default 3). */
   concurrency?: number;
+}
+
+/**
+ * Timings a worker can be given as `self.memagentDownloadTuning` (stallMs,
+ * keepEveryMs, retryDelayMs, retries): the end-to-end tests use it so that a
+ * silent host costs them seconds rather than the 30 s a download waits.
+ */
+export function scopeTuning(scope: unknown = globalThis): FetchTuning {
+  const t = (scope as { memagentDownloadTuning?: Record<string, unknown> }).memagentDownloadTuning;
+  const out: FetchTuning = {};
+  for (const k of ['stallMs', 'keepEveryMs', 'retryDelayMs', 'retries', 'maxWaitMs'] as const) {
+    const v = t?.[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) out[k] = v;
+  }
+  return out;
 }
 
 export function fileUrls(files: ModelFiles) {
   return {
     config: new URL('mlc-chat-config.json', files.modelUrl).href,
-    tensorCache: new URL('tensor-cache.json', files.modelUrl).href,
+    tensorCache: new URL(WEIGHTS_INDEX, files.modelUrl).href,
     tokenizer: new URL('tokenizer.json', files.modelUrl).href,
   };
 }
@@ -75,12 +82,7 @@ function shardUrl(files: ModelFiles, r: ShardRecord): string {
   return new URL(r.dataPath, files.modelUrl).href;
 }
 
-const MB = 1024 * 1024;
-function size(n: number): string {
-  return n >= 1024 * MB ? `${(n / 1024 / MB).toFixed(2)} GB` : `${(n / MB).toFixed(1)} MB`;
-}
-
-function cachesOf(o: DownloadOptions): CacheStorage {
+function cachesOf(o: Pick<DownloadOptions, 'caches'>): CacheStorage {
   const c = o.caches ?? globalThis.caches;
   if (!c) throw new ModelDownloadError('This browser offers no Cache Storage here (it needs https or localhost), so models cannot be stored.', 'invalid');
   return c;
@@ -94,83 +96,19 @@ async function keySet(c: CacheStorage, name: string): Promise<Set<string>> {
   return new Set((await (await c.open(name)).keys()).map((r) => r.url));
 }
 
-function isQuota(e: unknown): boolean {
-  return (e as { name?: string } | null)?.name === 'QuotaExceededError';
-}
-
-function quotaError(needed?: number, free?: number): ModelDownloadError {
-  const amounts = needed !== undefined && free !== undefined ? ` It needs ${size(needed)} more, and this browser lets this site store only ${size(Math.max(0, free))} more.` : '';
-  return new ModelDownloadError(
-    `There is not enough storage for this model.${amounts} Choose a smaller model, or delete models you no longer need (and documents in the Library), then press Download again.`,
-    'quota',
-  );
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
-  });
-}
-
-/**
- * One file, read to its end and checked, with retries for what may pass (a
- * dropped connection, a busy server) and none for what will not (404).
- */
-async function fetchWhole(
-  url: string,
-  what: string,
-  o: DownloadOptions,
-  expected: number | undefined,
-  onBytes: (n: number) => void,
-): Promise<Blob> {
-  const doFetch = o.fetch ?? globalThis.fetch.bind(globalThis);
-  const retries = o.retries ?? 3;
-  const online = o.online ?? (() => globalThis.navigator?.onLine !== false);
-  let last = '';
-  for (let attempt = 0; ; attempt++) {
-    o.signal?.throwIfAborted();
-    let received = 0;
-    try {
-      if (!online()) {
-        throw new ModelDownloadError(
-          `This device is offline and ${what} is not downloaded yet. Connect to the network and press Download again, or choose a model that is already downloaded, or another engine.`,
-          'offline',
-        );
-      }
-      const res = await doFetch(url, { signal: o.signal, cache: 'no-store' });
-      if (res.status === 404 || res.status === 410 || res.status === 401 || res.status === 403) {
-        throw new ModelDownloadError(
-          `${what} was not found at ${url} (HTTP ${res.status}). Check the model URL and model library URL, then try again.`,
-          'not-found',
-        );
-      }
-      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-      const parts: Uint8Array[] = [];
-      const reader = res.body.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        parts.push(value);
-        received += value.byteLength;
-        onBytes(value.byteLength);
-      }
-      const length = Number(res.headers.get('content-length') ?? NaN);
-      const want = expected ?? (Number.isFinite(length) ? length : undefined);
-      if (want !== undefined && received !== want) throw new Error(`got ${received} of ${want} bytes`);
-      return new Blob(parts as BlobPart[], { type: res.headers.get('content-type') ?? 'application/octet-stream' });
-    } catch (e) {
-      onBytes(-received); // what this attempt counted is fetched again
-      if (e instanceof ModelDownloadError || o.signal?.aborted) throw e;
-      last = e instanceof Error ? e.message : String(e);
-      if (attempt >= retries) break;
-      await sleep((o.retryDelayMs ?? 1000) * 2 ** attempt, o.signal);
-    }
+function parsesAsJson(bytes: Uint8Array): boolean {
+  try {
+    JSON.parse(new TextDecoder().decode(bytes));
+    return true;
+  } catch {
+    return false;
   }
-  throw new ModelDownloadError(
-    `The connection failed while downloading ${what} (${last}; tried ${retries + 1} times). Every file finished so far is kept: check the network and press Download again to resume.`,
-    'network',
-  );
+}
+
+const WASM_MAGIC = [0x00, 0x61, 0x73, 0x6d];
+
+function isWasm(bytes: Uint8Array): boolean {
+  return WASM_MAGIC.every((b, i) => bytes[i] === b);
 }
 
 /** A file from its cache, or fetched and put there; the bytes either way. */
@@ -179,15 +117,20 @@ async function ensureFile(
   url: string,
   what: string,
   o: DownloadOptions,
+  kind: 'json' | 'wasm',
   check?: (bytes: ArrayBuffer) => void,
+  storeAs = url,
 ): Promise<ArrayBuffer> {
   const c = cachesOf(o);
-  const hit = await cached(c, cacheName, url);
+  const hit = await cached(c, cacheName, storeAs);
   if (hit) return hit.arrayBuffer();
-  const blob = await fetchWhole(url, what, o, undefined, () => undefined);
+  // A body shorter than its Content-Length (a tiny file the host compressed) is whole when it proves itself:
+  // JSON parses; a model library starts with WebAssembly's magic bytes (compiling it is WebLLM's check).
+  const whole = kind === 'json' ? parsesAsJson : isWasm;
+  const blob = await fetchFile({ url, what, whole }, o);
   const bytes = await blob.arrayBuffer();
   check?.(bytes);
-  await put(c, cacheName, url, blob);
+  await put(c, cacheName, storeAs, blob);
   return bytes;
 }
 
@@ -220,63 +163,121 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export async function ensureConfigAndTokenizer(files: ModelFiles, o: DownloadOptions = {}): Promise<{ config: ChatConfigLike; tokenizer: ArrayBuffer }> {
   const urls = fileUrls(files);
   const what = 'a model config (mlc-chat-config.json)';
-  const configBytes = await ensureFile(CACHE_NAMES.config, urls.config, 'the model config (mlc-chat-config.json)', o, (b) => parseJson(b, what, urls.config, isObject));
+  const configBytes = await ensureFile(CACHE_NAMES.config, urls.config, 'the model config (mlc-chat-config.json)', o, 'json', (b) => parseJson(b, what, urls.config, isObject));
   const config = parseJson<ChatConfigLike>(configBytes, what, urls.config, isObject);
   if (config.tokenizer_files && !config.tokenizer_files.includes('tokenizer.json')) {
     throw new ModelDownloadError('This model has no tokenizer.json, which counting its tokens exactly needs. Convert it again with MLC, which writes one.', 'invalid');
   }
-  const tokenizer = await ensureFile(CACHE_NAMES.model, urls.tokenizer, 'the tokenizer (tokenizer.json)', o, (b) =>
+  const tokenizer = await ensureFile(CACHE_NAMES.model, urls.tokenizer, 'the tokenizer (tokenizer.json)', o, 'json', (b) =>
     parseJson(b, 'a tokenizer (tokenizer.json)', urls.tokenizer, (v) => isObject(v) && 'model' in v),
   );
   return { config, tokenizer };
 }
 
-async function manifest(files: ModelFiles, o: DownloadOptions): Promise<ShardRecord[]> {
+const validIndex = (v: unknown) =>
+  isObject(v) && Array.isArray(v.records) && v.records.every((r) => isObject(r) && typeof r.dataPath === 'string' && typeof r.nbytes === 'number');
+
+/**
+ * The weights index. A model converted by an older MLC has the same index
+ * under its older name only; it is cached under the name WebLLM reads, so
+ * WebLLM loads that model like any other.
+ */
+async function manifest(files: ModelFiles, o: DownloadOptions): Promise<{ records: ShardRecord[]; older: boolean }> {
   const url = fileUrls(files).tensorCache;
-  const valid = (v: unknown) =>
-    isObject(v) && Array.isArray(v.records) && v.records.every((r) => isObject(r) && typeof r.dataPath === 'string' && typeof r.nbytes === 'number');
-  const bytes = await ensureFile(CACHE_NAMES.model, url, 'the weights index (tensor-cache.json)', o, (b) => parseJson(b, 'a weights index (tensor-cache.json)', url, valid));
-  return parseJson<{ records: ShardRecord[] }>(bytes, 'a weights index (tensor-cache.json)', url, valid).records;
+  const what = `the weights index (${WEIGHTS_INDEX})`;
+  const check = (at: string) => (b: ArrayBuffer) => parseJson(b, `a weights index (${WEIGHTS_INDEX})`, at, validIndex);
+  let bytes: ArrayBuffer;
+  let older = false;
+  try {
+    bytes = await ensureFile(CACHE_NAMES.model, url, what, o, 'json', check(url));
+  } catch (e) {
+    if (!(e instanceof ModelDownloadError && e.kind === 'not-found')) throw e;
+    const olderUrl = new URL(OLDER_WEIGHTS_INDEX, files.modelUrl).href;
+    try {
+      bytes = await ensureFile(CACHE_NAMES.model, olderUrl, `the weights index (${OLDER_WEIGHTS_INDEX})`, o, 'json', check(olderUrl), url);
+      older = true;
+    } catch (e2) {
+      if (!(e2 instanceof ModelDownloadError && e2.kind === 'not-found')) throw e2;
+      throw new ModelDownloadError(
+        `The model has no weights index: neither ${url} nor ${olderUrl} was found. Check that the model URL points at a model converted for WebLLM (MLC).`,
+        'not-found',
+      );
+    }
+  }
+  return { records: parseJson<{ records: ShardRecord[] }>(bytes, `a weights index (${WEIGHTS_INDEX})`, url, validIndex).records, older };
 }
 
 /**
- * Everything WebLLM loads, into its caches. Files already there are skipped,
- * so calling it again after a failure, a closed tab or a cancel resumes.
+ * Everything WebLLM loads, into its caches. Files already there are skipped
+ * and parts of files resume, so calling it again after a failure, a closed
+ * tab or a stop carries on where the last call ended.
  */
 export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}): Promise<{ bytesTotal: number; bytesFetched: number }> {
   const c = cachesOf(o);
-  let bytesDone = 0;
+  const parts = new PartStore(c);
   let bytesTotal = 0;
+  let complete = 0;
+  /** Bytes held (stored parts and memory) of each weights file under way. */
+  const held = new Map<string, number>();
+  const notices = new Map<string, string>();
+  let shown = 0;
+  let fetched = 0;
   let last = 0;
-  const report = (text: string, force = false) => {
+  let base = 'Checking the files already downloaded';
+  const report = (text = base, force = false) => {
+    base = text;
     const now = Date.now();
     if (!force && now - last < 100) return;
     last = now;
-    o.onProgress?.({ fraction: bytesTotal ? Math.min(1, bytesDone / bytesTotal) : 0, text, bytesDone, bytesTotal });
+    let done = complete;
+    for (const n of held.values()) done += n;
+    // A file that starts over (its host ignores ranges) does not move the bar back: it waits until the bytes are there again.
+    shown = Math.min(bytesTotal, Math.max(shown, done));
+    const full = notices.size ? `${text} · ${[...notices.values()].join(' · ')}` : text;
+    o.onProgress?.({ fraction: bytesTotal ? shown / bytesTotal : 0, text: full, bytesDone: shown, bytesTotal });
   };
-  report('Checking the files already downloaded', true);
-  await ensureConfigAndTokenizer(files, o);
-  const records = await manifest(files, o);
+  const onNotice = (key: string, text: string | null) => {
+    if (text === null ? !notices.delete(key) : notices.get(key) === text) return;
+    if (text !== null) notices.set(key, text);
+    report(base, true);
+  };
+  const fetchOptions: FetchOptions = { ...o, onNotice };
+
+  // A download resumed starts the bar where the last one left it, not at 0.
+  const known = await modelCacheState(files, o);
+  if (known.bytesTotal) ((bytesTotal = known.bytesTotal), (shown = known.bytesCached));
+  report(base, true);
+  await ensureConfigAndTokenizer(files, fetchOptions);
+  const { records, older } = await manifest(files, fetchOptions);
   bytesTotal = records.reduce((n, r) => n + r.nbytes, 0);
   const have = await keySet(c, CACHE_NAMES.model);
   const missing = records.filter((r) => !have.has(shardUrl(files, r)));
-  bytesDone = bytesTotal - missing.reduce((n, r) => n + r.nbytes, 0);
+  const stored = await parts.sizes(files.modelUrl);
+  // Parts of a file already stored whole: a tab closed between storing it and clearing them.
+  for (const url of stored.keys()) if (have.has(url)) await parts.clearFile(url);
+  for (const r of missing) held.set(shardUrl(files, r), Math.min(r.nbytes, stored.get(shardUrl(files, r)) ?? 0));
+  complete = bytesTotal - missing.reduce((n, r) => n + r.nbytes, 0);
   const hasLib = Boolean(await cached(c, CACHE_NAMES.wasm, files.libUrl));
 
-  const need = bytesTotal - bytesDone;
+  const need = bytesTotal - complete - [...held.values()].reduce((a, b) => a + b, 0);
   const estimate = await (o.estimate ?? (() => globalThis.navigator?.storage?.estimate?.() ?? Promise.resolve({})))().catch(() => ({}) as { usage?: number; quota?: number });
   if (estimate.quota && need > estimate.quota - (estimate.usage ?? 0)) throw quotaError(need, estimate.quota - (estimate.usage ?? 0));
 
   if (!hasLib) {
     report('Downloading the model library', true);
-    await ensureFile(CACHE_NAMES.wasm, files.libUrl, 'the model library', o);
+    await ensureFile(CACHE_NAMES.wasm, files.libUrl, 'the model library', fetchOptions, 'wasm', (b) => {
+      if (!isWasm(new Uint8Array(b, 0, Math.min(4, b.byteLength)))) {
+        throw new ModelDownloadError(`The file at ${files.libUrl} is not a WebAssembly model library. Check the model library URL.`, 'invalid');
+      }
+    });
   }
-  report(missing.length ? `Downloading weights: ${size(bytesDone)} of ${size(bytesTotal)}` : 'All files are downloaded', true);
+  const olderNote = older ? ` (converted by an older MLC: its ${OLDER_WEIGHTS_INDEX} is used as ${WEIGHTS_INDEX})` : '';
+  report(missing.length ? `Downloading weights: ${size(shown)} of ${size(bytesTotal)}${olderNote}` : 'All files are downloaded', true);
 
-  // A small pool: the first failure stops the others, whose finished files stay cached.
+  // A small pool: the first failure stops the others, whose finished files and received parts stay stored.
   const stop = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, stop.signal]) : stop.signal;
-  const inner = { ...o, signal };
+  const inner: FetchOptions = { ...fetchOptions, signal };
   let next = 0;
   let doneFiles = records.length - missing.length;
   let failure: unknown;
@@ -285,13 +286,17 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
       const r = missing[next++]!;
       const url = shardUrl(files, r);
       try {
-        const blob = await fetchWhole(url, `weights file ${r.dataPath}`, inner, r.nbytes, (n) => {
-          bytesDone += n;
-          report(`Downloading weights: file ${doneFiles + 1} of ${records.length}, ${size(bytesDone)} of ${size(bytesTotal)}`);
+        const blob = await fetchFile({ url, what: `weights file ${r.dataPath}`, size: r.nbytes, parts }, inner, (h, fresh) => {
+          held.set(url, h);
+          fetched += fresh;
+          report(`Downloading weights: file ${doneFiles + 1} of ${records.length}, ${size(shown)} of ${size(bytesTotal)}${olderNote}`);
         });
         await put(c, CACHE_NAMES.model, url, blob);
+        await parts.clearFile(url);
+        held.delete(url);
+        complete += r.nbytes;
         doneFiles++;
-        report(`Downloaded ${doneFiles} of ${records.length} weight files, ${size(bytesDone)} of ${size(bytesTotal)}`, true);
+        report(`Downloaded ${doneFiles} of ${records.length} weight files, ${size(Math.max(shown, complete))} of ${size(bytesTotal)}${olderNote}`, true);
       } catch (e) {
         failure ??= e;
         stop.abort();
@@ -303,8 +308,9 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
     if (o.signal?.aborted) throw o.signal.reason ?? failure;
     throw failure;
   }
+  notices.clear();
   report('All files are downloaded', true);
-  return { bytesTotal, bytesFetched: need };
+  return { bytesTotal, bytesFetched: fetched };
 }
 
 export interface CacheState {
@@ -331,10 +337,12 @@ export async function modelCacheState(files: ModelFiles, o: Pick<DownloadOptions
   const index = await cached(c, CACHE_NAMES.model, urls.tensorCache);
   const records = ((await index!.json().catch(() => ({}))) as { records?: ShardRecord[] }).records ?? [];
   state.bytesTotal = records.reduce((n, r) => n + r.nbytes, 0);
+  const parts = await new PartStore(c).sizes(files.modelUrl);
   let all = true;
   for (const r of records) {
-    if (model.has(shardUrl(files, r))) state.bytesCached += r.nbytes;
-    else all = false;
+    const url = shardUrl(files, r);
+    if (model.has(url)) state.bytesCached += r.nbytes;
+    else ((all = false), (state.bytesCached += Math.min(r.nbytes, parts.get(url) ?? 0)));
   }
   state.complete = all && Boolean(config && lib) && model.has(urls.tokenizer);
   return state;
@@ -351,6 +359,7 @@ export async function deleteModelFiles(files: ModelFiles, o: Pick<DownloadOption
       if (req.url.startsWith(files.modelUrl) && (await cache.delete(req))) removed++;
     }
   }
+  removed += await new PartStore(c).clearUnder(files.modelUrl);
   if (!o.keepLib && (await (await c.open(CACHE_NAMES.wasm)).delete(files.libUrl))) removed++;
   return removed;
 }

@@ -2,7 +2,7 @@ import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, 
 import type { TokenSpeed } from '../core/estimate';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig } from './engine';
-import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError } from './model-download';
+import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError, scopeTuning } from './model-download';
 import { checkWebGPU, type GpuCapability } from './webgpu';
 import { loadModelTokenizer } from './webllm-tokenizer';
 import {
@@ -127,6 +127,16 @@ class Lock {
   }
 }
 
+/** A model's download in progress, and who waits on it. */
+interface Download {
+  done: Promise<unknown>;
+  controller: AbortController;
+  /** Runs waiting on it that have not stopped. */
+  waiters: number;
+  /** Someone asked for it without a way to stop (Download in Models): it runs to its end unless stopped there. */
+  kept: boolean;
+}
+
 /**
  * The one model on the GPU in this worker. Every load and every request goes
  * through its lock, so a reload never cuts into a step being written.
@@ -135,7 +145,9 @@ export class GpuSession {
   private mlc: Mlc | undefined;
   private loaded: { id: string; window: number } | undefined;
   private readonly lock = new Lock();
-  private readonly downloads = new Map<string, Promise<unknown>>();
+  private readonly downloads = new Map<string, Download>();
+  /** A WebLLM load that a stopped run no longer waits for; the lock is held until it ends. */
+  private settling: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly factory: MlcFactory = webllmFactory,
@@ -148,24 +160,61 @@ export class GpuSession {
 
   /**
    * Fetches what is missing into WebLLM's caches; one download per model at a
-   * time, never tied to a run: a paused run stops waiting, the download goes on.
+   * time. A download from Models (no `signal`) runs to its end unless
+   * stopDownload ends it; one that only runs wait on stops, mid-shard with the
+   * received bytes kept, as soon as the last of them pauses or is cancelled.
    */
-  download(model: ModelEntry): Promise<unknown> {
+  download(model: ModelEntry, signal?: AbortSignal): Promise<unknown> {
+    if (signal?.aborted) return Promise.reject(abortError());
     let d = this.downloads.get(model.id);
-    if (!d) {
+    // One that was just stopped is still storing its last part: a new one starts once it has.
+    const stopping = d?.controller.signal.aborted ? d.done.catch(() => undefined) : undefined;
+    if (!d || stopping) {
       const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
         reportModelProgress({ modelId: model.id, phase: 'download', state, fraction, text });
-      d = this.fetchFiles(model, { onProgress: (p) => report('working', p.fraction, p.text) }).then(
+      const controller = new AbortController();
+      const start = async () => {
+        await stopping;
+        controller.signal.throwIfAborted();
+        return this.fetchFiles(model, { ...scopeTuning(), signal: controller.signal, onProgress: (p) => report('working', p.fraction, p.text) });
+      };
+      const done = start().then(
         (r) => (report('done', 1, 'All files are downloaded'), r),
         (e: unknown) => {
-          report('failed', 0, e instanceof Error ? e.message : String(e));
-          throw e;
+          const stopped = controller.signal.aborted;
+          report('failed', 0, stopped ? 'The download stopped; Download resumes it where it stopped.' : e instanceof Error ? e.message : String(e));
+          throw stopped ? abortError() : e;
         },
       );
-      d.catch(() => undefined).finally(() => this.downloads.delete(model.id));
+      const mine: Download = (d = { done, controller, waiters: 0, kept: false });
+      done.catch(() => undefined).finally(() => this.downloads.get(model.id) === mine && this.downloads.delete(model.id));
       this.downloads.set(model.id, d);
     }
-    return d;
+    if (!signal) {
+      d.kept = true;
+      return d.done;
+    }
+    const mine = d;
+    mine.waiters++;
+    const leave = () => {
+      mine.waiters--;
+      if (!mine.kept && mine.waiters === 0) mine.controller.abort(abortError());
+    };
+    signal.addEventListener('abort', leave, { once: true });
+    return untilAborted(mine.done, signal).finally(() => signal.removeEventListener('abort', leave));
+  }
+
+  /** Ends the model's download in progress (its received bytes are kept); false when there was none. */
+  stopDownload(modelId: string): boolean {
+    const d = this.downloads.get(modelId);
+    if (!d || d.controller.signal.aborted) return false;
+    d.controller.abort(abortError());
+    return true;
+  }
+
+  /** Lets the lock go once a load that nobody waits for any more has ended. */
+  private releaseAfterLoad(release: () => void): void {
+    void this.settling.then(release, release);
   }
 
   /** Loads `model` with at least `window` tokens of context; a smaller window already loaded means a reload. */
@@ -174,31 +223,42 @@ export class GpuSession {
     try {
       await this.load(model, window, signal);
     } finally {
-      release();
+      this.releaseAfterLoad(release);
     }
   }
 
+  /**
+   * Downloads what is missing, then loads. A pause or cancel ends the download
+   * (see download) and stops the wait at once; WebLLM 0.2.86 reads the shards
+   * from its cache onto the GPU without heeding any signal, so a load already
+   * there finishes in the background, holding the lock until it ends.
+   */
   private async load(model: ModelEntry, window: number, signal?: AbortSignal): Promise<Mlc> {
     if (this.mlc && this.loaded?.id === model.id && this.loaded.window >= window) return this.mlc;
-    await untilAborted(this.download(model), signal);
+    await this.download(model, signal);
+    if (signal?.aborted) throw abortError();
     await this.reset();
     const progress = (fraction: number, text: string, state: 'working' | 'done' | 'failed' = 'working') =>
       reportModelProgress({ modelId: model.id, phase: 'load', state, fraction, text });
     progress(0, `Loading ${model.label} onto the GPU with a ${window}-token context`);
-    try {
-      const mlc = await this.factory(appConfigFor(model), (r) => progress(r.progress, r.text));
-      // context_window_size is merged over the model's config: the prebuilt 4096 never applies.
-      await mlc.reload(model.id, { context_window_size: window });
-      this.mlc = mlc;
-      this.loaded = { id: model.id, window };
-      progress(1, `${model.label} is loaded (${window}-token context)`, 'done');
-      return mlc;
-    } catch (e) {
-      const err = explainError(e, model, 'load', window);
-      progress(0, err.message, 'failed');
-      await this.reset();
-      throw err;
-    }
+    const loading = (async () => {
+      try {
+        const mlc = await this.factory(appConfigFor(model), (r) => progress(r.progress, r.text));
+        // context_window_size is merged over the model's config: the prebuilt 4096 never applies.
+        await mlc.reload(model.id, { context_window_size: window });
+        this.mlc = mlc;
+        this.loaded = { id: model.id, window };
+        progress(1, `${model.label} is loaded (${window}-token context)`, 'done');
+        return mlc;
+      } catch (e) {
+        const err = explainError(e, model, 'load', window);
+        progress(0, err.message, 'failed');
+        await this.reset();
+        throw err;
+      }
+    })();
+    this.settling = loading.catch(() => undefined);
+    return untilAborted(loading, signal);
   }
 
   /** Frees the GPU; the next request loads again (after a device loss, say). */
@@ -284,7 +344,7 @@ export class GpuSession {
     try {
       mlc = await this.load(model, window, signal);
     } catch (e) {
-      release();
+      this.releaseAfterLoad(release);
       throw e;
     }
     const loadedWindow = this.loaded?.window ?? window;

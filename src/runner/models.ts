@@ -117,10 +117,18 @@ export class ModelService {
     if (e.needsF16 && !gpu.shaderF16) throw err('ShaderF16SupportError', `${e.label} needs shader-f16, which this GPU lacks: choose its q4f32_1 build.`);
   }
 
+  /** Downloads what is missing; ends quietly when stopDownload stops it (its received bytes are kept). */
   async download(id: string): Promise<void> {
     const e = await this.entry(id);
     await this.runnable(e);
-    await this.gpuSession.download(e);
+    await this.gpuSession.download(e).catch((err: unknown) => {
+      if ((err as Error | null)?.name !== 'AbortError') throw err;
+    });
+  }
+
+  /** Stops the model's download in progress, whoever started it; Download resumes it. */
+  async stopDownload(id: string): Promise<boolean> {
+    return this.gpuSession.stopDownload(id);
   }
 
   /**

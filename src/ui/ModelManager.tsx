@@ -96,6 +96,12 @@ export function ModelManager() {
                 >
                   {m.cache.partial && !m.cache.complete ? 'Resume download' : 'Download'}
                 </button>
+                {progress?.modelId === m.id && progress.phase === 'download' && progress.state === 'working' && (
+                  // Received bytes are kept: Download (or a run) resumes where this stops.
+                  <button type="button" aria-label={`Stop download ${m.label}`} onClick={() => void call(agent.stopModelDownload(m.id)).catch((e: Error) => setAlert(e.message))}>
+                    Stop download
+                  </button>
+                )}
                 <button type="button" aria-label={`Load ${m.label}`} disabled={busy !== null || Boolean(m.unsupported)} onClick={() => void act('loadModel', m)}>
                   Load
                 </button>

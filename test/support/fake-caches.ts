@@ -34,12 +34,14 @@ export class FakeCaches {
   }
 }
 
-/** A body that sends `bytes` up to `dropAt`, then fails as a dropped connection does. */
+/** A body that sends `bytes` up to `dropAt`, then fails as a dropped connection does (once those bytes are read). */
 export function droppingBody(bytes: Uint8Array, dropAt: number): ReadableStream<Uint8Array> {
+  let sent = false;
   return new ReadableStream({
-    start(c) {
+    pull(c) {
+      if (sent) return c.error(new TypeError('network error'));
+      sent = true;
       c.enqueue(bytes.slice(0, dropAt));
-      c.error(new TypeError('network error'));
     },
   });
 }

