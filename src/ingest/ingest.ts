@@ -54,9 +54,12 @@ export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 export function sizeRefusal(name: string, size: number): IngestError | null {
   if (size === 0) return new IngestError(`"${name}" is empty (0 bytes). Choose a file that contains the text of a book.`);
   if (size <= MAX_FILE_BYTES) return null;
+  // Just over the limit, megabytes would round to the limit itself: say it in bytes.
+  const mb = Math.round(size / 1024 / 1024);
+  const told = mb > MAX_FILE_BYTES / 1024 / 1024 ? `${mb} MB` : `${size.toLocaleString('en')} bytes`;
   return new IngestError(
-    `"${name}" is ${Math.round(size / 1024 / 1024)} MB; the largest file this app reads is ` +
-      `${MAX_FILE_BYTES / 1024 / 1024} MB. Split the book into parts and add them one by one.`,
+    `"${name}" is ${told}; the largest file this app reads is ` +
+      `${MAX_FILE_BYTES / 1024 / 1024} MB (${MAX_FILE_BYTES.toLocaleString('en')} bytes). Split the book into parts and add them one by one.`,
   );
 }
 

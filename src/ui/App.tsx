@@ -69,12 +69,25 @@ export function App() {
   const addFile = async (file: File) => {
     setError(null);
     setBusy(true);
+    let usable: string | null = null;
     try {
-      setDocument(await imports.importFile(file, engines[0]?.id ?? 'extractive'));
+      const doc = await imports.importFile(file, engines[0]?.id ?? 'extractive', (d) => {
+        // Readable now, while the rest of its text is stored.
+        usable = d.id;
+        setDocument(d);
+        setBusy(false);
+      });
+      // Unless another book was opened meanwhile, the Read form now has the whole one.
+      setDocument((current) => (usable === null || current?.id === usable ? doc : current));
     } catch (e) {
       setError((e as Error).message);
+      // Nothing of a book that failed to store completely is kept (nor the reads started on it).
+      if (usable !== null) {
+        setDocument((current) => (current?.id === usable ? null : current));
+        void refreshRuns();
+      }
     } finally {
-      setBusy(false);
+      if (usable === null) setBusy(false);
     }
   };
 
@@ -205,7 +218,7 @@ export function App() {
               writing={view.writing}
               selected={selected}
               onSelect={selectRevision}
-              text={view.text}
+              book={view.book}
               onPause={control('pauseRun')}
               onResume={control('resumeRun')}
               onCancel={control('cancelRun')}
