@@ -109,15 +109,19 @@ export class Runner {
     const hash = await hashBytes(holder.bytes!);
     const existing = await this.settledDocument(hash, request);
     if (existing) return existing;
+    // How much room the browser grants is asked while the file is read.
+    const room = this.deps.estimateStorage?.().catch(() => undefined);
     const options: IngestOptions = {
       hash,
       stripGutenberg: request.stripGutenberg ?? true,
+      // The bytes are this import's own: reading may rewrite them (see IngestOptions.consumeBytes).
+      consumeBytes: true,
       onProgress: (p) => report({ stage: p.stage, fraction: 0.5 * p.fraction }),
     };
     const reading = ingestBytes(name, holder.bytes!, options);
     holder.bytes = null;
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
-    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)));
+    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
     // A long book is stored with an estimate and counted afterwards: reading can start at once.
     const exact = doc.text.length <= (this.deps.countAtImportChars ?? COUNT_AT_IMPORT_CHARS);
     const tokens = exact
@@ -141,23 +145,26 @@ export class Runner {
     if (doc.title) record.title = doc.title;
     if (doc.stripped) record.stripped = { header: doc.stripped.header.length, footer: doc.stripped.footer.length };
     let usable: DocumentRecord | null = null;
-    const storing = store.storeDocument(record, doc.text, doc.stripped, {
-      ...this.deps.textStorage,
-      onUsable: (d) => {
-        usable = d;
-        this.lastText = { id: d.id, text: doc.text };
-        request.onUsable?.(d);
-      },
-      onProgress: (f) => report({ stage: 'Storing', fraction: storedFrom + (1 - storedFrom) * f }),
-    });
-    this.imports.set(hash, storing);
+    // One tab stores a book at a time: the same file added in two tabs at once is stored once.
+    const storing = this.holding(`memagent-import-${doc.hash}`, () =>
+      store.storeDocument(record, doc.text, doc.stripped, {
+        ...this.deps.textStorage,
+        onUsable: (d) => {
+          usable = d;
+          this.lastText = { id: d.id, text: doc.text };
+          request.onUsable?.(d);
+        },
+        onProgress: (f) => report({ stage: 'Storing', fraction: storedFrom + (1 - storedFrom) * f }),
+      }),
+    );
+    this.imports.set(doc.hash, storing);
     let stored: DocumentRecord;
     try {
-      stored = await this.holding(`memagent-import-${hash}`, () => storing);
+      stored = await storing;
     } catch (e) {
-      throw await this.importFailed(name, hash, usable !== null, e);
+      throw await this.importFailed(name, doc.hash, usable !== null, e);
     } finally {
-      this.imports.delete(hash);
+      this.imports.delete(doc.hash);
     }
     report({ stage: 'Done', fraction: 1 });
     if (!usable) request.onUsable?.(stored); // stored before by another tab: usable as it is
@@ -212,15 +219,16 @@ export class Runner {
    * run started on it meanwhile), and the error says so in words.
    */
   private async importFailed(name: string, id: string, wasUsable: boolean, e: unknown): Promise<unknown> {
-    let runs = 0;
+    let kept = '';
     if (wasUsable) {
-      // If even this fails (the database closed), the next start of the app removes it.
-      runs = await this.deleteDocument(id)
-        .then((r) => r.runs)
-        .catch(() => 0);
+      const removed = await this.deleteDocument(id).catch(() => null);
       this.deps.publish({ type: 'document', documentId: id });
+      const runs = removed?.runs ?? 0;
+      kept = removed
+        ? ` Nothing of it was kept${runs ? `, and the read${runs > 1 ? 's' : ''} started on it ${runs > 1 ? 'were' : 'was'} removed` : ''}.`
+        : // The database is out of reach (closed by the browser): the next start of the app removes it.
+          ' What was stored of it is removed the next time the app opens.';
     }
-    const kept = wasUsable ? ` Nothing of it was kept${runs ? `, and the read${runs > 1 ? 's' : ''} started on it ${runs > 1 ? 'were' : 'was'} removed` : ''}.` : '';
     if (e instanceof DocumentGoneError) return new RunRequestError(`"${name}" was deleted before it was completely stored.`);
     if (e instanceof StorageFullError) {
       return new StorageFullError(
@@ -287,8 +295,7 @@ export class Runner {
   }
 
   /** Refuses, before writing anything, a text that the browser's storage has no room for. */
-  private async checkRoom(name: string, bytes: number): Promise<void> {
-    const estimate = await this.deps.estimateStorage?.().catch(() => undefined);
+  private async checkRoom(name: string, bytes: number, estimate: { usage?: number; quota?: number } | undefined): Promise<void> {
     if (!estimate?.quota) return;
     const free = estimate.quota - (estimate.usage ?? 0);
     if (bytes > free) {
@@ -474,8 +481,12 @@ export class Runner {
     let feed: ChunkFeed | undefined;
     let recoverable: Engine | undefined;
     try {
-      const doc = await store.getDocument(run.documentId);
-      const text = doc && (await this.bookText(doc));
+      // The book most recently imported or read is at hand; another is read from storage.
+      let text = await this.text(run.documentId);
+      if (text === undefined) {
+        const doc = await store.getDocument(run.documentId);
+        text = doc && (await this.bookText(doc));
+      }
       if (text === undefined) {
         // A book whose import was cut short is removed with its runs, this one included.
         if (!(await store.getRun(runId))) return;

@@ -4,7 +4,7 @@ import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from 
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
 import { modelKey, type StepSample } from '../core/estimate';
 import { cutParts, PART_CHARS, partCount, partsCovering, sliceParts } from '../core/text-parts';
-import { type Failure, isQuotaError, StorageError, StorageFullError, translateStorageError } from './errors';
+import { connectionLost, type Failure, StorageError, translateStorageError } from './errors';
 
 export * from './schema';
 export * from './evaluation-schema';
@@ -89,6 +89,7 @@ export class StaleRunError extends Error {
 export class Store {
   /** Why the connection is gone, once the browser closed it or a newer version of the app asked for it. */
   private lost: 'browser' | 'newer-version' | null = null;
+  private readonly lostListeners = new Set<(error: StorageError) => void>();
 
   private constructor(private readonly db: IDBPDatabase<MemagentDB>) {}
 
@@ -158,12 +159,12 @@ export class Store {
       },
       // A tab with a newer version of the app needs this connection closed to upgrade the database.
       blocking(_current, _wanted, event) {
-        if (store) store.lost = 'newer-version';
         (event.target as IDBDatabase).close();
+        store?.loseConnection('newer-version');
       },
       // The browser closed the connection: site data cleared, or the browser shutting down.
       terminated() {
-        if (store) store.lost = 'browser';
+        store?.loseConnection('browser');
       },
     }).catch((e: unknown) => {
       throw translateStorageError(e, { what: "this site's saved books and runs", reading: true });
@@ -177,6 +178,27 @@ export class Store {
   }
 
   /**
+   * Hears, in words, when this connection is gone for good: closed by the
+   * browser or given up for a newer version of the app in another tab. Returns
+   * a function that stops listening.
+   */
+  onLost(listener: (error: StorageError) => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  private loseConnection(why: 'browser' | 'newer-version'): void {
+    this.lost = why;
+    const error = connectionLost(why);
+    for (const listener of this.lostListeners) listener(error);
+  }
+
+  private lostError(failure: Failure): StorageError {
+    const cause = Object.assign(new Error(this.lost ?? ''), { name: this.lost === 'newer-version' ? 'VersionError' : 'InvalidStateError' });
+    return translateStorageError(cause, { ...failure, closed: this.lost === 'browser' }) as StorageError;
+  }
+
+  /**
    * Runs `work`, translating a storage failure into words (see errors.ts).
    * `work` may set `failure.tx`, whose own error tells why a request was aborted.
    */
@@ -185,10 +207,8 @@ export class Store {
     try {
       return await work(failure);
     } catch (e) {
-      if (this.lost === 'newer-version') {
-        throw translateStorageError(Object.assign(new Error('newer version'), { name: 'VersionError' }), failure);
-      }
-      throw translateStorageError(e, { ...failure, closed: this.lost === 'browser' });
+      if (this.lost && !(e instanceof StorageError) && !(e instanceof StaleRunError) && !(e instanceof DocumentGoneError)) throw this.lostError(failure);
+      throw translateStorageError(e, failure);
     }
   }
 
@@ -214,7 +234,8 @@ export class Store {
   ): Promise<DocumentRecord> {
     const partChars = options.partChars ?? PART_CHARS;
     const total = Math.max(1, partCount(text.length, partChars));
-    const perBatch = Math.max(1, Math.floor((options.batchChars ?? 16 * PART_CHARS) / partChars));
+    // Small batches: a reader of the document (which each batch's transaction holds) never waits long.
+    const perBatch = Math.max(1, Math.floor((options.batchChars ?? 4 * PART_CHARS) / partChars));
     const parts = cutParts(text, partChars);
     const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
     const what = `"${doc.name}"`;

@@ -45,11 +45,6 @@ function nameOf(e: unknown): string {
   return (e as { name?: unknown } | null)?.name as string;
 }
 
-/** Whether `e` (or the transaction it came from) was a refusal for lack of space. */
-export function isQuotaError(e: unknown, tx?: { error: DOMException | null }): boolean {
-  return nameOf(e) === 'QuotaExceededError' || (nameOf(e) === 'AbortError' && tx?.error?.name === 'QuotaExceededError');
-}
-
 export interface Failure {
   /** What could not be saved or read, for a sentence: "revision 12", "“War and Peace”". */
   what: string;
@@ -111,6 +106,20 @@ export function translateStorageError(e: unknown, failure: Failure): unknown {
       'Reload the page and try again; if it happens again, free space on this device or restart the browser.',
     'failed',
   );
+}
+
+/** What a page says when its connection to the database is gone for good. */
+export function connectionLost(why: 'browser' | 'newer-version'): StorageError {
+  return why === 'browser'
+    ? new StorageError(
+        "The browser closed this site's database (its data was cleared, or the browser is shutting down), so nothing more can be saved or shown. " +
+          'Reload the page; everything saved before is kept unless the site data was cleared.',
+        'closed',
+      )
+    : new StorageError(
+        "Another tab opened this site's database with a newer version of the app, so this page can no longer save or show anything. Reload this page to update it.",
+        'newer-version',
+      );
 }
 
 function capitalise(s: string): string {

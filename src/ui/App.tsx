@@ -45,6 +45,13 @@ export function App() {
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
 
+  // A page whose database the browser closed (site data cleared) can show nothing more: it says so.
+  useEffect(() => {
+    let stop = () => {};
+    void store.then((s) => (stop = s.onLost((e) => setError(e.message))));
+    return () => stop();
+  }, []);
+
   useEffect(() => {
     void agent.engines().then(setEngines);
     void (async () => {

@@ -40,16 +40,22 @@ export function useRun(runId: string | null): RunView {
         return;
       }
       loading = true;
-      const s = await store;
-      const stored = (await s.getRun(runId)) ?? null;
-      const run = stored && stopped && stored.status === 'running' ? { ...stored, ...stopped } : stored;
-      const fresh = await s.listRevisionsFrom(runId, revisions.length);
-      if (run && (book === null || bookChanged)) {
-        bookChanged = false;
-        book = (await s.getDocument(run.documentId)) ?? null;
+      let run: RunRecord | null;
+      try {
+        const s = await store;
+        const stored = (await s.getRun(runId)) ?? null;
+        run = stored && stopped && stored.status === 'running' ? { ...stored, ...stopped } : stored;
+        const fresh = await s.listRevisionsFrom(runId, revisions.length);
+        if (run && (book === null || bookChanged)) {
+          bookChanged = false;
+          book = (await s.getDocument(run.documentId)) ?? null;
+        }
+        if (fresh.length) revisions = [...revisions, ...fresh];
+      } catch {
+        return; // storage out of reach (the page says so); the next event tries again
+      } finally {
+        loading = false;
       }
-      if (fresh.length) revisions = [...revisions, ...fresh];
-      loading = false;
       if (alive) setView((v) => ({ run, revisions, book, writing: v.writing && v.writing.index >= revisions.length ? v.writing : null }));
       if (again && alive) {
         again = false;
