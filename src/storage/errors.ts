@@ -81,7 +81,10 @@ export function translateStorageError(e: unknown, failure: Failure): unknown {
       'too-large',
     );
   }
-  if (failure.closed || name === 'InvalidStateError' || name === 'TransactionInactiveError' || (name === 'AbortError' && /clos/i.test(message))) {
+  // A connection the browser closes aborts what is in flight, with its reason ("Connection is closing because
+  // of: Force close delete origin", Chromium) or with no error of its own.
+  const closing = /clos/i.test(message) || (name === 'AbortError' && !failure.tx?.error);
+  if (failure.closed || name === 'InvalidStateError' || name === 'TransactionInactiveError' || closing) {
     return new StorageError(
       `The browser closed this site's database (its data was cleared, or the browser is shutting down), so ${what} could not be ${verb}. ` +
         'Reload the page; everything saved before is kept unless the site data was cleared.',
