@@ -11,7 +11,7 @@
  *   heap (JavaScript heap and ArrayBuffers, sampled by DevTools every 20 ms)
  *   against the file's size.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser } from '@playwright/test';
@@ -71,6 +71,58 @@ async function sampleWorkerHeap(browser: Browser): Promise<{ now(): Promise<numb
   };
 }
 
+/** Every running process with its parent, from /proc. */
+function processes(): [pid: number, parent: number][] {
+  const out: [number, number][] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      out.push([Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])]);
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * The resident memory of this benchmark's Chromium renderers (the page and its
+ * worker live in one): `reset` makes the kernel's high-water mark start from
+ * now (/proc/<pid>/clear_refs), `peakGrowth` gives the most any of them grew
+ * above what it held at the reset. Linux only; null elsewhere.
+ */
+function rendererMemory(): { peakGrowth(): number } | null {
+  if (process.platform !== 'linux') return null;
+  const all = processes();
+  const browsers = all.filter(([pid, parent]) => parent === process.pid && /chrom/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')));
+  const tree = new Set(browsers.map(([pid]) => pid));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, parent] of all) if (tree.has(parent) && !tree.has(pid)) grew = tree.add(pid) !== undefined;
+  }
+  const renderers = [...tree].filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer');
+    } catch {
+      return false;
+    }
+  });
+  const kb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  const before = new Map<number, number>();
+  for (const pid of renderers) {
+    try {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      before.set(pid, kb(pid, 'VmRSS'));
+    } catch {
+      // not ours to reset, or ended
+    }
+  }
+  if (before.size === 0) return null;
+  return {
+    peakGrowth: () => Math.max(...[...before].map(([pid, rss]) => kb(pid, 'VmHWM') - rss)),
+  };
+}
+
 interface Imported {
   /** Upload → the book shown as readable in the Read form. */
   usableMs: number;
@@ -83,6 +135,8 @@ interface Imported {
   longestCpuMs?: number;
   heapBefore?: number;
   heapPeak?: number;
+  /** The most the renderer holding the page and its worker grew in resident memory. */
+  rendererGrowth?: number;
 }
 
 async function importBook(browser: Browser, url: string, path: string, options: { measure: boolean }): Promise<Imported> {
@@ -113,6 +167,7 @@ async function importBook(browser: Browser, url: string, path: string, options: 
     const heap = options.measure ? await sampleWorkerHeap(browser) : null;
     const heapBefore = await heap?.now();
     const trace = options.measure ? await traceMainThread(page) : null;
+    const rss = options.measure ? rendererMemory() : null;
     await page.getByLabel('Document').setInputFiles(path);
     await page.getByText(/book\.txt — .*tokens/).waitFor({ timeout: 600_000 });
     await page.getByRole('button', { name: 'Read' }).click();
@@ -125,6 +180,7 @@ async function importBook(browser: Browser, url: string, path: string, options: 
     await page.waitForFunction(() => (window as unknown as { __marks: { storedAt: number } }).__marks.storedAt > 0, undefined, { timeout: 600_000 });
     const longest = await trace?.stop();
     const heapPeak = await heap?.stop();
+    const rendererGrowth = rss?.peakGrowth();
     const marks = await page.evaluate(
       () => (window as unknown as { __marks: { uploadAt: number; usableAt: number; storedAt: number; readAt: number; bar: boolean; longest: number } }).__marks,
     );
@@ -146,6 +202,7 @@ async function importBook(browser: Browser, url: string, path: string, options: 
       sawProgressBar: marks.bar,
       ...(longest ? { longestWallMs: Math.max(marks.longest, longest.wallMs), longestCpuMs: longest.cpuMs } : {}),
       ...(heapPeak !== undefined ? { heapBefore, heapPeak } : {}),
+      ...(rendererGrowth !== undefined ? { rendererGrowth } : {}),
     };
   } finally {
     await context.close();
@@ -195,7 +252,9 @@ export async function bigBooksBench(): Promise<void> {
         `(${(base.total / now.total).toFixed(1)}x sooner; target <= 300 ms; whole text stored after ${ms(now.stored).trim()})`,
     );
 
-    console.log('Large texts, app in Chromium: readable, first step of a read started then, stored; main thread; worker heap');
+    // From here on one browser runs: its renderers are the ones measured.
+    await one.close();
+    console.log('Large texts, app in Chromium: readable, first step of a read started then, stored; main thread; memory');
     for (const size of [100, 250]) {
       const big = book(size * MB);
       writeFileSync(path, big);
@@ -204,13 +263,14 @@ export async function bigBooksBench(): Promise<void> {
       console.log(
         `  ${String(size).padStart(3)} MB   readable ${ms(r.usableMs)}, first step ${ms(r.firstStepMs)} later, stored ${ms(r.storedMs)}; ` +
           `progress bar ${r.sawProgressBar ? 'shown' : 'NOT shown'}; longest main-thread task ${r.longestWallMs!.toFixed(0)} ms (${r.longestCpuMs!.toFixed(0)} ms CPU); ` +
-          `worker heap peak ${(r.heapPeak! / MB).toFixed(0)} MB = ${heapX}x the file (before ${(r.heapBefore! / MB).toFixed(0)} MB; target <= 3x)`,
+          `worker heap peak ${(r.heapPeak! / MB).toFixed(0)} MB = ${heapX}x the file (before ${(r.heapBefore! / MB).toFixed(0)} MB; target <= 3x)` +
+          (r.rendererGrowth !== undefined ? `; the tab's process grew by at most ${(r.rendererGrowth / MB).toFixed(0)} MB = ${(r.rendererGrowth / big.length).toFixed(2)}x` : ''),
       );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await parts.close();
-    await one.close();
+    await one.close().catch(() => undefined);
   }
 }
 

@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { build } from 'vite';
+import { CJK } from '../test/fixtures/documents';
 import type { LayoutResult } from './browser/text-layout';
 
 const OUT = 'dist-bench-layout';
 
-export async function textLayoutBench(copies = [34, 230], sizes = [1 << 18, 1 << 20, 1 << 22]): Promise<void> {
+export async function textLayoutBench(sizes = [1 << 18, 1 << 20, 1 << 22]): Promise<void> {
   await build({
     configFile: false,
     logLevel: 'error',
@@ -39,8 +40,14 @@ export async function textLayoutBench(copies = [34, 230], sizes = [1 << 18, 1 <<
   const context = await chromium.launchPersistentContext(profile, { executablePath, args: ['--disable-background-networking'] });
   try {
     const entry = readdirSync(OUT).find((f) => f.startsWith('text-layout') && f.endsWith('.js'));
-    for (const n of copies) {
-      text = book.repeat(n);
+    const chinese = `${CJK.simplified}\n\n`;
+    const texts: [string, string][] = [
+      ['Frankenstein x34', book.repeat(34)],
+      ['Frankenstein x230', book.repeat(230)],
+      ['Chinese', chinese.repeat(Math.ceil(5e6 / chinese.length))],
+    ];
+    for (const [label, body] of texts) {
+      text = body;
       const page = await context.newPage();
       await page.goto(`http://127.0.0.1:${port}/`);
       const results = await page.evaluate(
@@ -52,7 +59,7 @@ export async function textLayoutBench(copies = [34, 230], sizes = [1 << 18, 1 <<
       );
       await page.close();
       const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
-      console.log(`Text storage in Chromium: Frankenstein x${n} (${(text.length / 1e6).toFixed(1)}M characters, ${mb(Buffer.byteLength(text))} as UTF-8)`);
+      console.log(`Text storage in Chromium: ${label} (${(text.length / 1e6).toFixed(1)}M characters, ${mb(Buffer.byteLength(text))} as UTF-8)`);
       for (const r of results) {
         const name = `${r.layout === 'one value' ? 'baseline' : 'parts   '}  ${r.layout.padEnd(9)} ${r.layout === 'one value' ? '' : `${(r.partChars / 1024).toFixed(0)}K chars`.padEnd(10)}`.padEnd(32);
         if (r.error) {

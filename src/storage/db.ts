@@ -234,7 +234,7 @@ export class Store {
   ): Promise<DocumentRecord> {
     const partChars = options.partChars ?? PART_CHARS;
     const total = Math.max(1, partCount(text.length, partChars));
-    // Small batches: a reader of the document (which each batch's transaction holds) never waits long.
+    // Small batches: a reader of the text never waits long for the batch being written.
     const perBatch = Math.max(1, Math.floor((options.batchChars ?? 4 * PART_CHARS) / partChars));
     const parts = cutParts(text, partChars);
     const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
@@ -260,21 +260,24 @@ export class Store {
       const upto = Math.min(total, from + perBatch);
       const batch: TextPartRecord[] = [];
       for (let part = from; part < upto; part++) batch.push({ documentId: doc.id, part, text: parts.next().value! });
+      const last = upto === total;
       await this.guard(what, async (failure) => {
-        const tx = this.db.transaction(['documents', 'textParts'], 'readwrite');
+        // Only the last batch holds the document's record: readers of it never wait for the parts before.
+        const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite');
         failure.tx = tx;
-        // A document deleted meanwhile gets no more parts: nothing of it may stay behind.
-        const now = await tx.objectStore('documents').get(doc.id);
-        if (!now?.importing) {
+        const store = tx.objectStore('textParts');
+        // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.
+        const [first, now] = await Promise.all([store.getKey([doc.id, 0]), last ? tx.objectStore('documents').get(doc.id) : undefined]);
+        if (first === undefined || (last && !now?.importing)) {
           tx.abort();
           await tx.done.catch(() => undefined);
           throw new DocumentGoneError(`"${doc.name}" was deleted while it was being stored.`);
         }
-        const store = tx.objectStore('textParts');
+        if (!last) return await Promise.all([...batch.map((p) => store.put(p)), tx.done]);
         // The record as it is now (its exact token count may have landed meanwhile), without the mark.
-        const { importing: _, ...done } = now;
-        if (upto === total) complete = done;
-        await Promise.all([...batch.map((p) => store.put(p)), upto === total && tx.objectStore('documents').put(done), tx.done]);
+        const { importing: _, ...done } = now!;
+        complete = done;
+        await Promise.all([...batch.map((p) => store.put(p)), tx.objectStore('documents').put(done), tx.done]);
       });
       options.onProgress?.(upto / total);
     }
@@ -295,7 +298,10 @@ export class Store {
       const from = Math.min(Math.max(0, start), to);
       if (from === to) return '';
       const { first, last } = partsCovering(from, to, doc.partChars);
-      const parts = await tx.objectStore('textParts').getAll(IDBKeyRange.bound([id, first], [id, last]));
+      const range = IDBKeyRange.bound([id, first], [id, last]);
+      // While an import writes the text, the parts a range needs may not be there yet: counted before they are read.
+      if (doc.importing && (await tx.objectStore('textParts').count(range)) !== last - first + 1) return undefined;
+      const parts = await tx.objectStore('textParts').getAll(range);
       if (parts.length !== last - first + 1 || parts.some((p, i) => p.part !== first + i)) {
         if (doc.importing) return undefined;
         throw Object.assign(new Error(`parts ${first}-${last} of ${id} are incomplete`), { name: 'NotReadableError' });
