@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isNfc } from '../src/core/nfc';
 import { lineEndsInPlace } from '../src/ingest/charset';
 import { decodeText, normalizeText } from '../src/ingest/text';
 
@@ -23,6 +24,17 @@ describe('normalizing a decoded text', () => {
         expect(normalizeText(text)).toBe(text.replace(/\r\n?/g, '\n').normalize('NFC'));
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it('tells whether a text is in NFC as normalizing it would', () => {
+    const pieces = fc.constantFrom('e', '\u0301', 'A\u030A', '\u212B', 'é', '“', '—', '\n', '한', '\u1100\u1161', 'ﬁ', '漢', '😀', ' ', 'か\u3099');
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 30 }), (parts) => {
+        const text = parts.join('');
+        expect(isNfc(text)).toBe(text.normalize('NFC') === text);
+      }),
+      { numRuns: 1000 },
     );
   });
 
