@@ -9,8 +9,8 @@ export interface BenchApp {
   close(): Promise<void>;
 }
 
-export async function startApp(port: number, outDir = 'dist-bench'): Promise<BenchApp> {
-  execFileSync('npx', ['vite', 'build', '--outDir', outDir, '--logLevel', 'error'], { stdio: 'inherit' });
+export async function startApp(port: number, outDir = 'dist-bench', options: { built?: boolean } = {}): Promise<BenchApp> {
+  if (!options.built) execFileSync('npx', ['vite', 'build', '--outDir', outDir, '--logLevel', 'error'], { stdio: 'inherit' });
   const server: ChildProcess = spawn(
     'npx',
     ['vite', 'preview', '--port', String(port), '--strictPort', '--outDir', outDir],

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser } from '@playwright/test';
 import { startApp } from './app';
 
-const PORT = 4394;
+const PORT = Number(process.env.BENCH_PORT ?? 4394);
 
 interface Marks {
   uploadAt: number;

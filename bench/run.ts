@@ -10,6 +10,8 @@ import { inspectorBench } from './inspector';
 import { openaiBench } from './openai';
 import { memoryBench } from './memory';
 import { firstChunkBench } from './first-chunk';
+import { bigBooksBench } from './big-books';
+import { textLayoutBench } from './text-layout';
 import { overheadBench } from './overhead';
 import { skimBench } from './skim';
 import { browserTokenizerBench } from './tokenizer-browser';
@@ -54,7 +56,7 @@ async function tokenizerBench(): Promise<void> {
   console.log(`  chunk     count + boundary snapping, C=5000  ${chunks.ms.toFixed(0).padStart(6)} ms  ${rate(chunks.ms)}  (${(baseline.ms / chunks.ms).toFixed(1)}x baseline, ${chunks.value.length} chunks)`);
 }
 
-const benches = [tokenizerBench, browserTokenizerBench, overheadBench, firstChunkBench, memoryBench, skimBench, inspectorBench, openaiBench, wllamaBench, downloadBench];
+const benches = [tokenizerBench, browserTokenizerBench, overheadBench, firstChunkBench, textLayoutBench, bigBooksBench, memoryBench, skimBench, inspectorBench, openaiBench, wllamaBench, downloadBench];
 for (const [i, bench] of benches.entries()) {
   if (i > 0) console.log();
   await bench();

@@ -93,12 +93,12 @@ test('the Library keeps one entry per file, opens it, and deletes it with its ru
   await expect(page.getByText('frankenstein-part.txt — ')).toBeVisible();
   await expect(library).toContainText(/Storage used: /);
 
-  expect(await storedCounts(page)).toMatchObject({ documents: 2, texts: 2, runs: 1 });
+  expect(await storedCounts(page)).toMatchObject({ documents: 2, textParts: 2, runs: 1 });
   await entry.getByRole('button', { name: 'Delete' }).click();
   await entry.getByRole('button', { name: 'Yes, delete' }).click();
   await expect(library.getByRole('listitem', { name: 'frankenstein-part.txt' })).toHaveCount(0);
   const counts = await storedCounts(page);
-  expect(counts).toMatchObject({ documents: 1, texts: 1, runs: 0, revisions: 0 });
+  expect(counts).toMatchObject({ documents: 1, textParts: 1, runs: 0, revisions: 0 });
   if ('memories' in counts) expect(counts.memories).toBe(0);
 });
 
@@ -141,7 +141,7 @@ test('bad files get a specific alert and nothing is stored', async ({ page }) =>
     await expect(alert).toContainText(file.name);
   }
   expect(await page.evaluate(() => (window as { __scriptRan?: boolean }).__scriptRan)).toBeUndefined();
-  expect(await storedCounts(page)).toMatchObject({ documents: 0, texts: 0 });
+  expect(await storedCounts(page)).toMatchObject({ documents: 0, textParts: 0 });
   await expect(page.getByRole('region', { name: 'Library' })).toContainText('No documents yet');
 });
 
@@ -152,7 +152,7 @@ test('a book too large for the browser storage is refused with a clear message',
   const big = `${prose(1)}\n\n`.repeat(2000); // ~2 MB of text
   await addDocument(page, upload('big.txt', 'text/plain', big));
   await expect(page.getByRole('alert')).toContainText(/"big\.txt" (needs about .* MB of storage, but this browser allows this site only|does not fit in this browser's storage)/);
-  expect(await storedCounts(page)).toMatchObject({ documents: 0, texts: 0 });
+  expect(await storedCounts(page)).toMatchObject({ documents: 0, textParts: 0 });
 });
 
 test('a large import shows its progress and leaves the page responsive', async ({ page }) => {

@@ -403,8 +403,9 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
         new Promise<string>((resolve) => {
           const open = indexedDB.open('memagent');
           open.onsuccess = () => {
-            const get = open.result.transaction('texts').objectStore('texts').get(id);
-            get.onsuccess = () => resolve((get.result as { text: string }).text);
+            // The text is stored in parts, in key order.
+            const get = open.result.transaction('textParts').objectStore('textParts').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
+            get.onsuccess = () => resolve((get.result as { text: string }[]).map((p) => p.text).join(''));
           };
         }),
       end.run.documentId,

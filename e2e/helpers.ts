@@ -87,3 +87,37 @@ export async function readBook(
     await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).waitFor({ timeout: 90_000 });
   }
 }
+
+/**
+ * Records the browser's tasks with Chrome's tracing from now on; `stop` gives
+ * the longest task the page's main thread ran, as its own CPU time (what the
+ * app put on it) and as wall-clock time (which a busy machine stretches).
+ */
+export async function traceMainThread(page: Page): Promise<{ stop(): Promise<{ cpuMs: number; wallMs: number; tasks: number }> }> {
+  const browser = page.context().browser()!;
+  await browser.startTracing(page, { categories: ['toplevel'] });
+  return {
+    async stop() {
+      const trace = JSON.parse((await browser.stopTracing()).toString('utf8')) as { traceEvents: TraceEvent[] };
+      const main = new Set(
+        trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`),
+      );
+      const tasks = trace.traceEvents.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && main.has(`${e.pid}:${e.tid}`));
+      return {
+        cpuMs: Math.max(0, ...tasks.map((e) => (e.tdur ?? e.dur ?? 0) / 1000)),
+        wallMs: Math.max(0, ...tasks.map((e) => (e.dur ?? 0) / 1000)),
+        tasks: tasks.length,
+      };
+    },
+  };
+}
+
+interface TraceEvent {
+  ph: string;
+  name: string;
+  pid: number;
+  tid: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}

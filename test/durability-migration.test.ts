@@ -1,8 +1,10 @@
 import 'fake-indexeddb/auto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DB_VERSION, type RunRecord, Store } from '../src/storage/db';
+import { PART_CHARS } from '../src/core/text-parts';
+import { DB_VERSION, type DocumentRecord, type RunRecord, Store, type TextPartRecord } from '../src/storage/db';
 import { freshDbName, openTab, range } from './durability-setup';
+import { type Dump, fromJson, restoreDatabase } from './support/db-dump';
 
 /**
  * Databases written by version 1 of the schema, dumped store by store:
@@ -11,37 +13,11 @@ import { freshDbName, openTab, range } from './durability-setup';
  * kept each memory inside its revision. Each holds a document, a finished run
  * and a run paused part-way.
  */
-interface Dump {
-  version: number;
-  stores: Record<string, { keyPath: string | string[]; indexes: { name: string; keyPath: string }[]; records: Record<string, unknown>[] }>;
-}
-
 function fixture(name: string): Dump {
   return JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), 'utf8')) as Dump;
 }
 
-/** Writes a dump with raw IndexedDB calls, exactly as the old version laid it out. */
-async function restore(dbName: string, dump: Dump): Promise<void> {
-  const db = await new Promise<IDBDatabase>((resolve, reject) => {
-    const open = indexedDB.open(dbName, dump.version);
-    open.onupgradeneeded = () => {
-      for (const [name, store] of Object.entries(dump.stores)) {
-        const os = open.result.createObjectStore(name, { keyPath: store.keyPath });
-        for (const index of store.indexes) os.createIndex(index.name, index.keyPath);
-      }
-    };
-    open.onsuccess = () => resolve(open.result);
-    open.onerror = () => reject(open.error);
-  });
-  const names = Object.keys(dump.stores);
-  const tx = db.transaction(names, 'readwrite');
-  for (const name of names) for (const record of dump.stores[name]!.records) tx.objectStore(name).add(record);
-  await new Promise<void>((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = () => reject(tx.error);
-  });
-  db.close();
-}
+const restore = restoreDatabase;
 
 async function rawInfo(dbName: string): Promise<{ version: number; stores: string[] }> {
   const db = await new Promise<IDBDatabase>((resolve) => {
@@ -80,11 +56,12 @@ describe('a version 1 database', () => {
       const store = await Store.open(dbName);
       const info = await rawInfo(dbName);
       expect(info.version).toBe(DB_VERSION);
-      expect(info.stores).toEqual(expect.arrayContaining(['documents', 'texts', 'runs', 'revisions', 'memories']));
+      expect(info.stores).toEqual(expect.arrayContaining(['documents', 'textParts', 'runs', 'revisions', 'memories']));
+      expect(info.stores).not.toContain('texts');
       expect(await store.listEvaluations()).toEqual([]);
 
-      // Documents, texts and runs come through unchanged.
-      for (const doc of records<{ id: string }>(dump, 'documents')) expect(await store.getDocument(doc.id)).toEqual(doc);
+      // Documents, texts and runs come through unchanged (documents now say how their text is cut into parts).
+      for (const doc of records<{ id: string }>(dump, 'documents')) expect(await store.getDocument(doc.id)).toEqual({ ...doc, partChars: PART_CHARS });
       for (const text of records<{ id: string; text: string }>(dump, 'texts')) expect(await store.getText(text.id)).toBe(text.text);
       const runs = records<RunRecord>(dump, 'runs');
       expect((await store.listRuns()).map((r) => r.id).sort()).toEqual(runs.map((r) => r.id).sort());
@@ -140,6 +117,7 @@ describe('a version 1 database', () => {
 function version3(): Dump {
   const dump = fixture('memagent-db-v1.json');
   return {
+    name: dump.name,
     version: 3,
     stores: {
       ...dump.stores,
@@ -225,9 +203,9 @@ describe('a version 3 database', () => {
     const store = await Store.open(dbName);
     const info = await rawInfo(dbName);
     expect(info.version).toBe(DB_VERSION);
-    expect(info.stores).toEqual(expect.arrayContaining([...Object.keys(dump.stores), 'calibrations', 'runChunks']));
+    expect(info.stores).toEqual(expect.arrayContaining([...Object.keys(dump.stores).filter((n) => n !== 'texts'), 'calibrations', 'runChunks']));
 
-    for (const doc of records<{ id: string }>(dump, 'documents')) expect(await store.getDocument(doc.id)).toEqual(doc);
+    for (const doc of records<{ id: string }>(dump, 'documents')) expect(await store.getDocument(doc.id)).toEqual({ ...doc, partChars: PART_CHARS });
     for (const text of records<{ id: string; text: string }>(dump, 'texts')) expect(await store.getText(text.id)).toBe(text.text);
     for (const run of records<RunRecord>(dump, 'runs')) {
       expect(await store.getRun(run.id)).toEqual(run);
@@ -260,5 +238,100 @@ describe('a version 3 database', () => {
     await store.putCalibration(speed);
     expect(await store.getCalibration('custom:RL-MemAgent-7B', 'nvidia ampere')).toEqual(speed);
     store.close();
+  });
+});
+
+/**
+ * memagent-db-v4.json: a database written by the code of schema version 4
+ * (scripts/dump-db-fixture.ts at that version): a Project Gutenberg book with
+ * its header and licence kept beside its text, a finished run and a run paused
+ * part-way, a second book, a model added by URL and a measured speed. Version
+ * 5 moves each text from one value into parts.
+ */
+describe('a version 4 database', () => {
+  /** The fixture with one book's text made long enough for several parts, astral characters straddling a part boundary. */
+  function withLongText(): { dump: Dump; id: string; text: string } {
+    const dump = fixture('memagent-db-v4.json');
+    const texts = records<{ id: string; text: string; stripped?: unknown }>(dump, 'texts');
+    const long = texts.find((t) => t.stripped)!;
+    const unit = `${long.text}\n\n`;
+    let text = unit.repeat(Math.ceil((2.5 * PART_CHARS) / unit.length));
+    text = `${text.slice(0, PART_CHARS - 1)}🌊${text.slice(PART_CHARS - 1)}`; // a surrogate pair cut by the part boundary
+    long.text = text;
+    const doc = records<{ id: string; chars: number }>(dump, 'documents').find((d) => d.id === long.id)!;
+    doc.chars = text.length;
+    return { dump, id: long.id, text };
+  }
+
+  it('moves every text into parts without losing a character, and keeps what was stripped', async () => {
+    const { dump, id, text } = withLongText();
+    expect(dump.version).toBe(4);
+    const dbName = freshDbName('v4');
+    await restore(dbName, dump);
+
+    const store = await Store.open(dbName);
+    const info = await rawInfo(dbName);
+    expect(info.version).toBe(DB_VERSION);
+    expect(info.stores).toContain('textParts');
+    expect(info.stores).not.toContain('texts');
+
+    const texts = records<{ id: string; text: string; stripped?: { header: string; footer: string } }>(dump, 'texts');
+    expect(texts.length).toBe(2);
+    for (const doc of records<DocumentRecord>(dump, 'documents')) expect(await store.getDocument(doc.id)).toEqual({ ...doc, partChars: PART_CHARS });
+    for (const old of texts) {
+      expect(await store.getText(old.id)).toBe(old.text);
+      expect(await store.getStripped(old.id)).toEqual(old.stripped);
+    }
+    expect(texts.find((t) => t.id === id)!.stripped?.footer).toMatch(/General Terms of Use/);
+    // Ranges across the part boundary read as slices of the whole text do, the split surrogate pair included.
+    for (const [from, to] of [
+      [PART_CHARS - 10, PART_CHARS + 10],
+      [PART_CHARS - 1, PART_CHARS],
+      [PART_CHARS, PART_CHARS + 1],
+      [0, text.length],
+      [2 * PART_CHARS - 3, text.length],
+    ] as const) {
+      expect(await store.readText(id, from, to)).toBe(text.slice(from, to));
+    }
+
+    // On disk: parts of PART_CHARS characters, the stripped text on part 0 only.
+    const parts = (await rawRecords<TextPartRecord>(dbName, 'textParts')).filter((p) => p.documentId === id);
+    expect(parts.map((p) => p.part)).toEqual([0, 1, 2]);
+    expect(parts.map((p) => p.text.length)).toEqual([PART_CHARS, PART_CHARS, text.length - 2 * PART_CHARS]);
+    expect(parts[0]!.stripped).toEqual(texts.find((t) => t.id === id)!.stripped);
+    expect(parts.slice(1).every((p) => p.stripped === undefined)).toBe(true);
+
+    // Everything else comes through unchanged.
+    for (const run of records<RunRecord & { id: string }>(dump, 'runs')) {
+      const chunks = fromJson(records<{ runId: string; spans: unknown }>(dump, 'runChunks').find((c) => c.runId === run.id)!.spans) as Uint32Array;
+      const expected = { ...run, chunks: [...Array(chunks.length / 3).keys()].map((i) => ({ start: chunks[3 * i]!, end: chunks[3 * i + 1]!, tokens: chunks[3 * i + 2]! })) };
+      expect(await store.getRun(run.id)).toEqual(expected);
+      expect(await store.listRevisions(run.id)).toEqual(records<{ runId: string }>(dump, 'revisions').filter((r) => r.runId === run.id));
+      expect(await store.listMemories(run.id)).toEqual(records<{ runId: string; memory: string }>(dump, 'memories').filter((m) => m.runId === run.id).map((m) => m.memory));
+    }
+    expect(await store.listCustomModels()).toEqual(records(dump, 'customModels'));
+    expect(await store.listCalibrations()).toEqual(records(dump, 'calibrations'));
+    store.close();
+  });
+
+  it('resumes its paused run to the end with the current runner', async () => {
+    const dump = fixture('memagent-db-v4.json');
+    const dbName = freshDbName('v4-resume');
+    await restore(dbName, dump);
+    const paused = records<RunRecord>(dump, 'runs').find((r) => r.status === 'paused')!;
+    const n = (fromJson(records<{ runId: string; spans: unknown }>(dump, 'runChunks').find((c) => c.runId === paused.id)!.spans) as Uint32Array).length / 3;
+    const k = paused.nextChunk;
+    expect(k).toBeGreaterThan(0);
+    expect(k).toBeLessThan(n);
+
+    const tab = await openTab(dbName);
+    await tab.runner.resume(paused.id);
+    await tab.log.status(paused.id, 'done');
+    expect(tab.log.revisions(paused.id)).toEqual(range(n).slice(k));
+    const finished = (await tab.store.getRun(paused.id))!;
+    expect(finished).toMatchObject({ status: 'done', nextChunk: n });
+    // The extractive engine finds the planted code in the text read back from parts.
+    expect(finished.answer).toContain('4829137');
+    tab.store.close();
   });
 });

@@ -3,7 +3,7 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/g
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type RunRequest, Runner } from '../src/runner/runner';
+import { type RunnerDeps, type RunRequest, Runner } from '../src/runner/runner';
 import { type RunEvent, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
 
@@ -113,6 +113,23 @@ export class FakeLocks {
       });
   }
 
+  /** What `tryLock` in the worker does with navigator.locks.request(…, { ifAvailable: true }), for tab `tab`. */
+  tryForTab(tab: string): (name: string, work: () => Promise<void>) => Promise<boolean> {
+    return async (name, work) => {
+      if (this.held.has(name)) return false;
+      this.held.set(name, tab);
+      try {
+        await work();
+      } finally {
+        if (this.held.get(name) === tab) {
+          this.held.delete(name);
+          this.next(name);
+        }
+      }
+      return true;
+    };
+  }
+
   holder(name: string): string | undefined {
     return this.held.get(name);
   }
@@ -153,7 +170,7 @@ export interface Tab {
  */
 export async function openTab(
   dbName: string,
-  options: { name?: string; dieAt?: number; locks?: FakeLocks; channel?: Tab[] } = {},
+  options: { name?: string; dieAt?: number; locks?: FakeLocks; channel?: Tab[]; deps?: Partial<RunnerDeps> } = {},
 ): Promise<Tab> {
   const name = options.name ?? 'tab';
   const store = await Store.open(dbName);
@@ -169,7 +186,8 @@ export async function openTab(
       // A BroadcastChannel reaches every other tab, not the sender, a task later.
       for (const other of channel ?? []) if (other.name !== name) setTimeout(() => other.runner.handleControl(event), 0);
     },
-    ...(options.locks ? { withLock: options.locks.forTab(name) } : {}),
+    ...(options.locks ? { withLock: options.locks.forTab(name), tryLock: options.locks.tryForTab(name) } : {}),
+    ...options.deps,
   });
   const tab = { name, store, engine, log, runner };
   channel?.push(tab);

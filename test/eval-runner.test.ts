@@ -161,7 +161,7 @@ describe('Evaluator with the IndexedDB store', () => {
   it('fills the essay tasks from a stored document when asked', async () => {
     const store = await openStore();
     const text = corpusText('frankenstein.txt').slice(0, 60_000);
-    await store.addDocument(
+    await store.storeDocument(
       { id: 'doc-1', name: 'frankenstein.txt', bytes: text.length, encoding: 'UTF-8', chars: text.length, tokens: tok.count(text), addedAt: 0 },
       text,
     );

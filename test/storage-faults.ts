@@ -1,9 +1,10 @@
 /**
  * Faults injected at the storage boundary of fake-indexeddb: a write request
  * fails with a QuotaExceededError, the error a browser raises when a site's
- * storage is full, and its transaction aborts and rolls back as the
- * IndexedDB specification requires. Everything above (idb, Store, Runner)
- * runs unchanged. Import after 'fake-indexeddb/auto'.
+ * storage is full (or with another error a browser raises, as Chromium does),
+ * and its transaction aborts and rolls back as the IndexedDB specification
+ * requires. Everything above (idb, Store, Runner) runs unchanged. Import after
+ * 'fake-indexeddb/auto'.
  */
 
 type StoreRecord = (this: { name: string }, ...args: unknown[]) => unknown;
@@ -33,7 +34,7 @@ async function rawObjectStorePrototype(): Promise<RawObjectStorePrototype> {
 export class QuotaFault {
   /** Writes refused so far. */
   refusals = 0;
-  private rule: { stores: Set<string> | null; allowed: number } | null = null;
+  private rule: { stores: Set<string> | null; allowed: number; error: () => DOMException } | null = null;
 
   private constructor(private readonly original: StoreRecord, private readonly proto: RawObjectStorePrototype) {}
 
@@ -44,16 +45,23 @@ export class QuotaFault {
       // A request's write carries its transaction's rollback log; a rollback's own restore does not, and is never refused.
       if (args[2] && fault.refuses(this.name)) {
         fault.refusals++;
-        throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        throw fault.rule!.error();
       }
       return fault.original.apply(this, args);
     };
     return fault;
   }
 
-  /** From now on, after `allowed` more writes go through, every write to `stores` (default: all) is refused. */
-  fill(options: { stores?: string[]; allowed?: number } = {}): void {
-    this.rule = { stores: options.stores ? new Set(options.stores) : null, allowed: options.allowed ?? 0 };
+  /**
+   * From now on, after `allowed` more writes go through, every write to `stores` (default: all) is refused,
+   * with a QuotaExceededError or the error `error` makes.
+   */
+  fill(options: { stores?: string[]; allowed?: number; error?: () => DOMException } = {}): void {
+    this.rule = {
+      stores: options.stores ? new Set(options.stores) : null,
+      allowed: options.allowed ?? 0,
+      error: options.error ?? (() => new DOMException('The quota has been exceeded.', 'QuotaExceededError')),
+    };
   }
 
   /** Room again: writes go through. */

@@ -21,17 +21,25 @@ const store = Store.open();
 // Every import and run counts tokens: load the tokenizer while the page is still being read.
 void tokenizerFor('extractive').catch(() => undefined);
 
-const runner = store.then(
-  (s) =>
-    new Runner({
-      store: s,
-      createEngine: (engineId, config) => createEngine(engineId, config, storedKey(config)),
-      tokenizerFor,
-      publish: (event) => channel.postMessage(event),
-      withLock: (name, work) => navigator.locks.request(name, () => work()),
-      estimateStorage: () => navigator.storage.estimate(),
-    }),
-);
+const runner = store.then(async (s) => {
+  const r = new Runner({
+    store: s,
+    createEngine: (engineId, config) => createEngine(engineId, config, storedKey(config)),
+    tokenizerFor,
+    publish: (event) => channel.postMessage(event),
+    withLock: (name, work) => navigator.locks.request(name, () => work()),
+    tryLock: (name, work) =>
+      navigator.locks.request(name, { ifAvailable: true }, async (lock) => {
+        if (!lock) return false;
+        await work();
+        return true;
+      }),
+    estimateStorage: () => navigator.storage.estimate(),
+  });
+  // Books whose import a closed or crashed tab cut short are removed before anything else is served.
+  await r.recoverImports().catch(() => undefined);
+  return r;
+});
 
 channel.onmessage = async (e: MessageEvent<RunEvent>) => (await runner).handleControl(e.data);
 // A book whose count a closed tab left unfinished is counted now.
@@ -60,9 +68,24 @@ const watchers = new Map<number, () => void>();
 
 const api = {
   engines: async () => ENGINES,
-  /** `onProgress` arrives as a Comlink.proxy from the page: the import bar follows it. */
-  ingest: (file: File, engineId: string, options: { stripGutenberg?: boolean } = {}, onProgress?: IngestRequest['onProgress']) =>
-    attempt(async () => (await runner).ingestFile(file, engineId, { ...options, onProgress })),
+  /**
+   * `onProgress` and `onUsable` arrive as Comlink.proxy from the page: the import bar follows the first;
+   * the second hears of the document as soon as it can be read, while the rest of its text is stored.
+   */
+  ingest: (
+    file: File,
+    engineId: string,
+    options: { stripGutenberg?: boolean } = {},
+    onProgress?: IngestRequest['onProgress'],
+    onUsable?: IngestRequest['onUsable'],
+  ) =>
+    attempt(async () =>
+      (await runner).ingestFile(file, engineId, {
+        ...options,
+        onProgress,
+        onUsable: (doc) => void Promise.resolve(onUsable?.(doc)).catch(() => undefined),
+      }),
+    ),
   deleteDocument: (id: string) => attempt(async () => (await runner).deleteDocument(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runner).start(request)),
   resumeRun: (runId: string) => attempt(async () => (await runner).resume(runId)),

@@ -1,4 +1,5 @@
 import type { BytePairEncodingCore } from 'gpt-tokenizer/BytePairEncodingCore';
+import { isNfc } from '../core/nfc';
 import type { Piece, Tokenizer } from '../core/tokenizer';
 
 /**
@@ -235,7 +236,8 @@ export class QwenTokenizer implements Tokenizer {
    * very long one cut), or for text that is not NFC, the runs of `runs`.
    */
   private *segments(text: string): Generator<{ start: number; end: number; ids: number[] }> {
-    if (text.normalize('NFC') !== text) {
+    // Checked without normalizing a whole book where its characters allow (a second copy of it, on every pass).
+    if (!isNfc(text)) {
       yield* this.runs(text);
       return;
     }

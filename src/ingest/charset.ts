@@ -122,6 +122,32 @@ function isKnownLabel(label: string): boolean {
   }
 }
 
+/**
+ * Line ends → \n in the bytes themselves (CRLF and lone CR alike), before they
+ * are decoded: the text is then made once, where normalising it afterwards
+ * would make a second copy of it. Returns the bytes that remain (a view of the
+ * same memory). Byte 0x0D is a carriage return in every encoding read here
+ * except UTF-16, so files with a UTF-16 BOM, NUL bytes or a binary signature
+ * are left as they are.
+ */
+export function lineEndsInPlace(bytes: Uint8Array): Uint8Array {
+  if (startsWith(bytes, [0xff, 0xfe]) || startsWith(bytes, [0xfe, 0xff]) || hasNul(bytes) || binaryKind(bytes)) return bytes;
+  let read = bytes.indexOf(0x0d);
+  if (read < 0) return bytes;
+  let write = read;
+  while (read < bytes.length) {
+    // bytes[read] is a carriage return: it becomes the line feed, and the line feed after it is dropped.
+    bytes[write++] = 0x0a;
+    read += bytes[read + 1] === 0x0a ? 2 : 1;
+    const next = bytes.indexOf(0x0d, read);
+    const end = next < 0 ? bytes.length : next;
+    bytes.copyWithin(write, read, end);
+    write += end - read;
+    read = end;
+  }
+  return bytes.subarray(0, write);
+}
+
 /** Text never holds NUL bytes, except UTF-16 (which carries a BOM here). */
 function hasNul(bytes: Uint8Array): boolean {
   return bytes.subarray(0, SAMPLE_BYTES).includes(0);

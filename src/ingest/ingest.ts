@@ -39,6 +39,12 @@ export interface IngestOptions {
   maxUnzippedBytes?: number;
   /** The bytes' SHA-256 where the caller has it already. */
   hash?: string;
+  /**
+   * The caller gives the bytes up: reading may rewrite them. A text file's line
+   * ends are then normalised in the bytes before they are decoded, so that a
+   * large file is held as bytes and text together once, never as two texts.
+   */
+  consumeBytes?: boolean;
   onProgress?(progress: IngestProgress): void;
 }
 
@@ -54,9 +60,12 @@ export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 export function sizeRefusal(name: string, size: number): IngestError | null {
   if (size === 0) return new IngestError(`"${name}" is empty (0 bytes). Choose a file that contains the text of a book.`);
   if (size <= MAX_FILE_BYTES) return null;
+  // Just over the limit, megabytes would round to the limit itself: say it in bytes.
+  const mb = Math.round(size / 1024 / 1024);
+  const told = mb > MAX_FILE_BYTES / 1024 / 1024 ? `${mb} MB` : `${size.toLocaleString('en')} bytes`;
   return new IngestError(
-    `"${name}" is ${Math.round(size / 1024 / 1024)} MB; the largest file this app reads is ` +
-      `${MAX_FILE_BYTES / 1024 / 1024} MB. Split the book into parts and add them one by one.`,
+    `"${name}" is ${told}; the largest file this app reads is ` +
+      `${MAX_FILE_BYTES / 1024 / 1024} MB (${MAX_FILE_BYTES.toLocaleString('en')} bytes). Split the book into parts and add them one by one.`,
   );
 }
 
@@ -136,7 +145,7 @@ export async function ingestBytes(
   const refusal = sizeRefusal(name, bytes.length);
   if (refusal) throw refusal;
   const format = formatOf(name, bytes);
-  // pdf.js takes over (detaches) the buffer it reads, so the hash comes first.
+  // pdf.js takes over (detaches) the buffer it reads, and the text reader may rewrite it: the hash comes first.
   const hash = options.hash ?? (await sha256(bytes));
   const limits = { maxBytes: options.maxUnzippedBytes ?? defaultZipLimit(bytes.length) };
   const bytesLength = bytes.length;
@@ -170,7 +179,7 @@ export async function ingestBytes(
       break;
     }
     default: {
-      ({ text, encoding } = decodeText(bytes, name));
+      ({ text, encoding } = decodeText(bytes, name, { inPlace: options.consumeBytes ?? false }));
       anchors = format === 'markdown' ? markdownAnchors(text) : [];
       if (anchors.length === 0) anchors = chapterAnchors(text);
     }

@@ -11,8 +11,8 @@ import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhe
 import type { Tokenizer } from '../core/tokenizer';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
-import type { DocumentRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store } from '../storage/db';
-import { StaleRunError, StorageFullError } from '../storage/db';
+import type { DocumentRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
+import { DocumentGoneError, StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 
@@ -41,17 +41,27 @@ export interface RunnerDeps {
   publish(event: RunEvent): void;
   /** Runs `work` holding the run's lock, waiting for it if another tab holds it. */
   withLock?(name: string, work: () => Promise<void>): Promise<void>;
+  /** Runs `work` holding the lock if nobody holds it; false (and `work` not run) if someone does. */
+  tryLock?(name: string, work: () => Promise<void>): Promise<boolean>;
   newId?(): string;
   /** Texts longer than this (characters) are stored with an estimated count and counted afterwards; COUNT_AT_IMPORT_CHARS by default. */
   countAtImportChars?: number;
   /** Bytes this site uses and may use (navigator.storage.estimate), to refuse a book that cannot fit. */
   estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
+  /** How texts are cut into parts and written (the Store's defaults otherwise). */
+  textStorage?: Pick<StoreTextOptions, 'partChars' | 'batchChars'>;
 }
 
 export interface IngestRequest {
   /** Cut Project Gutenberg's header and footer (default true). */
   stripGutenberg?: boolean;
   onProgress?(progress: IngestProgress): void;
+  /**
+   * The document can be read: it is stored with the first part of its text,
+   * while the rest is still being written. The import's own promise settles
+   * once the whole text is stored (or nothing of it is left).
+   */
+  onUsable?(doc: DocumentRecord): void;
 }
 
 /** A refusal the person can act on (the message says what to do). */
@@ -68,6 +78,8 @@ export class Runner {
   private readonly engines = new Map<string, Promise<Engine>>();
   /** The text most recently imported or read: one book, held while it is likely to be read. */
   private lastText: { id: string; text: string } | null = null;
+  /** Imports whose text is being written, by document id: they end with the whole text stored. */
+  private readonly imports = new Map<string, Promise<DocumentRecord>>();
   /** Exact token counts of long books, made after they are stored. */
   readonly counts: TokenCounts;
   /** GPU device losses in a row per run, reset by each committed revision. */
@@ -100,34 +112,36 @@ export class Runner {
     const { store } = this.deps;
     const report = throttle(request.onProgress);
     const hash = await hashBytes(holder.bytes!);
-    const existing = await store.getDocument(hash);
-    if (existing) {
-      if (existing.tokensEstimated) void this.counts.pending().catch(() => undefined);
-      return existing;
-    }
+    const existing = await this.settledDocument(hash, request);
+    if (existing) return existing;
+    // How much room the browser grants is asked while the file is read.
+    const room = this.deps.estimateStorage?.().catch(() => undefined);
     const options: IngestOptions = {
       hash,
       stripGutenberg: request.stripGutenberg ?? true,
-      onProgress: (p) => report({ stage: p.stage, fraction: 0.6 * p.fraction }),
+      // The bytes are this import's own: reading may rewrite them (see IngestOptions.consumeBytes).
+      consumeBytes: true,
+      onProgress: (p) => report({ stage: p.stage, fraction: 0.5 * p.fraction }),
     };
     const reading = ingestBytes(name, holder.bytes!, options);
     holder.bytes = null;
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
-    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)));
+    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
     // A long book is stored with an estimate and counted afterwards: reading can start at once.
     const exact = doc.text.length <= (this.deps.countAtImportChars ?? COUNT_AT_IMPORT_CHARS);
     const tokens = exact
-      ? countTokens(doc.text, tokenizer, (f) => report({ stage: 'Counting tokens', fraction: 0.6 + 0.35 * f }))
+      ? countTokens(doc.text, tokenizer, (f) => report({ stage: 'Counting tokens', fraction: 0.5 + 0.4 * f }))
       : estimateTokens(doc.text, tokenizer);
-    report({ stage: 'Storing', fraction: 0.95 });
-    const record: DocumentRecord = {
+    const storedFrom = exact ? 0.9 : 0.5;
+    report({ stage: 'Storing', fraction: storedFrom });
+    const record: Omit<DocumentRecord, 'partChars' | 'importing'> = {
       id: doc.hash,
       name: doc.name,
       bytes: doc.bytes,
       encoding: doc.encoding,
       chars: doc.text.length,
       tokens,
-      ...(exact ? {} : { tokensEstimated: true }),
+      ...(exact ? {} : { tokensEstimated: true as const }),
       addedAt: Date.now(),
       format: doc.format,
       anchors: doc.anchors,
@@ -135,12 +149,122 @@ export class Runner {
     if (doc.pages !== undefined) record.pages = doc.pages;
     if (doc.title) record.title = doc.title;
     if (doc.stripped) record.stripped = { header: doc.stripped.header.length, footer: doc.stripped.footer.length };
-    const stored = await store.addDocument(record, doc.text, doc.stripped);
+    let usable: DocumentRecord | null = null;
+    // One tab stores a book at a time: the same file added in two tabs at once is stored once.
+    const storing = this.holding(`memagent-import-${doc.hash}`, () =>
+      store.storeDocument(record, doc.text, doc.stripped, {
+        ...this.deps.textStorage,
+        onUsable: (d) => {
+          usable = d;
+          this.lastText = { id: d.id, text: doc.text };
+          request.onUsable?.(d);
+        },
+        onProgress: (f) => report({ stage: 'Storing', fraction: storedFrom + (1 - storedFrom) * f }),
+      }),
+    );
+    this.imports.set(doc.hash, storing);
+    let stored: DocumentRecord;
+    try {
+      stored = await storing;
+    } catch (e) {
+      throw await this.importFailed(name, doc.hash, usable !== null, e);
+    } finally {
+      this.imports.delete(doc.hash);
+    }
     report({ stage: 'Done', fraction: 1 });
-    this.lastText = { id: stored.id, text: doc.text };
+    if (!usable) request.onUsable?.(stored); // stored before by another tab: usable as it is
+    // Every tab: a book that was usable with part of its text stored is whole now.
+    else if ((usable as DocumentRecord).importing) this.deps.publish({ type: 'document', documentId: stored.id });
     // A count that fails (the tab closing) leaves the estimate; the next start of the worker counts again.
-    if (stored.tokensEstimated) void this.counts.count(stored.id, doc.text, tokenizer).catch(() => undefined);
+    if (stored.tokensEstimated && usable) void this.counts.count(stored.id, doc.text, tokenizer).catch(() => undefined);
     return stored;
+  }
+
+  /** Runs `work` holding lock `name` where there are locks (one tab imports a book at a time). */
+  private async holding<T>(name: string, work: () => Promise<T>): Promise<T> {
+    if (!this.deps.withLock) return work();
+    let out: { value: T } | undefined;
+    await this.deps.withLock(name, async () => {
+      out = { value: await work() };
+    });
+    return out!.value;
+  }
+
+  /**
+   * A document already stored under this hash, once its import is over: a
+   * finished one at once, one still being imported (here or in another tab)
+   * when that import ends. An import that was cut short is removed, and
+   * undefined returned: the file is imported afresh.
+   */
+  private async settledDocument(hash: string, request: IngestRequest): Promise<DocumentRecord | undefined> {
+    const { store } = this.deps;
+    let existing = await store.getDocument(hash);
+    if (existing?.importing) {
+      const here = this.imports.get(hash);
+      if (here) {
+        request.onUsable?.(existing);
+        return here;
+      }
+      // Another tab may be importing it: wait for that import to end, then look again.
+      await this.holding(`memagent-import-${hash}`, async () => undefined);
+      existing = await store.getDocument(hash);
+      if (existing?.importing) {
+        await this.deleteDocument(hash);
+        existing = undefined;
+      }
+    }
+    if (!existing) return undefined;
+    if (existing.tokensEstimated) void this.counts.pending().catch(() => undefined);
+    request.onUsable?.(existing);
+    return existing;
+  }
+
+  /**
+   * An import that failed while storing: what it wrote is removed (with any
+   * run started on it meanwhile), and the error says so in words.
+   */
+  private async importFailed(name: string, id: string, wasUsable: boolean, e: unknown): Promise<unknown> {
+    let kept = '';
+    if (wasUsable) {
+      const removed = await this.deleteDocument(id).catch(() => null);
+      this.deps.publish({ type: 'document', documentId: id });
+      const runs = removed?.runs ?? 0;
+      kept = removed
+        ? ` Nothing of it was kept${runs ? `, and the read${runs > 1 ? 's' : ''} started on it ${runs > 1 ? 'were' : 'was'} removed` : ''}.`
+        : // The database is out of reach (closed by the browser): the next start of the app removes it.
+          ' What was stored of it is removed the next time the app opens.';
+    }
+    if (e instanceof DocumentGoneError) return new RunRequestError(`"${name}" was deleted before it was completely stored.`);
+    if (e instanceof StorageFullError) {
+      return new StorageFullError(
+        `"${name}" does not fit in this browser's storage. Delete documents you no longer need from the Library, ` +
+          `or free space for this site, then add it again.${kept}`,
+      );
+    }
+    if (e instanceof StorageError) return new StorageError(`${e.message}${kept}`, e.kind);
+    return e;
+  }
+
+  /**
+   * Removes what imports cut short left behind (a tab closed or crashed while
+   * a book was being stored): such a book is deleted with any run started on
+   * it, so that no book is ever left with part of its text. An import still
+   * going on in another tab holds its lock and is left alone.
+   */
+  async recoverImports(): Promise<number> {
+    let removed = 0;
+    for (const doc of await this.deps.store.listDocuments()) {
+      if (!doc.importing || this.imports.has(doc.id)) continue;
+      const free = this.deps.tryLock
+        ? await this.deps.tryLock(`memagent-import-${doc.id}`, async () => {
+            await this.deleteDocument(doc.id);
+          })
+        : (await this.deleteDocument(doc.id), true);
+      if (!free) continue;
+      removed++;
+      this.deps.publish({ type: 'document', documentId: doc.id });
+    }
+    return removed;
   }
 
   /**
@@ -149,9 +273,22 @@ export class Runner {
    */
   private async text(documentId: string): Promise<string | undefined> {
     if (this.lastText?.id === documentId) return this.lastText.text;
-    const text = await this.deps.store.getText(documentId);
+    const text = await this.deps.store.readText(documentId);
     if (text !== undefined) this.lastText = { id: documentId, text };
     return text;
+  }
+
+  /**
+   * The whole text of a stored book, to read it. A book still being imported
+   * elsewhere is not whole yet: if that import was cut short, the book is
+   * removed (and undefined returned); if it is still going on, the person is
+   * asked to wait for it.
+   */
+  private async bookText(doc: DocumentRecord): Promise<string | undefined> {
+    const text = await this.text(doc.id);
+    if (text !== undefined || !doc.importing) return text;
+    if (await this.recoverImports()) return undefined;
+    throw new RunRequestError(`"${doc.name}" is still being stored by another tab. Wait until its import has finished, then try again.`);
   }
 
   /** A picked file: a file too large is refused before its bytes are read into memory. */
@@ -163,8 +300,7 @@ export class Runner {
   }
 
   /** Refuses, before writing anything, a text that the browser's storage has no room for. */
-  private async checkRoom(name: string, bytes: number): Promise<void> {
-    const estimate = await this.deps.estimateStorage?.().catch(() => undefined);
+  private async checkRoom(name: string, bytes: number, estimate: { usage?: number; quota?: number } | undefined): Promise<void> {
     if (!estimate?.quota) return;
     const free = estimate.quota - (estimate.usage ?? 0);
     if (bytes > free) {
@@ -200,7 +336,7 @@ export class Runner {
     if (!question) throw new RunRequestError('Enter a question before reading: the memory keeps what helps answer it.');
     const { store } = this.deps;
     const doc = await store.getDocument(request.documentId);
-    const text = doc && (await this.text(doc.id));
+    const text = doc && (await this.bookText(doc));
     if (!doc || text === undefined) throw new RunRequestError('That document is no longer stored. Add the file again.');
     const engine = await this.engine(request.engineId, request.engineConfig);
     const templates = request.templates ?? { ...DEFAULT_TEMPLATES };
@@ -359,8 +495,17 @@ export class Runner {
     let feed: ChunkFeed | undefined;
     let recoverable: Engine | undefined;
     try {
-      const text = await this.text(run.documentId);
-      if (text === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+      // The book most recently imported or read is at hand; another is read from storage.
+      let text = await this.text(run.documentId);
+      if (text === undefined) {
+        const doc = await store.getDocument(run.documentId);
+        text = doc && (await this.bookText(doc));
+      }
+      if (text === undefined) {
+        // A book whose import was cut short is removed with its runs, this one included.
+        if (!(await store.getRun(runId))) return;
+        throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+      }
       const engine = await this.engine(run.engineId, run.engineConfig);
       recoverable = engine;
       await engine.prepare?.(run.settings.contextTokens, signal);
@@ -459,8 +604,14 @@ export class Runner {
         publish({ type: 'status', runId, status: 'paused', error: message });
         return;
       }
+      if (e instanceof StorageError && (e.kind === 'closed' || e.kind === 'newer-version')) {
+        // Nothing more can be stored from this tab; storage still says running, so the reload resumes.
+        const message = `${e.message} The run then continues from its last saved revision.`;
+        publish({ type: 'status', runId, status: 'paused', error: message });
+        return;
+      }
       const message = e instanceof Error ? e.message : String(e);
-      await store.setRunStatus(runId, 'failed', message);
+      await store.setRunStatus(runId, 'failed', message).catch(() => undefined);
       publish({ type: 'status', runId, status: 'failed', error: message });
     } finally {
       writing?.reset(); // a stopped step's partial text is never announced

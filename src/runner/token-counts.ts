@@ -75,7 +75,8 @@ export class TokenCounts {
   async pending(): Promise<void> {
     const { store, tokenizerFor } = this.deps;
     for (const doc of await store.listDocuments()) {
-      if (!doc.tokensEstimated) continue;
+      // A book still being stored is counted by the import that stores it.
+      if (!doc.tokensEstimated || doc.importing) continue;
       const text = await store.getText(doc.id);
       if (text !== undefined) await this.count(doc.id, text, await tokenizerFor(DEFAULT_COUNTING_ENGINE));
     }

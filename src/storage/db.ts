@@ -1,20 +1,25 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
-import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText } from './schema';
+import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText, TextPartRecord } from './schema';
 import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
 import { modelKey, type StepSample } from '../core/estimate';
 import type { ReadReason } from '../core/read-reason';
+import { cutParts, PART_CHARS, partCount, partsCovering, sliceParts } from '../core/text-parts';
+import { connectionLost, type Failure, StorageError, translateStorageError } from './errors';
 
 export * from './schema';
 export * from './evaluation-schema';
 export * from './model-schema';
+export { StorageError, StorageFullError } from './errors';
 
 export const DB_NAME = 'memagent';
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
+  /** Each document's whole text as one value, until version 5 moved texts into textParts. */
   texts: { key: string; value: { id: string; text: string; stripped?: StrippedText } };
+  textParts: { key: [string, number]; value: TextPartRecord };
   runs: { key: string; value: RunProgress; indexes: { byDocument: string } };
   revisions: { key: [string, number]; value: RevisionRecord };
   memories: { key: [string, number]; value: MemoryRecord };
@@ -67,42 +72,37 @@ function joinRun(run: RunProgress, chunks: RunChunksRecord | undefined): RunReco
   return { ...run, chunks: unpackChunks(chunks) };
 }
 
+/** How a document's text is written: see Store.storeDocument. */
+export interface StoreTextOptions {
+  /** Characters per part; PART_CHARS by default. */
+  partChars?: number;
+  /** Characters written per transaction after the first part. */
+  batchChars?: number;
+  /** The document is stored with its first part: reading may start while the rest is written. */
+  onUsable?(doc: DocumentRecord): void;
+  /** Share of the text stored so far, 0 to 1. */
+  onProgress?(fraction: number): void;
+}
+
+/** The document being imported was deleted meanwhile: its import stops, and nothing of it is left. */
+export class DocumentGoneError extends Error {
+  override name = 'DocumentGoneError';
+}
+
 export class StaleRunError extends Error {
   override name = 'StaleRunError';
 }
 
-/** The browser refused to store more: the message says what to do. */
-export class StorageFullError extends Error {
-  override name = 'StorageFullError';
-}
-
-function isQuotaError(e: unknown, tx?: IDBTransaction | { error: DOMException | null }): boolean {
-  const name = (e as { name?: string } | null)?.name;
-  return name === 'QuotaExceededError' || (name === 'AbortError' && tx?.error?.name === 'QuotaExceededError');
-}
-
-/**
- * Awaits a write transaction's requests and its end; a refusal for lack of space
- * becomes a StorageFullError saying what could not be saved. The transaction has
- * then rolled back, so nothing stored before is touched.
- */
-async function written<T>(tx: { error: DOMException | null }, work: Promise<T>, what: string): Promise<T> {
-  try {
-    return await work;
-  } catch (e) {
-    if (!isQuotaError(e, tx)) throw e;
-    throw new StorageFullError(
-      `This browser's storage for this site is full, so ${what} could not be saved. ` +
-        'Free space: delete runs or books you no longer need, or make room on this device.',
-    );
-  }
-}
-
 /** The one module that knows the IndexedDB schema; every read and write goes through here. */
 export class Store {
+  /** Why the connection is gone, once the browser closed it or a newer version of the app asked for it. */
+  private lost: 'browser' | 'newer-version' | null = null;
+  private readonly lostListeners = new Set<(error: StorageError) => void>();
+
   private constructor(private readonly db: IDBPDatabase<MemagentDB>) {}
 
   static async open(name = DB_NAME): Promise<Store> {
+    let store: Store | undefined;
     const db = await openDB<MemagentDB>(name, DB_VERSION, {
       async upgrade(db, oldVersion, _newVersion, transaction) {
         // Each step upgrades one version, so any older database reaches the current one.
@@ -144,9 +144,41 @@ export class Store {
             cursor = await cursor.continue();
           }
         }
+        if (oldVersion < 5) {
+          // Texts move into parts of 2^18 characters: Chromium refuses a single value over about 127 MiB,
+          // so a book kept as one string of two-byte characters could not exceed about 66 million characters.
+          const partChars = 1 << 18;
+          const textParts = db.createObjectStore('textParts', { keyPath: ['documentId', 'part'] });
+          const documents = transaction.objectStore('documents');
+          let cursor = await transaction.objectStore('texts').openCursor();
+          while (cursor) {
+            const { id, text, stripped } = cursor.value;
+            for (let part = 0; part === 0 || part * partChars < text.length; part++) {
+              const record: TextPartRecord = { documentId: id, part, text: text.slice(part * partChars, (part + 1) * partChars) };
+              if (part === 0 && stripped) record.stripped = stripped;
+              await textParts.put(record);
+            }
+            const doc = await documents.get(id);
+            if (doc) await documents.put({ ...doc, partChars });
+            cursor = await cursor.continue();
+          }
+          db.deleteObjectStore('texts');
+        }
       },
+      // A tab with a newer version of the app needs this connection closed to upgrade the database.
+      blocking(_current, _wanted, event) {
+        (event.target as IDBDatabase).close();
+        store?.loseConnection('newer-version');
+      },
+      // The browser closed the connection: site data cleared, or the browser shutting down.
+      terminated() {
+        store?.loseConnection('browser');
+      },
+    }).catch((e: unknown) => {
+      throw translateStorageError(e, { what: "this site's saved books and runs", reading: true });
     });
-    return new Store(db);
+    store = new Store(db);
+    return store;
   }
 
   close(): void {
@@ -154,115 +186,245 @@ export class Store {
   }
 
   /**
-   * Stores a document and its text together, or returns the one already stored
-   * with the same id. All or nothing: when the browser's storage is full, nothing
-   * is stored and a StorageFullError says so.
+   * Hears, in words, when this connection is gone for good: closed by the
+   * browser or given up for a newer version of the app in another tab. Returns
+   * a function that stops listening.
    */
-  async addDocument(doc: DocumentRecord, text: string, stripped?: StrippedText): Promise<DocumentRecord> {
-    const tx = this.db.transaction(['documents', 'texts'], 'readwrite');
+  onLost(listener: (error: StorageError) => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  private loseConnection(why: 'browser' | 'newer-version'): void {
+    this.lost = why;
+    const error = connectionLost(why);
+    for (const listener of this.lostListeners) listener(error);
+  }
+
+  private lostError(failure: Failure): StorageError {
+    const cause = Object.assign(new Error(this.lost ?? ''), { name: this.lost === 'newer-version' ? 'VersionError' : 'InvalidStateError' });
+    return translateStorageError(cause, { ...failure, closed: this.lost === 'browser' }) as StorageError;
+  }
+
+  /**
+   * Runs `work`, translating a storage failure into words (see errors.ts).
+   * `work` may set `failure.tx`, whose own error tells why a request was aborted.
+   */
+  private async guard<T>(what: string | Failure, work: (failure: Failure) => Promise<T>): Promise<T> {
+    const failure: Failure = typeof what === 'string' ? { what } : { ...what };
     try {
+      return await work(failure);
+    } catch (e) {
+      if (this.lost && !(e instanceof StorageError) && !(e instanceof StaleRunError) && !(e instanceof DocumentGoneError)) throw this.lostError(failure);
+      throw translateStorageError(e, failure);
+    }
+  }
+
+  private read<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return this.guard({ what, reading: true }, work);
+  }
+
+  /**
+   * Stores a document and its text in parts, or returns the document already
+   * stored with the same id. The document is committed with its first part in
+   * one transaction, then `onUsable` hears of it (marked `importing` while
+   * more parts follow), and the remaining parts are written in transactions of
+   * about `batchChars` characters; the last of them clears the mark. A failure
+   * is thrown translated (see errors.ts); parts already written stay, with the
+   * mark, for the caller to remove (deleteDocument) or, after a crash, for the
+   * next start of the app.
+   */
+  async storeDocument(
+    doc: Omit<DocumentRecord, 'partChars' | 'importing'>,
+    text: string,
+    stripped?: StrippedText,
+    options: StoreTextOptions = {},
+  ): Promise<DocumentRecord> {
+    const partChars = options.partChars ?? PART_CHARS;
+    const total = Math.max(1, partCount(text.length, partChars));
+    // Small batches: a reader of the text never waits long for the batch being written.
+    const perBatch = Math.max(1, Math.floor((options.batchChars ?? 4 * PART_CHARS) / partChars));
+    const parts = cutParts(text, partChars);
+    const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
+    const what = `"${doc.name}"`;
+    const first = await this.guard(what, async (failure) => {
+      const tx = this.db.transaction(['documents', 'textParts'], 'readwrite');
+      failure.tx = tx;
       const existing = await tx.objectStore('documents').get(doc.id);
       if (existing) {
         await tx.done;
         return existing;
       }
-      const record = stripped ? { id: doc.id, text, stripped } : { id: doc.id, text };
-      await Promise.all([tx.objectStore('documents').put(doc), tx.objectStore('texts').put(record), tx.done]);
-      return doc;
-    } catch (e) {
-      if (isQuotaError(e, tx)) {
-        throw new StorageFullError(
-          `"${doc.name}" does not fit in this browser's storage. Delete documents you no longer need from the Library, ` +
-            'or free space for this site, then add it again.',
-        );
-      }
-      throw e;
+      const part: TextPartRecord = { documentId: doc.id, part: 0, text: parts.next().value ?? '' };
+      if (stripped) part.stripped = stripped;
+      await Promise.all([tx.objectStore('documents').put(record), tx.objectStore('textParts').put(part), tx.done]);
+      return null;
+    });
+    if (first) return first;
+    options.onUsable?.(record);
+    options.onProgress?.(1 / total);
+    let complete: DocumentRecord = record;
+    for (let from = 1; from < total; from += perBatch) {
+      const upto = Math.min(total, from + perBatch);
+      const batch: TextPartRecord[] = [];
+      for (let part = from; part < upto; part++) batch.push({ documentId: doc.id, part, text: parts.next().value! });
+      const last = upto === total;
+      await this.guard(what, async (failure) => {
+        // Only the last batch holds the document's record: readers of it never wait for the parts before.
+        const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite');
+        failure.tx = tx;
+        const store = tx.objectStore('textParts');
+        // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.
+        const [first, now] = await Promise.all([store.getKey([doc.id, 0]), last ? tx.objectStore('documents').get(doc.id) : undefined]);
+        if (first === undefined || (last && !now?.importing)) {
+          tx.abort();
+          await tx.done.catch(() => undefined);
+          throw new DocumentGoneError(`"${doc.name}" was deleted while it was being stored.`);
+        }
+        if (!last) return await Promise.all([...batch.map((p) => store.put(p)), tx.done]);
+        // The record as it is now (its exact token count may have landed meanwhile), without the mark.
+        const { importing: _, ...done } = now!;
+        complete = done;
+        await Promise.all([...batch.map((p) => store.put(p)), tx.objectStore('documents').put(done), tx.done]);
+      });
+      options.onProgress?.(upto / total);
     }
+    return complete;
+  }
+
+  /**
+   * Characters [start, end) of a document's text (all of it by default), read
+   * from the parts that hold them. Undefined when the document is not stored,
+   * or while an import has not yet written the parts the range needs.
+   */
+  readText(id: string, start = 0, end = Infinity): Promise<string | undefined> {
+    return this.read('the text of this book', async () => {
+      const tx = this.db.transaction(['documents', 'textParts']);
+      const doc = await tx.objectStore('documents').get(id);
+      if (!doc) return undefined;
+      const to = Math.min(end, doc.chars);
+      const from = Math.min(Math.max(0, start), to);
+      if (from === to) return '';
+      const { first, last } = partsCovering(from, to, doc.partChars);
+      const range = IDBKeyRange.bound([id, first], [id, last]);
+      // While an import writes the text, the parts a range needs may not be there yet: counted before they are read.
+      if (doc.importing && (await tx.objectStore('textParts').count(range)) !== last - first + 1) return undefined;
+      const parts = await tx.objectStore('textParts').getAll(range);
+      if (parts.length !== last - first + 1 || parts.some((p, i) => p.part !== first + i)) {
+        if (doc.importing) return undefined;
+        throw Object.assign(new Error(`parts ${first}-${last} of ${id} are incomplete`), { name: 'NotReadableError' });
+      }
+      return sliceParts(
+        parts.map((p) => p.text),
+        first,
+        doc.partChars,
+        from,
+        to,
+      );
+    });
+  }
+
+  /** The whole text of a document (see readText). */
+  getText(id: string): Promise<string | undefined> {
+    return this.readText(id);
   }
 
   /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
-  async deleteDocument(id: string): Promise<{ runs: number }> {
-    const tx = this.db.transaction(['documents', 'texts', 'runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
-    const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
-    await Promise.all([
-      tx.objectStore('documents').delete(id),
-      tx.objectStore('texts').delete(id),
-      ...runIds.flatMap((runId) => {
-        const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-        return [
-          tx.objectStore('runs').delete(runId),
-          tx.objectStore('runChunks').delete(runId),
-          tx.objectStore('revisions').delete(range),
-          tx.objectStore('memories').delete(range),
-        ];
-      }),
-      tx.done,
-    ]);
-    return { runs: runIds.length };
+  deleteDocument(id: string): Promise<{ runs: number }> {
+    return this.guard('the deletion of the book', async (failure) => {
+      const tx = this.db.transaction(['documents', 'textParts', 'runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+      failure.tx = tx;
+      const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
+      await Promise.all([
+        tx.objectStore('documents').delete(id),
+        tx.objectStore('textParts').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
+        ...runIds.flatMap((runId) => {
+          const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+          return [
+            tx.objectStore('runs').delete(runId),
+            tx.objectStore('runChunks').delete(runId),
+            tx.objectStore('revisions').delete(range),
+            tx.objectStore('memories').delete(range),
+          ];
+        }),
+        tx.done,
+      ]);
+      return { runs: runIds.length };
+    });
   }
 
   /** What was cut from a document's text on import (Project Gutenberg's header and footer), if anything. */
-  async getStripped(id: string): Promise<StrippedText | undefined> {
-    return (await this.db.get('texts', id))?.stripped;
+  getStripped(id: string): Promise<StrippedText | undefined> {
+    return this.read('the text of this book', async () => (await this.db.get('textParts', [id, 0]))?.stripped);
   }
 
   getDocument(id: string): Promise<DocumentRecord | undefined> {
-    return this.db.get('documents', id);
+    return this.read('the book', () => this.db.get('documents', id));
   }
 
   /** Replaces a document's estimated token count with the exact one; a deleted document stays deleted. */
-  async setDocumentTokens(id: string, tokens: number): Promise<DocumentRecord | undefined> {
-    const tx = this.db.transaction('documents', 'readwrite');
-    const doc = await tx.store.get(id);
-    if (!doc) {
-      await tx.done;
-      return undefined;
-    }
-    const { tokensEstimated: _, ...rest } = doc;
-    const next: DocumentRecord = { ...rest, tokens };
-    await written(tx, Promise.all([tx.store.put(next), tx.done]), 'the document');
-    return next;
+  setDocumentTokens(id: string, tokens: number): Promise<DocumentRecord | undefined> {
+    return this.guard('the token count of the book', async (failure) => {
+      const tx = this.db.transaction('documents', 'readwrite');
+      failure.tx = tx;
+      const doc = await tx.store.get(id);
+      if (!doc) {
+        await tx.done;
+        return undefined;
+      }
+      const { tokensEstimated: _, ...rest } = doc;
+      // The import may still be writing parts; it clears its own mark, so the mark is left as it is now.
+      const next: DocumentRecord = { ...rest, tokens };
+      await Promise.all([tx.store.put(next), tx.done]);
+      return next;
+    });
   }
 
   listDocuments(): Promise<DocumentRecord[]> {
-    return this.db.getAll('documents');
+    return this.read('the list of books', () => this.db.getAll('documents'));
   }
 
-  async getText(id: string): Promise<string | undefined> {
-    return (await this.db.get('texts', id))?.text;
-  }
-
-  async createRun(run: RunRecord): Promise<void> {
-    const tx = this.db.transaction(['runs', 'runChunks'], 'readwrite');
-    const [stored, chunks] = splitRun(run);
-    await written(tx, Promise.all([tx.objectStore('runs').add(stored), tx.objectStore('runChunks').put(chunks), tx.done]), 'the new run');
+  createRun(run: RunRecord): Promise<void> {
+    return this.guard('the new run', async (failure) => {
+      const tx = this.db.transaction(['runs', 'runChunks'], 'readwrite');
+      failure.tx = tx;
+      const [stored, chunks] = splitRun(run);
+      await Promise.all([tx.objectStore('runs').add(stored), tx.objectStore('runChunks').put(chunks), tx.done]);
+    });
   }
 
   /** Deletes a run with its revisions and memories, in one transaction; its document stays. */
-  async deleteRun(runId: string): Promise<void> {
-    const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
-    const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-    await Promise.all([
-      tx.objectStore('runs').delete(runId),
-      tx.objectStore('runChunks').delete(runId),
-      tx.objectStore('revisions').delete(range),
-      tx.objectStore('memories').delete(range),
-      tx.done,
-    ]);
+  deleteRun(runId: string): Promise<void> {
+    return this.guard('the deletion of the run', async (failure) => {
+      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+      failure.tx = tx;
+      const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+      await Promise.all([
+        tx.objectStore('runs').delete(runId),
+        tx.objectStore('runChunks').delete(runId),
+        tx.objectStore('revisions').delete(range),
+        tx.objectStore('memories').delete(range),
+        tx.done,
+      ]);
+    });
   }
 
-  async getRun(id: string): Promise<RunRecord | undefined> {
-    const tx = this.db.transaction(['runs', 'runChunks']);
-    const [run, chunks] = await Promise.all([tx.objectStore('runs').get(id), tx.objectStore('runChunks').get(id), tx.done]);
-    return run && joinRun(run, chunks);
+  getRun(id: string): Promise<RunRecord | undefined> {
+    return this.read('the run', async () => {
+      const tx = this.db.transaction(['runs', 'runChunks']);
+      const [run, chunks] = await Promise.all([tx.objectStore('runs').get(id), tx.objectStore('runChunks').get(id), tx.done]);
+      return run && joinRun(run, chunks);
+    });
   }
 
   /** Runs, newest first. */
-  async listRuns(): Promise<RunRecord[]> {
-    const tx = this.db.transaction(['runs', 'runChunks']);
-    const [runs, chunks] = await Promise.all([tx.objectStore('runs').getAll(), tx.objectStore('runChunks').getAll(), tx.done]);
-    const byRun = new Map(chunks.map((c) => [c.runId, c]));
-    return runs.map((r) => joinRun(r, byRun.get(r.id))).sort((a, b) => b.createdAt - a.createdAt);
+  listRuns(): Promise<RunRecord[]> {
+    return this.read('the list of runs', async () => {
+      const tx = this.db.transaction(['runs', 'runChunks']);
+      const [runs, chunks] = await Promise.all([tx.objectStore('runs').getAll(), tx.objectStore('runChunks').getAll(), tx.done]);
+      const byRun = new Map(chunks.map((c) => [c.runId, c]));
+      return runs.map((r) => joinRun(r, byRun.get(r.id))).sort((a, b) => b.createdAt - a.createdAt);
+    });
   }
 
   /**
@@ -270,65 +432,65 @@ export class Store {
    * transaction. Refuses a revision that is not the run's next chunk, so that no
    * chunk is stored twice even if two writers race.
    */
-  async commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks']): Promise<RunProgress> {
-    // The chunk list is in the transaction only when it changes: a reader of it never holds up a commit.
-    const tx = this.db.transaction(chunks ? ['runs', 'runChunks', 'revisions', 'memories'] : ['runs', 'revisions', 'memories'], 'readwrite');
-    const runs = tx.objectStore('runs');
-    const run = await runs.get(revision.runId);
-    if (!run || run.nextChunk !== revision.index) {
-      tx.abort();
-      await tx.done.catch(() => undefined);
-      throw new StaleRunError(
-        `Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`,
-      );
-    }
-    const next: RunProgress = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
-    await written(
-      tx,
-      Promise.all([
+  commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks']): Promise<RunProgress> {
+    return this.guard(`revision ${revision.index + 1}`, async (failure) => {
+      // The chunk list is in the transaction only when it changes: a reader of it never holds up a commit.
+      const tx = this.db.transaction(chunks ? ['runs', 'runChunks', 'revisions', 'memories'] : ['runs', 'revisions', 'memories'], 'readwrite');
+      failure.tx = tx;
+      const runs = tx.objectStore('runs');
+      const run = await runs.get(revision.runId);
+      if (!run || run.nextChunk !== revision.index) {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new StaleRunError(
+          `Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`,
+        );
+      }
+      const next: RunProgress = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
+      await Promise.all([
         tx.objectStore('revisions').add(revision),
         tx.objectStore('memories').add({ runId: revision.runId, index: revision.index, memory }),
         runs.put(next),
         // A skim that follows the memory adds chunks ahead of the reader, with the revision that found them.
         chunks && tx.objectStore('runChunks').put(packChunks(revision.runId, chunks)),
         tx.done,
-      ]),
-      `revision ${revision.index + 1}`,
-    );
-    return next;
+      ]);
+      return next;
+    });
   }
 
   /** Stores an imported run with its revisions and memories, all or nothing. */
-  async importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[]): Promise<void> {
-    const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
-    const [stored, chunks] = splitRun(run);
-    await Promise.all([
-      tx.objectStore('runs').add(stored),
-      tx.objectStore('runChunks').put(chunks),
-      ...revisions.map((r) => tx.objectStore('revisions').add(r)),
-      ...memories.map((m) => tx.objectStore('memories').add(m)),
-      tx.done,
-    ]);
+  importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[]): Promise<void> {
+    return this.guard('the imported run', async (failure) => {
+      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+      failure.tx = tx;
+      const [stored, chunks] = splitRun(run);
+      await Promise.all([
+        tx.objectStore('runs').add(stored),
+        tx.objectStore('runChunks').put(chunks),
+        ...revisions.map((r) => tx.objectStore('revisions').add(r)),
+        ...memories.map((m) => tx.objectStore('memories').add(m)),
+        tx.done,
+      ]);
+    });
   }
 
-  /** Applies `change` to a run inside one transaction and returns the result. */
   /** Applies `change` to a run inside one transaction and returns the run as it is now (its chunks only where `change` set them). */
-  async updateRun(id: string, change: (run: RunProgress) => Partial<RunRecord>): Promise<RunProgress> {
-    const tx = this.db.transaction(['runs', 'runChunks'], 'readwrite');
-    const run = await tx.objectStore('runs').get(id);
-    if (!run) {
-      tx.abort();
-      await tx.done.catch(() => undefined);
-      throw new Error(`No run with id ${id}.`);
-    }
-    const { chunks, ...rest } = change(run);
-    const next: RunProgress = { ...run, ...rest, updatedAt: Date.now() };
-    await written(
-      tx,
-      Promise.all([tx.objectStore('runs').put(next), chunks && tx.objectStore('runChunks').put(packChunks(id, chunks)), tx.done]),
-      'the run',
-    );
-    return next;
+  updateRun(id: string, change: (run: RunProgress) => Partial<RunRecord>): Promise<RunProgress> {
+    return this.guard('the run', async (failure) => {
+      const tx = this.db.transaction(['runs', 'runChunks'], 'readwrite');
+      failure.tx = tx;
+      const run = await tx.objectStore('runs').get(id);
+      if (!run) {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new Error(`No run with id ${id}.`);
+      }
+      const { chunks, ...rest } = change(run);
+      const next: RunProgress = { ...run, ...rest, updatedAt: Date.now() };
+      await Promise.all([tx.objectStore('runs').put(next), chunks && tx.objectStore('runChunks').put(packChunks(id, chunks)), tx.done]);
+      return next;
+    });
   }
 
   setRunStatus(id: string, status: RunStatus, error?: string): Promise<RunProgress> {
@@ -345,84 +507,95 @@ export class Store {
    * size, reported speeds), for estimates; with `model` (see modelKey), only
    * runs of that model.
    */
-  async recentSteps(engineId: string, model?: string, limit = 50): Promise<StepSample[]> {
-    const out: StepSample[] = [];
-    // Newest first, without their chunk lists: only the steps are needed here.
-    const runs = (await this.db.getAll('runs')).sort((a, b) => b.createdAt - a.createdAt);
-    for (const run of runs) {
-      if (run.engineId !== engineId || run.nextChunk === 0) continue;
-      if (model !== undefined && modelKey(run.engineConfig) !== model) continue;
-      const from = Math.max(0, run.nextChunk - (limit - out.length));
-      for (const r of await this.listRevisionsFrom(run.id, from)) {
-        const step: StepSample = { ms: r.ms, promptTokens: r.promptTokens, completionTokens: r.completionTokens };
-        if (r.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = r.prefillTokensPerSecond;
-        if (r.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = r.decodeTokensPerSecond;
-        out.push(step);
+  recentSteps(engineId: string, model?: string, limit = 50): Promise<StepSample[]> {
+    return this.read('the timings of past runs', async () => {
+      const out: StepSample[] = [];
+      // Newest first, without their chunk lists: only the steps are needed here.
+      const runs = (await this.db.getAll('runs')).sort((a, b) => b.createdAt - a.createdAt);
+      for (const run of runs) {
+        if (run.engineId !== engineId || run.nextChunk === 0) continue;
+        if (model !== undefined && modelKey(run.engineConfig) !== model) continue;
+        const from = Math.max(0, run.nextChunk - (limit - out.length));
+        for (const r of await this.listRevisionsFrom(run.id, from)) {
+          const step: StepSample = { ms: r.ms, promptTokens: r.promptTokens, completionTokens: r.completionTokens };
+          if (r.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = r.prefillTokensPerSecond;
+          if (r.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = r.decodeTokensPerSecond;
+          out.push(step);
+        }
+        if (out.length >= limit) break;
       }
-      if (out.length >= limit) break;
-    }
-    return out;
+      return out;
+    });
   }
 
   /** Revisions of a run from chunk `index` on: what a view that has the earlier ones lacks. */
   listRevisionsFrom(runId: string, index: number): Promise<RevisionRecord[]> {
-    return this.db.getAll('revisions', IDBKeyRange.bound([runId, index], [runId, Infinity]));
+    return this.read('the revisions of the run', () => this.db.getAll('revisions', IDBKeyRange.bound([runId, index], [runId, Infinity])));
   }
 
   getRevision(runId: string, index: number): Promise<RevisionRecord | undefined> {
-    return this.db.get('revisions', [runId, index]);
+    return this.read(`revision ${index + 1}`, () => this.db.get('revisions', [runId, index]));
   }
 
   /** The memory written at chunk `index`. */
-  async getMemory(runId: string, index: number): Promise<string | undefined> {
-    return (await this.db.get('memories', [runId, index]))?.memory;
+  getMemory(runId: string, index: number): Promise<string | undefined> {
+    return this.read(`the memory of revision ${index + 1}`, async () => (await this.db.get('memories', [runId, index]))?.memory);
   }
 
   /** Every memory of a run, in order (for export). */
-  async listMemories(runId: string): Promise<string[]> {
-    return (await this.db.getAll('memories', IDBKeyRange.bound([runId, 0], [runId, Infinity]))).map((m) => m.memory);
+  listMemories(runId: string): Promise<string[]> {
+    return this.read('the memories of the run', async () =>
+      (await this.db.getAll('memories', IDBKeyRange.bound([runId, 0], [runId, Infinity]))).map((m) => m.memory),
+    );
   }
 
   /**
    * Indexes of the revisions whose memory contains `needle` (case-insensitive),
    * read with a cursor so that no more than one memory is held at a time.
    */
-  async searchMemories(runId: string, needle: string): Promise<number[]> {
-    const want = needle.toLocaleLowerCase();
-    const hits: number[] = [];
-    let cursor = await this.db.transaction('memories').store.openCursor(IDBKeyRange.bound([runId, 0], [runId, Infinity]));
-    while (cursor) {
-      if (cursor.value.memory.toLocaleLowerCase().includes(want)) hits.push(cursor.value.index);
-      cursor = await cursor.continue();
-    }
-    return hits;
+  searchMemories(runId: string, needle: string): Promise<number[]> {
+    return this.read('the memories of the run', async () => {
+      const want = needle.toLocaleLowerCase();
+      const hits: number[] = [];
+      let cursor = await this.db.transaction('memories').store.openCursor(IDBKeyRange.bound([runId, 0], [runId, Infinity]));
+      while (cursor) {
+        if (cursor.value.memory.toLocaleLowerCase().includes(want)) hits.push(cursor.value.index);
+        cursor = await cursor.continue();
+      }
+      return hits;
+    });
   }
 
-  async createEvaluation(evaluation: EvaluationRecord): Promise<void> {
-    await this.db.add('evaluations', evaluation);
+  createEvaluation(evaluation: EvaluationRecord): Promise<void> {
+    return this.guard('the new evaluation', async () => {
+      await this.db.add('evaluations', evaluation);
+    });
   }
 
   getEvaluation(id: string): Promise<EvaluationRecord | undefined> {
-    return this.db.get('evaluations', id);
+    return this.read('the evaluation', () => this.db.get('evaluations', id));
   }
 
   /** Evaluations, newest first. */
-  async listEvaluations(): Promise<EvaluationRecord[]> {
-    return (await this.db.getAll('evaluations')).sort((a, b) => b.createdAt - a.createdAt);
+  listEvaluations(): Promise<EvaluationRecord[]> {
+    return this.read('the list of evaluations', async () => (await this.db.getAll('evaluations')).sort((a, b) => b.createdAt - a.createdAt));
   }
 
   /** Applies `change` to an evaluation inside one transaction and returns the result. */
-  async updateEvaluation(id: string, change: (evaluation: EvaluationRecord) => Partial<EvaluationRecord>): Promise<EvaluationRecord> {
-    const tx = this.db.transaction('evaluations', 'readwrite');
-    const evaluation = await tx.store.get(id);
-    if (!evaluation) {
-      tx.abort();
-      await tx.done.catch(() => undefined);
-      throw new Error(`No evaluation with id ${id}.`);
-    }
-    const next = { ...evaluation, ...change(evaluation), updatedAt: Date.now() };
-    await Promise.all([tx.store.put(next), tx.done]);
-    return next;
+  updateEvaluation(id: string, change: (evaluation: EvaluationRecord) => Partial<EvaluationRecord>): Promise<EvaluationRecord> {
+    return this.guard('the evaluation', async (failure) => {
+      const tx = this.db.transaction('evaluations', 'readwrite');
+      failure.tx = tx;
+      const evaluation = await tx.store.get(id);
+      if (!evaluation) {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new Error(`No evaluation with id ${id}.`);
+      }
+      const next = { ...evaluation, ...change(evaluation), updatedAt: Date.now() };
+      await Promise.all([tx.store.put(next), tx.done]);
+      return next;
+    });
   }
 
   setEvaluationStatus(id: string, status: EvaluationStatus, error?: string): Promise<EvaluationRecord> {
@@ -434,65 +607,81 @@ export class Store {
    * transaction. Refuses a sample already stored, so that two writers never
    * count one twice.
    */
-  async commitEvaluationSample(sample: EvaluationSampleRecord): Promise<EvaluationRecord> {
-    const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
-    const evaluations = tx.objectStore('evaluations');
-    const samples = tx.objectStore('evaluationSamples');
-    const [evaluation, existing] = await Promise.all([
-      evaluations.get(sample.evaluationId),
-      samples.getKey([sample.evaluationId, sample.ordinal]),
-    ]);
-    if (!evaluation || existing !== undefined) {
-      tx.abort();
-      await tx.done.catch(() => undefined);
-      throw new StaleRunError(`Sample ${sample.ordinal + 1} of evaluation ${sample.evaluationId} is already stored.`);
-    }
-    const next: EvaluationRecord = { ...evaluation, completed: evaluation.completed + 1, updatedAt: sample.committedAt };
-    await Promise.all([samples.add(sample), evaluations.put(next), tx.done]);
-    return next;
+  commitEvaluationSample(sample: EvaluationSampleRecord): Promise<EvaluationRecord> {
+    return this.guard(`sample ${sample.ordinal + 1} of the evaluation`, async (failure) => {
+      const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
+      failure.tx = tx;
+      const evaluations = tx.objectStore('evaluations');
+      const samples = tx.objectStore('evaluationSamples');
+      const [evaluation, existing] = await Promise.all([
+        evaluations.get(sample.evaluationId),
+        samples.getKey([sample.evaluationId, sample.ordinal]),
+      ]);
+      if (!evaluation || existing !== undefined) {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new StaleRunError(`Sample ${sample.ordinal + 1} of evaluation ${sample.evaluationId} is already stored.`);
+      }
+      const next: EvaluationRecord = { ...evaluation, completed: evaluation.completed + 1, updatedAt: sample.committedAt };
+      await Promise.all([samples.add(sample), evaluations.put(next), tx.done]);
+      return next;
+    });
   }
 
   /** Finished samples of an evaluation from sweep position `from` on, in sweep order. */
   listEvaluationSamples(evaluationId: string, from = 0): Promise<EvaluationSampleRecord[]> {
-    return this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity]));
+    return this.read('the samples of the evaluation', () =>
+      this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity])),
+    );
   }
 
   /** Sweep positions of the finished samples: all a resume needs. */
-  async listEvaluationOrdinals(evaluationId: string): Promise<number[]> {
-    const keys = await this.db.getAllKeys('evaluationSamples', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
-    return keys.map(([, ordinal]) => ordinal);
+  listEvaluationOrdinals(evaluationId: string): Promise<number[]> {
+    return this.read('the samples of the evaluation', async () => {
+      const keys = await this.db.getAllKeys('evaluationSamples', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
+      return keys.map(([, ordinal]) => ordinal);
+    });
   }
 
   /** Models added by URL, oldest first. */
-  async listCustomModels(): Promise<CustomModelRecord[]> {
-    return (await this.db.getAll('customModels')).sort((a, b) => a.addedAt - b.addedAt);
+  listCustomModels(): Promise<CustomModelRecord[]> {
+    return this.read('the models added by URL', async () => (await this.db.getAll('customModels')).sort((a, b) => a.addedAt - b.addedAt));
   }
 
-  async putCustomModel(model: CustomModelRecord): Promise<void> {
-    await this.db.put('customModels', model);
+  putCustomModel(model: CustomModelRecord): Promise<void> {
+    return this.guard(`the model "${model.label}"`, async () => {
+      await this.db.put('customModels', model);
+    });
   }
 
-  async deleteCustomModel(id: string): Promise<void> {
-    await this.db.delete('customModels', id);
+  deleteCustomModel(id: string): Promise<void> {
+    return this.guard('the deletion of the model', async () => {
+      await this.db.delete('customModels', id);
+    });
   }
 
   /** A model's measured speed on the GPU `adapter` names, if it was measured there. */
   getCalibration(modelId: string, adapter: string): Promise<CalibrationRecord | undefined> {
-    return this.db.get('calibrations', [modelId, adapter]);
+    return this.read("the model's measured speed", () => this.db.get('calibrations', [modelId, adapter]));
   }
 
   /** Every measured speed, on whatever GPU. */
   listCalibrations(): Promise<CalibrationRecord[]> {
-    return this.db.getAll('calibrations');
+    return this.read('the measured model speeds', () => this.db.getAll('calibrations'));
   }
 
-  async putCalibration(record: CalibrationRecord): Promise<void> {
-    await this.db.put('calibrations', record);
+  putCalibration(record: CalibrationRecord): Promise<void> {
+    return this.guard("the model's measured speed", async () => {
+      await this.db.put('calibrations', record);
+    });
   }
 
   /** Forgets a model's measured speeds on every GPU (a custom model removed: its id may name another model later). */
-  async deleteCalibrations(modelId: string): Promise<void> {
-    // Adapters are strings, and arrays sort after every string: this range holds all of the model's keys.
-    await this.db.delete('calibrations', IDBKeyRange.bound([modelId, ''], [modelId, []]));
+  deleteCalibrations(modelId: string): Promise<void> {
+    return this.guard("the deletion of the model's measured speeds", async () => {
+      // Adapters are strings, and arrays sort after every string: this range holds all of the model's keys.
+      await this.db.delete('calibrations', IDBKeyRange.bound([modelId, ''], [modelId, []]));
+    });
   }
 }
+

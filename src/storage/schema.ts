@@ -26,6 +26,23 @@ export interface DocumentRecord {
   title?: string;
   /** Characters cut away as Project Gutenberg's header and footer; their text is kept beside the document's. */
   stripped?: { header: number; footer: number };
+  /** Characters per stored part of the text (see core/text-parts): the text is read through them. */
+  partChars: number;
+  /**
+   * Present while the text's later parts are still being written. A document is
+   * usable once its first part is stored; one left like this by an import that
+   * was cut short (a closed tab, a crash) is removed when the app opens again.
+   */
+  importing?: true;
+}
+
+/** One part of a document's text: characters [part × partChars, (part + 1) × partChars). */
+export interface TextPartRecord {
+  documentId: string;
+  part: number;
+  text: string;
+  /** On part 0 only: what was cut from the text on import. */
+  stripped?: StrippedText;
 }
 
 /** What was cut from a document's text on import, kept so that nothing is lost. */

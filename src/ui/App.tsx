@@ -45,6 +45,13 @@ export function App() {
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
 
+  // A page whose database the browser closed (site data cleared) can show nothing more: it says so.
+  useEffect(() => {
+    let stop = () => {};
+    void store.then((s) => (stop = s.onLost((e) => setError(e.message))));
+    return () => stop();
+  }, []);
+
   useEffect(() => {
     void agent.engines().then(setEngines);
     void (async () => {
@@ -69,12 +76,25 @@ export function App() {
   const addFile = async (file: File) => {
     setError(null);
     setBusy(true);
+    let usable: string | null = null;
     try {
-      setDocument(await imports.importFile(file, engines[0]?.id ?? 'extractive'));
+      const doc = await imports.importFile(file, engines[0]?.id ?? 'extractive', (d) => {
+        // Readable now, while the rest of its text is stored.
+        usable = d.id;
+        setDocument(d);
+        setBusy(false);
+      });
+      // Unless another book was opened meanwhile, the Read form now has the whole one.
+      setDocument((current) => (usable === null || current?.id === usable ? doc : current));
     } catch (e) {
       setError((e as Error).message);
+      // Nothing of a book that failed to store completely is kept (nor the reads started on it).
+      if (usable !== null) {
+        setDocument((current) => (current?.id === usable ? null : current));
+        void refreshRuns();
+      }
     } finally {
-      setBusy(false);
+      if (usable === null) setBusy(false);
     }
   };
 
@@ -207,7 +227,7 @@ export function App() {
               writing={view.writing}
               selected={selected}
               onSelect={selectRevision}
-              text={view.text}
+              book={view.book}
               onPause={control('pauseRun')}
               onResume={control('resumeRun')}
               onCancel={control('cancelRun')}

@@ -120,6 +120,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                     formatTokens(doc),
                     doc.pages ? `${doc.pages} pages` : '',
                     `added ${formatDate(doc.addedAt)}`,
+                    doc.importing ? 'still being stored' : '',
                   ]
                     .filter(Boolean)
                     .join(' · ')}

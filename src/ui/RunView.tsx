@@ -1,4 +1,4 @@
-import type { RevisionRecord, RunRecord } from '../storage/db';
+import type { DocumentRecord, RevisionRecord, RunRecord } from '../storage/db';
 import { estimateRemaining, formatRemaining } from './format';
 import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
@@ -8,7 +8,8 @@ interface Props {
   run: RunRecord;
   runs: readonly RunRecord[];
   revisions: readonly RevisionRecord[];
-  text: string | null;
+  /** The run's book as stored here, or null when this browser does not have it (an imported run). */
+  book: DocumentRecord | null;
   writing: { index: number; text: string } | null;
   selected: number | null;
   onSelect(index: number): void;
@@ -28,7 +29,7 @@ const STATUS_TEXT: Record<RunRecord['status'], string> = {
 };
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, text, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
+export function RunView({ run, runs, revisions, book, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
@@ -106,7 +107,7 @@ export function RunView({ run, runs, revisions, text, writing, selected, onSelec
           <p className="hint">The answer is written from the final memory after the last chunk.</p>
         )}
       </section>
-      <Inspector run={run} runs={runs} revisions={revisions} text={text} selected={selected} onSelect={onSelect} />
+      <Inspector run={run} runs={runs} revisions={revisions} book={book} selected={selected} onSelect={onSelect} />
     </section>
   );
 }

@@ -11,7 +11,11 @@ export interface ImportState {
   setStripGutenberg(on: boolean): void;
   /** Counts finished imports, so that views of the library know to reload. */
   version: number;
-  importFile(file: File, engineId: string): Promise<DocumentRecord>;
+  /**
+   * Imports a file; resolves once its whole text is stored. `onUsable` hears of
+   * the document as soon as it can be read, while the rest of its text is written.
+   */
+  importFile(file: File, engineId: string, onUsable?: (doc: DocumentRecord) => void): Promise<DocumentRecord>;
 }
 
 const STRIP_KEY = 'memagent.stripGutenberg';
@@ -28,7 +32,7 @@ export function useImport(): ImportState {
   }, []);
 
   const importFile = useCallback(
-    async (file: File, engineId: string) => {
+    async (file: File, engineId: string, onUsable?: (doc: DocumentRecord) => void) => {
       setProgress({ name: file.name, stage: 'Reading the file', fraction: 0 });
       // Progress comes on a port of its own: a last report may land after the result.
       let finished = false;
@@ -36,8 +40,13 @@ export function useImport(): ImportState {
         const onProgress = Comlink.proxy((p: { stage: string; fraction: number }) => {
           if (!finished) setProgress({ name: file.name, ...p });
         });
+        const usable = Comlink.proxy((doc: DocumentRecord) => {
+          if (finished) return;
+          setVersion((v) => v + 1); // the Library lists it from now on
+          onUsable?.(doc);
+        });
         // The File goes to the worker as a handle: its bytes are read there, never in this tab.
-        const doc = await call(agent.ingest(file, engineId, { stripGutenberg }, onProgress));
+        const doc = await call(agent.ingest(file, engineId, { stripGutenberg }, onProgress, usable));
         return doc;
       } finally {
         finished = true;

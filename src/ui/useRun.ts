@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'react';
-import type { RevisionRecord, RunRecord, RunStatus } from '../storage/db';
+import type { DocumentRecord, RevisionRecord, RunRecord, RunStatus } from '../storage/db';
 import { onRunEvent, store } from './client';
 
 export interface RunView {
   run: RunRecord | null;
   revisions: RevisionRecord[];
-  text: string | null;
+  /** The run's book as this browser stores it (its sections are read from storage when shown), or null. */
+  book: DocumentRecord | null;
   /** The memory being written right now, as far as it has come. */
   writing: { index: number; text: string } | null;
 }
@@ -16,16 +17,17 @@ export interface RunView {
  * batches, so a burst of fast revisions costs a few reads.
  */
 export function useRun(runId: string | null): RunView {
-  const [view, setView] = useState<RunView>({ run: null, revisions: [], text: null, writing: null });
+  const [view, setView] = useState<RunView>({ run: null, revisions: [], book: null, writing: null });
 
   useEffect(() => {
     if (!runId) {
-      setView({ run: null, revisions: [], text: null, writing: null });
+      setView({ run: null, revisions: [], book: null, writing: null });
       return;
     }
     let alive = true;
     let revisions: RevisionRecord[] = [];
-    let text: string | null = null;
+    let book: DocumentRecord | null = null;
+    let bookChanged = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let loading = false;
     let again = false;
@@ -38,14 +40,23 @@ export function useRun(runId: string | null): RunView {
         return;
       }
       loading = true;
-      const s = await store;
-      const stored = (await s.getRun(runId)) ?? null;
-      const run = stored && stopped && stored.status === 'running' ? { ...stored, ...stopped } : stored;
-      const fresh = await s.listRevisionsFrom(runId, revisions.length);
-      if (run && text === null) text = (await s.getText(run.documentId)) ?? null;
-      if (fresh.length) revisions = [...revisions, ...fresh];
-      loading = false;
-      if (alive) setView((v) => ({ run, revisions, text, writing: v.writing && v.writing.index >= revisions.length ? v.writing : null }));
+      let run: RunRecord | null;
+      try {
+        const s = await store;
+        const stored = (await s.getRun(runId)) ?? null;
+        run = stored && stopped && stored.status === 'running' ? { ...stored, ...stopped } : stored;
+        const fresh = await s.listRevisionsFrom(runId, revisions.length);
+        if (run && (book === null || bookChanged)) {
+          bookChanged = false;
+          book = (await s.getDocument(run.documentId)) ?? null;
+        }
+        if (fresh.length) revisions = [...revisions, ...fresh];
+      } catch {
+        return; // storage out of reach (the page says so); the next event tries again
+      } finally {
+        loading = false;
+      }
+      if (alive) setView((v) => ({ run, revisions, book, writing: v.writing && v.writing.index >= revisions.length ? v.writing : null }));
       if (again && alive) {
         again = false;
         void refresh();
@@ -53,12 +64,18 @@ export function useRun(runId: string | null): RunView {
     };
 
     const unsubscribe = onRunEvent((event) => {
-      if (event.type === 'document' || event.type === 'control' || event.runId !== runId) return;
-      if (event.type === 'writing') {
+      if (event.type === 'document') {
+        // The book's record changed: its import finished, or it was removed.
+        if (event.documentId !== book?.id) return;
+        bookChanged = true;
+      } else if (event.type === 'control' || event.runId !== runId) {
+        return;
+      } else if (event.type === 'writing') {
         const { index, text: written } = event;
         return setView((v) => ({ ...v, writing: { index, text: written } }));
+      } else if (event.type === 'status') {
+        stopped = event.error && event.status !== 'running' ? { status: event.status, error: event.error } : null;
       }
-      if (event.type === 'status') stopped = event.error && event.status !== 'running' ? { status: event.status, error: event.error } : null;
       timer ??= setTimeout(() => {
         timer = undefined;
         void refresh();

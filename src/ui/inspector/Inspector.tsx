@@ -1,5 +1,5 @@
 import { type KeyboardEvent, useEffect, useId, useState } from 'react';
-import type { RevisionRecord, RunRecord } from '../../storage/db';
+import type { DocumentRecord, RevisionRecord, RunRecord } from '../../storage/db';
 import { store } from '../client';
 import { useRunAnchors } from '../ChunkPlace';
 import { Compare } from './Compare';
@@ -12,14 +12,14 @@ interface Props {
   run: RunRecord;
   runs: readonly RunRecord[];
   revisions: readonly RevisionRecord[];
-  text: string | null;
+  book: DocumentRecord | null;
   /** Selected chunk index, or null to follow the newest revision. */
   selected: number | null;
   onSelect(index: number): void;
 }
 
 /** Read what the agent kept, chunk by chunk. */
-export function Inspector({ run, runs, revisions, text, selected, onSelect }: Props) {
+export function Inspector({ run, runs, revisions, book, selected, onSelect }: Props) {
   const ids = { search: useId(), slider: useId() };
   const anchors = useRunAnchors(run.id);
   const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
@@ -90,14 +90,14 @@ export function Inspector({ run, runs, revisions, text, selected, onSelect }: Pr
         <Timeline
           revisions={revisions}
           total={total}
-          bookLength={text?.length ?? 0}
+          bookLength={book?.chars ?? 0}
           anchors={anchors}
           reasons={run.chunks.map((c) => c.reason)}
           selected={shown}
           marked={marked}
           onSelect={onSelect}
         />
-        <RevisionDetail runId={run.id} revision={shown === null ? undefined : revisions[shown]} total={total} text={text} />
+        <RevisionDetail runId={run.id} revision={shown === null ? undefined : revisions[shown]} total={total} book={book} />
       </div>
       <Compare run={run} others={runs} index={shown} />
     </div>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { diffMemory } from '../../core/memory-diff';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentencesDrawnOn } from '../../core/provenance';
-import type { RevisionRecord } from '../../storage/db';
+import type { DocumentRecord, RevisionRecord } from '../../storage/db';
 import { ChunkPlace } from '../ChunkPlace';
 import { store } from '../client';
 
@@ -10,8 +10,8 @@ interface Props {
   runId: string;
   revision: RevisionRecord | undefined;
   total: number;
-  /** The book, or null when this browser doesn't have it (an imported run). */
-  text: string | null;
+  /** The run's book as stored here, or null when this browser doesn't have it (an imported run). */
+  book: DocumentRecord | null;
 }
 
 interface Loaded {
@@ -20,10 +20,39 @@ interface Loaded {
   after: string;
 }
 
+/** The section a revision read, as far as storage has it: its text, or why there is none. */
+interface Section {
+  key: string;
+  text?: string;
+  problem?: string;
+}
+
 /** The selected revision: its memory, what changed from the one before, and the section it read. */
-export function RevisionDetail({ runId, revision, total, text }: Props) {
+export function RevisionDetail({ runId, revision, total, book }: Props) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [read, setRead] = useState<Section | null>(null);
   const key = revision ? `${runId}:${revision.index}` : '';
+  const sectionKey = revision && book ? `${book.id}:${book.importing ? 'importing' : 'stored'}:${revision.start}:${revision.end}` : '';
+
+  // Only the section shown is read from storage: a book of any size costs one chunk here.
+  useEffect(() => {
+    if (!sectionKey || !revision || !book) return;
+    let alive = true;
+    void (async () => {
+      let section: Section;
+      try {
+        const text = await (await store).readText(book.id, revision.start, revision.end);
+        section = text === undefined ? { key: sectionKey, problem: 'This part of the book is still being stored; it shows once the import has written it.' } : { key: sectionKey, text };
+      } catch (e) {
+        section = { key: sectionKey, problem: (e as Error).message };
+      }
+      if (alive) setRead(section);
+    })();
+    return () => {
+      alive = false;
+    };
+    // The key names everything the read depends on.
+  }, [sectionKey]);
 
   useEffect(() => {
     if (!revision) return;
@@ -42,7 +71,8 @@ export function RevisionDetail({ runId, revision, total, text }: Props) {
   }, [runId, revision]);
 
   const ready = revision && loaded?.key === key ? loaded : null;
-  const section = revision && text !== null ? text.slice(revision.start, revision.end) : null;
+  const shownSection = read?.key === sectionKey ? read : null;
+  const section = shownSection?.text ?? null;
 
   return (
     <div className="detail">
@@ -63,7 +93,9 @@ export function RevisionDetail({ runId, revision, total, text }: Props) {
           {revision && <ChunkPlace runId={runId} offset={revision.start} />}
         </h3>
         {section === null ? (
-          <p className="hint">{revision ? 'This browser does not have the book of this run; add it to see its sections.' : ''}</p>
+          <p className="hint">
+            {!revision ? '' : !book ? 'This browser does not have the book of this run; add it to see its sections.' : (shownSection?.problem ?? '…')}
+          </p>
         ) : (
           <pre className="text">{ready ? <Highlighted section={section} memory={ready.after} /> : section}</pre>
         )}
