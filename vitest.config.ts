@@ -5,5 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     environment: 'node',
     testTimeout: 60_000,
+    // Fixtures such as the tokenizer load in hooks; on a busy two-core machine that can take far longer than the 10 s default.
+    hookTimeout: 60_000,
   },
 });
