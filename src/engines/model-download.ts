@@ -8,6 +8,8 @@
  * there, a quota check before gigabytes are fetched, retries, and progress.
  */
 
+import { SHIPPED_WEBLLM, type WebLLMVersion } from './webllm-versions';
+
 export const CACHE_NAMES = { config: 'webllm/config', wasm: 'webllm/wasm', model: 'webllm/model' } as const;
 
 export interface ModelFiles {
@@ -61,12 +63,14 @@ export interface DownloadOptions {
   retryDelayMs?: number;
   /** Shards fetched at once (default 3). */
   concurrency?: number;
+  /** The WebLLM version that will load the files, which names the weights index (the shipped one by default). */
+  webllm?: WebLLMVersion;
 }
 
-export function fileUrls(files: ModelFiles) {
+export function fileUrls(files: ModelFiles, webllm: WebLLMVersion = SHIPPED_WEBLLM) {
   return {
     config: new URL('mlc-chat-config.json', files.modelUrl).href,
-    tensorCache: new URL('tensor-cache.json', files.modelUrl).href,
+    tensorCache: new URL(webllm.weightsIndex, files.modelUrl).href,
     tokenizer: new URL('tokenizer.json', files.modelUrl).href,
   };
 }
@@ -232,11 +236,12 @@ export async function ensureConfigAndTokenizer(files: ModelFiles, o: DownloadOpt
 }
 
 async function manifest(files: ModelFiles, o: DownloadOptions): Promise<ShardRecord[]> {
-  const url = fileUrls(files).tensorCache;
+  const url = fileUrls(files, o.webllm).tensorCache;
+  const index = (o.webllm ?? SHIPPED_WEBLLM).weightsIndex;
   const valid = (v: unknown) =>
     isObject(v) && Array.isArray(v.records) && v.records.every((r) => isObject(r) && typeof r.dataPath === 'string' && typeof r.nbytes === 'number');
-  const bytes = await ensureFile(CACHE_NAMES.model, url, 'the weights index (tensor-cache.json)', o, (b) => parseJson(b, 'a weights index (tensor-cache.json)', url, valid));
-  return parseJson<{ records: ShardRecord[] }>(bytes, 'a weights index (tensor-cache.json)', url, valid).records;
+  const bytes = await ensureFile(CACHE_NAMES.model, url, `the weights index (${index})`, o, (b) => parseJson(b, `a weights index (${index})`, url, valid));
+  return parseJson<{ records: ShardRecord[] }>(bytes, `a weights index (${index})`, url, valid).records;
 }
 
 /**
@@ -317,9 +322,9 @@ export interface CacheState {
   bytesTotal?: number;
 }
 
-export async function modelCacheState(files: ModelFiles, o: Pick<DownloadOptions, 'caches'> = {}): Promise<CacheState> {
+export async function modelCacheState(files: ModelFiles, o: Pick<DownloadOptions, 'caches' | 'webllm'> = {}): Promise<CacheState> {
   const c = cachesOf(o);
-  const urls = fileUrls(files);
+  const urls = fileUrls(files, o.webllm);
   const [model, config, lib] = await Promise.all([
     keySet(c, CACHE_NAMES.model),
     cached(c, CACHE_NAMES.config, urls.config),
