@@ -60,6 +60,7 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
     case 'AbortError':
     case 'ModelDownloadError':
     case 'WebGPUUnavailableError':
+    case 'ContextWindowError':
       return e;
     case 'WebGPUNotAvailableError':
     case 'WebGPUNotFoundError':
@@ -198,10 +199,13 @@ export class GpuSession {
       // The window WebLLM sized its KV cache for, where it can be read back.
       const loaded = loadedContextWindow(mlc, model.id) ?? window;
       if (loaded < window) {
-        throw named('ContextWindowSizeExceededError', `WebLLM loaded ${model.label} with a ${loaded}-token context window instead of the ${window} tokens asked for.`);
+        throw named(
+          'ContextWindowError',
+          `WebLLM loaded ${model.label} with a ${loaded}-token context window instead of the ${window} tokens this run needs. Choose a smaller chunk size or memory size.`,
+        );
       }
       this.loaded = { id: model.id, window: loaded };
-      progress(1, `${model.label} is loaded (${window}-token context)`, 'done');
+      progress(1, `${model.label} is loaded (${loaded}-token context)`, 'done');
       return mlc;
     } catch (e) {
       const err = explainError(e, model, 'load', window, this.webllm);
