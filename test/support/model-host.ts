@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { serveSynthetic } from './synthetic-model';
 
 /**
  * A stand-in for the model hosts WebLLM fetches from: well-formed files of an
@@ -109,6 +110,8 @@ export function startModelHost(port: number): Promise<{ server: Server; state: H
     if (path === '/__log') return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(state.log)), 200);
     if (path === '/__reset') return ((state.log = []), (state.healed = false), res.writeHead(204).end(), 204);
     if (path === '/__heal') return ((state.healed = true), res.writeHead(204).end(), 204);
+    const synthetic = serveSynthetic(req, res, path); // a model made from a real model library (synthetic-model.ts)
+    if (synthetic !== undefined) return synthetic;
     if (path.startsWith('/lib/') && path.endsWith('.wasm')) {
       // Not WebAssembly: the model library fails to compile, as a wrong or corrupt download would.
       return (res.writeHead(200, { 'Content-Type': 'application/wasm' }).end('this is not a WebAssembly module'), 200);
