@@ -2,7 +2,8 @@
  * Fills WebLLM's Cache Storage ourselves, one file at a time, under the exact
  * URLs WebLLM looks up (pinned WebLLM 0.2.86): `webllm/config` holds
  * mlc-chat-config.json, `webllm/wasm` the model library, `webllm/model`
- * tensor-cache.json, every shard it lists and tokenizer.json. WebLLM then
+ * tensor-cache.json (its name differs between WebLLM versions: see
+ * webllm-versions.ts), every shard it lists and tokenizer.json. WebLLM then
  * loads from the cache and fetches nothing. Doing it here gives what WebLLM
  * lacks: a download cut short keeps every finished file and resumes from
  * there, a quota check before gigabytes are fetched, retries, and progress.
