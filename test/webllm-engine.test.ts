@@ -250,6 +250,7 @@ describe('the WebLLM engine: generation', () => {
       temperature: 0.7,
       top_p: 0.95,
       seed: 7,
+      repetition_penalty: 1,
       stream: true,
       stream_options: { include_usage: true },
     });

@@ -2,7 +2,8 @@
  * Fills WebLLM's Cache Storage ourselves, one file at a time, under the exact
  * URLs WebLLM looks up (pinned WebLLM 0.2.86): `webllm/config` holds
  * mlc-chat-config.json, `webllm/wasm` the model library, `webllm/model`
- * tensor-cache.json, every shard it lists and tokenizer.json. WebLLM then
+ * tensor-cache.json (its name differs between WebLLM versions: see
+ * webllm-versions.ts), every shard it lists and tokenizer.json. WebLLM then
  * loads from the cache and fetches nothing. Doing it here gives what WebLLM
  * lacks: a download cut short keeps every finished file and the received
  * part of the others and resumes from there, a quota check before gigabytes
@@ -14,12 +15,12 @@ import { PartStore } from './model-parts';
 
 export { type DownloadErrorKind, ModelDownloadError } from './model-fetch';
 
+import { SHIPPED_WEBLLM, WEIGHTS_INDEX_NAMES, type WebLLMVersion } from './webllm-versions';
+
 export const CACHE_NAMES = { config: 'webllm/config', wasm: 'webllm/wasm', model: 'webllm/model' } as const;
 
-/** The weights index as the pinned WebLLM names it, and so the key it is cached under. */
-export const WEIGHTS_INDEX = 'tensor-cache.json';
-/** The same index as older MLC conversions name it (same layout); cached under WEIGHTS_INDEX. */
-export const OLDER_WEIGHTS_INDEX = 'ndarray-cache.json';
+/** The weights index as the shipped WebLLM names it, and so the key it is cached under. */
+export const WEIGHTS_INDEX = SHIPPED_WEBLLM.weightsIndex;
 
 export interface ModelFiles {
   /** Ends in `resolve/<branch>/` (see cleanModelUrl). */
@@ -53,6 +54,8 @@ export interface DownloadOptions extends Omit<FetchOptions, 'onNotice'> {
   estimate?(): Promise<{ usage?: number; quota?: number }>;
   /** Shards fetched at once (default 3). */
   concurrency?: number;
+  /** The WebLLM version that will load the files, which names the weights index (the shipped one by default). */
+  webllm?: WebLLMVersion;
 }
 
 /**
@@ -70,10 +73,10 @@ export function scopeTuning(scope: unknown = globalThis): FetchTuning {
   return out;
 }
 
-export function fileUrls(files: ModelFiles) {
+export function fileUrls(files: ModelFiles, webllm: WebLLMVersion = SHIPPED_WEBLLM) {
   return {
     config: new URL('mlc-chat-config.json', files.modelUrl).href,
-    tensorCache: new URL(WEIGHTS_INDEX, files.modelUrl).href,
+    tensorCache: new URL(webllm.weightsIndex, files.modelUrl).href,
     tokenizer: new URL('tokenizer.json', files.modelUrl).href,
   };
 }
@@ -178,23 +181,25 @@ const validIndex = (v: unknown) =>
   isObject(v) && Array.isArray(v.records) && v.records.every((r) => isObject(r) && typeof r.dataPath === 'string' && typeof r.nbytes === 'number');
 
 /**
- * The weights index. A model converted by an older MLC has the same index
- * under its older name only; it is cached under the name WebLLM reads, so
- * WebLLM loads that model like any other.
+ * The weights index. A model converted by another MLC has the same index
+ * under the other name only; it is cached under the name this WebLLM reads,
+ * so WebLLM loads that model like any other.
  */
 async function manifest(files: ModelFiles, o: DownloadOptions): Promise<{ records: ShardRecord[]; older: boolean }> {
-  const url = fileUrls(files).tensorCache;
-  const what = `the weights index (${WEIGHTS_INDEX})`;
-  const check = (at: string) => (b: ArrayBuffer) => parseJson(b, `a weights index (${WEIGHTS_INDEX})`, at, validIndex);
+  const url = fileUrls(files, o.webllm).tensorCache;
+  const index = (o.webllm ?? SHIPPED_WEBLLM).weightsIndex;
+  const otherIndex = WEIGHTS_INDEX_NAMES.find((n) => n !== index)!;
+  const what = `the weights index (${index})`;
+  const check = (at: string) => (b: ArrayBuffer) => parseJson(b, `a weights index (${index})`, at, validIndex);
   let bytes: ArrayBuffer;
   let older = false;
   try {
     bytes = await ensureFile(CACHE_NAMES.model, url, what, o, 'json', check(url));
   } catch (e) {
     if (!(e instanceof ModelDownloadError && e.kind === 'not-found')) throw e;
-    const olderUrl = new URL(OLDER_WEIGHTS_INDEX, files.modelUrl).href;
+    const olderUrl = new URL(otherIndex, files.modelUrl).href;
     try {
-      bytes = await ensureFile(CACHE_NAMES.model, olderUrl, `the weights index (${OLDER_WEIGHTS_INDEX})`, o, 'json', check(olderUrl), url);
+      bytes = await ensureFile(CACHE_NAMES.model, olderUrl, `the weights index (${otherIndex})`, o, 'json', check(olderUrl), url);
       older = true;
     } catch (e2) {
       if (!(e2 instanceof ModelDownloadError && e2.kind === 'not-found')) throw e2;
@@ -204,7 +209,7 @@ async function manifest(files: ModelFiles, o: DownloadOptions): Promise<{ record
       );
     }
   }
-  return { records: parseJson<{ records: ShardRecord[] }>(bytes, `a weights index (${WEIGHTS_INDEX})`, url, validIndex).records, older };
+  return { records: parseJson<{ records: ShardRecord[] }>(bytes, `a weights index (${index})`, url, validIndex).records, older };
 }
 
 /**
@@ -271,7 +276,9 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
       }
     });
   }
-  const olderNote = older ? ` (converted by an older MLC: its ${OLDER_WEIGHTS_INDEX} is used as ${WEIGHTS_INDEX})` : '';
+  const index = (o.webllm ?? SHIPPED_WEBLLM).weightsIndex;
+  const other = WEIGHTS_INDEX_NAMES.find((n) => n !== index);
+  const olderNote = older ? ` (converted by ${other === 'ndarray-cache.json' ? 'an older' : 'a newer'} MLC: its ${other} is used as ${index})` : '';
   report(missing.length ? `Downloading weights: ${size(shown)} of ${size(bytesTotal)}${olderNote}` : 'All files are downloaded', true);
 
   // A small pool: the first failure stops the others, whose finished files and received parts stay stored.
@@ -323,9 +330,9 @@ export interface CacheState {
   bytesTotal?: number;
 }
 
-export async function modelCacheState(files: ModelFiles, o: Pick<DownloadOptions, 'caches'> = {}): Promise<CacheState> {
+export async function modelCacheState(files: ModelFiles, o: Pick<DownloadOptions, 'caches' | 'webllm'> = {}): Promise<CacheState> {
   const c = cachesOf(o);
-  const urls = fileUrls(files);
+  const urls = fileUrls(files, o.webllm);
   const [model, config, lib] = await Promise.all([
     keySet(c, CACHE_NAMES.model),
     cached(c, CACHE_NAMES.config, urls.config),

@@ -1,5 +1,6 @@
 import type { EngineConfig, EngineInfo } from './engine';
 import type { GpuCapability } from './webgpu';
+import { SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from './webllm-versions';
 
 /** The fields of a WebLLM model record that this app reads. */
 export interface ModelRecordLike {
@@ -193,9 +194,9 @@ export function entryFromConfig(config: EngineConfig | undefined, entries: reado
   return entry;
 }
 
-/** A one-model WebLLM app config in the default Cache Storage backend, whose layout the downloader fills. */
-export function appConfigFor(entry: ModelEntry): { model_list: ModelRecordLike[]; cacheBackend: 'cache' } {
-  return { model_list: [{ model: entry.modelUrl, model_id: entry.id, model_lib: entry.libUrl }], cacheBackend: 'cache' };
+/** A one-model WebLLM app config on the Cache Storage backend, whose layout the downloader fills. */
+export function appConfigFor(entry: ModelEntry, version: WebLLMVersion = SHIPPED_WEBLLM): WebLLMAppConfig {
+  return { model_list: [{ model: entry.modelUrl, model_id: entry.id, model_lib: entry.libUrl }], ...version.cacheConfig };
 }
 
 type Listener = (p: ModelProgress) => void;

@@ -14,9 +14,13 @@ import {
   QWEN_CONTEXT_LIMIT,
   reportModelProgress,
 } from './webllm-models';
+import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './webllm-versions';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
 export const MIN_WINDOW = 8192;
+
+/** MemAgent's evaluation served the model with no repetition penalty; Qwen's WebLLM config would apply 1.05. */
+export const REPETITION_PENALTY = 1;
 
 /** The slice of WebLLM's MLCEngine used here; unit tests put a stub in its place. */
 export interface Mlc {
@@ -35,7 +39,7 @@ export interface StreamChunk {
   };
 }
 
-export type MlcFactory = (appConfig: ReturnType<typeof appConfigFor>, onProgress: (r: { progress: number; text: string }) => void) => Promise<Mlc>;
+export type MlcFactory = (appConfig: WebLLMAppConfig, onProgress: (r: { progress: number; text: string }) => void) => Promise<Mlc>;
 
 const webllmFactory: MlcFactory = async (appConfig, onProgress) => {
   const { MLCEngine } = await import('@mlc-ai/web-llm');
@@ -49,13 +53,14 @@ function named(name: string, message: string): Error {
 }
 
 /** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next. */
-export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number): Error {
+export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number, webllm: WebLLMVersion = SHIPPED_WEBLLM): Error {
   if (!(e instanceof Error)) return new Error(String(e));
   const detail = e.message.split('\n')[0];
   switch (e.name) {
     case 'AbortError':
     case 'ModelDownloadError':
     case 'WebGPUUnavailableError':
+    case 'ContextWindowError':
       return e;
     case 'WebGPUNotAvailableError':
     case 'WebGPUNotFoundError':
@@ -80,7 +85,7 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
   if (phase === 'load' && (/^(CompileError|LinkError|RuntimeError)$/.test(e.name) || /WebAssembly|wasm|Cannot find function|not a function/i.test(detail ?? ''))) {
     return named(
       'ModelLibraryError',
-      `The model library ${model.libUrl} could not be loaded (${e.name}: ${detail}). It must be a WebLLM model library (.wasm) built for this model and for WebLLM 0.2.86; ` +
+      `The model library ${model.libUrl} could not be loaded (${e.name}: ${detail}). It must be a WebLLM model library (.wasm) built for this model and for WebLLM ${webllm.version} (mlc-ai/binary-mlc-llm-libs, ${webllm.libraryFolder}); ` +
         'a converted RL-MemAgent-7B uses the Qwen2-7B-Instruct library of the same quantisation. Check the model library URL in Models.',
     );
   }
@@ -152,6 +157,8 @@ export class GpuSession {
   constructor(
     private readonly factory: MlcFactory = webllmFactory,
     private readonly fetchFiles: typeof downloadModel = downloadModel,
+    /** The WebLLM version `factory` makes engines of: what the files are named and the loads and requests carry. */
+    readonly webllm: WebLLMVersion = SHIPPED_WEBLLM,
   ) {}
 
   get current(): { id: string; window: number } | undefined {
@@ -176,7 +183,7 @@ export class GpuSession {
       const start = async () => {
         await stopping;
         controller.signal.throwIfAborted();
-        return this.fetchFiles(model, { ...scopeTuning(), signal: controller.signal, onProgress: (p) => report('working', p.fraction, p.text) });
+        return this.fetchFiles(model, { ...scopeTuning(), signal: controller.signal, onProgress: (p) => report('working', p.fraction, p.text), webllm: this.webllm });
       };
       const done = start().then(
         (r) => (report('done', 1, 'All files are downloaded'), r),
@@ -243,15 +250,22 @@ export class GpuSession {
     progress(0, `Loading ${model.label} onto the GPU with a ${window}-token context`);
     const loading = (async () => {
       try {
-        const mlc = await this.factory(appConfigFor(model), (r) => progress(r.progress, r.text));
-        // context_window_size is merged over the model's config: the prebuilt 4096 never applies.
-        await mlc.reload(model.id, { context_window_size: window });
+        const mlc = await this.factory(appConfigFor(model, this.webllm), (r) => progress(r.progress, r.text));
+        await mlc.reload(model.id, loadOptions(this.webllm, window, REPETITION_PENALTY));
         this.mlc = mlc;
-        this.loaded = { id: model.id, window };
-        progress(1, `${model.label} is loaded (${window}-token context)`, 'done');
+        // The window WebLLM sized its KV cache for, where it can be read back.
+        const loaded = loadedContextWindow(mlc, model.id) ?? window;
+        if (loaded < window) {
+          throw named(
+            'ContextWindowError',
+            `WebLLM loaded ${model.label} with a ${loaded}-token context window instead of the ${window} tokens this run needs. Choose a smaller chunk size or memory size.`,
+          );
+        }
+        this.loaded = { id: model.id, window: loaded };
+        progress(1, `${model.label} is loaded (${loaded}-token context)`, 'done');
         return mlc;
       } catch (e) {
-        const err = explainError(e, model, 'load', window);
+        const err = explainError(e, model, 'load', window, this.webllm);
         progress(0, err.message, 'failed');
         await this.reset();
         throw err;
@@ -284,6 +298,7 @@ export class GpuSession {
     const request: Record<string, unknown> = {
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       max_tokens: options.maxTokens, // WebLLM's default is unlimited
+      repetition_penalty: REPETITION_PENALTY, // (versions whose requests cannot carry it get it at load)
       stream: true,
       stream_options: { include_usage: true },
     };
@@ -370,7 +385,11 @@ export class GpuSession {
       }
       timing.endedAt = performance.now();
       if (signal?.aborted) finish = 'abort';
-      const result: GenerateResult = { text, finishReason: finish, usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0 } };
+      const result: GenerateResult = {
+        text,
+        finishReason: finish,
+        usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage ? writtenTokens(this.webllm, usage) : 0 },
+      };
       const extra = usage?.extra;
       if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
       if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
@@ -378,7 +397,7 @@ export class GpuSession {
       return { result, timing };
     } catch (e) {
       if (signal?.aborted) throw abortError();
-      const err = explainError(e, model, 'generate', loadedWindow);
+      const err = explainError(e, model, 'generate', loadedWindow, this.webllm);
       if (err.name === 'DeviceLostError') await this.reset(); // what is on the GPU is gone
       throw err;
     } finally {

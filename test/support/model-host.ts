@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { CDN_PRESETS, type CdnPreset, cdnDigests, handleCdn, type LogEntry, prepareCdn } from './cdn-host';
 import { BROKEN_LIBRARY, chatConfig, shardBytes, shardName, tokenizerJson, weightsIndex } from './model-files';
+import { serveSynthetic } from './synthetic-model';
 
 /**
  * Stand-ins for the model hosts WebLLM fetches from, on one port.
@@ -83,6 +84,8 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
 
     cors(res);
     if (req.method === 'OPTIONS') return (res.writeHead(204).end(), 204);
+    const synthetic = serveSynthetic(req, res, path); // a model made from a real model library (synthetic-model.ts)
+    if (synthetic !== undefined) return synthetic;
     if (path.startsWith('/lib/') && path.endsWith('.wasm')) {
       // Starts like WebAssembly, then is not: the model library fails to compile, as a wrong or corrupt download would.
       return (res.writeHead(200, { 'Content-Type': 'application/wasm', 'Content-Length': String(BROKEN_LIBRARY.length) }).end(BROKEN_LIBRARY), 200);

@@ -1,0 +1,86 @@
+import type { ModelRecordLike } from './webllm-models';
+
+/**
+ * What differs between the WebLLM versions the engine adapter drives: the
+ * app ships one (pinned in package.json), and its real-kernel test runs
+ * another, the newest whose model libraries can be had offline. Anything
+ * the adapter must do differently per version lives here and nowhere else,
+ * so the next upgrade meets its differences in one file.
+ */
+
+export interface WebLLMVersion {
+  version: string;
+  /** The weights index beside the shards, which WebLLM reads from `webllm/model` (same layout in both). */
+  weightsIndex: 'tensor-cache.json' | 'ndarray-cache.json';
+  /** The app-config fields that keep WebLLM on Cache Storage, whose layout the app's downloader fills. */
+  cacheConfig: { cacheBackend: 'cache' } | { useIndexedDBCache: false };
+  /**
+   * Whether a chat request may set `repetition_penalty`. Where it may not,
+   * the model config's value (1.05 for Qwen) applies unless the load
+   * overrides it.
+   */
+  requestRepetitionPenalty: boolean;
+  /** Whether `usage.completion_tokens` counts the token the prefill wrote, or only the decode steps after it. */
+  completionCountsFirstToken: boolean;
+  /** Where its model libraries live in mlc-ai/binary-mlc-llm-libs (a library from another folder fails to load). */
+  libraryFolder: string;
+}
+
+/** What the app ships and bundles. */
+export const WEBLLM_0_2_86: WebLLMVersion = {
+  version: '0.2.86',
+  weightsIndex: 'tensor-cache.json',
+  cacheConfig: { cacheBackend: 'cache' },
+  requestRepetitionPenalty: true,
+  completionCountsFirstToken: true,
+  libraryFolder: 'web-llm-models/v0_2_86/base',
+};
+
+/** The newest version with libraries at hand offline (`v0_2_48`): the real-kernel test runs it. Never bundled. */
+export const WEBLLM_0_2_79: WebLLMVersion = {
+  version: '0.2.79',
+  weightsIndex: 'ndarray-cache.json',
+  cacheConfig: { useIndexedDBCache: false },
+  requestRepetitionPenalty: false,
+  completionCountsFirstToken: false,
+  libraryFolder: 'web-llm-models/v0_2_48',
+};
+
+export const SHIPPED_WEBLLM = WEBLLM_0_2_86;
+
+/** Both names of the weights index: a model converted for one version may carry only the other. */
+export const WEIGHTS_INDEX_NAMES = [WEBLLM_0_2_86.weightsIndex, WEBLLM_0_2_79.weightsIndex] as const;
+
+/** A one-model app config for one version, on the Cache Storage backend. */
+export type WebLLMAppConfig = { model_list: ModelRecordLike[] } & WebLLMVersion['cacheConfig'];
+
+/**
+ * The options merged over the model's config at load: the planned window
+ * (the prebuilt 4096 never applies) and, where requests cannot carry it, the
+ * repetition penalty.
+ */
+export function loadOptions(version: WebLLMVersion, window: number, repetitionPenalty: number): Record<string, unknown> {
+  return version.requestRepetitionPenalty ? { context_window_size: window } : { context_window_size: window, repetition_penalty: repetitionPenalty };
+}
+
+/**
+ * Tokens a request wrote, from its usage. A prefill always writes the first
+ * one (Pause is heard only between decode steps), so where WebLLM counts
+ * decode steps only, that token is added back.
+ */
+export function writtenTokens(version: WebLLMVersion, usage: { prompt_tokens: number; completion_tokens: number }): number {
+  return usage.completion_tokens + (!version.completionCountsFirstToken && usage.prompt_tokens > 0 ? 1 : 0);
+}
+
+/**
+ * The context window the loaded model really has, read back from the engine;
+ * undefined where a version keeps it elsewhere. Both versions keep each
+ * loaded model's chat pipeline in `loadedModelIdToPipeline`, whose
+ * `contextWindowSize` sized the KV cache.
+ */
+export function loadedContextWindow(engine: unknown, modelId: string): number | undefined {
+  const pipelines = (engine as { loadedModelIdToPipeline?: unknown } | null)?.loadedModelIdToPipeline;
+  if (!(pipelines instanceof Map)) return undefined;
+  const size = (pipelines.get(modelId) as { contextWindowSize?: unknown } | undefined)?.contextWindowSize;
+  return typeof size === 'number' && size > 0 ? size : undefined;
+}
