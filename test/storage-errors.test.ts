@@ -1,6 +1,9 @@
+import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { StaleRunError } from '../src/storage/db';
 import { connectionLost, StorageError, StorageFullError, translateStorageError } from '../src/storage/errors';
+import { loadApiKey, saveApiKey } from '../src/storage/secrets';
+import { QuotaFault } from './storage-faults';
 
 const tx = (error: DOMException | null) => ({ error });
 
@@ -64,5 +67,21 @@ describe('storage failures in words', () => {
   it('tells a page whose connection is gone what happened and what to do', () => {
     expect(connectionLost('browser').message).toMatch(/^The browser closed this site's database .* Reload the page/);
     expect(connectionLost('newer-version').message).toMatch(/newer version of the app.* Reload this page to update it\.$/);
+  });
+
+  it('tells in words why an API key could not be saved, and keeps the one saved before', async () => {
+    const fault = await QuotaFault.install();
+    try {
+      await saveApiKey('http://127.0.0.1:9/v1', 'sk-first');
+      fault.fill({ stores: ['apiKeys'], error: () => new DOMException('Internal error committing transaction.', 'UnknownError') });
+      const failure = (await saveApiKey('http://127.0.0.1:9/v1', 'sk-second').catch((e: unknown) => e)) as StorageError;
+      fault.free();
+      expect(failure).toBeInstanceOf(StorageError);
+      expect(failure.message).toMatch(/^This browser's database failed, so the API key for this server could not be saved .* Reload the page/);
+      expect(failure.message).not.toMatch(/Internal error|transaction/);
+      expect(await loadApiKey('http://127.0.0.1:9/other')).toBe('sk-first');
+    } finally {
+      fault.uninstall();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { type DBSchema, openDB } from 'idb';
+import { translateStorageError } from './errors';
 
 /**
  * API keys for model servers, one per server origin, in a database of their
@@ -19,6 +20,20 @@ function open() {
   });
 }
 
+/** Runs `work` on the keys' database; a storage failure reaches the person in words (see errors.ts). */
+async function withKeys<T>(what: { what: string; reading?: boolean }, work: (db: Awaited<ReturnType<typeof open>>) => Promise<T>): Promise<T> {
+  try {
+    const db = await open();
+    try {
+      return await work(db);
+    } finally {
+      db.close();
+    }
+  } catch (e) {
+    throw translateStorageError(e, what);
+  }
+}
+
 /** Keys belong to a server, whichever path of it the person typed. */
 function originOf(baseUrl: string): string | null {
   try {
@@ -31,23 +46,15 @@ function originOf(baseUrl: string): string | null {
 export async function loadApiKey(baseUrl: string): Promise<string | undefined> {
   const origin = originOf(baseUrl);
   if (!origin) return undefined;
-  const db = await open();
-  try {
-    return (await db.get('apiKeys', origin))?.key;
-  } finally {
-    db.close();
-  }
+  return withKeys({ what: 'the API key for this server', reading: true }, async (db) => (await db.get('apiKeys', origin))?.key);
 }
 
 /** Stores the key for the server at `baseUrl`; an empty key forgets it. */
 export async function saveApiKey(baseUrl: string, key: string): Promise<void> {
   const origin = originOf(baseUrl);
   if (!origin) return;
-  const db = await open();
-  try {
+  await withKeys({ what: 'the API key for this server' }, async (db) => {
     if (key.trim()) await db.put('apiKeys', { origin, key: key.trim() });
     else await db.delete('apiKeys', origin);
-  } finally {
-    db.close();
-  }
+  });
 }
