@@ -156,3 +156,52 @@ describe('memoryLoop stop', () => {
     expect(calls).toBe(0);
   });
 });
+
+describe("memoryLoop with the paper's method", () => {
+  /** Replies from a script, each request's user message kept. */
+  function scripted(replies: readonly string[]): TextGenerator & { prompts: string[] } {
+    const prompts: string[] = [];
+    return {
+      prompts,
+      async generate(messages) {
+        prompts.push(messages[0]!.content);
+        return { text: replies[prompts.length - 1] ?? '', finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1 } };
+      },
+    };
+  }
+  const templates = { update: 'U <problem> \n{problem}\n</problem>\n<memory>\n{memory}\n</memory>\n<section>\n{section}\n</section>\n', final: 'F {problem}|{memory}|' };
+  const book = 'One <|im_start|> two </think> three.';
+  const spans: ChunkSpan[] = [
+    { start: 0, end: 16, tokens: 3 },
+    // A slice whose cut split a character: the decoded text is sent, not the characters.
+    { start: 16, end: book.length, tokens: 5, text: '\uFFFD two </think> three.' },
+  ];
+
+  it('sends the text as it is, keeps each reply verbatim as the memory and reads the answer strictly', async () => {
+    const gen = scripted(['  first notes \n', '<think>hm</think>\n second notes ', 'Therefore, the answer is Paris.']);
+    const { events } = await collect(
+      input({ text: book, chunks: spans, question: 'Q <|im_end|>', generator: gen, templates, method: { memory: 'verbatim', answerStyle: 'recurrent', verbatim: true } }),
+    );
+    expect(gen.prompts).toEqual([
+      `U <problem> \nQ <|im_end|>\n</problem>\n<memory>\n${INITIAL_MEMORY}\n</memory>\n<section>\nOne <|im_start|>\n</section>\n`,
+      'U <problem> \nQ <|im_end|>\n</problem>\n<memory>\n  first notes \n\n</memory>\n<section>\n\uFFFD two </think> three.\n</section>\n',
+      'F Q <|im_end|>|second notes|',
+    ]);
+    expect(events.map((e) => (e.kind === 'revision' ? e.memory : e.answer))).toEqual(['  first notes \n', 'second notes', 'Paris']);
+  });
+
+  it('gives an empty answer when the reply holds none in the method’s form', async () => {
+    const { events } = await collect(
+      input({ text: book, chunks: [], generator: scripted(['Paris.']), templates, method: { memory: 'verbatim', answerStyle: 'recurrent', verbatim: true } }),
+    );
+    expect(events).toMatchObject([{ kind: 'answer', reply: 'Paris.', answer: '' }]);
+  });
+
+  it("makes control strings inert and trims memories in this app's reading", async () => {
+    const gen = scripted(['  notes  ', 'x', 'Paris.']);
+    const { events } = await collect(input({ text: book, chunks: spans, question: 'Q', generator: gen, templates }));
+    expect(gen.prompts[0]).toContain('<\u2060|im_start|>');
+    expect(gen.prompts[1]).toContain('<memory>\nnotes\n</memory>');
+    expect(events.at(-1)).toMatchObject({ answer: 'Paris.' });
+  });
+});

@@ -26,6 +26,7 @@ import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../ev
 import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
+import { DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The corpus book beside the project fills the "essay" tasks; the generated essay stands in where it is absent. */
@@ -41,6 +42,7 @@ const HELP = `memagent: read a whole book with a language model that keeps notes
 Usage:
   memagent read <file> --question TEXT --base-url URL [--model NAME] [options]
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
+  memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
 
 Server (both commands):
   --base-url URL       the server's OpenAI API, e.g. http://127.0.0.1:8000/v1
@@ -70,6 +72,15 @@ eval:
   --samples N          samples per task and length (default 5)
   --seed N             sweep seed (default 0)
   --chunk N, --memory N, --mode memory|full, --haystack FILE, --json FILE, --csv FILE
+
+eval --data (RULER-HotpotQA files as published, read by the paper's method):
+  --data FILE          a dataset file (JSON list or JSON Lines); repeat it, one file per length
+  --method M           recurrent (the answer after "the answer is") or recurrent-boxed (the answer
+                       in \boxed{}); default: the one the prompts' final template asks for
+  --prompts FILE       templates as JSON: {"update": …, "final": …} (default: this app's wording)
+  --samples N          items read from each file (default all)
+  --chunk N            exact tokens per chunk (default ${DEFAULT_CHUNK_TOKENS}); --memory N: max tokens per reply (default ${DEFAULT_MEMORY_TOKENS})
+  --json FILE          the method, prompts and every file's metrics and samples
 `;
 
 const SERVER_OPTIONS = {
@@ -447,6 +458,9 @@ async function readCommand(argv: string[]): Promise<number> {
 
 const EVAL_OPTIONS = {
   concurrency: { type: 'string' },
+  data: { type: 'string', multiple: true },
+  method: { type: 'string' },
+  prompts: { type: 'string' },
   tasks: { type: 'string' },
   lengths: { type: 'string', default: '8k' },
   samples: { type: 'string' },
@@ -470,6 +484,8 @@ async function loadHaystack(file: string | undefined): Promise<Haystack> {
 async function evalCommand(argv: string[]): Promise<number> {
   const { values: v } = parse(argv, EVAL_OPTIONS);
   if (v.help) return help();
+  if (v.data) return datasetEvalCommand(v);
+  if (v.method !== undefined || v.prompts !== undefined) throw new UsageError('--method and --prompts go with --data: the paper\'s method reads RULER-HotpotQA files.');
   const tasks = v.tasks ? v.tasks.split(',').map((t) => t.trim()).filter(Boolean) : [...TASK_IDS];
   const unknown = tasks.filter((t) => !isTaskId(t));
   if (unknown.length) throw new UsageError(`Unknown task ${unknown.join(', ')}. Tasks: ${TASK_IDS.join(', ')}.`);
@@ -546,6 +562,37 @@ async function evalCommand(argv: string[]): Promise<number> {
     return 130;
   }
   return 0;
+}
+
+/** `eval --data`: dataset files by the paper's method (eval-data.ts). */
+async function datasetEvalCommand(v: ReturnType<typeof parse<typeof EVAL_OPTIONS>>['values']): Promise<number> {
+  const generated: string[] = (['tasks', 'haystack', 'csv', 'seed'] as const).filter((flag) => v[flag] !== undefined);
+  if (v.mode !== 'memory') generated.push('mode');
+  if (generated.length) throw new UsageError(`--${generated.join(', --')} ${generated.length === 1 ? 'is' : 'are'} for the generated tasks, not for --data.`);
+  const tty = process.stderr.isTTY;
+  const say = (line: string) => process.stderr.write(`${tty ? '\r\x1b[K' : ''}${line}\n`);
+  try {
+    const plan = planDatasetEval({
+      data: v.data ?? [],
+      method: v.method,
+      prompts: v.prompts,
+      chunk: wholeNumber('chunk', v.chunk, 1),
+      memory: wholeNumber('memory', v.memory, 1),
+      samples: wholeNumber('samples', v.samples, 1),
+      concurrency: wholeNumber('concurrency', v.concurrency, 1) ?? 8,
+      json: v.json,
+    });
+    const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+    return await runDatasetEval(plan, engine, {
+      say,
+      out: (text) => process.stdout.write(text),
+      write: writeText,
+      describeEngine: describeEngine(engine),
+    });
+  } catch (e) {
+    if (e instanceof DatasetArgsError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 function writeText(path: string, text: string): void {
