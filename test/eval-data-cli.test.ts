@@ -9,67 +9,8 @@ import { INITIAL_MEMORY, renderTemplate } from '../src/core/prompts';
 import { pyStrip } from '../src/core/pytext';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { planDatasetEval } from '../src/cli/eval-data';
+import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES as TEMPLATES } from './fixtures/hotpotqa';
 import { type OpenAITestServer, type RequestRecord, startOpenAIServer } from './support/openai-server';
-
-/**
- * Stand-in templates in the official files' layout (`<problem> ` with its
- * trailing space, the blocks, blank lines and cue lines), with sentences of
- * this project's own.
- */
-const TEMPLATES = {
-  update:
-    'You will see a question, your earlier notes and one part of a long text. Rewrite the notes so that they keep all that helps with the question and add what this part tells.\n\n' +
-    '<problem> \n{problem}\n</problem>\n\n<memory>\n{memory}\n</memory>\n\n<section>\n{section}\n</section>\n\nUpdated memory:\n',
-  final: 'You will see a question and your notes on a long text. End your reply with: the answer is, then the answer.\n\n<problem> \n{problem}\n</problem>\n\n<memory>\n{memory}\n</memory>\n\nYour answer:\n',
-};
-
-const CHUNK = 120;
-
-/** Made-up Wikipedia-like paragraphs, formatted as RULER-HotpotQA formats its documents. */
-function context(facts: readonly string[], seed: number): string {
-  const filler = [
-    'The river valley was settled by farmers who grew barley and kept goats on the slopes above the town.',
-    'A narrow-gauge railway once linked the quarries to the harbour, carrying slate for roofs across the region.',
-    'The annual fair draws musicians from the coast, and its market sells wool, honey and carved wooden spoons.',
-    'Winters are long and wet; most of the rain falls between October and March, swelling the streams.',
-  ];
-  const docs: string[] = [];
-  for (let i = 0; i < 6; i++) {
-    const body = i % 3 === 1 ? facts[(i - 1) / 3]! : `${filler[(i + seed) % 4]} ${filler[(i + seed + 1) % 4]}`;
-    docs.push(`Document ${i + 1}:\nPlace ${seed}-${i}\n${body}`);
-  }
-  return `\n${docs.join('\n\n')}\n  `;
-}
-
-const LIST_ITEMS = [
-  {
-    context: context(['The clockmaker Ansel Varga founded his workshop in Brellin, a town on Lake Oster.', 'Brellin has a small harbour for ferries.'], 1),
-    input: ' On which lake lies the town where Ansel Varga founded his workshop? ',
-    answers: ['Lake Oster'],
-    num_docs: 50,
-  },
-  {
-    context: context(['The poet Ilse Marrow wrote her first book in Tavik, a town famous for its copper bells.', 'Tavik holds a bell fair each spring.'], 2),
-    input: 'What is the town where Ilse Marrow wrote her first book famous for?',
-    answers: ['copper bells', 'bells'],
-    num_docs: 50,
-  },
-];
-
-const LINE_ITEMS = [
-  {
-    context: context(['The engineer Oda Brand designed the Kessel bridge over the river Aume.', 'The Kessel bridge opened in 1911.'], 3),
-    input: 'Which river does the bridge designed by Oda Brand span?',
-    answers: ['Aume'],
-    num_docs: 200,
-  },
-  {
-    context: context(['The painter Rufus Hale was born in Morrow, the capital of the province of Essel.', 'Morrow has a cathedral.'], 4),
-    input: 'Of which province is the birthplace of Rufus Hale the capital?',
-    answers: ['Essel'],
-    num_docs: 200,
-  },
-];
 
 interface Outcome {
   code: number | null;
@@ -88,6 +29,8 @@ function memagent(args: string[]): Promise<Outcome> {
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+const CHUNK = 120;
 
 let tok: QwenTokenizer;
 let server: OpenAITestServer;

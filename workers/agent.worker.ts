@@ -69,7 +69,9 @@ const api = {
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
   deleteRun: (runId: string) => attempt(async () => (await runner).deleteRun(runId)),
-  startEvaluation: (request: EvaluationRequest) => attempt(async () => (await evaluationService(store)).start(request)),
+  /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
+  startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
+    attempt(async () => (await evaluationService(store)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
   resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).resume(id)),
   pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).pause(id)),
   cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).cancel(id)),

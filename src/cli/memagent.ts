@@ -76,7 +76,7 @@ eval:
 eval --data (RULER-HotpotQA files as published, read by the paper's method):
   --data FILE          a dataset file (JSON list or JSON Lines); repeat it, one file per length
   --method M           recurrent (the answer after "the answer is") or recurrent-boxed (the answer
-                       in \boxed{}); default: the one the prompts' final template asks for
+                       in \\boxed{}); default: the one the prompts' final template asks for
   --prompts FILE       templates as JSON: {"update": …, "final": …} (default: this app's wording)
   --samples N          items read from each file (default all)
   --chunk N            exact tokens per chunk (default ${DEFAULT_CHUNK_TOKENS}); --memory N: max tokens per reply (default ${DEFAULT_MEMORY_TOKENS})

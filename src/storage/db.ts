@@ -1,6 +1,6 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
 import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText } from './schema';
-import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
+import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
 import { modelKey, type StepSample } from '../core/estimate';
 
@@ -9,7 +9,7 @@ export * from './evaluation-schema';
 export * from './model-schema';
 
 export const DB_NAME = 'memagent';
-export const DB_VERSION = 4;
+export const DB_VERSION = 7;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
@@ -18,7 +18,8 @@ interface MemagentDB extends DBSchema {
   revisions: { key: [string, number]; value: RevisionRecord };
   memories: { key: [string, number]; value: MemoryRecord };
   evaluations: { key: string; value: EvaluationRecord };
-  evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord };
+  evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord | DatasetSampleRecord };
+  datasetItems: { key: [string, number]; value: DatasetItemRecord };
   customModels: { key: string; value: CustomModelRecord };
   calibrations: { key: [string, string]; value: CalibrationRecord };
   runChunks: { key: string; value: RunChunksRecord };
@@ -136,6 +137,8 @@ export class Store {
             cursor = await cursor.continue();
           }
         }
+        // Version 7: dataset files' items, read by evaluations. Guarded by name, so the step holds whatever came between.
+        if (!db.objectStoreNames.contains('datasetItems')) db.createObjectStore('datasetItems', { keyPath: ['evaluationId', 'ordinal'] });
       },
     });
     return new Store(db);
@@ -426,7 +429,7 @@ export class Store {
    * transaction. Refuses a sample already stored, so that two writers never
    * count one twice.
    */
-  async commitEvaluationSample(sample: EvaluationSampleRecord): Promise<EvaluationRecord> {
+  async commitEvaluationSample(sample: EvaluationSampleRecord | DatasetSampleRecord): Promise<EvaluationRecord> {
     const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
     const evaluations = tx.objectStore('evaluations');
     const samples = tx.objectStore('evaluationSamples');
@@ -444,9 +447,33 @@ export class Store {
     return next;
   }
 
-  /** Finished samples of an evaluation from sweep position `from` on, in sweep order. */
-  listEvaluationSamples(evaluationId: string, from = 0): Promise<EvaluationSampleRecord[]> {
-    return this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity]));
+  /** Finished samples of a sweep of generated tasks from position `from` on, in sweep order. */
+  async listEvaluationSamples(evaluationId: string, from = 0): Promise<EvaluationSampleRecord[]> {
+    return (await this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity]))).filter(
+      (s): s is EvaluationSampleRecord => !('kind' in s),
+    );
+  }
+
+  /** Finished items of a dataset evaluation from position `from` on, in order. */
+  async listDatasetSamples(evaluationId: string, from = 0): Promise<DatasetSampleRecord[]> {
+    return (await this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity]))).filter(
+      (s): s is DatasetSampleRecord => 'kind' in s && s.kind === 'dataset',
+    );
+  }
+
+  /** Stores a batch of dataset items in one transaction; a full disk stores none of them and says so. */
+  async putDatasetItems(items: readonly DatasetItemRecord[]): Promise<void> {
+    const tx = this.db.transaction('datasetItems', 'readwrite');
+    await written(tx, Promise.all([...items.map((item) => tx.store.put(item)), tx.done]), 'the dataset file');
+  }
+
+  getDatasetItem(evaluationId: string, ordinal: number): Promise<DatasetItemRecord | undefined> {
+    return this.db.get('datasetItems', [evaluationId, ordinal]);
+  }
+
+  /** Deletes an evaluation's dataset items (a file that could not be read whole leaves none behind). */
+  async deleteDatasetItems(evaluationId: string): Promise<void> {
+    await this.db.delete('datasetItems', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
   }
 
   /** Sweep positions of the finished samples: all a resume needs. */
