@@ -1,3 +1,4 @@
+import { CUTTER_LABELS } from '../../core/token-slices';
 import type { RunRecord } from '../../storage/db';
 
 /** The exact settings and templates a run used. */
@@ -16,6 +17,8 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dd>
           {s.chunkTokens} tokens{s.chunkTokens !== s.requestedChunkTokens ? ` (asked for ${s.requestedChunkTokens}; the context window allows ${s.chunkTokens})` : ''}
         </dd>
+        <dt>Chunks</dt>
+        <dd>{CUTTER_LABELS.boundary}</dd>
         <dt>Memory size</dt>
         <dd>{s.memoryTokens} tokens</dd>
         <dt>Context per step</dt>
