@@ -8,7 +8,7 @@ import { memoryFromReply } from '../src/core/answer';
 import { INITIAL_MEMORY, renderTemplate } from '../src/core/prompts';
 import { pyStrip } from '../src/core/pytext';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { planDatasetEval } from '../src/cli/eval-data';
+import { checkDatasetFiles, planDatasetEval } from '../src/cli/eval-data';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES as TEMPLATES } from './fixtures/hotpotqa';
 import { type OpenAITestServer, type RequestRecord, startOpenAIServer } from './support/openai-server';
 
@@ -159,7 +159,7 @@ describe('memagent eval --data', () => {
       '--concurrency', '1', '--retries', '0', '--json', json,
     ]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/\[eval_200\.jsonl #1\] failed, left out of the averages: .*500/);
+    expect(r.stderr).toMatch(/\[1\/2\] \[eval_200\.jsonl #1\] failed, left out of the averages: .*500/);
     expect(r.stdout).toMatch(/^eval_200\.jsonl\s+200\s+28K\s+[\d,]+\s+1\/2 \(1 failed\)\s+100\.00/m);
     const report = JSON.parse(readFileSync(json, 'utf8'));
     // The method follows the templates: their final prompt asks for "the answer is".
@@ -175,6 +175,14 @@ describe('memagent eval --data', () => {
     expect(plan({ prompts: listFile })).toThrow('needs "update" and "final"');
     // Without templates of its own, the app's wording asks for \boxed{}, so the method that reads it is the default.
     expect(plan({})().settings.method).toBe('recurrent-boxed');
+    // Every file is read through before any model time is spent: a broken one is found at the start.
+    const broken = join(dir, 'eval_100.jsonl');
+    writeFileSync(broken, `${JSON.stringify(LINE_ITEMS[0])}\n{"context": "Document 1:`);
+    const checked = plan({ data: [listFile, broken], samples: 5 })();
+    await expect(checkDatasetFiles(checked)).rejects.toThrow('eval_100.jsonl ends in the middle of an item (line 2)');
+    const counted = plan({ data: [listFile, linesFile], samples: 1 })();
+    await checkDatasetFiles(counted);
+    expect(counted.files.map((f) => f.items)).toEqual([1, 1]);
     const mixed = await memagent(['eval', '--base-url', server.url, '--data', listFile, '--tasks', 'vt']);
     expect(mixed).toMatchObject({ code: 2 });
     expect(mixed.stderr).toContain('--tasks is for the generated tasks, not for --data.');

@@ -12,7 +12,7 @@ import { isAbortError } from '../core/generation';
 import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { CUTTER_LABELS } from '../core/token-slices';
 import type { Engine } from '../engines/engine';
-import { type DatasetItem, readDataset } from '../eval/dataset';
+import { type DatasetItem, DatasetError, readDataset } from '../eval/dataset';
 import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, summarizeFiles } from '../eval/dataset-report';
 import { defaultMethod, type ItemResult, isMethodId, METHOD_CUTTER, METHOD_IDS, type MethodSettings, methodSettings, readItem } from '../eval/method';
 
@@ -32,7 +32,8 @@ export interface DatasetEvalArgs {
 }
 
 export interface DatasetPlan {
-  files: { path: string; name: string }[];
+  /** `items`: how many will be read from the file, once checkDatasetFiles has read it through. */
+  files: { path: string; name: string; items?: number }[];
   settings: MethodSettings;
   prompts: PromptsUsed;
   samples?: number;
@@ -94,16 +95,36 @@ export function planDatasetEval(args: DatasetEvalArgs): DatasetPlan {
 /** A generous bound on a HotpotQA question, for checking that a step fits before reading. */
 const QUESTION_TOKENS_BOUND = 128;
 
-/** Each file's items in turn, up to `samples` of each. */
-async function* allItems(plan: DatasetPlan): AsyncGenerator<{ file: string; item: DatasetItem }> {
+/** One file's items, up to `samples` of them. */
+async function* fileItems(plan: DatasetPlan, f: DatasetPlan['files'][number]): AsyncGenerator<DatasetItem> {
+  let n = 0;
+  for await (const item of readDataset(createReadStream(f.path, { encoding: 'utf8', highWaterMark: 1 << 20 }) as AsyncIterable<string>, f.name)) {
+    if (plan.samples !== undefined && n >= plan.samples) break;
+    n++;
+    yield item;
+  }
+}
+
+/**
+ * Reads every file through once before any model time is spent, so that a
+ * broken file is found at the start, not hours in; counts the items to read.
+ */
+export async function checkDatasetFiles(plan: DatasetPlan): Promise<void> {
   for (const f of plan.files) {
     let n = 0;
-    for await (const item of readDataset(createReadStream(f.path, { encoding: 'utf8', highWaterMark: 1 << 20 }) as AsyncIterable<string>, f.name)) {
-      if (plan.samples !== undefined && n >= plan.samples) break;
-      n++;
-      yield { file: f.name, item };
+    try {
+      for await (const _ of fileItems(plan, f)) n++;
+    } catch (e) {
+      if (e instanceof DatasetError) throw new DatasetArgsError(e.message);
+      throw e;
     }
+    f.items = n;
   }
+}
+
+/** Each file's items in turn. */
+async function* allItems(plan: DatasetPlan): AsyncGenerator<{ file: string; item: DatasetItem }> {
+  for (const f of plan.files) for await (const item of fileItems(plan, f)) yield { file: f.name, item };
 }
 
 export interface DatasetEvalIO {
@@ -142,6 +163,8 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   process.once('SIGINT', onSigint);
   const results: ItemResult[] = [];
   const source = allItems(plan);
+  const total = plan.files.reduce((n, f) => n + (f.items ?? 0), 0);
+  let done = 0;
   let failure: unknown;
   const reader = async () => {
     while (!stop.signal.aborted) {
@@ -159,10 +182,11 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
         const r = await readItem(item, file, settings, { generator: engine, tokenizer: engine.tokenizer, signal: stop.signal });
         results.push(r);
         const secs = `${(r.ms / 1000).toFixed(1)} s`;
+        const at = `[${++done}/${total || '?'}] [${file} #${r.index + 1}]`;
         io.say(
           r.scores
-            ? `[${file} #${r.index + 1}] sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${r.scores.f1} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
-            : `[${file} #${r.index + 1}] failed, left out of the averages: ${r.failed}`,
+            ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${r.scores.f1} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
+            : `${at} failed, left out of the averages: ${r.failed}`,
         );
       } catch (e) {
         if (!isAbortError(e)) failure ??= e;
@@ -174,7 +198,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   process.off('SIGINT', onSigint);
 
   const files = summarizeFiles(
-    plan.files.map((f) => ({ name: f.name, numDocs: results.find((r) => r.file === f.name)?.numDocs ?? null })),
+    plan.files.map((f) => ({ name: f.name, numDocs: results.find((r) => r.file === f.name)?.numDocs ?? null, ...(f.items !== undefined && { items: f.items }) })),
     results,
   );
   io.out(formatDatasetTable(files));

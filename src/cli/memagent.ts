@@ -26,7 +26,7 @@ import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../ev
 import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
-import { DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
+import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The corpus book beside the project fills the "essay" tasks; the generated essay stands in where it is absent. */
@@ -582,6 +582,7 @@ async function datasetEvalCommand(v: ReturnType<typeof parse<typeof EVAL_OPTIONS
       concurrency: wholeNumber('concurrency', v.concurrency, 1) ?? 8,
       json: v.json,
     });
+    await checkDatasetFiles(plan);
     const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
     return await runDatasetEval(plan, engine, {
       say,

@@ -2,13 +2,13 @@ import { BudgetError, planBudget } from '../core/budget';
 import { isAbortError } from '../core/generation';
 import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
+import { createEngine } from '../engines/registry';
 import { DatasetError, readDataset } from '../eval/dataset';
 import type { PromptsUsed } from '../eval/dataset-report';
-import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodId, type MethodSettings, methodSettings, readItem } from '../eval/method';
-import { createEngine } from '../engines/registry';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
+import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodId, type MethodSettings, methodSettings, readItem } from '../eval/method';
 import { planSweep, type ReadingMode, runSweep, sweepSpec } from '../eval/sweep';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import {
