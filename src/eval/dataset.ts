@@ -31,6 +31,8 @@ export function numDocsFromName(name: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+const STRING_STOP = /["\\]/g;
+
 /**
  * Splits JSON text fed in pieces into the texts of its items: the objects of
  * a top-level list, or top-level objects one after another (JSON Lines).
@@ -54,14 +56,22 @@ export class ItemSplitter {
     let from = -1; // start of the current item within this piece
     if (this.depth > 0) from = 0;
     for (let i = 0; i < piece.length; i++) {
-      const c = piece.charCodeAt(i);
-      if (c === 10) this.line++;
       if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === 92) this.escaped = true; // backslash
-        else if (c === 34) this.inString = false; // quote
+        if (this.escaped) {
+          this.escaped = false;
+          continue;
+        }
+        // Jump to the next quote or backslash: contexts are megabytes of string (with no raw line breaks in valid JSON).
+        STRING_STOP.lastIndex = i;
+        const stop = STRING_STOP.exec(piece);
+        if (!stop) break;
+        i = stop.index;
+        if (piece.charCodeAt(i) === 92) this.escaped = true;
+        else this.inString = false;
         continue;
       }
+      const c = piece.charCodeAt(i);
+      if (c === 10) this.line++;
       if (this.depth > 0) {
         if (c === 34) this.inString = true;
         else if (c === 123 || c === 91) this.depth++;
