@@ -3,7 +3,7 @@ import { type PaperMetrics, paperMetrics } from './paper-score';
 import { alignTable } from './report';
 
 /**
- * The paper's RULER-HotpotQA figures (sub_em %, facts §1) by document count:
+ * The paper's RULER-HotpotQA figures (sub_em %, from its results table) by document count:
  * 50 documents make about 7K tokens, and each doubling doubles the length.
  */
 const PAPER: Readonly<Record<number, { length: string; rl7b?: number; rl14b?: number }>> = {
