@@ -19,9 +19,14 @@ interface ParsedPrompt {
   section?: string;
 }
 
+/** The problem block's opening line, with or without the trailing space the trained layout has. */
+const PROBLEM_OPEN = /<problem> *\n/;
+
 /** Reads the <problem>, <memory> and <section> blocks that every template carries. */
 export function parsePrompt(prompt: string): ParsedPrompt {
-  const problemOpen = prompt.indexOf('<problem>\n');
+  const problemMatch = PROBLEM_OPEN.exec(prompt);
+  const problemOpen = problemMatch ? problemMatch.index : -1;
+  const problemFrom = problemMatch ? problemMatch.index + problemMatch[0].length : -1;
   const problemClose = prompt.indexOf('\n</problem>', problemOpen);
   const memoryOpen = prompt.indexOf('<memory>\n', problemClose);
   const sectionOpen = prompt.indexOf('<section>\n', Math.max(memoryOpen, problemClose));
@@ -30,7 +35,7 @@ export function parsePrompt(prompt: string): ParsedPrompt {
   if (problemOpen < 0 || problemClose < 0 || (!direct && (memoryOpen < 0 || memoryClose < memoryOpen))) {
     throw new Error('The prompt template lost its <problem> or <memory> block; reset the templates to their defaults.');
   }
-  const parsed: ParsedPrompt = { problem: prompt.slice(problemOpen + '<problem>\n'.length, problemClose) };
+  const parsed: ParsedPrompt = { problem: prompt.slice(problemFrom, problemClose) };
   if (!direct) parsed.memory = prompt.slice(memoryOpen + '<memory>\n'.length, memoryClose);
   if (sectionOpen >= 0) {
     const sectionClose = prompt.lastIndexOf('\n</section>');
