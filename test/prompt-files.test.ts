@@ -1,28 +1,17 @@
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   identifyPromptFile,
   PROMPT_FILES,
   PromptFileError,
-  type PromptFileSpec,
   promptFileUrl,
   promptSetFromFile,
   sha256Hex,
 } from '../src/core/prompt-sets';
 import { finalPrompt, renderTemplate, templateProblem, updatePrompt } from '../src/core/prompts';
 import { PythonSourceError, readPythonStrings } from '../src/core/python-strings';
+import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
 import { hasPython, runPython } from './support/python';
-
-// Stand-ins written for these tests in the exact shape of the pinned files, with sentences of our own.
-const STANDIN = readFileSync(new URL('./fixtures/prompt-files/recurrent.py', import.meta.url));
-const STANDIN_BOXED = readFileSync(new URL('./fixtures/prompt-files/recurrent_boxed.py', import.meta.url));
-
-/** The pinned specs with the stand-ins' own hashes put in their place, as a test passes them. */
-export async function standinSpecs(): Promise<PromptFileSpec[]> {
-  const [paper, boxed] = await Promise.all([sha256Hex(STANDIN), sha256Hex(STANDIN_BOXED)]);
-  return PROMPT_FILES.map((s) => ({ ...s, sha256: s.set === 'memagent' ? paper : boxed, bytes: s.set === 'memagent' ? STANDIN.length : STANDIN_BOXED.length }));
-}
 
 /** Python's own reading of a module's top-level string constants (the last assignment wins). */
 const PY_CONSTANTS = `
