@@ -7,6 +7,8 @@ import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { PromptLibrary } from '../src/runner/prompt-files';
 import { DB_VERSION, Store } from '../src/storage/db';
+import { buildExport, parseExport, type RunExport, toMarkdown } from '../src/storage/export';
+import { loadReadSettings } from '../src/ui/settings';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
 import { testRunner, until } from './runner-setup';
 
@@ -161,7 +163,12 @@ describe('runs and their prompt set', () => {
     expect(run!.templates.update).toMatch(/^Stand-in instruction/);
     expect(run!.memory).toBe('No previous memory');
     await until(async () => (await store.getRun(id))?.status === 'done');
-    expect((await store.getRun(id))!.status).toBe('done');
+    const done = (await store.getRun(id))!;
+    expect(done.status).toBe('done');
+    // Exports carry the record, and an import keeps it.
+    const exported = JSON.stringify(buildExport(done, await store.listRevisions(id), await store.listMemories(id)));
+    expect(parseExport(exported).run.prompts).toEqual(run!.prompts);
+    expect(toMarkdown(JSON.parse(exported) as RunExport)).toContain(`prompts: MemAgent (paper) (${PAPER} at 76b7a65, SHA-256 ${specs[0]!.sha256})`);
   });
 
   it('a run with edited templates records them as such', async () => {
@@ -213,5 +220,18 @@ describe('the prompt-file store (schema version 6)', () => {
       expect(info.version).toBe(DB_VERSION);
       expect(info.stores).toEqual(expect.arrayContaining(['promptFiles', ...extra]));
     }
+  });
+});
+
+describe('settings kept from before prompt sets', () => {
+  const saved = (templates: typeof DEFAULT_TEMPLATES) => ({ getItem: () => JSON.stringify({ temperature: 0.3, templates }) });
+
+  it('read the old default templates as no choice made, and edited ones as the person’s own', () => {
+    const oldDefault = { update: DEFAULT_TEMPLATES.update.replace('<problem> \n', '<problem>\n'), final: DEFAULT_TEMPLATES.final.replace('<problem> \n', '<problem>\n') };
+    expect(oldDefault.update).not.toBe(DEFAULT_TEMPLATES.update);
+    expect(loadReadSettings(saved(oldDefault))).toMatchObject({ temperature: 0.3, promptSet: null, templates: DEFAULT_TEMPLATES, promptsBase: '' });
+    const edited = { ...oldDefault, final: 'Mine: {problem} {memory}' };
+    expect(loadReadSettings(saved(edited))).toMatchObject({ promptSet: 'custom', templates: edited });
+    expect(loadReadSettings({ getItem: () => JSON.stringify({ promptSet: 'memagent-boxed' }) }).promptSet).toBe('memagent-boxed');
   });
 });

@@ -48,9 +48,10 @@ const EARLIER_DEFAULT = {
   final: DEFAULT_TEMPLATES.final.replace(`${PROBLEM_OPEN}\n`, '<problem>\n'),
 };
 
-function load(): ReadSettings {
+/** The settings kept in this browser, brought up to date. */
+export function loadReadSettings(storage: Pick<Storage, 'getItem'> = localStorage): ReadSettings {
   try {
-    const saved = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Partial<ReadSettings> | null;
+    const saved = JSON.parse(storage.getItem(KEY) ?? 'null') as Partial<ReadSettings> | null;
     if (!saved) return DEFAULT_SETTINGS;
     const templates = { ...DEFAULT_SETTINGS.templates, ...saved.templates };
     const unchanged = [DEFAULT_TEMPLATES, EARLIER_DEFAULT].some((d) => d.update === templates.update && d.final === templates.final);
@@ -64,7 +65,7 @@ function load(): ReadSettings {
 
 /** Settings kept in this browser between visits. */
 export function useReadSettings(): [ReadSettings, (change: Partial<ReadSettings>) => void] {
-  const [settings, setSettings] = useState<ReadSettings>(load);
+  const [settings, setSettings] = useState<ReadSettings>(() => loadReadSettings());
   const update = (change: Partial<ReadSettings>) =>
     setSettings((current) => {
       const next = { ...current, ...change };
