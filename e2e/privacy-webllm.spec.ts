@@ -34,7 +34,10 @@ test('a WebLLM model download, with a book in the library, talks only to the ori
   expect(fromHost.every((r) => r.method === 'GET' || r.method === 'HEAD' || r.method === 'OPTIONS')).toBe(true);
   // A model download also fetches MemAgent's two prompt files, at the pinned commit: plain GETs of public files.
   const prompts = traffic.requests.filter((r) => r.url.startsWith(PROMPT_FILES_AT));
-  expect(prompts.every((r) => r.method === 'GET' && /\/taskutils\/memory_eval\/utils\/recurrent(_boxed)?\.py$/.test(r.url))).toBe(true);
+  expect(prompts.map((r) => `${r.method} ${r.url.slice(PROMPT_FILES_AT.length)}`).sort()).toEqual([
+    'GET taskutils/memory_eval/utils/recurrent.py',
+    'GET taskutils/memory_eval/utils/recurrent_boxed.py',
+  ]);
   await expectPrivate(
     { ...traffic, requests: traffic.requests.filter((r) => !prompts.includes(r)) },
     [new URL(baseURL!).origin, MODEL_HOST],
