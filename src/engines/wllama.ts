@@ -425,8 +425,8 @@ export class WllamaEngine implements Engine {
       const { runtime } = await this.ensureLoaded(Math.min(1024, this.maxContext));
       let timings: CompletionChunk['timings'];
       await runtime.createChatCompletion({
-        messages: [{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }],
-        max_tokens: 32,
+        // Sampled as every step is (sampling over the whole vocabulary costs time on a CPU), at the default temperature and top p.
+        ...llamaCppParams(stepRequest([{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }], { maxTokens: 32, temperature: 0.7, topP: 0.95 })),
         ignore_eos: true,
         cache_prompt: false,
         stream: true,
