@@ -22,7 +22,10 @@ interface Outcome {
 function memagent(args: string[], options: { installed?: boolean } = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = options.installed ? ['npx', 'memagent'] : [process.execPath, '--import', 'tsx', 'src/cli/memagent.ts'];
-    const child = spawn(command!, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // No prompt file can be fetched from here (a closed port), so reads use the app's wording, as offline, whatever the network.
+    const hermetic = args[0] === 'read' || args[0] === 'eval' ? ['--prompts-base', 'http://127.0.0.1:9'] : [];
+    const env = { ...process.env, MEMAGENT_CACHE_DIR: join(tmpdir(), 'memagent-cli-no-cache') };
+    const child = spawn(command!, [...prefix, ...args, ...hermetic], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

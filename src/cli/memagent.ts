@@ -15,7 +15,8 @@ import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS, planBudget } from '../core
 import { type ChunkSpan, chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { memoryLoop } from '../core/loop';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead } from '../core/prompts';
+import type { PromptRecord } from '../core/prompt-sets';
+import { type PromptTemplates, templateOverhead } from '../core/prompts';
 import type { Engine, EngineConfig } from '../engines/engine';
 import { OpenAIEngine, type RetryNotice } from '../engines/openai';
 import { createEngine, ENGINES } from '../engines/registry';
@@ -27,6 +28,7 @@ import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, s
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
+import { type PromptFlags, PromptOptionError, type ResolvedPrompts, resolveCliPrompts } from './prompts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The corpus book beside the project fills the "essay" tasks; the generated essay stands in where it is absent. */
@@ -52,6 +54,15 @@ Server (both commands):
   --retries N          attempts repeated after 429, 5xx or a dropped connection (default 8)
   --retry-delay MS     first wait before a retry, doubled each time (default 1000)
   --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url)
+
+Prompts (both commands):
+  --prompts SET        memagent (the prompts of the paper's runs, read from MemAgent's recurrent.py),
+                       memagent-boxed (recurrent_boxed.py), app (this app's wording), or FILE.json
+                       holding edited templates {"update": ..., "final": ...}. Default: memagent for a
+                       model, fetched once from the MemAgent repository at a pinned commit and kept in
+                       the cache; app's wording while that file cannot be had (said so), and for extractive
+  --prompts-file PATH  a local copy of recurrent.py or recurrent_boxed.py (checked by its SHA-256)
+  --prompts-base URL   a mirror to fetch <URL>/taskutils/memory_eval/utils/recurrent.py from
 
 read:
   --question, -q TEXT  what the memory is kept for (on --resume, the journal's question)
@@ -84,6 +95,9 @@ eval --data (RULER-HotpotQA files as published, read by the paper's method):
 `;
 
 const SERVER_OPTIONS = {
+  prompts: { type: 'string' },
+  'prompts-file': { type: 'string' },
+  'prompts-base': { type: 'string' },
   'base-url': { type: 'string' },
   model: { type: 'string' },
   'api-key': { type: 'string' },
@@ -151,6 +165,20 @@ async function openEngine(v: ServerChoice, onRetry: (n: RetryNotice) => void): P
   return { engine, config };
 }
 
+/** The prompt set the flags choose (see prompts.ts); a flag that cannot be used is a usage error. */
+async function choosePrompts(flags: PromptFlags, engineId: string, say: (line: string) => void): Promise<ResolvedPrompts> {
+  try {
+    return await resolveCliPrompts(flags, engineId, { say });
+  } catch (e) {
+    if (e instanceof PromptOptionError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function describePrompts(record: PromptRecord): string {
+  return `prompts ${record.label}${record.file ? ` (${record.file.path.split('/').pop()}, SHA-256 ${record.file.sha256.slice(0, 12)}…)` : ''}`;
+}
+
 function describeEngine(engine: Engine): string {
   if (!(engine instanceof OpenAIEngine)) return `engine ${engine.id}`;
   const { server } = engine;
@@ -178,6 +206,8 @@ interface JournalHeader {
     seed?: number;
   };
   templates: PromptTemplates;
+  /** Which prompt set the templates are, and for MemAgent's the file and hash they were read from. */
+  prompts?: PromptRecord;
   /** [start, end, tokens] of every chunk: a resume reads exactly these, whatever the server now allows. */
   chunks: [number, number, number][];
   createdAt: string;
@@ -312,6 +342,10 @@ async function readCommand(argv: string[]): Promise<number> {
     };
     clash('chunk', v.chunk, h.settings.requestedChunkTokens);
     clash('memory', v.memory, h.settings.memoryTokens);
+    const asked = v['prompts-file'] !== undefined ? 'file' : v.prompts === undefined ? undefined : /\.json$/i.test(v.prompts) ? 'custom' : v.prompts;
+    if (asked !== undefined && h.prompts && asked !== h.prompts.set) {
+      throw new UsageError(`${out} was read with the prompts ${h.prompts.label}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`);
+    }
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
   }
@@ -329,7 +363,8 @@ async function readCommand(argv: string[]): Promise<number> {
     header = journal.header;
     chunks = header.chunks.map(([start, end, tokens]) => ({ start, end, tokens }));
   } else {
-    const templates = { ...DEFAULT_TEMPLATES };
+    const prompts = await choosePrompts(v, engine.id, say);
+    const templates = { ...prompts.set.templates };
     const count = (s: string) => engine.tokenizer.count(s);
     const requestedChunkTokens = wholeNumber('chunk', v.chunk, 1) ?? DEFAULT_CHUNK_TOKENS;
     const budget = planBudget({
@@ -360,6 +395,7 @@ async function readCommand(argv: string[]): Promise<number> {
         ...(seed !== undefined && { seed }),
       },
       templates,
+      prompts: prompts.record,
       chunks: chunks.map((c) => [c.start, c.end, c.tokens]),
       createdAt: new Date().toISOString(),
     };
@@ -374,7 +410,8 @@ async function readCommand(argv: string[]): Promise<number> {
   const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
   say(
     `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
-      `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}.`,
+      `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
+      `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
   );
   if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
 
@@ -460,7 +497,6 @@ const EVAL_OPTIONS = {
   concurrency: { type: 'string' },
   data: { type: 'string', multiple: true },
   method: { type: 'string' },
-  prompts: { type: 'string' },
   tasks: { type: 'string' },
   lengths: { type: 'string', default: '8k' },
   samples: { type: 'string' },
@@ -485,7 +521,7 @@ async function evalCommand(argv: string[]): Promise<number> {
   const { values: v } = parse(argv, EVAL_OPTIONS);
   if (v.help) return help();
   if (v.data) return datasetEvalCommand(v);
-  if (v.method !== undefined || v.prompts !== undefined) throw new UsageError('--method and --prompts go with --data: the paper\'s method reads RULER-HotpotQA files.');
+  if (v.method !== undefined) throw new UsageError('--method goes with --data: the paper\'s method reads RULER-HotpotQA files.');
   const tasks = v.tasks ? v.tasks.split(',').map((t) => t.trim()).filter(Boolean) : [...TASK_IDS];
   const unknown = tasks.filter((t) => !isTaskId(t));
   if (unknown.length) throw new UsageError(`Unknown task ${unknown.join(', ')}. Tasks: ${TASK_IDS.join(', ')}.`);
@@ -512,10 +548,12 @@ async function evalCommand(argv: string[]): Promise<number> {
   const say = (line: string) => process.stderr.write(`${tty ? '\r\x1b[K' : ''}${line}\n`);
   const essay = await loadHaystack(v.haystack);
   const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+  const prompts = await choosePrompts(v, engine.id, say);
+  spec.templates = { ...prompts.set.templates };
   const planned = planSweep(spec);
   process.stdout.write(
     `${describeEngine(engine)}; ${spec.mode === 'memory' ? `memory mode: chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : 'full context'}; ` +
-      `essay haystack ${essay.name}; ${planned.length} samples, ${concurrency} at a time.\n\n`,
+      `${describePrompts(prompts.record)}; essay haystack ${essay.name}; ${planned.length} samples, ${concurrency} at a time.\n\n`,
   );
 
   const stop = new AbortController();
@@ -550,7 +588,15 @@ async function evalCommand(argv: string[]): Promise<number> {
   const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
   const wall = (performance.now() - t0) / 1000;
   process.stdout.write(`\n${results.length} samples in ${wall.toFixed(1)} s: ${Math.round(tokens / wall).toLocaleString('en')} tokens/s through the engine.\n`);
-  const report: EvaluationReport = { engine: engine.id, model: typeof config.model === 'string' ? config.model : undefined, haystack: essay.name, spec, cells, samples: results };
+  const report: EvaluationReport = {
+    engine: engine.id,
+    model: typeof config.model === 'string' ? config.model : undefined,
+    haystack: essay.name,
+    prompts: prompts.record,
+    spec,
+    cells,
+    samples: results,
+  };
   if (v.json) writeText(v.json, reportJson(report));
   if (v.csv) writeText(v.csv, cellsCsv(cells));
   if (failure !== undefined) {

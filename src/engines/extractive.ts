@@ -21,7 +21,7 @@ interface ParsedPrompt {
 
 /** Reads the <problem>, <memory> and <section> blocks that every template carries (`<problem> ` with its trailing space too). */
 export function parsePrompt(prompt: string): ParsedPrompt {
-  const opening = /<problem> ?\n/.exec(prompt);
+  const opening = /<problem> *\n/.exec(prompt);
   const problemOpen = opening?.index ?? -1;
   const problemStart = problemOpen + (opening?.[0].length ?? 0);
   const problemClose = prompt.indexOf('\n</problem>', problemStart);
@@ -67,7 +67,7 @@ export class ExtractiveEngine implements Engine {
     const parsed = parsePrompt(prompt);
     // Answers in the form the instructions ask for (outside the blocks, which hold the book): \boxed{} where they mention it, else "the answer is …".
     const lastBlock = Math.max(prompt.lastIndexOf('</memory>'), prompt.lastIndexOf('</section>'));
-    const boxed = prompt.slice(0, prompt.search(/<problem> ?\n/)).includes('\\boxed') || prompt.slice(lastBlock).includes('\\boxed');
+    const boxed = prompt.slice(0, prompt.search(/<problem> *\n/)).includes('\\boxed') || prompt.slice(lastBlock).includes('\\boxed');
     const text =
       parsed.memory === undefined
         ? this.answer(parsed.problem, sentencesOf(parsed.section ?? ''), boxed) // the whole document at once: answer from it directly

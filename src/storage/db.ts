@@ -2,6 +2,7 @@ import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
 import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText } from './schema';
 import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
+import type { PromptFileRecord } from './schema';
 import { modelKey, type StepSample } from '../core/estimate';
 
 export * from './schema';
@@ -9,6 +10,7 @@ export * from './evaluation-schema';
 export * from './model-schema';
 
 export const DB_NAME = 'memagent';
+// Version 5 belongs to the text-parts store; 6 adds prompt files; 7 dataset items (each step stands alone).
 export const DB_VERSION = 7;
 
 interface MemagentDB extends DBSchema {
@@ -23,6 +25,7 @@ interface MemagentDB extends DBSchema {
   customModels: { key: string; value: CustomModelRecord };
   calibrations: { key: [string, string]; value: CalibrationRecord };
   runChunks: { key: string; value: RunChunksRecord };
+  promptFiles: { key: string; value: PromptFileRecord };
 }
 
 /**
@@ -136,6 +139,10 @@ export class Store {
             await cursor.update(stored);
             cursor = await cursor.continue();
           }
+        }
+        if (oldVersion < 6 && !db.objectStoreNames.contains('promptFiles')) {
+          // The MemAgent prompt files, kept for offline use (keyed by their path in the MemAgent repository).
+          db.createObjectStore('promptFiles', { keyPath: 'path' });
         }
         // Version 7: dataset files' items, read by evaluations. Guarded by name, so the step holds whatever came between.
         if (!db.objectStoreNames.contains('datasetItems')) db.createObjectStore('datasetItems', { keyPath: ['evaluationId', 'ordinal'] });
@@ -507,6 +514,21 @@ export class Store {
 
   async putCalibration(record: CalibrationRecord): Promise<void> {
     await this.db.put('calibrations', record);
+  }
+
+  /** The kept copy of a MemAgent prompt file, by its path in that repository. */
+  getPromptFile(path: string): Promise<PromptFileRecord | undefined> {
+    return this.db.get('promptFiles', path);
+  }
+
+  listPromptFiles(): Promise<PromptFileRecord[]> {
+    return this.db.getAll('promptFiles');
+  }
+
+  /** Keeps a prompt file whose hash has been checked; it replaces any older copy of the same path. */
+  async putPromptFile(record: PromptFileRecord): Promise<void> {
+    const tx = this.db.transaction('promptFiles', 'readwrite');
+    await written(tx, Promise.all([tx.store.put(record), tx.done]), 'the prompt file');
   }
 
   /** Forgets a model's measured speeds on every GPU (a custom model removed: its id may name another model later). */

@@ -67,6 +67,8 @@ export class OpenAITestServer {
   allowedOrigin: string | null;
   tokenDelayMs: number;
   readonly log: RequestRecord[] = [];
+  /** Every chat request's JSON body, in arrival order: what the client sent, byte for byte once parsed. */
+  readonly chatBodies: Record<string, unknown>[] = [];
   private readonly failures: Failure[] = [];
   private readonly sockets = new Set<Socket>();
   private server: Server | null = null;
@@ -249,6 +251,7 @@ export class OpenAITestServer {
 
   private async chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await this.body(req);
+    this.chatBodies.push(body);
     const messages = (body.messages ?? []) as ChatMessage[];
     const prompt = messages[messages.length - 1]?.content ?? '';
     const section = /<section>\n([\s\S]{0,80})/.exec(prompt)?.[1];

@@ -1,5 +1,13 @@
+import type { PromptRecord } from '../../core/prompt-sets';
 import { CUTTER_LABELS } from '../../core/token-slices';
 import type { RunRecord } from '../../storage/db';
+
+/** The set, and for MemAgent's the file, commit and hash it was read from. */
+function describePrompts(p: PromptRecord): string {
+  if (!p.file) return p.label;
+  const from = p.file.source ? (p.file.source.startsWith('imported') ? `, ${p.file.source}` : `, fetched from ${p.file.source}`) : '';
+  return `${p.label}: ${p.file.path} at commit ${p.file.commit.slice(0, 7)}, SHA-256 ${p.file.sha256}${from}`;
+}
 
 /** The exact settings and templates a run used. */
 export function RunSettings({ run }: { run: RunRecord }) {
@@ -32,6 +40,11 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dt>Sampling</dt>
         <dd>
           temperature {s.temperature}, top p {s.topP}, seed {s.seed ?? 'random'}
+        </dd>
+        <dt>Prompts</dt>
+        <dd>
+          {run.prompts ? describePrompts(run.prompts) : 'the templates below (run from before prompt sets)'}
+          {run.prompts?.note && <p className="hint">{run.prompts.note}</p>}
         </dd>
       </dl>
       <h4>Memory update template</h4>
