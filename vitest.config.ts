@@ -5,5 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     environment: 'node',
     testTimeout: 60_000,
+    // Loading the tokenizer and the corpus in beforeAll can take seconds on a busy machine.
+    hookTimeout: 60_000,
   },
 });
