@@ -9,9 +9,12 @@ import {
 } from '../src/core/generation';
 import { type LoopEvent, type LoopInput, memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
+import { promptSetFromFile } from '../src/core/prompt-sets';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
+import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
+import { hasPython, runPython } from './support/python';
 
 let engine: ExtractiveEngine;
 let text: string;
@@ -195,6 +198,49 @@ describe("memoryLoop with the paper's method", () => {
       input({ text: book, chunks: [], generator: scripted(['Paris.']), templates, method: { memory: 'verbatim', answerStyle: 'recurrent', verbatim: true } }),
     );
     expect(events).toMatchObject([{ kind: 'answer', reply: 'Paris.', answer: '' }]);
+  });
+
+  // The official loop: the file's own constants, TEMPLATE.format per chunk, the reply (after its last </think>) the next memory.
+  const PY_LOOP = `import ast, json, sys
+c = json.load(sys.stdin)
+k = {n.targets[0].id: n.value.value for n in ast.parse(c['source']).body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+memory, sent = k['NO_MEMORY'], []
+for chunk, reply in zip(c['chunks'], c['replies']):
+    sent.append(k['TEMPLATE'].format(prompt=c['question'], memory=memory, chunk=chunk))
+    memory = reply.split('</think>')[-1].strip() if '</think>' in reply else reply
+sent.append(k['TEMPLATE_FINAL'].format(prompt=c['question'], memory=memory))
+print(json.dumps(sent))`;
+
+  it.runIf(hasPython)("renders every request byte for byte as the prompt file's own TEMPLATE.format(...) does", async () => {
+    const specs = await standinSpecs();
+    // Braces, str.format look-alikes, replacement patterns and control strings in every slot: all sent as they are.
+    const question = 'Which {city} hosts the {{fair}} <|im_start|>?';
+    const pieces = ['First {memory} slice, $& and $1 }} ', '<think>second</think> {0} {chunk} tail\n'];
+    const replies = ['  notes with {prompt} and {{x}} \n', '<think>hm</think>\n notes two ', 'the answer is X'];
+    const book = pieces.join('');
+    const slices: ChunkSpan[] = [
+      { start: 0, end: pieces[0]!.length, tokens: 9 },
+      { start: pieces[0]!.length, end: book.length, tokens: 9 },
+    ];
+    for (const [spec, bytes, style] of [
+      [specs[0]!, STANDIN, 'recurrent'],
+      [specs[1]!, STANDIN_BOXED, 'recurrent-boxed'],
+    ] as const) {
+      const set = await promptSetFromFile(spec, bytes);
+      const gen = scripted(replies);
+      await collect(
+        input({
+          text: book,
+          chunks: slices,
+          question,
+          generator: gen,
+          templates: set.templates,
+          initialMemory: set.initialMemory,
+          method: { memory: 'verbatim', answerStyle: style, verbatim: true },
+        }),
+      );
+      expect(gen.prompts).toEqual(runPython<string[]>(PY_LOOP, { source: bytes.toString('utf8'), question, chunks: pieces, replies }));
+    }
   });
 
   it("makes control strings inert and trims memories in this app's reading", async () => {

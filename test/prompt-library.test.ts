@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type PromptFileSpec, PromptFileError, sha256Hex } from '../src/core/prompt-sets';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
+import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { PromptLibrary } from '../src/runner/prompt-files';
@@ -171,6 +172,39 @@ describe('runs and their prompt set', () => {
     expect(toMarkdown(JSON.parse(exported) as RunExport)).toContain(`prompts: MemAgent (paper) (${PAPER} at 76b7a65, SHA-256 ${specs[0]!.sha256})`);
   });
 
+  it("reads a run's answer as its set asks for it: MemAgent (paper) by the phrase, with no whole-reply fallback", async () => {
+    let finalReply = '';
+    const inner = new ExtractiveEngine(tok);
+    // The extractive engine for the memory, a model's habits for the final reply.
+    const engine: Engine = {
+      id: 'openai',
+      tokenizer: inner.tokenizer,
+      contextWindow: inner.contextWindow,
+      generate: async (messages, options) => {
+        const result = await inner.generate(messages, options);
+        return messages.at(-1)!.content.includes('<section>') ? result : { ...result, text: finalReply };
+      },
+    };
+    let give!: (s: Store) => void;
+    const prompts = new PromptLibrary(new Promise<Store>((r) => (give = r)), { specs, fetch: offline });
+    const { runner, store } = await testRunner(engine, tok, { prompts });
+    give(store);
+    await prompts.import('recurrent.py', STANDIN);
+    const doc = await runner.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
+    const read = async (set: 'memagent' | 'app', reply: string) => {
+      finalReply = reply;
+      const id = await runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', requestedChunkTokens: 1000, memoryTokens: 256, prompts: set });
+      await until(async () => (await store.getRun(id))?.status === 'done');
+      const run = (await store.getRun(id))!;
+      return [run.answer, run.reply];
+    };
+    expect(await read('memagent', '<think>Bob?</think>\nSo **the answer is** the harbour.')).toEqual(['the harbour', '<think>Bob?</think>\nSo **the answer is** the harbour.']);
+    // Capitalised, the phrase is not the paper's: no answer, and the reply is kept whole for the person to read.
+    expect(await read('memagent', 'The answer is the harbour.')).toEqual(['', 'The answer is the harbour.']);
+    // This app's wording reads leniently.
+    expect(await read('app', 'The answer is the harbour.')).toEqual(['the harbour', 'The answer is the harbour.']);
+  });
+
   it('a run with edited templates records them as such', async () => {
     const { store, start } = await setup();
     const edited = { ...DEFAULT_TEMPLATES, final: DEFAULT_TEMPLATES.final.replace('Using only', 'From') };
@@ -218,7 +252,8 @@ describe('the prompt-file store (schema version 6)', () => {
         };
       });
       expect(info.version).toBe(DB_VERSION);
-      expect(info.stores).toEqual(expect.arrayContaining(['promptFiles', ...extra]));
+      // Version 7's dataset items come with it: each step stands alone.
+      expect(info.stores).toEqual(expect.arrayContaining(['promptFiles', 'datasetItems', ...extra]));
     }
   });
 });

@@ -14,7 +14,7 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS, planBudget } from '../core/budget';
 import { type ChunkSpan, chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { memoryLoop } from '../core/loop';
+import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import type { PromptRecord } from '../core/prompt-sets';
 import { type PromptTemplates, templateOverhead } from '../core/prompts';
 import type { Engine, EngineConfig } from '../engines/engine';
@@ -208,6 +208,8 @@ interface JournalHeader {
   templates: PromptTemplates;
   /** Which prompt set the templates are, and for MemAgent's the file and hash they were read from. */
   prompts?: PromptRecord;
+  /** The set's memory before the first chunk (this app's when absent). */
+  initialMemory?: string;
   /** [start, end, tokens] of every chunk: a resume reads exactly these, whatever the server now allows. */
   chunks: [number, number, number][];
   createdAt: string;
@@ -396,6 +398,7 @@ async function readCommand(argv: string[]): Promise<number> {
       },
       templates,
       prompts: prompts.record,
+      initialMemory: prompts.set.initialMemory,
       chunks: chunks.map((c) => [c.start, c.end, c.tokens]),
       createdAt: new Date().toISOString(),
     };
@@ -430,6 +433,8 @@ async function readCommand(argv: string[]): Promise<number> {
       templates: header.templates,
       memoryTokens: header.settings.memoryTokens,
       sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
+      ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
+      method: { ...APP_LOOP_METHOD, answerStyle: header.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
       resume: journal?.revisions.length ? { nextChunk: step, memory: journal.revisions.at(-1)!.memory } : undefined,
       signal: stop.signal,
     });
@@ -472,7 +477,8 @@ async function readCommand(argv: string[]): Promise<number> {
           committedAt: new Date().toISOString(),
         } satisfies JournalAnswer);
         say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
-        process.stdout.write(`${event.answer}\n`);
+        if (!event.answer) say(`The reply gives no answer in the form ${header.prompts?.label ?? 'the prompts'} ask for; the whole reply follows.`);
+        process.stdout.write(`${event.answer || event.reply}\n`);
       }
     }
     return 0;

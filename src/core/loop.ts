@@ -38,6 +38,8 @@ export interface LoopInput {
   /** Memory cap M: the most tokens one memory update may write. */
   memoryTokens: number;
   sampling: SamplingSettings;
+  /** The memory before the first chunk: the prompt set's (INITIAL_MEMORY unless given). */
+  initialMemory?: string;
   /** Where to pick up: the next chunk to read and the memory written before it. */
   resume?: { nextChunk: number; memory: string };
   signal?: AbortSignal;
@@ -79,7 +81,7 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
   const { text, chunks, question, generator, templates, signal } = input;
   const method = input.method ?? APP_LOOP_METHOD;
   const now = input.now ?? (() => performance.now());
-  let memory = input.resume?.memory ?? INITIAL_MEMORY;
+  let memory = input.resume?.memory ?? input.initialMemory ?? INITIAL_MEMORY;
   const first = input.resume?.nextChunk ?? 0;
   const options = {
     maxTokens: input.memoryTokens,
@@ -95,6 +97,7 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
     const span = await chunks.at(index);
     if (!span) break;
     const section = span.text ?? text.slice(span.start, span.end);
+    // Verbatim: filled in one pass as Python's str.format fills the official templates, nothing altered.
     const prompt = method.verbatim
       ? renderTemplate(templates.update, { problem: question, memory, section })
       : updatePrompt(templates, question, memory, section);

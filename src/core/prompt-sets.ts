@@ -1,3 +1,4 @@
+import type { AnswerStyle } from './answer';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateProblem } from './prompts';
 import { PythonSourceError, readPythonStrings } from './python-strings';
 
@@ -8,8 +9,8 @@ import { PythonSourceError, readPythonStrings } from './python-strings';
  * when the file's SHA-256 is the pinned one.
  */
 
-/** How a final reply is read, as the set's final template asks for it. */
-export type AnswerStyle = 'recurrent' | 'recurrent-boxed' | 'lenient';
+/** How a final reply is read, as the set's final template asks for it (see answer.ts). */
+export type { AnswerStyle };
 
 export type PromptSetId = 'memagent' | 'memagent-boxed' | 'app' | 'custom';
 export type FileSetId = 'memagent' | 'memagent-boxed';
@@ -78,7 +79,7 @@ export interface PromptSet {
   /** In `str.format` syntax, as the official code uses them (see renderTemplate). */
   templates: PromptTemplates;
   initialMemory: string;
-  /** How the final reply is read (the answer extraction wires this up). */
+  /** How the final reply is read: the answer style of reads and the default method of evaluations. */
   answerStyle: AnswerStyle;
   file?: PromptFileRef;
 }

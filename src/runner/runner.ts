@@ -2,7 +2,7 @@ import { planBudget } from '../core/budget';
 import { ChunkFeed } from '../core/chunk-feed';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { memoryLoop } from '../core/loop';
+import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import { DEFAULT_SKIM, SkimFollower, SkimPlanner } from '../core/skim';
 import { diffMemory } from '../core/memory-diff';
 import {
@@ -415,6 +415,8 @@ export class Runner {
         memoryTokens: run.settings.memoryTokens,
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
         resume: { nextChunk: run.nextChunk, memory: run.memory },
+        // The answer is read as the prompt set's final template asks for it (runs from before prompt sets: leniently).
+        method: { ...APP_LOOP_METHOD, answerStyle: run.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
         signal,
         onToken: (delta) => writing?.add(delta),
       });
