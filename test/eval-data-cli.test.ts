@@ -1,14 +1,18 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryFromReply } from '../src/core/answer';
 import { INITIAL_MEMORY, renderTemplate } from '../src/core/prompts';
 import { pyStrip } from '../src/core/pytext';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { checkDatasetFiles, planDatasetEval } from '../src/cli/eval-data';
+import { checkDatasetFiles, planDatasetEval, runDatasetEval } from '../src/cli/eval-data';
+import { resolveCliPrompts } from '../src/cli/prompts';
+import { createEngine } from '../src/engines/registry';
+import { standinSpecs } from './support/prompt-standins';
+import { hasPython, runPython } from './support/python';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES as TEMPLATES } from './fixtures/hotpotqa';
 import { type OpenAITestServer, type RequestRecord, startOpenAIServer } from './support/openai-server';
 
@@ -59,7 +63,7 @@ beforeAll(async () => {
   writeFileSync(listFile, JSON.stringify(LIST_ITEMS, null, 2));
   writeFileSync(linesFile, LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n'));
   writeFileSync(promptsFile, JSON.stringify(TEMPLATES));
-});
+}, 60_000);
 
 afterAll(async () => {
   await server?.stop();
@@ -124,7 +128,8 @@ describe('memagent eval --data', () => {
     const report = JSON.parse(readFileSync(json, 'utf8'));
     expect(Object.keys(report)).toEqual(['method', 'prompts', 'datasets']);
     expect(report.method).toBe('recurrent');
-    expect(report.prompts).toEqual({ set: 'stand-in.json', sha256: createHash('sha256').update(readFileSync(promptsFile)).digest('hex') });
+    // Edited templates: recorded as such (only an official file has a hash to record).
+    expect(report.prompts).toEqual({ set: 'custom', sha256: null });
     expect(report.datasets.map((d: Record<string, unknown>) => Object.keys(d))).toEqual([
       ['file', 'num_docs', 'tokens', 'metrics', 'samples'],
       ['file', 'num_docs', 'tokens', 'metrics', 'samples'],
@@ -172,8 +177,7 @@ describe('memagent eval --data', () => {
     expect(plan({ method: 'boxed' })).toThrow('--method is recurrent or recurrent-boxed, got "boxed".');
     expect(plan({ data: [join(dir, 'eval_400.json')] })).toThrow(/There is no dataset file .*eval_400\.json/);
     expect(plan({ data: [listFile, listFile] })).toThrow('Two dataset files are named eval_50.json');
-    expect(plan({ prompts: listFile })).toThrow('needs "update" and "final"');
-    // Without templates of its own, the app's wording asks for \boxed{}, so the method that reads it is the default.
+    // This app's wording asks for \boxed{}, so the method that reads it is its default.
     expect(plan({})().settings.method).toBe('recurrent-boxed');
     // Every file is read through before any model time is spent: a broken one is found at the start.
     const broken = join(dir, 'eval_100.jsonl');
@@ -186,5 +190,119 @@ describe('memagent eval --data', () => {
     const mixed = await memagent(['eval', '--base-url', server.url, '--data', listFile, '--tasks', 'vt']);
     expect(mixed).toMatchObject({ code: 2 });
     expect(mixed.stderr).toContain('--tasks is for the generated tasks, not for --data.');
+  });
+});
+
+/** The official file's way: its constants as Python reads them, filled by str.format, each reply the next memory. */
+const PY_REQUESTS = `
+import ast, json, sys
+given = json.load(sys.stdin)
+constants = {}
+for node in ast.parse(given['source']).body:
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        constants[node.targets[0].id] = node.value.value
+requests = []
+for item in given['items']:
+    memory = constants['NO_MEMORY']
+    for chunk, reply in zip(item['chunks'], item['replies']):
+        requests.append(constants['TEMPLATE'].format(prompt=item['input'].strip(), memory=memory, chunk=chunk))
+        memory = reply.split('</think>')[-1].strip() if '</think>' in reply else reply
+    requests.append(constants['TEMPLATE_FINAL'].format(prompt=item['input'].strip(), memory=memory))
+print(json.dumps(requests))
+`;
+
+const STANDIN_PATH = fileURLToPath(new URL('./fixtures/prompt-files/recurrent.py', import.meta.url));
+
+/** Final replies in the forms the paper's extraction has rules for, one per item in order. */
+const FINALS = [
+  '<think>Brellin lies on a lake.</think>\nSo **the answer is** Lake Oster.', // after </think>, `*` removed: "Lake Oster"
+  'The answer is copper bells.', // the phrase is case-sensitive: no answer
+  'Reading the notes, the answer is the river Aume', // "river aume" holds "aume"
+  'the answer is .', // only a period: an empty answer, which the official scorer scores 0
+];
+
+describe('memagent eval --data with MemAgent (paper)', () => {
+  it("sends what the official recurrent.py sends for the same items, chunks and replies, and scores as the paper's scorer", async () => {
+    const specs = await standinSpecs();
+    const updates: string[] = [];
+    const replies: string[] = [];
+    let finals = 0;
+    const paper = await startOpenAIServer({
+      keepBodies: true,
+      reply: (text, messages) => {
+        const final = !messages.at(-1)!.content.includes('<section>');
+        const reply = final ? FINALS[finals++]! : updates.length % 3 === 1 ? `<think>notes</think>\n ${text} \n` : `  ${text}\n`;
+        if (!final) updates.push(reply);
+        replies.push(reply);
+        return reply;
+      },
+    });
+    try {
+      // The stand-in, known by the hash the test passes in, read as --prompts memagent --prompts-file reads it.
+      const prompts = await resolveCliPrompts({ prompts: 'memagent', 'prompts-file': STANDIN_PATH }, 'openai', { specs, cacheDir: join(dir, 'paper-cache') });
+      const json = join(dir, 'paper.json');
+      const plan = planDatasetEval({ data: [listFile, linesFile], prompts, chunk: CHUNK, concurrency: 1, json });
+      // The paper's set reads by the method recurrent unless told otherwise; the boxed set by recurrent-boxed.
+      expect(plan.settings.method).toBe('recurrent');
+      const boxed = await resolveCliPrompts({ prompts: 'memagent-boxed', 'prompts-file': STANDIN_PATH.replace('recurrent.py', 'recurrent_boxed.py') }, 'openai', { specs, cacheDir: join(dir, 'paper-cache') });
+      expect(planDatasetEval({ data: [listFile], prompts: boxed, concurrency: 1 }).settings.method).toBe('recurrent-boxed');
+      await checkDatasetFiles(plan);
+      const engine = await createEngine('openai', { baseUrl: paper.url });
+      const written = new Map<string, string>();
+      const code = await runDatasetEval(plan, engine, { say: () => undefined, out: () => undefined, write: (path, text) => written.set(path, text), describeEngine: 'test server' });
+      expect(code).toBe(0);
+
+      // The same items, cut into the same exact token slices, with the replies the server gave.
+      let at = 0;
+      const items = [...LIST_ITEMS, ...LINE_ITEMS].map((item) => {
+        const ids = tok.encode(pyStrip(item.context));
+        const chunks = Array.from({ length: Math.ceil(ids.length / CHUNK) }, (_, k) => tok.decode(ids.slice(k * CHUNK, (k + 1) * CHUNK)));
+        const itemReplies = replies.slice(at, at + chunks.length);
+        at += chunks.length + 1;
+        return { input: item.input, chunks, replies: itemReplies };
+      });
+      // Each request one user message, no system message, as the official code sends it.
+      const sent = paper.chatBodies.map((b) => {
+        const messages = b.messages as { role: string; content: string }[];
+        expect(messages.map((m) => m.role)).toEqual(['user']);
+        return messages[0]!.content;
+      });
+      expect(sent).toHaveLength(at);
+      if (hasPython) {
+        // Byte for byte what Python's TEMPLATE.format / TEMPLATE_FINAL.format give for them.
+        expect(sent).toEqual(runPython<string[]>(PY_REQUESTS, { source: readFileSync(STANDIN_PATH, 'utf8'), items }));
+      }
+      // Without Python: the app's reading of the file, which prompt-files.test.ts compares with Python's.
+      let k = 0;
+      for (const item of items) {
+        let memory = prompts.set.initialMemory;
+        for (const [c, chunk] of item.chunks.entries()) {
+          expect(sent[k++]).toBe(renderTemplate(prompts.set.templates.update, { problem: pyStrip(item.input), memory, section: chunk }));
+          memory = memoryFromReply(item.replies[c]!, 'verbatim');
+        }
+        expect(sent[k++]).toBe(renderTemplate(prompts.set.templates.final, { problem: pyStrip(item.input), memory }));
+      }
+
+      const report = JSON.parse(written.get(json)!);
+      expect(report.method).toBe('recurrent');
+      expect(report.prompts).toEqual({ set: 'memagent', sha256: specs[0]!.sha256 });
+      // Extracted and scored by the paper's rules: no whole-reply fallback, first gold answer, sub_em both ways, f1 to two decimals.
+      expect(report.datasets.map((d: { samples: unknown[] }) => d.samples)).toEqual([
+        [
+          { index: 0, prediction: 'Lake Oster', answers: ['Lake Oster'], sub_em: 1, em: 1, f1: 1 },
+          { index: 1, prediction: null, answers: ['copper bells', 'bells'], sub_em: 0, em: 0, f1: 0 },
+        ],
+        [
+          { index: 0, prediction: 'the river Aume', answers: ['Aume'], sub_em: 1, em: 0, f1: 0.67 },
+          { index: 1, prediction: '', answers: ['Essel'], sub_em: 0, em: 0, f1: 0 },
+        ],
+      ]);
+      expect(report.datasets.map((d: { metrics: unknown }) => d.metrics)).toEqual([
+        { sub_em: 50, em: 50, f1: 50 },
+        { sub_em: 50, em: 0, f1: 33.5 },
+      ]);
+    } finally {
+      await paper.stop();
+    }
   });
 });

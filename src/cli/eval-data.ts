@@ -3,18 +3,18 @@
  * method (`recurrent` or `recurrent-boxed`), scored by the paper's rules and
  * printed beside the paper's figures; `--json OUT` writes every sample.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { AnswerStyle } from '../core/answer';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
 import { isAbortError } from '../core/generation';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
+import { APP_PROMPT_SET, promptRecord } from '../core/prompt-sets';
+import { templateOverhead } from '../core/prompts';
 import { CUTTER_LABELS } from '../core/token-slices';
 import type { Engine } from '../engines/engine';
 import { type DatasetItem, DatasetError, readDataset } from '../eval/dataset';
-import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, summarizeFiles } from '../eval/dataset-report';
+import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, promptsUsed, summarizeFiles } from '../eval/dataset-report';
 import { defaultMethod, type ItemResult, isMethodId, METHOD_CUTTER, METHOD_IDS, type MethodSettings, methodSettings, readItem } from '../eval/method';
+import type { ResolvedPrompts } from './prompts';
 
 /** A flag that cannot work, said so that the person can fix it. */
 export class DatasetArgsError extends Error {}
@@ -22,7 +22,8 @@ export class DatasetArgsError extends Error {}
 export interface DatasetEvalArgs {
   data: string[];
   method?: string;
-  prompts?: string;
+  /** The prompt set chosen by --prompts, --prompts-file and --prompts-base (prompts.ts). */
+  prompts?: ResolvedPrompts;
   chunk?: number;
   memory?: number;
   /** Items read from each file, from its first (default all). */
@@ -35,37 +36,16 @@ export interface DatasetPlan {
   /** `items`: how many will be read from the file, once checkDatasetFiles has read it through. */
   files: { path: string; name: string; items?: number }[];
   settings: MethodSettings;
+  /** What the report records: the set and, for MemAgent's, the file's SHA-256. */
   prompts: PromptsUsed;
+  /** The set's name, for the line printed before reading. */
+  promptsLabel: string;
   samples?: number;
   concurrency: number;
   json?: string;
 }
 
-/** Edited templates from a JSON file ({"update": …, "final": …, optional "answerStyle"}), named by the file and its hash. */
-function templatesFile(path: string): { templates: PromptTemplates; answerStyle?: AnswerStyle; prompts: PromptsUsed } {
-  if (!existsSync(path)) throw new DatasetArgsError(`There is no prompts file ${path}.`);
-  const bytes = readFileSync(path);
-  let json: { update?: unknown; final?: unknown; answerStyle?: unknown };
-  try {
-    json = JSON.parse(bytes.toString('utf8')) as typeof json;
-  } catch {
-    throw new DatasetArgsError(`${path} is not JSON: --prompts takes a JSON file with "update" and "final" templates.`);
-  }
-  if (typeof json.update !== 'string' || typeof json.final !== 'string') {
-    throw new DatasetArgsError(`${path} needs "update" and "final", each a template as text.`);
-  }
-  const templates = { update: json.update, final: json.final };
-  const problem = templateProblem(templates);
-  if (problem) throw new DatasetArgsError(`${path}: ${problem}`);
-  const style = json.answerStyle;
-  return {
-    templates,
-    ...((style === 'recurrent' || style === 'recurrent-boxed') && { answerStyle: style }),
-    prompts: { set: basename(path), sha256: createHash('sha256').update(bytes).digest('hex') },
-  };
-}
-
-/** Checks the flags and files before any engine is opened. */
+/** Checks the flags and files before any engine is opened; `prompts` is the set --prompts chose (this app's wording when absent). */
 export function planDatasetEval(args: DatasetEvalArgs): DatasetPlan {
   const files = args.data.map((path) => {
     if (!existsSync(path) || !statSync(path).isFile()) throw new DatasetArgsError(`There is no dataset file ${path}.`);
@@ -74,18 +54,21 @@ export function planDatasetEval(args: DatasetEvalArgs): DatasetPlan {
   const names = files.map((f) => f.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice) throw new DatasetArgsError(`Two dataset files are named ${twice}: results are reported by file name, so give each length once.`);
-  const chosen = args.prompts === undefined ? { templates: { ...DEFAULT_TEMPLATES }, prompts: { set: "This app's wording", sha256: null } } : templatesFile(args.prompts);
+  const prompts = args.prompts ?? { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
   if (args.method !== undefined && !isMethodId(args.method)) throw new DatasetArgsError(`--method is ${METHOD_IDS.join(' or ')}, got "${args.method}".`);
-  const method = args.method ?? defaultMethod(chosen.templates, 'answerStyle' in chosen ? chosen.answerStyle : undefined);
+  // The method that reads what the set's final template asks for: recurrent for MemAgent (paper), recurrent-boxed for the boxed set.
+  const method = args.method ?? defaultMethod(prompts.set.templates, prompts.set.answerStyle);
   return {
     files,
     settings: methodSettings({
       method,
-      templates: chosen.templates,
+      templates: { ...prompts.set.templates },
+      initialMemory: prompts.set.initialMemory,
       chunkTokens: args.chunk ?? DEFAULT_CHUNK_TOKENS,
       memoryTokens: args.memory ?? DEFAULT_MEMORY_TOKENS,
     }),
-    prompts: chosen.prompts,
+    prompts: promptsUsed(prompts.record),
+    promptsLabel: prompts.record.label,
     ...(args.samples !== undefined && { samples: args.samples }),
     concurrency: args.concurrency,
     ...(args.json !== undefined && { json: args.json }),
@@ -155,7 +138,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   io.out(
     `${io.describeEngine}; method ${settings.method}, chunks of ${settings.chunkTokens.toLocaleString('en')} tokens (${CUTTER_LABELS[METHOD_CUTTER]}), ` +
       `max ${settings.memoryTokens.toLocaleString('en')} tokens per reply, temperature ${settings.temperature}, top p ${settings.topP}; ` +
-      `prompts: ${plan.prompts.set}${plan.prompts.sha256 ? ` (sha256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${plan.concurrency} at a time.\n\n`,
+      `prompts ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${plan.concurrency} at a time.\n\n`,
   );
 
   const stop = new AbortController();

@@ -87,11 +87,11 @@ eval:
 eval --data (RULER-HotpotQA files as published, read by the paper's method):
   --data FILE          a dataset file (JSON list or JSON Lines); repeat it, one file per length
   --method M           recurrent (the answer after "the answer is") or recurrent-boxed (the answer
-                       in \\boxed{}); default: the one the prompts' final template asks for
-  --prompts FILE       templates as JSON: {"update": …, "final": …} (default: this app's wording)
+                       in \\boxed{}); default: the one the prompt set asks for: recurrent with
+                       memagent, recurrent-boxed with memagent-boxed (and with this app's wording)
   --samples N          items read from each file (default all)
   --chunk N            exact tokens per chunk (default ${DEFAULT_CHUNK_TOKENS}); --memory N: max tokens per reply (default ${DEFAULT_MEMORY_TOKENS})
-  --json FILE          the method, prompts and every file's metrics and samples
+  --json FILE          the method, the prompts (set and SHA-256) and every file's metrics and samples
 `;
 
 const SERVER_OPTIONS = {
@@ -144,12 +144,18 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The engine the flags name; for a server, connected and measured before anything is read. */
-async function openEngine(v: ServerChoice, onRetry: (n: RetryNotice) => void): Promise<{ engine: Engine; config: EngineConfig }> {
+/** The engine the flags name. */
+function engineIdOf(v: ServerChoice): string {
   const id = v.engine ?? (v['base-url'] ? 'openai' : undefined);
   if (!id) {
     throw new UsageError('Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), or --engine extractive to try the loop without a model.');
   }
+  return id;
+}
+
+/** The engine the flags name; for a server, connected and measured before anything is read. */
+async function openEngine(v: ServerChoice, onRetry: (n: RetryNotice) => void): Promise<{ engine: Engine; config: EngineConfig }> {
+  const id = engineIdOf(v);
   const config: Record<string, string | number> = {};
   if (v['base-url']) config.baseUrl = v['base-url'];
   if (v.model) config.model = v.model;
@@ -627,7 +633,7 @@ async function datasetEvalCommand(v: ReturnType<typeof parse<typeof EVAL_OPTIONS
     const plan = planDatasetEval({
       data: v.data ?? [],
       method: v.method,
-      prompts: v.prompts,
+      prompts: await choosePrompts(v, engineIdOf(v), say),
       chunk: wholeNumber('chunk', v.chunk, 1),
       memory: wholeNumber('memory', v.memory, 1),
       samples: wholeNumber('samples', v.samples, 1),

@@ -1,3 +1,4 @@
+import type { PromptRecord } from '../core/prompt-sets';
 import type { ItemResult, MethodId } from './method';
 import { type PaperMetrics, paperMetrics } from './paper-score';
 import { alignTable } from './report';
@@ -23,10 +24,15 @@ export function paperFigures(numDocs: number | null): { length: string | null; r
   return { length: p?.length ?? null, rl7b: p?.rl7b ?? null, rl14b: p?.rl14b ?? null };
 }
 
-/** Which prompts a report was made with: the set's name and, for a fetched official file, its SHA-256. */
+/** Which prompts a report was made with: the set (memagent, memagent-boxed, app, custom) and, for an official file, its SHA-256. */
 export interface PromptsUsed {
   set: string;
   sha256: string | null;
+}
+
+/** What a report records of the prompt set a run used. */
+export function promptsUsed(record: PromptRecord): PromptsUsed {
+  return { set: record.set, sha256: record.file?.sha256 ?? null };
 }
 
 export interface DatasetSample {

@@ -53,6 +53,8 @@ export interface MethodSettings {
   temperature: number;
   topP: number;
   templates: PromptTemplates;
+  /** The memory before the first chunk: the prompt set's NO_MEMORY (this app's when absent). */
+  initialMemory?: string;
 }
 
 /** Settings with the paper's values wherever none is given. */
@@ -127,6 +129,7 @@ export async function readItem(item: DatasetItem, file: string, settings: Method
       templates: settings.templates,
       memoryTokens: settings.memoryTokens,
       sampling: { temperature: settings.temperature, topP: settings.topP },
+      ...(settings.initialMemory !== undefined && { initialMemory: settings.initialMemory }),
       method: loopMethod(settings.method),
       signal: ctx.signal,
       now: ctx.now,
