@@ -1,13 +1,16 @@
 import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
+import type { PromptFileSpec } from '../src/core/prompt-sets';
 import { pyStrip } from '../src/core/pytext';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
+import { PromptLibrary } from '../src/runner/prompt-files';
 import { type EvaluationEvent, Store } from '../src/storage/db';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
+import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
 
 let tok: QwenTokenizer;
 
@@ -39,6 +42,24 @@ class HaltingEngine implements Engine {
   }
 }
 
+/** The extractive engine under a model engine's id, keeping every prompt it is sent. */
+class RecordingEngine implements Engine {
+  readonly id = 'openai';
+  readonly inner: ExtractiveEngine;
+  readonly contextWindow: number;
+  readonly prompts: string[] = [];
+
+  constructor(readonly tokenizer: QwenTokenizer) {
+    this.inner = new ExtractiveEngine(tokenizer);
+    this.contextWindow = this.inner.contextWindow;
+  }
+
+  generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    this.prompts.push(messages.at(-1)!.content);
+    return this.inner.generate(messages, options);
+  }
+}
+
 let dbCount = 0;
 const stores: Store[] = [];
 
@@ -52,7 +73,7 @@ afterEach(() => {
   for (const s of stores.splice(0)) s.close();
 });
 
-function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok)) {
+function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok), prompts?: PromptLibrary) {
   const events: EvaluationEvent[] = [];
   let wake = () => undefined as void;
   const publish = (e: EvaluationEvent) => {
@@ -65,7 +86,7 @@ function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok)) {
       wake = check;
       check();
     });
-  return { events, finished, evaluator: new Evaluator({ store, createEngine: async () => engine, publish, stepIntervalMs: 0 }) };
+  return { events, finished, evaluator: new Evaluator({ store, createEngine: async () => engine, publish, stepIntervalMs: 0, ...(prompts && { prompts }) }) };
 }
 
 const files = () => [
@@ -80,7 +101,7 @@ const request = (dataset: Partial<NonNullable<EvaluationRequest['dataset']>> = {
   samples: 1,
   mode: 'memory',
   chunkTokens: 120,
-  dataset: { files: files(), templates: STAND_IN_TEMPLATES, prompts: { set: 'stand-in', sha256: null }, ...dataset },
+  dataset: { files: files(), templates: STAND_IN_TEMPLATES, prompts: 'custom', ...dataset },
 });
 
 describe('Evaluator with dataset files', () => {
@@ -101,7 +122,8 @@ describe('Evaluator with dataset files', () => {
         { name: 'eval_200.jsonl', numDocs: 200, items: 2 },
       ],
       settings: { chunkTokens: 120, memoryTokens: 1024, temperature: 0.7, topP: 0.95 },
-      prompts: { set: 'stand-in', sha256: null },
+      prompts: { set: 'custom', sha256: null },
+      promptRecord: { set: 'custom', label: 'Edited templates' },
     });
     const total = files().reduce((n, f) => n + f.size, 0);
     expect(read.at(-1)).toEqual([total, total]);
@@ -121,6 +143,53 @@ describe('Evaluator with dataset files', () => {
     }
     // The generated tasks' listing does not mistake dataset items for its samples.
     expect(await store.listEvaluationSamples(id)).toEqual([]);
+  });
+
+  it("uses MemAgent (paper) for a model once its file is here, reads by the method recurrent and records the set; the boxed set reads by recurrent-boxed", async () => {
+    const specs: PromptFileSpec[] = await standinSpecs();
+    const offline = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as unknown as typeof fetch;
+    const store = await openStore();
+    const library = new PromptLibrary(store, { specs, fetch: offline });
+    const paper = await library.import('recurrent.py', STANDIN);
+    await library.import('recurrent_boxed.py', STANDIN_BOXED);
+    const engine = new RecordingEngine(tok);
+    const { evaluator: e, finished } = evaluator(store, engine, library);
+    const id = await e.start({ ...request({ prompts: 'auto', templates: undefined, itemsPerFile: 1 }), engineId: 'openai' });
+    await finished(id);
+    const evaluation = (await store.getEvaluation(id))!;
+    expect(evaluation.dataset).toMatchObject({
+      method: 'recurrent',
+      prompts: { set: 'memagent', sha256: specs[0]!.sha256 },
+      promptRecord: { set: 'memagent', label: 'MemAgent (paper)', answerStyle: 'recurrent', file: { sha256: specs[0]!.sha256, source: 'imported recurrent.py' } },
+      settings: { templates: paper.templates, initialMemory: 'No previous memory' },
+    });
+    expect(engine.prompts[0]).toMatch(/^Stand-in instruction: /);
+    expect(engine.prompts[0]).toContain('<memory>\nNo previous memory\n</memory>');
+    const samples = await store.listDatasetSamples(id);
+    expect(samples.map((s) => s.scores?.sub_em)).toEqual([1, 1]);
+
+    const boxedId = await e.start({ ...request({ prompts: 'memagent-boxed', templates: undefined, itemsPerFile: 1 }), engineId: 'openai' });
+    await finished(boxedId);
+    expect((await store.getEvaluation(boxedId))!.dataset).toMatchObject({ method: 'recurrent-boxed', prompts: { set: 'memagent-boxed', sha256: specs[1]!.sha256 } });
+    expect((await store.listDatasetSamples(boxedId)).map((s) => s.reply)).toEqual([expect.stringContaining('\\boxed{'), expect.stringContaining('\\boxed{')]);
+  });
+
+  it("uses this app's wording while MemAgent (paper)'s file has never been had, and records why", async () => {
+    const store = await openStore();
+    const offline = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as unknown as typeof fetch;
+    const library = new PromptLibrary(store, { specs: await standinSpecs(), fetch: offline });
+    const { evaluator: e, finished } = evaluator(store, new RecordingEngine(tok), library);
+    const id = await e.start({ ...request({ prompts: 'auto', templates: undefined, itemsPerFile: 1 }), engineId: 'openai' });
+    await finished(id);
+    const dataset = (await store.getEvaluation(id))!.dataset!;
+    expect(dataset).toMatchObject({ method: 'recurrent-boxed', prompts: { set: 'app', sha256: null } });
+    expect(dataset.promptRecord?.note).toMatch(/^MemAgent \(paper\) was not used: .*Failed to fetch/);
+    // Named, a set whose file is missing is refused with how to get it, before anything is stored.
+    await expect(e.start({ ...request({ prompts: 'memagent', templates: undefined }), engineId: 'openai' })).rejects.toThrow(/needs its prompt file.*Import prompt file/);
   });
 
   it('takes only the first items of each file when asked', async () => {

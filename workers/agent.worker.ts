@@ -78,10 +78,10 @@ const api = {
   deleteRun: (runId: string) => attempt(async () => (await runner).deleteRun(runId)),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
-    attempt(async () => (await evaluationService(store)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
-  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).resume(id)),
-  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).pause(id)),
-  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).cancel(id)),
+    attempt(async () => (await evaluationService(store, prompts)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
+  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).resume(id)),
+  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).pause(id)),
+  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).cancel(id)),
   importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer: (config: EngineConfig, apiKey?: string) =>

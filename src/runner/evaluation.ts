@@ -1,10 +1,11 @@
 import { BudgetError, planBudget } from '../core/budget';
 import { isAbortError } from '../core/generation';
+import { APP_PROMPT_SET, customPromptSet, PROMPT_SET_LABELS, PromptFileError, type PromptRecord, type PromptSet, promptRecord } from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { createEngine } from '../engines/registry';
 import { DatasetError, readDataset } from '../eval/dataset';
-import type { PromptsUsed } from '../eval/dataset-report';
+import { promptsUsed } from '../eval/dataset-report';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
@@ -22,6 +23,7 @@ import {
   StaleRunError,
   type Store,
 } from '../storage/db';
+import type { PromptChoice, PromptLibrary } from './prompt-files';
 
 export interface EvaluationRequest {
   engineId: string;
@@ -43,14 +45,17 @@ export interface EvaluationRequest {
 export interface DatasetRequest {
   /** RULER-HotpotQA files (JSON list or JSON Lines), one per length. */
   files: readonly File[];
-  /** Default: the method that reads what the templates' final prompt asks for. */
+  /** Default: the method that reads what the prompt set's final template asks for (recurrent for MemAgent (paper)). */
   method?: MethodId;
   /** Items taken from each file, from its first; all when absent. */
   itemsPerFile?: number;
-  /** Default: this app's wording. */
+  /**
+   * The prompt set, chosen as for a read: 'auto' (the default) is MemAgent
+   * (paper) for a model once its file is here, this app's wording until then.
+   */
+  prompts?: PromptChoice;
+  /** The edited templates, read when `prompts` is 'custom'. */
   templates?: PromptTemplates;
-  /** Which prompt set the templates are, for the record. */
-  prompts?: PromptsUsed;
 }
 
 /** The part of the Store an evaluation uses (an in-memory one serves in tests). */
@@ -78,6 +83,8 @@ export interface EvaluatorDeps {
   newId?(): string;
   /** Least time between two progress events inside a sample. */
   stepIntervalMs?: number;
+  /** The MemAgent prompt files; without it dataset evaluations use this app's wording or edited templates. */
+  prompts?: Pick<PromptLibrary, 'resolve'>;
 }
 
 export class EvaluationRequestError extends Error {
@@ -181,12 +188,14 @@ export class Evaluator {
     if (dataset.method !== undefined && !isMethodId(dataset.method)) throw new EvaluationRequestError('The method is recurrent or recurrent-boxed.');
     const limit = dataset.itemsPerFile;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new EvaluationRequestError('Items per file must be a whole number, 1 or more.');
-    const templates = dataset.templates ?? { ...DEFAULT_TEMPLATES };
+    const prompts = await this.promptSet(request.engineId, dataset);
+    const templates = { ...prompts.set.templates };
     const problem = templateProblem(templates);
     if (problem) throw new EvaluationRequestError(problem);
     const settings = methodSettings({
-      method: dataset.method ?? defaultMethod(templates),
+      method: dataset.method ?? defaultMethod(templates, prompts.set.answerStyle),
       templates,
+      initialMemory: prompts.set.initialMemory,
       ...(request.chunkTokens !== undefined && { chunkTokens: request.chunkTokens }),
       ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
     });
@@ -256,7 +265,8 @@ export class Evaluator {
         cutter: METHOD_CUTTER,
         files,
         settings,
-        prompts: dataset.prompts ?? { set: "This app's wording", sha256: null },
+        prompts: promptsUsed(prompts.record),
+        promptRecord: prompts.record,
       },
       total: ordinal,
       completed: 0,
@@ -269,6 +279,25 @@ export class Evaluator {
     this.deps.publish({ type: 'status', evaluationId: id, status: 'running' });
     void this.execute(id);
     return id;
+  }
+
+  /** The prompt set a dataset evaluation uses, chosen by the rules of a read. */
+  private async promptSet(engineId: string, dataset: DatasetRequest): Promise<{ set: PromptSet; record: PromptRecord }> {
+    const choice = dataset.prompts ?? (dataset.templates ? 'custom' : 'auto');
+    if (choice === 'custom') {
+      const set = customPromptSet(dataset.templates ?? DEFAULT_TEMPLATES);
+      return { set, record: promptRecord(set) };
+    }
+    if (!this.deps.prompts) {
+      if (choice !== 'app' && choice !== 'auto') throw new EvaluationRequestError(`${PROMPT_SET_LABELS[choice]} cannot be used here: its prompt file cannot be fetched.`);
+      return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
+    }
+    try {
+      return await this.deps.prompts.resolve(choice, engineId, dataset.templates);
+    } catch (e) {
+      if (e instanceof PromptFileError) throw new EvaluationRequestError(e.message);
+      throw e;
+    }
   }
 
   /** Continues a paused, cancelled, failed or interrupted sweep from its next unfinished sample. */
@@ -457,7 +486,7 @@ let service: Promise<Evaluator> | undefined;
  * The worker's evaluator, made on first use: events go to every tab, and a
  * pause or cancel from another tab reaches the sweep this tab is reading.
  */
-export function evaluationService(store: Promise<Store>): Promise<Evaluator> {
+export function evaluationService(store: Promise<Store>, prompts?: PromptLibrary): Promise<Evaluator> {
   service ??= store.then((s) => {
     const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
     const evaluator = new Evaluator({
@@ -465,6 +494,7 @@ export function evaluationService(store: Promise<Store>): Promise<Evaluator> {
       createEngine: (engineId, config) => createEngine(engineId, config),
       publish: (event) => channel.postMessage(event),
       withLock: (name, work) => navigator.locks.request(name, () => work()),
+      ...(prompts && { prompts }),
     });
     channel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
     return evaluator;

@@ -1,3 +1,4 @@
+import type { PromptRecord } from '../core/prompt-sets';
 import type { ChunkCutter } from '../core/token-slices';
 import type { DatasetItem } from '../eval/dataset';
 import type { PromptsUsed } from '../eval/dataset-report';
@@ -17,7 +18,10 @@ export interface DatasetEvaluation {
   /** The files in the order given, each with its document count and the items taken from it. */
   files: { name: string; numDocs: number | null; items: number }[];
   settings: MethodSettings;
+  /** What the report records: the set and, for MemAgent's, the file's SHA-256. */
   prompts: PromptsUsed;
+  /** The set as a read records it: its name, file, commit, where it came from, and why it differs from the one asked for. */
+  promptRecord?: PromptRecord;
 }
 
 /** A sweep as stored: its settings and progress; each finished sample is a record of its own. */

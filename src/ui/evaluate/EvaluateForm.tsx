@@ -1,6 +1,7 @@
 import { type FormEvent, useId, useState } from 'react';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../../core/budget';
-import { DEFAULT_TEMPLATES } from '../../core/prompts';
+import { PROMPT_SET_LABELS, type PromptSetId } from '../../core/prompt-sets';
+import { DEFAULT_TEMPLATES, type PromptTemplates } from '../../core/prompts';
 import type { EngineInfo } from '../../engines/engine';
 import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths';
 import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../eval/method';
@@ -9,6 +10,8 @@ import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../runner/evaluation';
 import type { DocumentRecord } from '../../storage/db';
 import { EngineSelect } from '../EngineSelect';
+import { effectivePromptSet, type PromptFiles, usePromptFiles } from '../PromptSetField';
+import { useReadSettings } from '../settings';
 
 interface Props {
   engines: readonly EngineInfo[];
@@ -43,6 +46,9 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     dataset: useId(),
     datasetHint: useId(),
     method: useId(),
+    methodHint: useId(),
+    prompts: useId(),
+    promptsHint: useId(),
     items: useId(),
   };
   const [engineId, setEngineId] = useState('');
@@ -59,12 +65,17 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [datasetFiles, setDatasetFiles] = useState<File[]>([]);
   // A new key empties the file input when the files are cleared.
   const [datasetKey, setDatasetKey] = useState(0);
-  // The method that reads what this app's final template asks for (\boxed{}).
-  const [method, setMethod] = useState<MethodId>(defaultMethod(DEFAULT_TEMPLATES));
+  // The prompt set as a read chooses it, starting from the one chosen in Settings; the method follows it until one is picked.
+  const [readSettings] = useReadSettings();
+  const [promptFiles] = usePromptFiles();
+  const [promptSet, setPromptSet] = useState<PromptSetId | null>(readSettings.promptSet);
+  const [chosenMethod, setChosenMethod] = useState<MethodId | null>(null);
   const [itemsPerFile, setItemsPerFile] = useState('');
   const dataset = datasetFiles.length > 0;
   const engine = engines.find((e) => e.id === engineId) ?? engines[0];
   const models = engine?.models ?? [];
+  const effectiveSet = effectivePromptSet({ promptSet }, engine?.id ?? '', promptFiles);
+  const method = chosenMethod ?? methodFor(effectiveSet, readSettings.templates);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -80,7 +91,14 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         samples: 1,
         chunkTokens,
         memoryTokens,
-        dataset: { files: datasetFiles, method, ...(items !== undefined && { itemsPerFile: items }) },
+        dataset: {
+          files: datasetFiles,
+          // Unless picked, the method is the one the set the worker resolves asks for (the file may arrive meanwhile).
+          ...(chosenMethod && { method: chosenMethod }),
+          prompts: promptSet ?? 'auto',
+          ...(promptSet === 'custom' && { templates: readSettings.templates }),
+          ...(items !== undefined && { itemsPerFile: items }),
+        },
       });
     }
     let all = lengths;
@@ -168,15 +186,36 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
       {dataset && (
         <>
           <div className="field">
+            <label htmlFor={ids.prompts}>Prompt set</label>
+            <select
+              id={ids.prompts}
+              aria-describedby={ids.promptsHint}
+              value={promptSet ?? 'auto'}
+              onChange={(e) => setPromptSet(e.target.value === 'auto' ? null : (e.target.value as PromptSetId))}
+            >
+              <option value="auto">Default: MemAgent (paper) once its file is here</option>
+              <option value="memagent">{PROMPT_SET_LABELS.memagent}</option>
+              <option value="memagent-boxed">{PROMPT_SET_LABELS['memagent-boxed']}</option>
+              <option value="app">{PROMPT_SET_LABELS.app}</option>
+              {readSettings.promptSet === 'custom' && <option value="custom">{PROMPT_SET_LABELS.custom}</option>}
+            </select>
+            <p className="hint" id={ids.promptsHint}>
+              {promptSetHint(promptSet, effectiveSet, engine?.id ?? '', promptFiles)}
+            </p>
+          </div>
+          <div className="field">
             <label htmlFor={ids.method}>Method</label>
-            <select id={ids.method} value={method} onChange={(e) => setMethod(e.target.value as MethodId)}>
+            <select id={ids.method} aria-describedby={ids.methodHint} value={method} onChange={(e) => setChosenMethod(e.target.value as MethodId)}>
               {METHOD_IDS.map((m) => (
                 <option key={m} value={m}>
                   {METHOD_LABELS[m]}
                 </option>
               ))}
             </select>
-            <p className="hint">Chunks are exact token slices; each reply is the next memory as returned; answers are scored as the paper scores them.</p>
+            <p className="hint" id={ids.methodHint}>
+              {chosenMethod ? '' : 'The one the prompt set asks for. '}Chunks are exact token slices; each reply is the next memory as returned; answers are
+              scored as the paper scores them.
+            </p>
           </div>
           <div className="field">
             <label htmlFor={ids.items}>Items per file</label>
@@ -261,6 +300,27 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
       </button>
     </form>
   );
+}
+
+/** The method that reads the answers a set asks for: recurrent for MemAgent (paper), recurrent-boxed for the boxed set and this app's wording. */
+function methodFor(set: PromptSetId, edited: PromptTemplates): MethodId {
+  if (set === 'memagent') return 'recurrent';
+  if (set === 'memagent-boxed') return 'recurrent-boxed';
+  return defaultMethod(set === 'custom' ? edited : DEFAULT_TEMPLATES);
+}
+
+function promptSetHint(chosen: PromptSetId | null, effective: PromptSetId, engineId: string, files: PromptFiles | null): string {
+  if (effective === 'memagent' || effective === 'memagent-boxed') {
+    const file = files?.status.find((f) => f.set === effective);
+    return files?.sets[effective]
+      ? `${PROMPT_SET_LABELS[effective]}: the MemAgent checkpoints' own prompts, read from ${file?.path} at the pinned commit (SHA-256 ${file?.sha256.slice(0, 12)}…).`
+      : `${PROMPT_SET_LABELS[effective]} needs its prompt file, which is not in this browser yet: Start evaluation will try to fetch it; Fetch prompt files and Import prompt file are under Sampling and prompts on the Read page.`;
+  }
+  if (effective === 'custom') return 'The templates edited under Sampling and prompts on the Read page.';
+  if (chosen === 'app') return "This app's own instruction sentences, in the layout the MemAgent checkpoints were trained on.";
+  return engineId === 'extractive'
+    ? "The extractive engine reads no instructions: this app's wording."
+    : "This app's wording until MemAgent (paper)'s prompt file is in this browser; Start evaluation tries to fetch it, and the evaluation records which set it used.";
 }
 
 function formatBytes(n: number): string {

@@ -70,12 +70,15 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
           {dataset ? `method ${dataset.method}` : spec.mode === 'memory' ? 'memory agent' : 'full context'}
         </h2>
         {dataset ? (
-          <p className="hint">
-            RULER-HotpotQA: {dataset.files.map((f) => f.name).join(', ')} · chunks of {dataset.settings.chunkTokens.toLocaleString('en')} tokens,{' '}
-            {CUTTER_LABELS[dataset.cutter]} · up to {dataset.settings.memoryTokens.toLocaleString('en')} tokens per reply · temperature{' '}
-            {dataset.settings.temperature}, top p {dataset.settings.topP} · prompts: {dataset.prompts.set}
-            {dataset.prompts.sha256 ? ` (SHA-256 ${dataset.prompts.sha256.slice(0, 12)}…)` : ''}
-          </p>
+          <>
+            <p className="hint">
+              RULER-HotpotQA: {dataset.files.map((f) => f.name).join(', ')} · chunks of {dataset.settings.chunkTokens.toLocaleString('en')} tokens,{' '}
+              {CUTTER_LABELS[dataset.cutter]} · up to {dataset.settings.memoryTokens.toLocaleString('en')} tokens per reply · temperature{' '}
+              {dataset.settings.temperature}, top p {dataset.settings.topP} · prompts: {dataset.promptRecord?.label ?? dataset.prompts.set}
+              {dataset.prompts.sha256 ? ` (SHA-256 ${dataset.prompts.sha256.slice(0, 12)}…)` : ''}
+            </p>
+            {dataset.promptRecord?.note && <p className="hint">{dataset.promptRecord.note}</p>}
+          </>
         ) : (
           <p className="hint">
             {spec.tasks.length} task{spec.tasks.length === 1 ? '' : 's'} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
