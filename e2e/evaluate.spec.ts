@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
+import { LINE_ITEMS, LIST_ITEMS } from '../test/fixtures/hotpotqa';
 
 /** Ticks exactly `names` in the checkbox group `group`. */
 async function tickOnly(page: Page, group: string, names: readonly string[]): Promise<void> {
@@ -92,3 +93,42 @@ function storedSamples(page: Page): Promise<{ ordinal: number; committedAt: numb
       }),
   );
 }
+
+test("RULER-HotpotQA dataset files are read by the paper's method, beside the paper's figures", async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('link', { name: 'Evaluate' }).click();
+  await expect(page.getByRole('combobox', { name: 'Engine' })).toHaveValue('extractive');
+  await page.getByLabel('Dataset file').setInputFiles([
+    { name: 'eval_50.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(LIST_ITEMS)) },
+    { name: 'eval_200.jsonl', mimeType: 'application/json', buffer: Buffer.from(LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n')) },
+  ]);
+  // The generated tasks give way to the method, which follows the prompt set: recurrent for MemAgent (paper),
+  // recurrent-boxed for the boxed set and for this app's wording (its final template asks for \boxed{}), the extractive engine's.
+  await expect(page.getByRole('group', { name: 'Tasks' })).toHaveCount(0);
+  const promptSet = page.getByRole('combobox', { name: 'Prompt set' });
+  await expect(promptSet).toHaveValue('auto');
+  await expect(page.getByLabel('Method')).toHaveValue('recurrent-boxed');
+  await promptSet.selectOption({ label: 'MemAgent (paper)' });
+  await expect(page.getByLabel('Method')).toHaveValue('recurrent');
+  await promptSet.selectOption('auto');
+  await expect(page.getByLabel('Method')).toHaveValue('recurrent-boxed');
+  await page.getByLabel('Chunk size (tokens)').fill('200');
+  await page.getByRole('button', { name: 'Start evaluation' }).click();
+
+  await expect(page.getByText(/^Done · 4 of 4 samples/)).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Evaluation' })).toContainText('chunks of 200 tokens, exact token slices, as the paper cuts');
+  await expect(page.getByRole('region', { name: 'Evaluation' })).toContainText("prompts: This app's wording");
+  const table = page.getByRole('table', { name: 'Results' });
+  const first = table.getByRole('row', { name: /eval_50\.json/ });
+  for (const cell of ['50', '7K', '2/2', '100.00 %', '82.0 %', '83.6 %']) await expect(first).toContainText(cell);
+  await expect(table.getByRole('row', { name: /eval_200\.jsonl/ })).toContainText('78.9 %');
+
+  const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON' }).click()]);
+  const report = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  expect(report).toMatchObject({ method: 'recurrent-boxed', prompts: { set: 'app', sha256: null } });
+  expect(report.datasets.map((d: { file: string; num_docs: number; samples: unknown[] }) => [d.file, d.num_docs, d.samples.length])).toEqual([
+    ['eval_50.json', 50, 2],
+    ['eval_200.jsonl', 200, 2],
+  ]);
+  expect(report.datasets[0].samples[1]).toMatchObject({ index: 1, answers: ['copper bells', 'bells'], sub_em: 1 });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { extractAnswer } from '../src/core/answer';
+import { extractAnswer, memoryFromReply } from '../src/core/answer';
 
-describe('extractAnswer', () => {
+describe('extractAnswer, lenient (the generated tasks)', () => {
   it('takes the content of the last \\boxed{} in the reply', () => {
     expect(extractAnswer('First \\boxed{12}, then on reflection \\boxed{ 13 }.')).toBe('13');
   });
@@ -27,5 +27,38 @@ describe('extractAnswer', () => {
     expect(extractAnswer('  The creature went north.\n')).toBe('The creature went north.');
     // "the answer is" with nothing after it says nothing.
     expect(extractAnswer('I do not know what the answer is.')).toBe('I do not know what the answer is.');
+  });
+});
+
+describe('extractAnswer, strict styles', () => {
+  it('reads \\fbox{} as \\boxed{} when no \\boxed is present', () => {
+    expect(extractAnswer('The result: \\fbox{Geneva {canton}}.', 'recurrent-boxed')).toBe('Geneva {canton}');
+    expect(extractAnswer('\\fbox{Geneva} but \\boxed{Paris}', 'recurrent-boxed')).toBe('Paris');
+  });
+
+  it('finds no answer rather than falling back to the reply', () => {
+    expect(extractAnswer('The creature went north.', 'recurrent')).toBeNull();
+    expect(extractAnswer('The creature went north.', 'recurrent-boxed')).toBeNull();
+    expect(extractAnswer('\\boxed{', 'recurrent-boxed')).toBeNull();
+  });
+
+  it('keeps the lenient reading as the default', () => {
+    expect(extractAnswer('The creature went north.')).toBe('The creature went north.');
+  });
+});
+
+describe('memoryFromReply', () => {
+  it("keeps the paper's memory exactly as returned, spaces and all", () => {
+    expect(memoryFromReply('  Notes: Paris.\n\n', 'verbatim')).toBe('  Notes: Paris.\n\n');
+    expect(memoryFromReply('', 'verbatim')).toBe('');
+  });
+
+  it('keeps only what follows the last </think>, stripped', () => {
+    expect(memoryFromReply('<think>a</think> x </think>\n Notes: Paris. \n', 'verbatim')).toBe('Notes: Paris.');
+    expect(memoryFromReply('<think>only thinking</think>', 'verbatim')).toBe('');
+  });
+
+  it("trims for this app's reading", () => {
+    expect(memoryFromReply('  Notes: Paris.\n', 'trimmed')).toBe('Notes: Paris.');
   });
 });

@@ -22,7 +22,10 @@ interface Outcome {
 function memagent(args: string[], options: { installed?: boolean } = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = options.installed ? ['npx', 'memagent'] : [process.execPath, '--import', 'tsx', 'src/cli/memagent.ts'];
-    const child = spawn(command!, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // No prompt file can be fetched from here (a closed port), so reads use the app's wording, as offline, whatever the network.
+    const hermetic = args[0] === 'read' || args[0] === 'eval' ? ['--prompts-base', 'http://127.0.0.1:9'] : [];
+    const env = { ...process.env, MEMAGENT_CACHE_DIR: join(tmpdir(), 'memagent-cli-no-cache') };
+    const child = spawn(command!, [...prefix, ...args, ...hermetic], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -132,10 +135,16 @@ describe('memagent CLI', () => {
     const slow = await startOpenAIServer({ tokenDelayMs: 1 });
     try {
       const json = join(dir, 'eval.json');
-      const r = await memagent([
+      // Every request waits unanswered until four are open at once (or long enough that they never will be),
+      // so that the count does not hang on how fast a busy machine prepares the samples.
+      void slow.holdAfterNext(0);
+      const running = memagent([
         'eval', '--base-url', slow.url, '--tasks', 'niah_single_1', '--lengths', '2k', '--samples', '4',
         '--chunk', '1000', '--memory', '256', '--concurrency', '4', '--json', json,
       ]);
+      for (const t0 = Date.now(); slow.maxInFlight < 4 && Date.now() - t0 < 45_000; ) await new Promise((go) => setTimeout(go, 50));
+      slow.release();
+      const r = await running;
       expect(r.stderr).toContain('[4/4] niah_single_1 2K');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/4 samples, 4 at a time/);
@@ -146,5 +155,5 @@ describe('memagent CLI', () => {
     } finally {
       await slow.stop();
     }
-  });
+  }, 120_000);
 });

@@ -1,14 +1,19 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult, TextGenerator } from '../src/core/generation';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, finalPrompt, INITIAL_MEMORY, renderTemplate, templateOverhead, updatePrompt } from '../src/core/prompts';
+import { readPythonStrings } from '../src/core/python-strings';
 
 const lines = (s: string) => s.split('\n');
+
+/** The opening tag's line: the problem's carries a trailing space, as the checkpoints were trained on it. */
+const opening = (tag: string) => (tag === 'problem' ? '<problem> ' : `<${tag}>`);
 
 /** The content between `<tag>` and `</tag>`, both alone on their lines. */
 function block(prompt: string, tag: string): string {
   const ls = lines(prompt);
-  const open = ls.indexOf(`<${tag}>`);
+  const open = ls.indexOf(opening(tag));
   const close = ls.indexOf(`</${tag}>`);
   expect(open, `<${tag}> on its own line`).toBeGreaterThanOrEqual(0);
   expect(close, `</${tag}> on its own line`).toBeGreaterThan(open);
@@ -23,7 +28,7 @@ describe('update prompt', () => {
   it('holds problem, memory and section blocks in that order, each tag on its own line', () => {
     const ls = lines(prompt);
     const at = (l: string) => ls.indexOf(l);
-    const order = ['<problem>', '</problem>', '<memory>', '</memory>', '<section>', '</section>'].map(at);
+    const order = ['<problem> ', '</problem>', '<memory>', '</memory>', '<section>', '</section>'].map(at);
     for (const i of order) expect(i).toBeGreaterThan(0); // all present, after the instruction
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(block(prompt, 'problem')).toBe('Who built the creature?');
@@ -40,8 +45,22 @@ describe('update prompt', () => {
     expect(ls[ls.indexOf('</section>') + 1]).toBe('');
     expect(lastLine(prompt)).toBe('Updated memory:');
     // The instruction comes first, then a blank line before the first block.
-    expect(ls[ls.indexOf('<problem>') - 1]).toBe('');
-    expect(ls.slice(0, ls.indexOf('<problem>') - 1).join(' ')).toMatch(/memory/i);
+    expect(ls[ls.indexOf('<problem> ') - 1]).toBe('');
+    expect(ls.slice(0, ls.indexOf('<problem> ') - 1).join(' ')).toMatch(/memory/i);
+  });
+});
+
+describe('the layout of the app’s wording', () => {
+  // The stand-in has the pinned file's exact layout, with sentences of our own.
+  const standin = readPythonStrings(readFileSync(new URL('./fixtures/prompt-files/recurrent.py', import.meta.url), 'utf8'));
+  /** Everything after the instruction paragraph, with the official slot names. */
+  const layout = (template: string) => template.slice(template.indexOf('\n\n')).replace('{problem}', '{prompt}').replace('{section}', '{chunk}');
+
+  it('is the trained layout: "<problem> " with its trailing space, tags, blank lines, cue lines and the final newline', () => {
+    expect(layout(DEFAULT_TEMPLATES.update)).toBe(layout(standin.get('TEMPLATE')!));
+    expect(layout(DEFAULT_TEMPLATES.final)).toBe(layout(standin.get('TEMPLATE_FINAL')!));
+    expect(layout(DEFAULT_TEMPLATES.update)).toBe('\n\n<problem> \n{prompt}\n</problem>\n\n<memory>\n{memory}\n</memory>\n\n<section>\n{chunk}\n</section>\n\nUpdated memory:\n');
+    expect(INITIAL_MEMORY).toBe(standin.get('NO_MEMORY'));
   });
 });
 
@@ -50,7 +69,7 @@ describe('final prompt', () => {
 
   it('holds problem then memory, no section, and ends with the cue "Your answer:"', () => {
     const ls = lines(prompt);
-    expect(ls.indexOf('<problem>')).toBeLessThan(ls.indexOf('<memory>'));
+    expect(ls.indexOf('<problem> ')).toBeLessThan(ls.indexOf('<memory>'));
     expect(ls[ls.indexOf('</problem>') + 1]).toBe('');
     expect(block(prompt, 'memory')).toBe('Victor built it.');
     expect(prompt).not.toContain('<section>');

@@ -104,6 +104,8 @@ describe('settings and templates of a run', () => {
     const run = (await store.getRun(runId))!;
     expect(run.settings).toMatchObject({ temperature: 0.3, topP: 0.8, seed: 7, memoryTokens: 128, requestedChunkTokens: 800 });
     expect(run.templates).toEqual(templates);
+    // Read to its end, so that no write of this run falls after the store is closed.
+    await until(async () => (await store.getRun(runId))?.status === 'done');
   });
 
   it('refuses a template that lost a slot, storing nothing', async () => {

@@ -240,7 +240,7 @@ describe('the WebLLM engine: context window planning', () => {
 });
 
 describe('the WebLLM engine: generation', () => {
-  it('streams with max_tokens, sampling and usage always set, and reports speeds', async () => {
+  it('streams with max_tokens, sampling (penalties neutral) and usage always set, and reports speeds', async () => {
     const { engine, mlc } = setup();
     const deltas: string[] = [];
     const result = await engine.generate(user('Who met Bob?'), { maxTokens: 1024, temperature: 0.7, topP: 0.95, seed: 7, onToken: (d) => deltas.push(d) });
@@ -250,7 +250,10 @@ describe('the WebLLM engine: generation', () => {
       temperature: 0.7,
       top_p: 0.95,
       seed: 7,
+      // mlc-chat-config.json's repetition_penalty (1.05 for Qwen2.5) would apply otherwise.
       repetition_penalty: 1,
+      presence_penalty: 0,
+      frequency_penalty: 0,
       stream: true,
       stream_options: { include_usage: true },
     });

@@ -8,6 +8,7 @@ import type { ModelService } from '../src/runner/models';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm-models';
 import { EVENTS_CHANNEL, type RunEvent, Store } from '../src/storage/db';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
+import { PromptLibrary } from '../src/runner/prompt-files';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
 function storedKey(config: EngineConfig | undefined): EngineOptions {
@@ -20,6 +21,11 @@ const channel = new BroadcastChannel(EVENTS_CHANNEL);
 const store = Store.open();
 // Every import and run counts tokens: load the tokenizer while the page is still being read.
 void tokenizerFor('extractive').catch(() => undefined);
+
+// The MemAgent prompt files: fetched whenever the app fetches anyway, kept in IndexedDB.
+const prompts = new PromptLibrary(store);
+/** Fetches the prompt files still missing, in the background: called where the app goes online anyway. */
+const fetchPromptsAnyway = () => void prompts.refresh().catch(() => undefined);
 
 const runner = store.then(async (s) => {
   const r = new Runner({
@@ -35,6 +41,7 @@ const runner = store.then(async (s) => {
         return true;
       }),
     estimateStorage: () => navigator.storage.estimate(),
+    prompts,
   });
   // Books whose import a closed or crashed tab cut short are removed before anything else is served.
   await r.recoverImports().catch(() => undefined);
@@ -92,23 +99,27 @@ const api = {
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
   deleteRun: (runId: string) => attempt(async () => (await runner).deleteRun(runId)),
-  startEvaluation: (request: EvaluationRequest) => attempt(async () => (await evaluationService(store)).start(request)),
-  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).resume(id)),
-  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).pause(id)),
-  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).cancel(id)),
+  /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
+  startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
+    attempt(async () => (await evaluationService(store, prompts)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
+  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).resume(id)),
+  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).pause(id)),
+  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).cancel(id)),
   importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer: (config: EngineConfig, apiKey?: string) =>
     attempt(async () => {
       if (apiKey !== undefined && typeof config.baseUrl === 'string') await saveApiKey(config.baseUrl, apiKey);
-      return checkServer(config, storedKey(config));
+      const check = await checkServer(config, storedKey(config));
+      fetchPromptsAnyway(); // a server engine's first use
+      return check;
     }),
   saveApiKey: (baseUrl: string, apiKey: string) => attempt(() => saveApiKey(baseUrl, apiKey)),
   gpuCapability: () => attempt(async () => (await models()).capability()),
   listModels: () => attempt(async () => (await models()).list()),
-  downloadModel: (id: string) => attempt(async () => (await models()).download(id)),
+  downloadModel: (id: string) => attempt(async () => (fetchPromptsAnyway(), (await models()).download(id))),
   stopModelDownload: (id: string) => attempt(async () => (await models()).stopDownload(id)),
-  loadModel: (id: string) => attempt(async () => (await models()).load(id)),
+  loadModel: (id: string) => attempt(async () => (fetchPromptsAnyway(), (await models()).load(id))),
   deleteModel: (id: string) => attempt(async () => (await models()).remove(id)),
   saveCustomModel: (spec: Omit<CustomModelSpec, 'id'>) => attempt(async () => (await models()).saveCustom(spec)),
   removeCustomModel: (id: string) => attempt(async () => (await models()).removeCustom(id)),
@@ -128,9 +139,20 @@ const api = {
     attempt(async () => (await import('../src/engines/wllama-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined))),
   /** Loads the llama.cpp model (downloading it once) and measures its speed here; `onProgress` is a Comlink.proxy. */
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
-    attempt(async () =>
-      (await import('../src/engines/wllama')).measureWllama(config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined)),
-    ),
+    attempt(async () => {
+      fetchPromptsAnyway(); // the model is downloaded now
+      return (await import('../src/engines/wllama')).measureWllama(config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
+    }),
+  /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
+  setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),
+  /** Each pinned prompt file: here or not, where from, and why the last fetch failed. */
+  promptFiles: () => attempt(() => prompts.status()),
+  /** The MemAgent sets this browser holds, to show their templates. */
+  promptSets: () => attempt(() => prompts.sets()),
+  /** Fetches the missing prompt files now (Settings' button); the status says what failed. */
+  fetchPromptFiles: () => attempt(async () => (await prompts.refresh(), prompts.status())),
+  /** A local copy of a pinned prompt file, checked by its hash before anything is kept. */
+  importPromptFile: (file: File) => attempt(async () => (await prompts.import(file.name, new Uint8Array(await file.arrayBuffer()))).id),
 };
 
 export type AgentApi = typeof api;

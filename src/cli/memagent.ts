@@ -14,8 +14,9 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS, planBudget } from '../core/budget';
 import { type ChunkSpan, chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { memoryLoop } from '../core/loop';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead } from '../core/prompts';
+import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
+import type { PromptRecord } from '../core/prompt-sets';
+import { type PromptTemplates, templateOverhead } from '../core/prompts';
 import type { Engine, EngineConfig } from '../engines/engine';
 import { OpenAIEngine, type RetryNotice } from '../engines/openai';
 import { createEngine, ENGINES } from '../engines/registry';
@@ -26,6 +27,8 @@ import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../ev
 import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
+import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
+import { type PromptFlags, PromptOptionError, type ResolvedPrompts, resolveCliPrompts } from './prompts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The corpus book beside the project fills the "essay" tasks; the generated essay stands in where it is absent. */
@@ -41,6 +44,7 @@ const HELP = `memagent: read a whole book with a language model that keeps notes
 Usage:
   memagent read <file> --question TEXT --base-url URL [--model NAME] [options]
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
+  memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
 
 Server (both commands):
   --base-url URL       the server's OpenAI API, e.g. http://127.0.0.1:8000/v1
@@ -50,6 +54,15 @@ Server (both commands):
   --retries N          attempts repeated after 429, 5xx or a dropped connection (default 8)
   --retry-delay MS     first wait before a retry, doubled each time (default 1000)
   --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url)
+
+Prompts (both commands):
+  --prompts SET        memagent (the prompts of the paper's runs, read from MemAgent's recurrent.py),
+                       memagent-boxed (recurrent_boxed.py), app (this app's wording), or FILE.json
+                       holding edited templates {"update": ..., "final": ...}. Default: memagent for a
+                       model, fetched once from the MemAgent repository at a pinned commit and kept in
+                       the cache; app's wording while that file cannot be had (said so), and for extractive
+  --prompts-file PATH  a local copy of recurrent.py or recurrent_boxed.py (checked by its SHA-256)
+  --prompts-base URL   a mirror to fetch <URL>/taskutils/memory_eval/utils/recurrent.py from
 
 read:
   --question, -q TEXT  what the memory is kept for (on --resume, the journal's question)
@@ -70,9 +83,21 @@ eval:
   --samples N          samples per task and length (default 5)
   --seed N             sweep seed (default 0)
   --chunk N, --memory N, --mode memory|full, --haystack FILE, --json FILE, --csv FILE
+
+eval --data (RULER-HotpotQA files as published, read by the paper's method):
+  --data FILE          a dataset file (JSON list or JSON Lines); repeat it, one file per length
+  --method M           recurrent (the answer after "the answer is") or recurrent-boxed (the answer
+                       in \\boxed{}); default: the one the prompt set asks for: recurrent with
+                       memagent, recurrent-boxed with memagent-boxed (and with this app's wording)
+  --samples N          items read from each file (default all)
+  --chunk N            exact tokens per chunk (default ${DEFAULT_CHUNK_TOKENS}); --memory N: max tokens per reply (default ${DEFAULT_MEMORY_TOKENS})
+  --json FILE          the method, the prompts (set and SHA-256) and every file's metrics and samples
 `;
 
 const SERVER_OPTIONS = {
+  prompts: { type: 'string' },
+  'prompts-file': { type: 'string' },
+  'prompts-base': { type: 'string' },
   'base-url': { type: 'string' },
   model: { type: 'string' },
   'api-key': { type: 'string' },
@@ -119,12 +144,18 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The engine the flags name; for a server, connected and measured before anything is read. */
-async function openEngine(v: ServerChoice, onRetry: (n: RetryNotice) => void): Promise<{ engine: Engine; config: EngineConfig }> {
+/** The engine the flags name. */
+function engineIdOf(v: ServerChoice): string {
   const id = v.engine ?? (v['base-url'] ? 'openai' : undefined);
   if (!id) {
     throw new UsageError('Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), or --engine extractive to try the loop without a model.');
   }
+  return id;
+}
+
+/** The engine the flags name; for a server, connected and measured before anything is read. */
+async function openEngine(v: ServerChoice, onRetry: (n: RetryNotice) => void): Promise<{ engine: Engine; config: EngineConfig }> {
+  const id = engineIdOf(v);
   const config: Record<string, string | number> = {};
   if (v['base-url']) config.baseUrl = v['base-url'];
   if (v.model) config.model = v.model;
@@ -138,6 +169,20 @@ async function openEngine(v: ServerChoice, onRetry: (n: RetryNotice) => void): P
     onRetry,
   });
   return { engine, config };
+}
+
+/** The prompt set the flags choose (see prompts.ts); a flag that cannot be used is a usage error. */
+async function choosePrompts(flags: PromptFlags, engineId: string, say: (line: string) => void): Promise<ResolvedPrompts> {
+  try {
+    return await resolveCliPrompts(flags, engineId, { say });
+  } catch (e) {
+    if (e instanceof PromptOptionError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function describePrompts(record: PromptRecord): string {
+  return `prompts ${record.label}${record.file ? ` (${record.file.path.split('/').pop()}, SHA-256 ${record.file.sha256.slice(0, 12)}…)` : ''}`;
 }
 
 function describeEngine(engine: Engine): string {
@@ -167,6 +212,10 @@ interface JournalHeader {
     seed?: number;
   };
   templates: PromptTemplates;
+  /** Which prompt set the templates are, and for MemAgent's the file and hash they were read from. */
+  prompts?: PromptRecord;
+  /** The set's memory before the first chunk (this app's when absent). */
+  initialMemory?: string;
   /** [start, end, tokens] of every chunk: a resume reads exactly these, whatever the server now allows. */
   chunks: [number, number, number][];
   createdAt: string;
@@ -301,6 +350,10 @@ async function readCommand(argv: string[]): Promise<number> {
     };
     clash('chunk', v.chunk, h.settings.requestedChunkTokens);
     clash('memory', v.memory, h.settings.memoryTokens);
+    const asked = v['prompts-file'] !== undefined ? 'file' : v.prompts === undefined ? undefined : /\.json$/i.test(v.prompts) ? 'custom' : v.prompts;
+    if (asked !== undefined && h.prompts && asked !== h.prompts.set) {
+      throw new UsageError(`${out} was read with the prompts ${h.prompts.label}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`);
+    }
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
   }
@@ -318,7 +371,8 @@ async function readCommand(argv: string[]): Promise<number> {
     header = journal.header;
     chunks = header.chunks.map(([start, end, tokens]) => ({ start, end, tokens }));
   } else {
-    const templates = { ...DEFAULT_TEMPLATES };
+    const prompts = await choosePrompts(v, engine.id, say);
+    const templates = { ...prompts.set.templates };
     const count = (s: string) => engine.tokenizer.count(s);
     const requestedChunkTokens = wholeNumber('chunk', v.chunk, 1) ?? DEFAULT_CHUNK_TOKENS;
     const budget = planBudget({
@@ -349,6 +403,8 @@ async function readCommand(argv: string[]): Promise<number> {
         ...(seed !== undefined && { seed }),
       },
       templates,
+      prompts: prompts.record,
+      initialMemory: prompts.set.initialMemory,
       chunks: chunks.map((c) => [c.start, c.end, c.tokens]),
       createdAt: new Date().toISOString(),
     };
@@ -363,7 +419,8 @@ async function readCommand(argv: string[]): Promise<number> {
   const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
   say(
     `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
-      `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}.`,
+      `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
+      `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
   );
   if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
 
@@ -382,6 +439,8 @@ async function readCommand(argv: string[]): Promise<number> {
       templates: header.templates,
       memoryTokens: header.settings.memoryTokens,
       sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
+      ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
+      method: { ...APP_LOOP_METHOD, answerStyle: header.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
       resume: journal?.revisions.length ? { nextChunk: step, memory: journal.revisions.at(-1)!.memory } : undefined,
       signal: stop.signal,
     });
@@ -424,7 +483,8 @@ async function readCommand(argv: string[]): Promise<number> {
           committedAt: new Date().toISOString(),
         } satisfies JournalAnswer);
         say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
-        process.stdout.write(`${event.answer}\n`);
+        if (!event.answer) say(`The reply gives no answer in the form ${header.prompts?.label ?? 'the prompts'} ask for; the whole reply follows.`);
+        process.stdout.write(`${event.answer || event.reply}\n`);
       }
     }
     return 0;
@@ -447,6 +507,8 @@ async function readCommand(argv: string[]): Promise<number> {
 
 const EVAL_OPTIONS = {
   concurrency: { type: 'string' },
+  data: { type: 'string', multiple: true },
+  method: { type: 'string' },
   tasks: { type: 'string' },
   lengths: { type: 'string', default: '8k' },
   samples: { type: 'string' },
@@ -470,6 +532,8 @@ async function loadHaystack(file: string | undefined): Promise<Haystack> {
 async function evalCommand(argv: string[]): Promise<number> {
   const { values: v } = parse(argv, EVAL_OPTIONS);
   if (v.help) return help();
+  if (v.data) return datasetEvalCommand(v);
+  if (v.method !== undefined) throw new UsageError('--method goes with --data: the paper\'s method reads RULER-HotpotQA files.');
   const tasks = v.tasks ? v.tasks.split(',').map((t) => t.trim()).filter(Boolean) : [...TASK_IDS];
   const unknown = tasks.filter((t) => !isTaskId(t));
   if (unknown.length) throw new UsageError(`Unknown task ${unknown.join(', ')}. Tasks: ${TASK_IDS.join(', ')}.`);
@@ -496,10 +560,12 @@ async function evalCommand(argv: string[]): Promise<number> {
   const say = (line: string) => process.stderr.write(`${tty ? '\r\x1b[K' : ''}${line}\n`);
   const essay = await loadHaystack(v.haystack);
   const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+  const prompts = await choosePrompts(v, engine.id, say);
+  spec.templates = { ...prompts.set.templates };
   const planned = planSweep(spec);
   process.stdout.write(
     `${describeEngine(engine)}; ${spec.mode === 'memory' ? `memory mode: chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : 'full context'}; ` +
-      `essay haystack ${essay.name}; ${planned.length} samples, ${concurrency} at a time.\n\n`,
+      `${describePrompts(prompts.record)}; essay haystack ${essay.name}; ${planned.length} samples, ${concurrency} at a time.\n\n`,
   );
 
   const stop = new AbortController();
@@ -534,7 +600,15 @@ async function evalCommand(argv: string[]): Promise<number> {
   const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
   const wall = (performance.now() - t0) / 1000;
   process.stdout.write(`\n${results.length} samples in ${wall.toFixed(1)} s: ${Math.round(tokens / wall).toLocaleString('en')} tokens/s through the engine.\n`);
-  const report: EvaluationReport = { engine: engine.id, model: typeof config.model === 'string' ? config.model : undefined, haystack: essay.name, spec, cells, samples: results };
+  const report: EvaluationReport = {
+    engine: engine.id,
+    model: typeof config.model === 'string' ? config.model : undefined,
+    haystack: essay.name,
+    prompts: prompts.record,
+    spec,
+    cells,
+    samples: results,
+  };
   if (v.json) writeText(v.json, reportJson(report));
   if (v.csv) writeText(v.csv, cellsCsv(cells));
   if (failure !== undefined) {
@@ -546,6 +620,38 @@ async function evalCommand(argv: string[]): Promise<number> {
     return 130;
   }
   return 0;
+}
+
+/** `eval --data`: dataset files by the paper's method (eval-data.ts). */
+async function datasetEvalCommand(v: ReturnType<typeof parse<typeof EVAL_OPTIONS>>['values']): Promise<number> {
+  const generated: string[] = (['tasks', 'haystack', 'csv', 'seed'] as const).filter((flag) => v[flag] !== undefined);
+  if (v.mode !== 'memory') generated.push('mode');
+  if (generated.length) throw new UsageError(`--${generated.join(', --')} ${generated.length === 1 ? 'is' : 'are'} for the generated tasks, not for --data.`);
+  const tty = process.stderr.isTTY;
+  const say = (line: string) => process.stderr.write(`${tty ? '\r\x1b[K' : ''}${line}\n`);
+  try {
+    const plan = planDatasetEval({
+      data: v.data ?? [],
+      method: v.method,
+      prompts: await choosePrompts(v, engineIdOf(v), say),
+      chunk: wholeNumber('chunk', v.chunk, 1),
+      memory: wholeNumber('memory', v.memory, 1),
+      samples: wholeNumber('samples', v.samples, 1),
+      concurrency: wholeNumber('concurrency', v.concurrency, 1) ?? 8,
+      json: v.json,
+    });
+    await checkDatasetFiles(plan);
+    const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+    return await runDatasetEval(plan, engine, {
+      say,
+      out: (text) => process.stdout.write(text),
+      write: writeText,
+      describeEngine: describeEngine(engine),
+    });
+  } catch (e) {
+    if (e instanceof DatasetArgsError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 function writeText(path: string, text: string): void {

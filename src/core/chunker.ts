@@ -5,6 +5,12 @@ export interface ChunkSpan {
   start: number;
   end: number;
   tokens: number;
+  /**
+   * What the model is sent when it is not the text's characters [start, end):
+   * an exact token slice whose cut splits a character (see token-slices.ts).
+   * Only in-memory chunk lists carry it; stored runs are cut at boundaries.
+   */
+  text?: string;
 }
 
 type Boundary = 0 | 1 | 2 | 3; // none, word, sentence, paragraph

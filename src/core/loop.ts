@@ -1,14 +1,32 @@
-import { extractAnswer } from './answer';
+import { type AnswerStyle, extractAnswer, memoryFromReply, type MemoryKeeping } from './answer';
 import type { ChunkSource } from './chunk-feed';
 import type { ChunkSpan } from './chunker';
 import { abortError, type GenerateResult, type TextGenerator } from './generation';
-import { finalPrompt, INITIAL_MEMORY, type PromptTemplates, updatePrompt } from './prompts';
+import { finalPrompt, INITIAL_MEMORY, type PromptTemplates, renderTemplate, updatePrompt } from './prompts';
 
 export interface SamplingSettings {
   temperature: number;
   topP: number;
   seed?: number;
 }
+
+/**
+ * What differs between this app's reading and the paper's method inside the
+ * loop (how chunks are cut is the caller's: it passes the chunks).
+ */
+export interface LoopMethod {
+  memory: MemoryKeeping;
+  answerStyle: AnswerStyle;
+  /**
+   * Whether the question, memory and chunk are sent as they are (the paper's
+   * requests, byte for byte) or with chat control strings such as
+   * `<|im_start|>` made inert (this app's reading of untrusted books).
+   */
+  verbatim: boolean;
+}
+
+/** This app's reading: trimmed memories, the lenient answer, control strings made inert. */
+export const APP_LOOP_METHOD: Readonly<LoopMethod> = Object.freeze({ memory: 'trimmed', answerStyle: 'lenient', verbatim: false });
 
 export interface LoopInput {
   text: string;
@@ -20,10 +38,14 @@ export interface LoopInput {
   /** Memory cap M: the most tokens one memory update may write. */
   memoryTokens: number;
   sampling: SamplingSettings;
+  /** The memory before the first chunk: the prompt set's (INITIAL_MEMORY unless given). */
+  initialMemory?: string;
   /** Where to pick up: the next chunk to read and the memory written before it. */
   resume?: { nextChunk: number; memory: string };
   signal?: AbortSignal;
   onToken?: (delta: string) => void;
+  /** This app's reading unless given. */
+  method?: LoopMethod;
   /** Clock in milliseconds; replaceable so that tests are deterministic. */
   now?: () => number;
 }
@@ -40,6 +62,7 @@ export interface RevisionEvent {
 export interface AnswerEvent {
   kind: 'answer';
   reply: string;
+  /** The answer in the reply; '' when a strict answer style finds none. */
   answer: string;
   result: GenerateResult;
   ms: number;
@@ -49,15 +72,16 @@ export type LoopEvent = RevisionEvent | AnswerEvent;
 
 /**
  * The MemAgent loop. Each chunk is one independent request holding the question,
- * the memory so far and the chunk; the whole reply overwrites the memory. After
+ * the memory so far and the chunk; the reply overwrites the memory. After
  * the last chunk one more request answers from the question and memory alone.
  * Resumable from (next chunk, memory) alone; stops at the next await once
  * `signal` aborts, without yielding a partial step.
  */
 export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, void, void> {
   const { text, chunks, question, generator, templates, signal } = input;
+  const method = input.method ?? APP_LOOP_METHOD;
   const now = input.now ?? (() => performance.now());
-  let memory = input.resume?.memory ?? INITIAL_MEMORY;
+  let memory = input.resume?.memory ?? input.initialMemory ?? INITIAL_MEMORY;
   const first = input.resume?.nextChunk ?? 0;
   const options = {
     maxTokens: input.memoryTokens,
@@ -72,17 +96,22 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
     if (signal?.aborted) throw abortError();
     const span = await chunks.at(index);
     if (!span) break;
-    const prompt = updatePrompt(templates, question, memory, text.slice(span.start, span.end));
+    const section = span.text ?? text.slice(span.start, span.end);
+    // Verbatim: filled in one pass as Python's str.format fills the official templates, nothing altered.
+    const prompt = method.verbatim
+      ? renderTemplate(templates.update, { problem: question, memory, section })
+      : updatePrompt(templates, question, memory, section);
     const t0 = now();
     const result = await generator.generate([{ role: 'user', content: prompt }], options);
     if (signal?.aborted || result.finishReason === 'abort') throw abortError();
-    memory = result.text.trim();
+    memory = memoryFromReply(result.text, method.memory);
     yield { kind: 'revision', index, memory, result, ms: now() - t0 };
   }
 
   if (signal?.aborted) throw abortError();
   const t0 = now();
-  const result = await generator.generate([{ role: 'user', content: finalPrompt(templates, question, memory) }], options);
+  const prompt = method.verbatim ? renderTemplate(templates.final, { problem: question, memory }) : finalPrompt(templates, question, memory);
+  const result = await generator.generate([{ role: 'user', content: prompt }], options);
   if (signal?.aborted || result.finishReason === 'abort') throw abortError();
-  yield { kind: 'answer', reply: result.text, answer: extractAnswer(result.text), result, ms: now() - t0 };
+  yield { kind: 'answer', reply: result.text, answer: extractAnswer(result.text, method.answerStyle) ?? '', result, ms: now() - t0 };
 }

@@ -19,10 +19,12 @@ interface ParsedPrompt {
   section?: string;
 }
 
-/** Reads the <problem>, <memory> and <section> blocks that every template carries. */
+/** Reads the <problem>, <memory> and <section> blocks that every template carries (`<problem> ` with its trailing space too). */
 export function parsePrompt(prompt: string): ParsedPrompt {
-  const problemOpen = prompt.indexOf('<problem>\n');
-  const problemClose = prompt.indexOf('\n</problem>', problemOpen);
+  const opening = /<problem> *\n/.exec(prompt);
+  const problemOpen = opening?.index ?? -1;
+  const problemStart = problemOpen + (opening?.[0].length ?? 0);
+  const problemClose = prompt.indexOf('\n</problem>', problemStart);
   const memoryOpen = prompt.indexOf('<memory>\n', problemClose);
   const sectionOpen = prompt.indexOf('<section>\n', Math.max(memoryOpen, problemClose));
   const memoryClose = prompt.lastIndexOf('\n</memory>', sectionOpen >= 0 ? sectionOpen : prompt.length);
@@ -30,7 +32,7 @@ export function parsePrompt(prompt: string): ParsedPrompt {
   if (problemOpen < 0 || problemClose < 0 || (!direct && (memoryOpen < 0 || memoryClose < memoryOpen))) {
     throw new Error('The prompt template lost its <problem> or <memory> block; reset the templates to their defaults.');
   }
-  const parsed: ParsedPrompt = { problem: prompt.slice(problemOpen + '<problem>\n'.length, problemClose) };
+  const parsed: ParsedPrompt = { problem: prompt.slice(problemStart, problemClose) };
   if (!direct) parsed.memory = prompt.slice(memoryOpen + '<memory>\n'.length, memoryClose);
   if (sectionOpen >= 0) {
     const sectionClose = prompt.lastIndexOf('\n</section>');
@@ -50,7 +52,8 @@ interface Candidate {
 /**
  * The paper's "heuristic memory" baseline as an engine: each step keeps the
  * sentences of memory and section with the most IDF-weighted overlap with the
- * question, within the memory cap; the answer is the best-matching memory text.
+ * question, within the memory cap; the answer is the best-matching memory text,
+ * boxed or after "the answer is" as the final prompt asks.
  */
 export class ExtractiveEngine implements Engine {
   readonly id = EXTRACTIVE_INFO.id;
@@ -62,11 +65,14 @@ export class ExtractiveEngine implements Engine {
     if (options.signal?.aborted) throw abortError();
     const prompt = messages[messages.length - 1]?.content ?? '';
     const parsed = parsePrompt(prompt);
+    // Answers in the form the instructions ask for (outside the blocks, which hold the book): \boxed{} where they mention it, else "the answer is …".
+    const lastBlock = Math.max(prompt.lastIndexOf('</memory>'), prompt.lastIndexOf('</section>'));
+    const boxed = prompt.slice(0, prompt.search(/<problem> *\n/)).includes('\\boxed') || prompt.slice(lastBlock).includes('\\boxed');
     const text =
       parsed.memory === undefined
-        ? this.answer(parsed.problem, sentencesOf(parsed.section ?? '')) // the whole document at once: answer from it directly
+        ? this.answer(parsed.problem, sentencesOf(parsed.section ?? ''), boxed) // the whole document at once: answer from it directly
         : parsed.section === undefined
-          ? this.answer(parsed.problem, memorySentences(withoutInitial(parsed.memory)))
+          ? this.answer(parsed.problem, memorySentences(withoutInitial(parsed.memory)), boxed)
           : this.update(parsed, options.maxTokens);
     options.onToken?.(text);
     return {
@@ -98,7 +104,7 @@ export class ExtractiveEngine implements Engine {
       .join('\n');
   }
 
-  private answer(problem: string, sentences: readonly string[]): string {
+  private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
     const pool = rank(problem, sentences);
     const best = Math.max(0, ...pool.map((c) => c.score));
     if (best <= 0) return 'The memory holds nothing that answers the question.';
@@ -109,7 +115,7 @@ export class ExtractiveEngine implements Engine {
       .slice(0, 5)
       .sort((a, b) => a.order - b.order)
       .map((c) => c.text);
-    return `From the memory: \\boxed{${chosen.join(' ')}}`;
+    return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
 }
 

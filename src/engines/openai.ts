@@ -9,6 +9,7 @@ import {
 } from '../core/generation';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from './engine';
+import { openAIBody, stepRequest } from './request';
 
 /**
  * Any server that speaks the OpenAI chat-completions protocol (vLLM, SGLang,
@@ -536,16 +537,8 @@ export class OpenAIEngine implements Engine {
 
   private async attempt(messages: readonly ChatMessage[], options: GenerateOptions): Promise<Omit<GenerateResult, 'retries'>> {
     const url = `${this.server.baseUrl}/chat/completions`;
-    const body = {
-      model: this.server.model,
-      messages,
-      max_tokens: options.maxTokens,
-      temperature: options.temperature,
-      top_p: options.topP,
-      seed: options.seed,
-      stream: true,
-      stream_options: { include_usage: true },
-    };
+    // No system message: the server's chat template adds the model's own default, as in the paper's runs.
+    const body = openAIBody(stepRequest(messages, options), this.server.model);
     const t0 = performance.now();
     let res: Response;
     try {

@@ -3,6 +3,9 @@ import type { TokenSpeed } from '../core/estimate';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig } from './engine';
 import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError, scopeTuning } from './model-download';
+import { stepRequest, webllmRequest } from './request';
+import { type TokenizerConfigLike, webllmSystemMessage } from './system-message';
+import { fetchTokenizerConfig } from './tokenizer-config';
 import { checkWebGPU, type GpuCapability } from './webgpu';
 import { loadModelTokenizer } from './webllm-tokenizer';
 import {
@@ -293,19 +296,12 @@ export class GpuSession {
     }
   }
 
-  /** One streamed request; Pause or Cancel interrupt it between two decode steps. */
-  async generate(model: ModelEntry, window: number, messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    const request: Record<string, unknown> = {
-      messages: messages.map((m) => ({ role: m.role, content: m.content })),
-      max_tokens: options.maxTokens, // WebLLM's default is unlimited
-      repetition_penalty: REPETITION_PENALTY, // (versions whose requests cannot carry it get it at load)
-      stream: true,
-      stream_options: { include_usage: true },
-    };
-    if (options.temperature !== undefined) request.temperature = options.temperature;
-    if (options.topP !== undefined) request.top_p = options.topP;
-    if (options.seed !== undefined && options.seed !== null) request.seed = options.seed;
-    return (await this.stream(model, window, request, options)).result;
+  /**
+   * One streamed request; Pause or Cancel interrupt it between two decode
+   * steps. `system` (see webllmSystemMessage) goes first when given.
+   */
+  async generate(model: ModelEntry, window: number, messages: readonly ChatMessage[], options: GenerateOptions, system?: string): Promise<GenerateResult> {
+    return (await this.stream(model, window, webllmRequest(stepRequest(messages, options, system)), options)).result;
   }
 
   /**
@@ -468,9 +464,11 @@ export class WebLLMEngine implements Engine {
     readonly model: ModelEntry,
     /** The model's own context limit. */
     readonly limit: number,
-    /** Tokens the chat template adds around the user message (counted generously). */
+    /** Tokens the chat template adds around the user message (counted generously), the system message included. */
     readonly overhead: number,
     private readonly gpu: GpuSession = session,
+    /** The system message every step sends (see webllmSystemMessage); undefined leaves WebLLM's own. */
+    readonly systemMessage?: string,
   ) {
     this.contextWindow = limit - overhead;
   }
@@ -508,7 +506,7 @@ export class WebLLMEngine implements Engine {
       );
     }
     const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
-    const result = await this.gpu.generate(this.model, window, messages, options);
+    const result = await this.gpu.generate(this.model, window, messages, options, this.systemMessage);
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
@@ -524,8 +522,12 @@ export class WebLLMEngine implements Engine {
   }
 }
 
-/** Tokens the conversation template adds around one user message, counted as plain text: never fewer than the model's own. */
-export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer): number {
+/**
+ * Tokens the conversation template adds around one user message, counted as
+ * plain text: never fewer than the model's own. `system` is the system message
+ * the requests send, in place of the template's own.
+ */
+export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer, system?: string): number {
   const t = (config.conv_template ?? {}) as Partial<{
     system_template: string;
     system_message: string;
@@ -535,7 +537,7 @@ export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer): numb
     role_empty_sep: string;
   }>;
   const text =
-    (t.system_template ?? '').replace('{system_message}', t.system_message ?? '') +
+    (t.system_template ?? '').replace('{system_message}', system ?? t.system_message ?? '') +
     (t.roles?.user ?? '') +
     (t.role_content_sep ?? '') +
     (t.seps?.join('') ?? '') +
@@ -551,6 +553,8 @@ export interface WebLLMDeps {
   metadata(model: ModelEntry): Promise<{ config: ChatConfigLike; tokenizer: ArrayBuffer }>;
   loadTokenizer(bytes: ArrayBuffer, name: string): Promise<Tokenizer>;
   session: GpuSession;
+  /** The model's tokenizer_config.json (its own chat template), if it ships one; the system message is read from it. */
+  tokenizerConfig?(model: ModelEntry): Promise<TokenizerConfigLike | undefined>;
 }
 
 const defaultDeps: WebLLMDeps = {
@@ -559,6 +563,7 @@ const defaultDeps: WebLLMDeps = {
   metadata: (model) => ensureConfigAndTokenizer(model),
   loadTokenizer: loadModelTokenizer,
   session,
+  tokenizerConfig: (model) => fetchTokenizerConfig(model.modelUrl),
 };
 
 /** The model a config names, as it will run on this GPU, with its config and tokenizer read (downloaded if needed). */
@@ -594,8 +599,9 @@ function tokenizerOf(model: ModelEntry, bytes: ArrayBuffer, deps: WebLLMDeps): P
 
 export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps = defaultDeps): Promise<WebLLMEngine> {
   const { model, chat, tokenizerBytes, limit } = await resolveModel(config, deps);
-  const tokenizer = await tokenizerOf(model, tokenizerBytes, deps);
-  return new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer), deps.session);
+  const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
+  const system = webllmSystemMessage(tokenizerConfig, model);
+  return new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer, system), deps.session, system);
 }
 
 /** The tokenizer runs on this engine are chunked with: the model's own tokenizer.json. */

@@ -5,6 +5,7 @@ import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../core/generation';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig } from './engine';
+import { llamaCppParams, stepRequest } from './request';
 import { loadQwenTokenizer } from './qwen-tokenizer';
 import {
   effectiveThreads,
@@ -42,6 +43,14 @@ export interface CompletionParams {
   temperature?: number;
   top_p?: number;
   seed?: number;
+  /** llama.cpp's sampling: set to neutral values on every step (see request.ts). */
+  top_k?: number;
+  min_p?: number;
+  repeat_penalty?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  xtc_probability?: number;
+  mirostat?: number;
   ignore_eos?: boolean;
   cache_prompt?: boolean;
   abortSignal?: AbortSignal;
@@ -348,11 +357,8 @@ export class WllamaEngine implements Engine {
     let timings: CompletionChunk['timings'];
     try {
       await runtime.createChatCompletion({
-        messages: messages.map((m) => ({ role: m.role, content: m.content })),
-        max_tokens: maxTokens,
-        temperature: options.temperature,
-        top_p: options.topP,
-        seed: options.seed,
+        // No system message: the GGUF's own chat template adds the model's default, as a server's would.
+        ...llamaCppParams(stepRequest(messages, options)),
         cache_prompt: true,
         abortSignal: signal,
         stream: true,
@@ -419,8 +425,8 @@ export class WllamaEngine implements Engine {
       const { runtime } = await this.ensureLoaded(Math.min(1024, this.maxContext));
       let timings: CompletionChunk['timings'];
       await runtime.createChatCompletion({
-        messages: [{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }],
-        max_tokens: 32,
+        // Sampled as every step is (sampling over the whole vocabulary costs time on a CPU), at the default temperature and top p.
+        ...llamaCppParams(stepRequest([{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }], { maxTokens: 32, temperature: 0.7, topP: 0.95 })),
         ignore_eos: true,
         cache_prompt: false,
         stream: true,

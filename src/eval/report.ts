@@ -1,3 +1,4 @@
+import type { PromptRecord } from '../core/prompt-sets';
 import { formatLength } from './lengths';
 import type { CellSummary, SampleResult, SweepSpec } from './sweep';
 
@@ -6,6 +7,8 @@ export interface EvaluationReport {
   engine: string;
   model?: string;
   haystack: string;
+  /** The prompt set the templates in `spec` are. */
+  prompts?: PromptRecord;
   spec: SweepSpec;
   cells: CellSummary[];
   samples: SampleResult[];

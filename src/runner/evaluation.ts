@@ -1,14 +1,20 @@
 import { BudgetError, planBudget } from '../core/budget';
 import { isAbortError } from '../core/generation';
-import { templateOverhead } from '../core/prompts';
+import { APP_PROMPT_SET, customPromptSet, PROMPT_SET_LABELS, PromptFileError, type PromptRecord, type PromptSet, promptRecord } from '../core/prompt-sets';
+import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { createEngine } from '../engines/registry';
+import { DatasetError, readDataset } from '../eval/dataset';
+import { promptsUsed } from '../eval/dataset-report';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
+import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodId, type MethodSettings, methodSettings, readItem } from '../eval/method';
 import { planSweep, type ReadingMode, runSweep, sweepSpec } from '../eval/sweep';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import {
+  type DatasetItemRecord,
+  type DatasetSampleRecord,
   EVALUATION_EVENTS_CHANNEL,
   type EvaluationEvent,
   type EvaluationHaystack,
@@ -17,6 +23,7 @@ import {
   StaleRunError,
   type Store,
 } from '../storage/db';
+import type { PromptChoice, PromptLibrary } from './prompt-files';
 
 export interface EvaluationRequest {
   engineId: string;
@@ -31,6 +38,24 @@ export interface EvaluationRequest {
   memoryTokens?: number;
   /** The "essay" haystack: the generated essay, or a stored document by id. */
   documentId?: string;
+  /** Dataset files to read by the paper's method instead of generated tasks (tasks and lengths are then ignored). */
+  dataset?: DatasetRequest;
+}
+
+export interface DatasetRequest {
+  /** RULER-HotpotQA files (JSON list or JSON Lines), one per length. */
+  files: readonly File[];
+  /** Default: the method that reads what the prompt set's final template asks for (recurrent for MemAgent (paper)). */
+  method?: MethodId;
+  /** Items taken from each file, from its first; all when absent. */
+  itemsPerFile?: number;
+  /**
+   * The prompt set, chosen as for a read: 'auto' (the default) is MemAgent
+   * (paper) for a model once its file is here, this app's wording until then.
+   */
+  prompts?: PromptChoice;
+  /** The edited templates, read when `prompts` is 'custom'. */
+  templates?: PromptTemplates;
 }
 
 /** The part of the Store an evaluation uses (an in-memory one serves in tests). */
@@ -44,6 +69,9 @@ export type EvaluationStore = Pick<
   | 'listEvaluationOrdinals'
   | 'getDocument'
   | 'getText'
+  | 'putDatasetItems'
+  | 'getDatasetItem'
+  | 'deleteDatasetItems'
 >;
 
 export interface EvaluatorDeps {
@@ -55,6 +83,8 @@ export interface EvaluatorDeps {
   newId?(): string;
   /** Least time between two progress events inside a sample. */
   stepIntervalMs?: number;
+  /** The MemAgent prompt files; without it dataset evaluations use this app's wording or edited templates. */
+  prompts?: Pick<PromptLibrary, 'resolve'>;
 }
 
 export class EvaluationRequestError extends Error {
@@ -76,7 +106,9 @@ export class Evaluator {
 
   constructor(private readonly deps: EvaluatorDeps) {}
 
-  async start(request: EvaluationRequest): Promise<string> {
+  /** `onRead` hears how many bytes of the dataset files are read and stored so far, of how many. */
+  async start(request: EvaluationRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
+    if (request.dataset) return this.startDataset(request, request.dataset, onRead);
     const { store } = this.deps;
     const tasks = [...new Set(request.tasks)];
     if (tasks.length === 0) throw new EvaluationRequestError('Choose at least one task.');
@@ -142,6 +174,132 @@ export class Evaluator {
     return evaluation.id;
   }
 
+  /**
+   * Stores the items of every dataset file (read in pieces, so that files of
+   * hundreds of megabytes fit), then the evaluation. A file that cannot be read
+   * whole leaves nothing behind and says what is wrong with it.
+   */
+  private async startDataset(request: EvaluationRequest, dataset: DatasetRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
+    const { store } = this.deps;
+    if (dataset.files.length === 0) throw new EvaluationRequestError('Choose at least one dataset file.');
+    const names = dataset.files.map((f) => f.name);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice) throw new EvaluationRequestError(`Two dataset files are named ${twice}: results are shown by file name, so give each length once.`);
+    if (dataset.method !== undefined && !isMethodId(dataset.method)) throw new EvaluationRequestError('The method is recurrent or recurrent-boxed.');
+    const limit = dataset.itemsPerFile;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new EvaluationRequestError('Items per file must be a whole number, 1 or more.');
+    const prompts = await this.promptSet(request.engineId, dataset);
+    const templates = { ...prompts.set.templates };
+    const problem = templateProblem(templates);
+    if (problem) throw new EvaluationRequestError(problem);
+    const settings = methodSettings({
+      method: dataset.method ?? defaultMethod(templates, prompts.set.answerStyle),
+      templates,
+      initialMemory: prompts.set.initialMemory,
+      ...(request.chunkTokens !== undefined && { chunkTokens: request.chunkTokens }),
+      ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
+    });
+    if (!Number.isInteger(settings.chunkTokens) || settings.chunkTokens < 1) throw new EvaluationRequestError('The chunk size must be a whole number of tokens.');
+    if (!Number.isInteger(settings.memoryTokens) || settings.memoryTokens < 1) throw new EvaluationRequestError('The memory size must be a whole number of tokens.');
+    const engineConfig = withoutSecrets(request.engineConfig);
+    const engine = await this.engine(request.engineId, engineConfig);
+    const step = methodStepTokens(settings, engine);
+    if (step > engine.contextWindow) {
+      throw new EvaluationRequestError(
+        `One step of the method needs up to ${step.toLocaleString('en')} tokens (a ${settings.chunkTokens.toLocaleString('en')}-token chunk, ` +
+          `a ${settings.memoryTokens.toLocaleString('en')}-token memory and as long a reply); the engine holds ${engine.contextWindow.toLocaleString('en')}. ` +
+          'Choose a smaller chunk size or an engine with a longer context.',
+      );
+    }
+
+    const id = this.deps.newId?.() ?? crypto.randomUUID();
+    const files: NonNullable<EvaluationRecord['dataset']>['files'] = [];
+    let ordinal = 0;
+    const totalBytes = dataset.files.reduce((n, f) => n + f.size, 0);
+    let bytesBefore = 0;
+    try {
+      for (const file of dataset.files) {
+        let batch: DatasetItemRecord[] = [];
+        let chars = 0;
+        let items = 0;
+        let numDocs: number | null = null;
+        let reportedAt = 0;
+        const read = (bytes: number) => {
+          // A few reports a second, not one per block read.
+          if (Date.now() - reportedAt < 100) return;
+          reportedAt = Date.now();
+          onRead?.(bytesBefore + bytes, totalBytes);
+        };
+        for await (const item of readDataset(textPieces(file, read), file.name)) {
+          if (limit !== undefined && items >= limit) break;
+          batch.push({ ...item, evaluationId: id, ordinal: ordinal++, file: file.name });
+          numDocs ??= item.numDocs;
+          items++;
+          chars += item.context.length;
+          // A few megabytes a transaction: long contexts are written without holding a whole file.
+          if (chars > 8_000_000 || batch.length >= 64) {
+            await store.putDatasetItems(batch);
+            batch = [];
+            chars = 0;
+          }
+        }
+        if (batch.length) await store.putDatasetItems(batch);
+        files.push({ name: file.name, numDocs, items });
+        bytesBefore += file.size;
+        onRead?.(bytesBefore, totalBytes);
+      }
+    } catch (e) {
+      await store.deleteDatasetItems(id).catch(() => undefined);
+      if (e instanceof DatasetError) throw new EvaluationRequestError(e.message);
+      throw e;
+    }
+
+    const now = Date.now();
+    const evaluation: EvaluationRecord = {
+      id,
+      engineId: request.engineId,
+      haystack: { kind: 'generated' },
+      spec: sweepSpec({ tasks: [], lengths: [], samples: 1, mode: 'memory', chunkTokens: settings.chunkTokens, memoryTokens: settings.memoryTokens, templates }),
+      dataset: {
+        method: settings.method,
+        cutter: METHOD_CUTTER,
+        files,
+        settings,
+        prompts: promptsUsed(prompts.record),
+        promptRecord: prompts.record,
+      },
+      total: ordinal,
+      completed: 0,
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
+    await store.createEvaluation(evaluation);
+    this.deps.publish({ type: 'status', evaluationId: id, status: 'running' });
+    void this.execute(id);
+    return id;
+  }
+
+  /** The prompt set a dataset evaluation uses, chosen by the rules of a read. */
+  private async promptSet(engineId: string, dataset: DatasetRequest): Promise<{ set: PromptSet; record: PromptRecord }> {
+    const choice = dataset.prompts ?? (dataset.templates ? 'custom' : 'auto');
+    if (choice === 'custom') {
+      const set = customPromptSet(dataset.templates ?? DEFAULT_TEMPLATES);
+      return { set, record: promptRecord(set) };
+    }
+    if (!this.deps.prompts) {
+      if (choice !== 'app' && choice !== 'auto') throw new EvaluationRequestError(`${PROMPT_SET_LABELS[choice]} cannot be used here: its prompt file cannot be fetched.`);
+      return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
+    }
+    try {
+      return await this.deps.prompts.resolve(choice, engineId, dataset.templates);
+    } catch (e) {
+      if (e instanceof PromptFileError) throw new EvaluationRequestError(e.message);
+      throw e;
+    }
+  }
+
   /** Continues a paused, cancelled, failed or interrupted sweep from its next unfinished sample. */
   async resume(id: string): Promise<void> {
     const evaluation = await this.deps.store.getEvaluation(id);
@@ -204,6 +362,33 @@ export class Evaluator {
     return h;
   }
 
+  /** Reads a dataset evaluation's unfinished items in order, storing each with the evaluation's progress. */
+  private async readDataset(evaluation: EvaluationRecord, settings: MethodSettings, engine: Engine, finished: ReadonlySet<number>, signal: AbortSignal): Promise<void> {
+    const { store, publish } = this.deps;
+    const interval = this.deps.stepIntervalMs ?? 200;
+    let lastStep = 0;
+    if (finished.size < evaluation.total) await engine.prepare?.(methodStepTokens(settings, engine), signal);
+    for (let ordinal = 0; ordinal < evaluation.total; ordinal++) {
+      if (finished.has(ordinal)) continue;
+      const item = await store.getDatasetItem(evaluation.id, ordinal);
+      if (!item) throw new Error(`Item ${ordinal + 1} of this evaluation's dataset files is no longer stored. Start the evaluation again with the files.`);
+      const result = await readItem(item, item.file, settings, {
+        generator: engine,
+        tokenizer: engine.tokenizer,
+        signal,
+        onStep: ({ chunk, chunks }) => {
+          const t = Date.now();
+          if (t - lastStep < interval && chunk < chunks) return;
+          lastStep = t;
+          publish({ type: 'step', evaluationId: evaluation.id, ordinal, chunk, chunks });
+        },
+      });
+      const sample: DatasetSampleRecord = { ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() };
+      await store.commitEvaluationSample(sample);
+      publish({ type: 'sample', evaluationId: evaluation.id, ordinal });
+    }
+  }
+
   /** One reader per sweep: a sweep that is stopping finishes its step before the next reader starts. */
   private execute(id: string): Promise<void> {
     const current = this.active.get(id);
@@ -226,10 +411,16 @@ export class Evaluator {
     if (!evaluation || evaluation.status !== 'running' || signal.aborted) return;
     try {
       const engine = await this.engine(evaluation.engineId, evaluation.engineConfig);
-      const essay = await this.essay(evaluation.haystack);
       const finished = new Set(await store.listEvaluationOrdinals(id));
       const interval = this.deps.stepIntervalMs ?? 200;
       let lastStep = 0;
+      if (evaluation.dataset) {
+        await this.readDataset(evaluation, evaluation.dataset.settings, engine, finished, signal);
+        await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
+        publish({ type: 'status', evaluationId: id, status: 'done' });
+        return;
+      }
+      const essay = await this.essay(evaluation.haystack);
       const sweep = runSweep(
         evaluation.spec,
         {
@@ -264,13 +455,38 @@ export class Evaluator {
   }
 }
 
+/** The most tokens one step of the method holds: template, a question, the chunk, the memory and the reply. */
+function methodStepTokens(settings: MethodSettings, engine: Engine): number {
+  return templateOverhead(settings.templates.update, (s) => engine.tokenizer.count(s)) + QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens;
+}
+
+/** A file's text in pieces, decoded as UTF-8 (a byte-order mark kept for the reader to skip); `onBytes` hears the bytes read so far. */
+async function* textPieces(file: Blob, onBytes?: (bytes: number) => void): AsyncGenerator<string> {
+  const reader = file.stream().getReader();
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      onBytes?.(bytes);
+      yield decoder.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const rest = decoder.decode();
+  if (rest) yield rest;
+}
+
 let service: Promise<Evaluator> | undefined;
 
 /**
  * The worker's evaluator, made on first use: events go to every tab, and a
  * pause or cancel from another tab reaches the sweep this tab is reading.
  */
-export function evaluationService(store: Promise<Store>): Promise<Evaluator> {
+export function evaluationService(store: Promise<Store>, prompts?: PromptLibrary): Promise<Evaluator> {
   service ??= store.then((s) => {
     const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
     const evaluator = new Evaluator({
@@ -278,6 +494,7 @@ export function evaluationService(store: Promise<Store>): Promise<Evaluator> {
       createEngine: (engineId, config) => createEngine(engineId, config),
       publish: (event) => channel.postMessage(event),
       withLock: (name, work) => navigator.locks.request(name, () => work()),
+      ...(prompts && { prompts }),
     });
     channel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
     return evaluator;

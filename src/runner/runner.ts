@@ -2,18 +2,28 @@ import { planBudget } from '../core/budget';
 import { ChunkFeed } from '../core/chunk-feed';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { memoryLoop } from '../core/loop';
+import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
 import { diffMemory } from '../core/memory-diff';
-import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
+import {
+  APP_PROMPT_SET,
+  customPromptSet,
+  PROMPT_SET_LABELS,
+  PromptFileError,
+  type PromptRecord,
+  type PromptSet,
+  promptRecord,
+} from '../core/prompt-sets';
+import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
 import type { DocumentRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
 import { DocumentGoneError, StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
+import type { PromptChoice, PromptLibrary } from './prompt-files';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 
 export interface RunRequest {
@@ -26,7 +36,14 @@ export interface RunRequest {
   temperature?: number;
   topP?: number;
   seed?: number;
+  /** The edited templates, read when `prompts` is 'custom' (or when no set is named). */
   templates?: PromptTemplates;
+  /**
+   * The prompt set: 'auto' (nothing chosen: MemAgent (paper) for a model once
+   * its file is here), a set by name, or 'custom' for `templates`. Absent: the
+   * templates given, or this app's wording.
+   */
+  prompts?: PromptChoice;
   /**
    * Read only the chunks most relevant to the question (off when absent);
    * follow names the memory finds, and with lookBack also to earlier chunks.
@@ -50,6 +67,8 @@ export interface RunnerDeps {
   estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
   /** How texts are cut into parts and written (the Store's defaults otherwise). */
   textStorage?: Pick<StoreTextOptions, 'partChars' | 'batchChars'>;
+  /** The MemAgent prompt files; without it only this app's wording and edited templates can be used. */
+  prompts?: PromptLibrary;
 }
 
 export interface IngestRequest {
@@ -339,7 +358,8 @@ export class Runner {
     const text = doc && (await this.bookText(doc));
     if (!doc || text === undefined) throw new RunRequestError('That document is no longer stored. Add the file again.');
     const engine = await this.engine(request.engineId, request.engineConfig);
-    const templates = request.templates ?? { ...DEFAULT_TEMPLATES };
+    const prompts = await this.prompts(request);
+    const templates = { ...prompts.set.templates };
     const problem = templateProblem(templates);
     if (problem) throw new RunRequestError(problem);
     const count = (s: string) => engine.tokenizer.count(s);
@@ -382,6 +402,7 @@ export class Runner {
       engineConfig: withoutSecrets(request.engineConfig),
       settings,
       templates,
+      prompts: prompts.record,
       chunks,
       ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / budget.chunkTokens)) } } : {}),
       ...(skim && request.skim
@@ -396,7 +417,7 @@ export class Runner {
         : {}),
       status: 'running',
       nextChunk: 0,
-      memory: INITIAL_MEMORY,
+      memory: prompts.set.initialMemory,
       createdAt: now,
       updatedAt: now,
     };
@@ -404,6 +425,25 @@ export class Runner {
     this.deps.publish({ type: 'status', runId: run.id, status: 'running' });
     void this.execute(run.id);
     return run.id;
+  }
+
+  /** The prompt set a new run uses, and what the run records about it. */
+  private async prompts(request: RunRequest): Promise<{ set: PromptSet; record: PromptRecord }> {
+    const choice: PromptChoice =
+      request.prompts ?? (!request.templates || (request.templates.update === DEFAULT_TEMPLATES.update && request.templates.final === DEFAULT_TEMPLATES.final) ? 'app' : 'custom');
+    if (choice === 'custom' || choice === 'app' || !this.deps.prompts) {
+      if (choice !== 'custom' && choice !== 'app' && choice !== 'auto') {
+        throw new RunRequestError(`${PROMPT_SET_LABELS[choice]} cannot be used here: its prompt file cannot be fetched.`);
+      }
+      const set = choice === 'custom' ? customPromptSet(request.templates ?? DEFAULT_TEMPLATES) : { ...APP_PROMPT_SET };
+      return { set, record: promptRecord(set) };
+    }
+    try {
+      return await this.deps.prompts.resolve(choice, request.engineId, request.templates);
+    } catch (e) {
+      if (e instanceof PromptFileError) throw new RunRequestError(e.message);
+      throw e;
+    }
   }
 
   /** Continues a paused, cancelled, failed or interrupted run from its next chunk. */
@@ -534,6 +574,8 @@ export class Runner {
         memoryTokens: run.settings.memoryTokens,
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
         resume: { nextChunk: run.nextChunk, memory: run.memory },
+        // The answer is read as the prompt set's final template asks for it (runs from before prompt sets: leniently).
+        method: { ...APP_LOOP_METHOD, answerStyle: run.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
         signal,
         onToken: (delta) => writing?.add(delta),
       });

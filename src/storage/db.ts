@@ -1,7 +1,8 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
 import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText, TextPartRecord } from './schema';
-import type { EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
+import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
+import type { PromptFileRecord } from './schema';
 import { modelKey, type StepSample } from '../core/estimate';
 import type { ReadReason } from '../core/read-reason';
 import { cutParts, PART_CHARS, partCount, partsCovering, sliceParts } from '../core/text-parts';
@@ -13,7 +14,8 @@ export * from './model-schema';
 export { StorageError, StorageFullError } from './errors';
 
 export const DB_NAME = 'memagent';
-export const DB_VERSION = 5;
+// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items (each step stands alone).
+export const DB_VERSION = 7;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
@@ -24,10 +26,12 @@ interface MemagentDB extends DBSchema {
   revisions: { key: [string, number]; value: RevisionRecord };
   memories: { key: [string, number]; value: MemoryRecord };
   evaluations: { key: string; value: EvaluationRecord };
-  evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord };
+  evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord | DatasetSampleRecord };
+  datasetItems: { key: [string, number]; value: DatasetItemRecord };
   customModels: { key: string; value: CustomModelRecord };
   calibrations: { key: [string, string]; value: CalibrationRecord };
   runChunks: { key: string; value: RunChunksRecord };
+  promptFiles: { key: string; value: PromptFileRecord };
 }
 
 /**
@@ -164,6 +168,12 @@ export class Store {
           }
           db.deleteObjectStore('texts');
         }
+        if (oldVersion < 6 && !db.objectStoreNames.contains('promptFiles')) {
+          // The MemAgent prompt files, kept for offline use (keyed by their path in the MemAgent repository).
+          db.createObjectStore('promptFiles', { keyPath: 'path' });
+        }
+        // Version 7: dataset files' items, read by evaluations. Guarded by name, so the step holds whatever came between.
+        if (!db.objectStoreNames.contains('datasetItems')) db.createObjectStore('datasetItems', { keyPath: ['evaluationId', 'ordinal'] });
       },
       // A tab with a newer version of the app needs this connection closed to upgrade the database.
       blocking(_current, _wanted, event) {
@@ -607,7 +617,7 @@ export class Store {
    * transaction. Refuses a sample already stored, so that two writers never
    * count one twice.
    */
-  commitEvaluationSample(sample: EvaluationSampleRecord): Promise<EvaluationRecord> {
+  commitEvaluationSample(sample: EvaluationSampleRecord | DatasetSampleRecord): Promise<EvaluationRecord> {
     return this.guard(`sample ${sample.ordinal + 1} of the evaluation`, async (failure) => {
       const tx = this.db.transaction(['evaluations', 'evaluationSamples'], 'readwrite');
       failure.tx = tx;
@@ -628,11 +638,40 @@ export class Store {
     });
   }
 
-  /** Finished samples of an evaluation from sweep position `from` on, in sweep order. */
-  listEvaluationSamples(evaluationId: string, from = 0): Promise<EvaluationSampleRecord[]> {
-    return this.read('the samples of the evaluation', () =>
+  /** Finished samples of a sweep of generated tasks from position `from` on, in sweep order. */
+  async listEvaluationSamples(evaluationId: string, from = 0): Promise<EvaluationSampleRecord[]> {
+    const all = await this.read('the samples of the evaluation', () =>
       this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity])),
     );
+    return all.filter((s): s is EvaluationSampleRecord => !('kind' in s));
+  }
+
+  /** Finished items of a dataset evaluation from position `from` on, in order. */
+  async listDatasetSamples(evaluationId: string, from = 0): Promise<DatasetSampleRecord[]> {
+    const all = await this.read('the samples of the evaluation', () =>
+      this.db.getAll('evaluationSamples', IDBKeyRange.bound([evaluationId, from], [evaluationId, Infinity])),
+    );
+    return all.filter((s): s is DatasetSampleRecord => 'kind' in s && s.kind === 'dataset');
+  }
+
+  /** Stores a batch of dataset items in one transaction; a full disk stores none of them and says so. */
+  putDatasetItems(items: readonly DatasetItemRecord[]): Promise<void> {
+    return this.guard('the dataset file', async (failure) => {
+      const tx = this.db.transaction('datasetItems', 'readwrite');
+      failure.tx = tx;
+      await Promise.all([...items.map((item) => tx.store.put(item)), tx.done]);
+    });
+  }
+
+  getDatasetItem(evaluationId: string, ordinal: number): Promise<DatasetItemRecord | undefined> {
+    return this.read('an item of the dataset file', () => this.db.get('datasetItems', [evaluationId, ordinal]));
+  }
+
+  /** Deletes an evaluation's dataset items (a file that could not be read whole leaves none behind). */
+  deleteDatasetItems(evaluationId: string): Promise<void> {
+    return this.guard("the deletion of the dataset file's items", async () => {
+      await this.db.delete('datasetItems', IDBKeyRange.bound([evaluationId, 0], [evaluationId, Infinity]));
+    });
   }
 
   /** Sweep positions of the finished samples: all a resume needs. */
@@ -673,6 +712,24 @@ export class Store {
   putCalibration(record: CalibrationRecord): Promise<void> {
     return this.guard("the model's measured speed", async () => {
       await this.db.put('calibrations', record);
+    });
+  }
+
+  /** The kept copy of a MemAgent prompt file, by its path in that repository. */
+  getPromptFile(path: string): Promise<PromptFileRecord | undefined> {
+    return this.read('a kept prompt file', () => this.db.get('promptFiles', path));
+  }
+
+  listPromptFiles(): Promise<PromptFileRecord[]> {
+    return this.read('the kept prompt files', () => this.db.getAll('promptFiles'));
+  }
+
+  /** Keeps a prompt file whose hash has been checked; it replaces any older copy of the same path. */
+  putPromptFile(record: PromptFileRecord): Promise<void> {
+    return this.guard('the prompt file', async (failure) => {
+      const tx = this.db.transaction('promptFiles', 'readwrite');
+      failure.tx = tx;
+      await Promise.all([tx.store.put(record), tx.done]);
     });
   }
 

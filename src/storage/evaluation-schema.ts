@@ -1,9 +1,28 @@
+import type { PromptRecord } from '../core/prompt-sets';
+import type { ChunkCutter } from '../core/token-slices';
+import type { DatasetItem } from '../eval/dataset';
+import type { PromptsUsed } from '../eval/dataset-report';
+import type { ItemResult, MethodId, MethodSettings } from '../eval/method';
 import type { SampleResult, SweepSpec } from '../eval/sweep';
 
 export type EvaluationStatus = 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
 
 /** Where the "essay" haystack comes from: the built-in generated essay or a stored document. */
 export type EvaluationHaystack = { kind: 'generated' } | { kind: 'document'; documentId: string; name: string };
+
+/** An evaluation of dataset files by the paper's method, in place of generated tasks. */
+export interface DatasetEvaluation {
+  method: MethodId;
+  /** How the contexts are cut: the method's exact token slices. */
+  cutter: ChunkCutter;
+  /** The files in the order given, each with its document count and the items taken from it. */
+  files: { name: string; numDocs: number | null; items: number }[];
+  settings: MethodSettings;
+  /** What the report records: the set and, for MemAgent's, the file's SHA-256. */
+  prompts: PromptsUsed;
+  /** The set as a read records it: its name, file, commit, where it came from, and why it differs from the one asked for. */
+  promptRecord?: PromptRecord;
+}
 
 /** A sweep as stored: its settings and progress; each finished sample is a record of its own. */
 export interface EvaluationRecord {
@@ -13,6 +32,8 @@ export interface EvaluationRecord {
   engineConfig?: Readonly<Record<string, string | number | boolean>>;
   haystack: EvaluationHaystack;
   spec: SweepSpec;
+  /** Present when the evaluation reads dataset files (stored as datasetItems, by ordinal) instead of generating tasks. */
+  dataset?: DatasetEvaluation;
   /** Samples in the sweep. */
   total: number;
   /** Samples stored so far; a resumed sweep goes on with the next unfinished one. */
@@ -27,6 +48,22 @@ export interface EvaluationRecord {
 export interface EvaluationSampleRecord extends SampleResult {
   evaluationId: string;
   committedAt: number;
+}
+
+/** One dataset item read by the method, stored beside the generated tasks' samples. */
+export interface DatasetSampleRecord extends ItemResult {
+  kind: 'dataset';
+  evaluationId: string;
+  /** Position among all the evaluation's items, files in order. */
+  ordinal: number;
+  committedAt: number;
+}
+
+/** One item of a dataset file, kept until its evaluation is deleted so that a reload resumes it. */
+export interface DatasetItemRecord extends DatasetItem {
+  evaluationId: string;
+  ordinal: number;
+  file: string;
 }
 
 /** What every tab hears about a sweep; results are read from storage. */

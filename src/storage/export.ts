@@ -36,6 +36,15 @@ const RunSchema = v.object({
     seed: v.optional(v.number()),
   }),
   templates: v.object({ update: v.string(), final: v.string() }),
+  prompts: v.optional(
+    v.object({
+      set: v.picklist(['memagent', 'memagent-boxed', 'app', 'custom']),
+      label: v.string(),
+      answerStyle: v.picklist(['recurrent', 'recurrent-boxed', 'lenient']),
+      file: v.optional(v.object({ path: v.string(), commit: v.string(), sha256: v.string(), source: v.optional(v.string()) })),
+      note: v.optional(v.string()),
+    }),
+  ),
   chunks: v.array(SpanSchema),
   status: v.picklist(['running', 'paused', 'cancelled', 'done', 'failed']),
   nextChunk: count,
@@ -152,7 +161,8 @@ export function toMarkdown(e: RunExport): string {
   const lines = [
     `# ${e.run.question}`,
     '',
-    `Document: ${e.run.documentName} · engine: ${e.run.engineId} · ${total} chunks of up to ${e.run.settings.chunkTokens} tokens · memory ${e.run.settings.memoryTokens} tokens`,
+    `Document: ${e.run.documentName} · engine: ${e.run.engineId} · ${total} chunks of up to ${e.run.settings.chunkTokens} tokens · memory ${e.run.settings.memoryTokens} tokens` +
+      (e.run.prompts ? ` · prompts: ${e.run.prompts.label}${e.run.prompts.file ? ` (${e.run.prompts.file.path} at ${e.run.prompts.file.commit.slice(0, 7)}, SHA-256 ${e.run.prompts.file.sha256})` : ''}` : ''),
     '',
     `**Answer:** ${e.run.answer ?? '(not answered yet)'}`,
     '',

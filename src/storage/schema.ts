@@ -1,6 +1,7 @@
 import type { Anchor } from '../core/anchors';
 import type { PlannedChunk } from '../core/read-reason';
 import type { FinishReason } from '../core/generation';
+import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 
 /** A book as stored: metadata here, its text in a store of its own so listings stay light. */
@@ -87,6 +88,8 @@ export interface RunRecord {
   engineConfig?: Readonly<Record<string, string | number | boolean>>;
   settings: RunSettings;
   templates: PromptTemplates;
+  /** Which prompt set the templates are (and the file and hash of MemAgent's); absent on runs from before prompt sets. */
+  prompts?: PromptRecord;
   /**
    * The chunks this run reads, in document order: all of them, or a skim's
    * choice, each with why it is read; a skim that looks back reads a tail of
@@ -160,3 +163,14 @@ export type RunEvent =
   | { type: 'document'; documentId: string };
 
 export const EVENTS_CHANNEL = 'memagent-events';
+
+/** A MemAgent prompt file as kept for offline use: its bytes, checked against the pinned hash before each use. */
+export interface PromptFileRecord {
+  /** Path in the MemAgent repository (the key). */
+  path: string;
+  sha256: string;
+  bytes: ArrayBuffer;
+  /** Where it came from: the URL it was fetched from, or "imported <file name>". */
+  source: string;
+  savedAt: number;
+}

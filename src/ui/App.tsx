@@ -117,7 +117,8 @@ export function App() {
           temperature: request.temperature,
           topP: request.topP,
           seed: request.seed ?? undefined,
-          templates: request.templates,
+          prompts: request.promptSet ?? 'auto',
+          templates: request.promptSet === 'custom' ? request.templates : undefined,
           skim: request.skim
             ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
             : undefined,

@@ -74,7 +74,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
         )}
         <CpuEngineHint engineId={engine?.id ?? ''} config={engineConfigs.wllama ?? {}} document={document} settings={settings} onChoose={setEngineId} />
       </div>
-      <SettingsPanel settings={settings} onChange={updateSettings} />
+      <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />
       <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} />
       <button type="submit" disabled={busy}>
         Read

@@ -101,8 +101,17 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
       )}
       <section aria-label="Answer" className="answer">
         <h3>Answer</h3>
-        {run.answer !== undefined ? (
+        {run.answer ? (
           <p className="answer-text">{run.answer}</p>
+        ) : run.answer !== undefined ? (
+          <>
+            <p className="hint">
+              The reply gives no answer in the form {run.prompts?.label ?? 'the prompts'} ask for
+              {run.prompts?.answerStyle === 'recurrent' ? ' ("the answer is …")' : run.prompts?.answerStyle === 'recurrent-boxed' ? ' (\\boxed{…})' : ''}; the
+              paper scores such a reply as no answer. The whole reply:
+            </p>
+            <pre className="text">{run.reply ?? ''}</pre>
+          </>
         ) : (
           <p className="hint">The answer is written from the final memory after the last chunk.</p>
         )}

@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
+import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
 import type { ReadSettings } from './settings';
 
 interface Props {
@@ -39,20 +40,35 @@ function CheckField({ label, checked, onChange }: { label: string; checked: bool
   );
 }
 
-function TemplateField({ label, rows, value, onChange }: { label: string; rows: number; value: string; onChange(v: string): void }) {
+function TemplateField(props: { label: string; rows: number; value: string; placeholder?: string; onChange(v: string): void }) {
   const id = useId();
   return (
     <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <textarea id={id} rows={rows} spellCheck={false} value={value} onChange={(e) => onChange(e.target.value)} />
+      <label htmlFor={id}>{props.label}</label>
+      <textarea
+        id={id}
+        rows={props.rows}
+        spellCheck={false}
+        value={props.value}
+        placeholder={props.placeholder}
+        readOnly={props.placeholder !== undefined}
+        onChange={(e) => props.onChange(e.target.value)}
+      />
     </div>
   );
 }
 
-/** Sizes, skim mode, sampling and the two prompt templates of the next read. */
-export function SettingsPanel({ settings, onChange }: Props) {
+/** Sizes, skim mode, sampling, the prompt set and its two templates of the next read. */
+export function SettingsPanel({ settings, onChange, engineId }: Props & { engineId: string }) {
   const seedId = useId();
   const field = { settings, onChange };
+  const [files, refreshFiles] = usePromptFiles();
+  const set = effectivePromptSet(settings, engineId, files);
+  const shown = templatesOf(set, settings, files);
+  const waiting = shown ? undefined : 'The template appears here once its prompt file is in this browser.';
+  // Editing any set's templates makes them the person's own.
+  const edit = (which: 'update' | 'final') => (value: string) =>
+    onChange({ promptSet: 'custom', templates: { ...(shown ?? DEFAULT_TEMPLATES), [which]: value } });
   return (
     <section aria-label="Settings" className="settings">
       <div className="row">
@@ -99,23 +115,15 @@ export function SettingsPanel({ settings, onChange }: Props) {
             />
           </div>
         </div>
-        <TemplateField
-          label="Memory update template"
-          rows={8}
-          value={settings.templates.update}
-          onChange={(update) => onChange({ templates: { ...settings.templates, update } })}
-        />
-        <TemplateField
-          label="Final answer template"
-          rows={6}
-          value={settings.templates.final}
-          onChange={(final) => onChange({ templates: { ...settings.templates, final } })}
-        />
+        <PromptSetField settings={settings} engineId={engineId} files={files} refresh={refreshFiles} onChange={onChange} />
+        <TemplateField label="Memory update template" rows={8} value={shown?.update ?? ''} placeholder={waiting} onChange={edit('update')} />
+        <TemplateField label="Final answer template" rows={6} value={shown?.final ?? ''} placeholder={waiting} onChange={edit('final')} />
         <p className="hint">
-          Slots: {'{problem}'}, {'{memory}'} and {'{section}'}. Trained MemAgent models expect the tags, their order and the cue lines as
-          they are.
+          Slots: {'{problem}'} (or {'{prompt}'}), {'{memory}'} and {'{section}'} (or {'{chunk}'}); as in Python's str.format, {'{{'} and{' '}
+          {'}}'} are literal braces, so a template pasted from MemAgent's files works as it is. Trained MemAgent models expect the tags, their
+          order, the blank lines and the cue lines as they are (the problem's opening line ends in a space).
         </p>
-        <button type="button" onClick={() => onChange({ templates: { ...DEFAULT_TEMPLATES } })}>
+        <button type="button" onClick={() => onChange({ promptSet: null, templates: { ...DEFAULT_TEMPLATES } })}>
           Reset to default
         </button>
       </details>

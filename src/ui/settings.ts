@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateProblem } from '../core/prompts';
+import type { PromptSetId } from '../core/prompt-sets';
+import { DEFAULT_TEMPLATES, PROBLEM_OPEN, type PromptTemplates, templateProblem } from '../core/prompts';
 
 /** What a person sets for the next read; each run stores its own copy. */
 export interface ReadSettings {
@@ -10,7 +11,12 @@ export interface ReadSettings {
   topP: number;
   /** Empty for a random seed. */
   seed: number | null;
+  /** The edited templates: used when `promptSet` is 'custom'. */
   templates: PromptTemplates;
+  /** The prompt set the person chose; null until they choose (then each engine gets its default). */
+  promptSet: PromptSetId | null;
+  /** A mirror of the MemAgent repository's files at the pinned commit; empty for raw.githubusercontent.com. */
+  promptsBase: string;
   /** Skim mode: read only the most relevant chunks. Off by default. */
   skim: boolean;
   /** Share of chunks chosen by rank, in percent (neighbours come on top). */
@@ -29,6 +35,8 @@ export const DEFAULT_SETTINGS: ReadSettings = {
   topP: 0.95,
   seed: null,
   templates: { ...DEFAULT_TEMPLATES },
+  promptSet: null,
+  promptsBase: '',
   skim: false,
   skimPercent: 5,
   skimFollow: true,
@@ -37,10 +45,22 @@ export const DEFAULT_SETTINGS: ReadSettings = {
 
 const KEY = 'memagent-settings';
 
-function load(): ReadSettings {
+/** The app's templates as saved before the problem line took its trailing space: the default then, the default now. */
+const EARLIER_DEFAULT = {
+  update: DEFAULT_TEMPLATES.update.replace(`${PROBLEM_OPEN}\n`, '<problem>\n'),
+  final: DEFAULT_TEMPLATES.final.replace(`${PROBLEM_OPEN}\n`, '<problem>\n'),
+};
+
+/** The settings kept in this browser, brought up to date. */
+export function loadReadSettings(storage: Pick<Storage, 'getItem'> = localStorage): ReadSettings {
   try {
-    const saved = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Partial<ReadSettings> | null;
-    return saved ? { ...DEFAULT_SETTINGS, ...saved, templates: { ...DEFAULT_SETTINGS.templates, ...saved.templates } } : DEFAULT_SETTINGS;
+    const saved = JSON.parse(storage.getItem(KEY) ?? 'null') as Partial<ReadSettings> | null;
+    if (!saved) return DEFAULT_SETTINGS;
+    const templates = { ...DEFAULT_SETTINGS.templates, ...saved.templates };
+    const unchanged = [DEFAULT_TEMPLATES, EARLIER_DEFAULT].some((d) => d.update === templates.update && d.final === templates.final);
+    // Settings saved before prompt sets: templates someone edited stay theirs, as edited templates.
+    const promptSet = saved.promptSet !== undefined ? saved.promptSet : unchanged ? null : 'custom';
+    return { ...DEFAULT_SETTINGS, ...saved, templates: unchanged ? { ...DEFAULT_TEMPLATES } : templates, promptSet };
   } catch {
     return DEFAULT_SETTINGS;
   }
@@ -48,7 +68,7 @@ function load(): ReadSettings {
 
 /** Settings kept in this browser between visits. */
 export function useReadSettings(): [ReadSettings, (change: Partial<ReadSettings>) => void] {
-  const [settings, setSettings] = useState<ReadSettings>(load);
+  const [settings, setSettings] = useState<ReadSettings>(() => loadReadSettings());
   const update = (change: Partial<ReadSettings>) =>
     setSettings((current) => {
       const next = { ...current, ...change };
@@ -67,5 +87,5 @@ export function settingsProblem(s: ReadSettings): string | null {
   if (!(s.topP > 0 && s.topP <= 1)) return 'Top p must be a number above 0 and at most 1.';
   if (s.seed !== null && !whole(s.seed, 0, 2 ** 31 - 1)) return 'Seed must be a whole number from 0 to 2,147,483,647, or empty.';
   if (s.skim && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return 'The share of chunks to read in skim mode must be from 1 to 100 percent.';
-  return templateProblem(s.templates);
+  return s.promptSet === 'custom' ? templateProblem(s.templates) : null;
 }

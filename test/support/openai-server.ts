@@ -33,6 +33,10 @@ export interface OpenAIServerOptions {
   apiKey?: string;
   /** Answer /tokenize (vLLM does, Ollama does not). */
   tokenize?: boolean;
+  /** Keep each chat request's JSON body in the log, to check requests byte for byte. */
+  keepBodies?: boolean;
+  /** Rewrites each reply before it is sent, as a model with other habits would answer (spaces around it, a <think> part). */
+  reply?: (text: string, messages: readonly ChatMessage[]) => string;
 }
 
 export interface RequestRecord {
@@ -41,6 +45,8 @@ export interface RequestRecord {
   /** The first characters of the <section> block, for update requests. */
   section?: string;
   final?: boolean;
+  /** The request's JSON body, with keepBodies. */
+  body?: Record<string, unknown>;
 }
 
 /** The chat template's cost around one user message: Qwen2.5's default system prompt and role markers. */
@@ -61,6 +67,8 @@ export class OpenAITestServer {
   allowedOrigin: string | null;
   tokenDelayMs: number;
   readonly log: RequestRecord[] = [];
+  /** Every chat request's JSON body, in arrival order: what the client sent, byte for byte once parsed. */
+  readonly chatBodies: Record<string, unknown>[] = [];
   private readonly failures: Failure[] = [];
   private readonly sockets = new Set<Socket>();
   private server: Server | null = null;
@@ -243,10 +251,11 @@ export class OpenAITestServer {
 
   private async chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await this.body(req);
+    this.chatBodies.push(body);
     const messages = (body.messages ?? []) as ChatMessage[];
     const prompt = messages[messages.length - 1]?.content ?? '';
     const section = /<section>\n([\s\S]{0,80})/.exec(prompt)?.[1];
-    this.about.set(req, section === undefined ? { final: true } : { section });
+    this.about.set(req, { ...(section === undefined ? { final: true } : { section }), ...(this.options.keepBodies && { body }) });
 
     if (++this.arrivals > this.holdAfter) {
       for (const l of this.heldListeners.splice(0)) l();
@@ -279,7 +288,8 @@ export class OpenAITestServer {
         'BadRequestError',
       );
     }
-    const result = await engine.generate(messages, { maxTokens });
+    const generated = await engine.generate(messages, { maxTokens });
+    const result = this.options.reply ? { ...generated, text: this.options.reply(generated.text, messages) } : generated;
     // Split the reply into the pieces a model would stream, at most max_tokens of them.
     const pieces: { text: string; tokens: number }[] = [];
     let completionTokens = 0;

@@ -1,12 +1,17 @@
 import { type FormEvent, useId, useState } from 'react';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../../core/budget';
+import { PROMPT_SET_LABELS, type PromptSetId } from '../../core/prompt-sets';
+import { DEFAULT_TEMPLATES, type PromptTemplates } from '../../core/prompts';
 import type { EngineInfo } from '../../engines/engine';
 import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths';
+import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../eval/method';
 import type { ReadingMode } from '../../eval/sweep';
 import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../runner/evaluation';
 import type { DocumentRecord } from '../../storage/db';
 import { EngineSelect } from '../EngineSelect';
+import { effectivePromptSet, type PromptFiles, usePromptFiles } from '../PromptSetField';
+import { useReadSettings } from '../settings';
 
 interface Props {
   engines: readonly EngineInfo[];
@@ -23,7 +28,11 @@ function toggle<T>(list: readonly T[], item: T, on: boolean): T[] {
   return on ? [...list, item] : list.filter((x) => x !== item);
 }
 
-/** What a sweep needs: engine and model, tasks, lengths, samples per cell and the reading settings. */
+/**
+ * What a sweep needs: engine and model, tasks, lengths, samples per cell and
+ * the reading settings; or, with dataset files chosen, the paper's method and
+ * how many items of each file to read.
+ */
 export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: Props) {
   const ids = {
     model: useId(),
@@ -34,6 +43,13 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     seed: useId(),
     chunk: useId(),
     memory: useId(),
+    dataset: useId(),
+    datasetHint: useId(),
+    method: useId(),
+    methodHint: useId(),
+    prompts: useId(),
+    promptsHint: useId(),
+    items: useId(),
   };
   const [engineId, setEngineId] = useState('');
   const [model, setModel] = useState('');
@@ -46,11 +62,45 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [chunkTokens, setChunkTokens] = useState(DEFAULT_CHUNK_TOKENS);
   const [memoryTokens, setMemoryTokens] = useState(DEFAULT_MEMORY_TOKENS);
   const [documentId, setDocumentId] = useState('');
+  const [datasetFiles, setDatasetFiles] = useState<File[]>([]);
+  // A new key empties the file input when the files are cleared.
+  const [datasetKey, setDatasetKey] = useState(0);
+  // The prompt set as a read chooses it, starting from the one chosen in Settings; the method follows it until one is picked.
+  const [readSettings] = useReadSettings();
+  const [promptFiles] = usePromptFiles();
+  const [promptSet, setPromptSet] = useState<PromptSetId | null>(readSettings.promptSet);
+  const [chosenMethod, setChosenMethod] = useState<MethodId | null>(null);
+  const [itemsPerFile, setItemsPerFile] = useState('');
+  const dataset = datasetFiles.length > 0;
   const engine = engines.find((e) => e.id === engineId) ?? engines[0];
   const models = engine?.models ?? [];
+  const effectiveSet = effectivePromptSet({ promptSet }, engine?.id ?? '', promptFiles);
+  const method = chosenMethod ?? methodFor(effectiveSet, readSettings.templates);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    if (dataset) {
+      const items = itemsPerFile.trim() === '' ? undefined : Number(itemsPerFile);
+      if (items !== undefined && (!Number.isInteger(items) || items < 1)) return onInvalid('Items per file must be a whole number, 1 or more, or empty for all.');
+      return onStart({
+        engineId: engine?.id ?? '',
+        ...(model && { engineConfig: { model } }),
+        mode: 'memory',
+        tasks: [],
+        lengths: [],
+        samples: 1,
+        chunkTokens,
+        memoryTokens,
+        dataset: {
+          files: datasetFiles,
+          // Unless picked, the method is the one the set the worker resolves asks for (the file may arrive meanwhile).
+          ...(chosenMethod && { method: chosenMethod }),
+          prompts: promptSet ?? 'auto',
+          ...(promptSet === 'custom' && { templates: readSettings.templates }),
+          ...(items !== undefined && { itemsPerFile: items }),
+        },
+      });
+    }
     let all = lengths;
     if (moreLengths.trim()) {
       try {
@@ -98,57 +148,137 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         </div>
       </div>
       <div className="field">
-        <label htmlFor={ids.mode}>Reading mode</label>
-        <select id={ids.mode} value={mode} onChange={(e) => setMode(e.target.value as ReadingMode)}>
-          <option value="memory">Memory agent: chunk by chunk with a fixed memory</option>
-          <option value="full">Full context: the whole document in one prompt</option>
-        </select>
-        {mode === 'full' && <p className="hint">Lengths that do not fit the engine’s context window are marked as too long.</p>}
+        <label htmlFor={ids.dataset}>Dataset file</label>
+        <input
+          key={datasetKey}
+          id={ids.dataset}
+          type="file"
+          multiple
+          accept=".json,.jsonl,application/json"
+          aria-describedby={ids.datasetHint}
+          onChange={(e) => setDatasetFiles([...(e.target.files ?? [])])}
+        />
+        <p className="hint" id={ids.datasetHint}>
+          RULER-HotpotQA files as published (eval_50.json … eval_6400.json), one per length. With files chosen, they are read by the
+          paper’s method instead of the generated tasks.
+        </p>
+        {dataset && (
+          <>
+            <ul className="dataset-files">
+              {datasetFiles.map((f) => (
+                <li key={f.name}>
+                  {f.name} <span className="hint">({formatBytes(f.size)})</span>
+                </li>
+              ))}
+            </ul>
+            <button
+              type="button"
+              onClick={() => {
+                setDatasetFiles([]);
+                setDatasetKey((k) => k + 1);
+              }}
+            >
+              Clear dataset files
+            </button>
+          </>
+        )}
       </div>
-      <fieldset className="checks">
-        <legend>Tasks</legend>
-        {TASK_IDS.map((t) => (
-          <label key={t} title={TASKS[t].description}>
-            <input type="checkbox" checked={tasks.includes(t)} onChange={(e) => setTasks(toggle(tasks, t, e.target.checked))} /> {t}
-          </label>
-        ))}
-      </fieldset>
-      <fieldset className="checks">
-        <legend>Lengths (tokens)</legend>
-        {STANDARD_LENGTHS.map((l) => (
-          <label key={l}>
-            <input type="checkbox" checked={lengths.includes(l)} onChange={(e) => setLengths(toggle(lengths, l, e.target.checked))} />{' '}
-            {formatLength(l)}
-          </label>
-        ))}
-      </fieldset>
-      <div className="field">
-        <label htmlFor={ids.more}>More lengths</label>
-        <input id={ids.more} type="text" placeholder="e.g. 7k, 112k, 3.5m" value={moreLengths} onChange={(e) => setMoreLengths(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={ids.haystack}>Essay haystack</label>
-        <select id={ids.haystack} value={documentId} onChange={(e) => setDocumentId(e.target.value)}>
-          <option value="">Generated essay</option>
-          {documents.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-        <p className="hint">The text that fills the essay tasks; a book from your library works too.</p>
-      </div>
-      <div className="row">
-        <div className="field">
-          <label htmlFor={ids.samples}>Samples per cell</label>
-          <input id={ids.samples} type="number" min={1} max={1000} value={samples} onChange={(e) => setSamples(e.target.valueAsNumber)} />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.seed}>Seed</label>
-          <input id={ids.seed} type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.valueAsNumber)} />
-        </div>
-      </div>
-      {mode === 'memory' && (
+      {dataset && (
+        <>
+          <div className="field">
+            <label htmlFor={ids.prompts}>Prompt set</label>
+            <select
+              id={ids.prompts}
+              aria-describedby={ids.promptsHint}
+              value={promptSet ?? 'auto'}
+              onChange={(e) => setPromptSet(e.target.value === 'auto' ? null : (e.target.value as PromptSetId))}
+            >
+              <option value="auto">Default: MemAgent (paper) once its file is here</option>
+              <option value="memagent">{PROMPT_SET_LABELS.memagent}</option>
+              <option value="memagent-boxed">{PROMPT_SET_LABELS['memagent-boxed']}</option>
+              <option value="app">{PROMPT_SET_LABELS.app}</option>
+              {readSettings.promptSet === 'custom' && <option value="custom">{PROMPT_SET_LABELS.custom}</option>}
+            </select>
+            <p className="hint" id={ids.promptsHint}>
+              {promptSetHint(promptSet, effectiveSet, engine?.id ?? '', promptFiles)}
+            </p>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.method}>Method</label>
+            <select id={ids.method} aria-describedby={ids.methodHint} value={method} onChange={(e) => setChosenMethod(e.target.value as MethodId)}>
+              {METHOD_IDS.map((m) => (
+                <option key={m} value={m}>
+                  {METHOD_LABELS[m]}
+                </option>
+              ))}
+            </select>
+            <p className="hint" id={ids.methodHint}>
+              {chosenMethod ? '' : 'The one the prompt set asks for. '}Chunks are exact token slices; each reply is the next memory as returned; answers are
+              scored as the paper scores them.
+            </p>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.items}>Items per file</label>
+            <input id={ids.items} type="number" min={1} placeholder="all" value={itemsPerFile} onChange={(e) => setItemsPerFile(e.target.value)} />
+          </div>
+        </>
+      )}
+      {!dataset && (
+        <>
+          <div className="field">
+            <label htmlFor={ids.mode}>Reading mode</label>
+            <select id={ids.mode} value={mode} onChange={(e) => setMode(e.target.value as ReadingMode)}>
+              <option value="memory">Memory agent: chunk by chunk with a fixed memory</option>
+              <option value="full">Full context: the whole document in one prompt</option>
+            </select>
+            {mode === 'full' && <p className="hint">Lengths that do not fit the engine’s context window are marked as too long.</p>}
+          </div>
+          <fieldset className="checks">
+            <legend>Tasks</legend>
+            {TASK_IDS.map((t) => (
+              <label key={t} title={TASKS[t].description}>
+                <input type="checkbox" checked={tasks.includes(t)} onChange={(e) => setTasks(toggle(tasks, t, e.target.checked))} /> {t}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset className="checks">
+            <legend>Lengths (tokens)</legend>
+            {STANDARD_LENGTHS.map((l) => (
+              <label key={l}>
+                <input type="checkbox" checked={lengths.includes(l)} onChange={(e) => setLengths(toggle(lengths, l, e.target.checked))} />{' '}
+                {formatLength(l)}
+              </label>
+            ))}
+          </fieldset>
+          <div className="field">
+            <label htmlFor={ids.more}>More lengths</label>
+            <input id={ids.more} type="text" placeholder="e.g. 7k, 112k, 3.5m" value={moreLengths} onChange={(e) => setMoreLengths(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor={ids.haystack}>Essay haystack</label>
+            <select id={ids.haystack} value={documentId} onChange={(e) => setDocumentId(e.target.value)}>
+              <option value="">Generated essay</option>
+              {documents.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                </option>
+              ))}
+            </select>
+            <p className="hint">The text that fills the essay tasks; a book from your library works too.</p>
+          </div>
+          <div className="row">
+            <div className="field">
+              <label htmlFor={ids.samples}>Samples per cell</label>
+              <input id={ids.samples} type="number" min={1} max={1000} value={samples} onChange={(e) => setSamples(e.target.valueAsNumber)} />
+            </div>
+            <div className="field">
+              <label htmlFor={ids.seed}>Seed</label>
+              <input id={ids.seed} type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.valueAsNumber)} />
+            </div>
+          </div>
+        </>
+      )}
+      {(mode === 'memory' || dataset) && (
         <div className="row">
           <div className="field">
             <label htmlFor={ids.chunk}>Chunk size (tokens)</label>
@@ -161,11 +291,39 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         </div>
       )}
       <p className="hint">
-        {cells} cell{cells === 1 ? '' : 's'} × {Number.isInteger(samples) ? samples : '?'} samples
+        {dataset
+          ? `${datasetFiles.length} file${datasetFiles.length === 1 ? '' : 's'} × ${itemsPerFile.trim() ? itemsPerFile : 'all'} items`
+          : `${cells} cell${cells === 1 ? '' : 's'} × ${Number.isInteger(samples) ? samples : '?'} samples`}
       </p>
       <button type="submit" disabled={busy}>
         Start evaluation
       </button>
     </form>
   );
+}
+
+/** The method that reads the answers a set asks for: recurrent for MemAgent (paper), recurrent-boxed for the boxed set and this app's wording. */
+function methodFor(set: PromptSetId, edited: PromptTemplates): MethodId {
+  if (set === 'memagent') return 'recurrent';
+  if (set === 'memagent-boxed') return 'recurrent-boxed';
+  return defaultMethod(set === 'custom' ? edited : DEFAULT_TEMPLATES);
+}
+
+function promptSetHint(chosen: PromptSetId | null, effective: PromptSetId, engineId: string, files: PromptFiles | null): string {
+  if (effective === 'memagent' || effective === 'memagent-boxed') {
+    const file = files?.status.find((f) => f.set === effective);
+    return files?.sets[effective]
+      ? `${PROMPT_SET_LABELS[effective]}: the MemAgent checkpoints' own prompts, read from ${file?.path} at the pinned commit (SHA-256 ${file?.sha256.slice(0, 12)}…).`
+      : `${PROMPT_SET_LABELS[effective]} needs its prompt file, which is not in this browser yet: Start evaluation will try to fetch it; Fetch prompt files and Import prompt file are under Sampling and prompts on the Read page.`;
+  }
+  if (effective === 'custom') return 'The templates edited under Sampling and prompts on the Read page.';
+  if (chosen === 'app') return "This app's own instruction sentences, in the layout the MemAgent checkpoints were trained on.";
+  return engineId === 'extractive'
+    ? "The extractive engine reads no instructions: this app's wording."
+    : "This app's wording until MemAgent (paper)'s prompt file is in this browser; Start evaluation tries to fetch it, and the evaluation records which set it used.";
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024 * 1024) return `${Math.max(1, Math.round(n / 1024))} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }

@@ -1,3 +1,4 @@
+import * as Comlink from 'comlink';
 import { useCallback, useEffect, useState } from 'react';
 import type { EngineInfo } from '../../engines/engine';
 import type { EvaluationRequest } from '../../runner/evaluation';
@@ -17,6 +18,8 @@ export function EvaluatePage() {
   const [currentId, setCurrentId] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** Bytes of dataset files read and stored so far, while an evaluation of them is being set up. */
+  const [reading, setReading] = useState<{ bytes: number; total: number } | null>(null);
   const view = useEvaluation(currentId);
 
   const refresh = useCallback(async () => setEvaluations(await (await store).listEvaluations()), []);
@@ -38,14 +41,17 @@ export function EvaluatePage() {
   const start = async (request: EvaluationRequest) => {
     setError(null);
     setBusy(true);
+    if (request.dataset) setReading({ bytes: 0, total: request.dataset.files.reduce((n, f) => n + f.size, 0) });
     try {
-      const id = await call(agent.startEvaluation(request));
+      const onRead = Comlink.proxy((bytes: number, total: number) => setReading({ bytes, total }));
+      const id = await call(agent.startEvaluation(request, onRead));
       setCurrentId(id);
       await refresh();
     } catch (e) {
       setError((e as Error).message);
     } finally {
       setBusy(false);
+      setReading(null);
     }
   };
 
@@ -65,12 +71,31 @@ export function EvaluatePage() {
         <h1>Evaluate</h1>
         <p className="hint">
           Measures accuracy against document length on RULER-style tasks and a multi-hop question over a book, on this
-          machine: the memory agent beside reading the whole document at once.
+          machine: the memory agent beside reading the whole document at once. With RULER-HotpotQA dataset files, the
+          paper’s own benchmark by the paper’s method.
         </p>
       </header>
       <main className="layout">
         <aside className="side">
           <EvaluateForm engines={engines} documents={documents} busy={busy} onStart={(r) => void start(r)} onInvalid={setError} />
+          {reading && (
+            <div className="progress-row">
+              <div
+                role="progressbar"
+                aria-label="Reading dataset files"
+                aria-valuemin={0}
+                aria-valuemax={reading.total}
+                aria-valuenow={reading.bytes}
+                aria-valuetext={`${Math.round((100 * reading.bytes) / Math.max(1, reading.total))}% read`}
+                className="progress"
+              >
+                <div className="progress-fill" style={{ width: `${(100 * reading.bytes) / Math.max(1, reading.total)}%` }} />
+              </div>
+              <p className="status" aria-live="polite">
+                Reading and storing the dataset files…
+              </p>
+            </div>
+          )}
           {error && (
             <p role="alert" className="error">
               {error}
@@ -84,7 +109,7 @@ export function EvaluatePage() {
                   <li key={e.id}>
                     <button type="button" aria-current={e.id === currentId ? 'page' : undefined} onClick={() => setCurrentId(e.id)}>
                       <span className="run-q">
-                        {label(e.engineId)} · {e.spec.mode === 'memory' ? 'memory' : 'full context'}
+                        {label(e.engineId)} · {e.dataset ? `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}` : e.spec.mode === 'memory' ? 'memory' : 'full context'}
                       </span>
                       <span className="hint">
                         {new Date(e.createdAt).toLocaleString()} · {e.completed}/{e.total} · {e.status}
@@ -101,6 +126,7 @@ export function EvaluatePage() {
             <EvaluationView
               evaluation={view.evaluation}
               samples={view.samples}
+              items={view.items}
               step={view.step}
               engineLabel={label(view.evaluation.engineId)}
               onPause={control('pauseEvaluation')}

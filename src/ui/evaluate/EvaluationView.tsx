@@ -1,16 +1,21 @@
 import { useMemo } from 'react';
+import { CUTTER_LABELS } from '../../core/token-slices';
+import { datasetReport, datasetReportJson, summarizeFiles } from '../../eval/dataset-report';
 import { formatLength } from '../../eval/lengths';
 import { cellsCsv, reportJson } from '../../eval/report';
 import { summarize } from '../../eval/sweep';
-import type { EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
+import type { DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
 import { download } from '../download';
 import { AccuracyChart } from './AccuracyChart';
+import { DatasetResults } from './DatasetResults';
 import { ResultsTable } from './ResultsTable';
 import type { Step } from './useEvaluation';
 
 interface Props {
   evaluation: EvaluationRecord;
   samples: readonly EvaluationSampleRecord[];
+  /** Items read so far, for an evaluation of dataset files. */
+  items: readonly DatasetSampleRecord[];
   step: Step | null;
   engineLabel: string;
   onPause(): void;
@@ -31,16 +36,19 @@ function haystackName(e: EvaluationRecord): string {
 }
 
 /** One sweep: progress and controls, the results table, the chart and the exports. */
-export function EvaluationView({ evaluation, samples, step, engineLabel, onPause, onResume, onCancel }: Props) {
-  const { spec } = evaluation;
+export function EvaluationView({ evaluation, samples, items, step, engineLabel, onPause, onResume, onCancel }: Props) {
+  const { spec, dataset } = evaluation;
   const cells = useMemo(() => summarize(spec, samples), [spec, samples]);
-  const done = samples.length;
+  const files = useMemo(() => (dataset ? summarizeFiles(dataset.files, items) : []), [dataset, items]);
+  const done = dataset ? items.length : samples.length;
   const total = evaluation.total;
   const within = evaluation.status === 'running' && step && step.chunks > 0 ? step.chunk / step.chunks : 0;
   const stem = `memagent-evaluation-${new Date(evaluation.createdAt).toISOString().slice(0, 10)}-${evaluation.id.slice(0, 8)}`;
 
   const exportJson = () =>
-    download(
+    dataset
+      ? download(`${stem}.json`, 'application/json', datasetReportJson(datasetReport(dataset.method, dataset.prompts, files)))
+      : download(
       `${stem}.json`,
       'application/json',
       reportJson({
@@ -58,14 +66,27 @@ export function EvaluationView({ evaluation, samples, step, engineLabel, onPause
       <header className="run-head">
         <h2>
           {engineLabel}
-          {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} · {spec.mode === 'memory' ? 'memory agent' : 'full context'}
+          {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} ·{' '}
+          {dataset ? `method ${dataset.method}` : spec.mode === 'memory' ? 'memory agent' : 'full context'}
         </h2>
-        <p className="hint">
-          {spec.tasks.length} task{spec.tasks.length === 1 ? '' : 's'} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
-          {spec.samples} sample{spec.samples === 1 ? '' : 's'} · seed {spec.seed}
-          {spec.mode === 'memory' ? ` · chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : ''} · essay
-          haystack: {haystackName(evaluation)}
-        </p>
+        {dataset ? (
+          <>
+            <p className="hint">
+              RULER-HotpotQA: {dataset.files.map((f) => f.name).join(', ')} · chunks of {dataset.settings.chunkTokens.toLocaleString('en')} tokens,{' '}
+              {CUTTER_LABELS[dataset.cutter]} · up to {dataset.settings.memoryTokens.toLocaleString('en')} tokens per reply · temperature{' '}
+              {dataset.settings.temperature}, top p {dataset.settings.topP} · prompts: {dataset.promptRecord?.label ?? dataset.prompts.set}
+              {dataset.prompts.sha256 ? ` (SHA-256 ${dataset.prompts.sha256.slice(0, 12)}…)` : ''}
+            </p>
+            {dataset.promptRecord?.note && <p className="hint">{dataset.promptRecord.note}</p>}
+          </>
+        ) : (
+          <p className="hint">
+            {spec.tasks.length} task{spec.tasks.length === 1 ? '' : 's'} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
+            {spec.samples} sample{spec.samples === 1 ? '' : 's'} · seed {spec.seed}
+            {spec.mode === 'memory' ? ` · chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens, ${CUTTER_LABELS.boundary}` : ''} · essay
+            haystack: {haystackName(evaluation)}
+          </p>
+        )}
       </header>
       <div className="progress-row">
         <div
@@ -106,12 +127,20 @@ export function EvaluationView({ evaluation, samples, step, engineLabel, onPause
           The evaluation stopped: {evaluation.error} Fix the cause, then press Resume to continue from sample {done + 1}.
         </p>
       )}
-      <ResultsTable cells={cells} />
-      <AccuracyChart tasks={spec.tasks} lengths={spec.lengths} cells={cells} />
+      {dataset ? (
+        <DatasetResults files={files} />
+      ) : (
+        <>
+          <ResultsTable cells={cells} />
+          <AccuracyChart tasks={spec.tasks} lengths={spec.lengths} cells={cells} />
+        </>
+      )}
       <div className="export">
-        <button type="button" onClick={() => download(`${stem}.csv`, 'text/csv', cellsCsv(cells))}>
-          Export CSV
-        </button>
+        {!dataset && (
+          <button type="button" onClick={() => download(`${stem}.csv`, 'text/csv', cellsCsv(cells))}>
+            Export CSV
+          </button>
+        )}
         <button type="button" onClick={exportJson}>
           Export JSON
         </button>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
+import type { DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
 import { store } from '../client';
 import { onEvaluationEvent } from './events';
 
@@ -12,6 +12,8 @@ export interface Step {
 export interface EvaluationView {
   evaluation: EvaluationRecord | null;
   samples: EvaluationSampleRecord[];
+  /** The items read so far, for an evaluation of dataset files. */
+  items: DatasetSampleRecord[];
   /** Progress inside the sample being read, from the worker's events. */
   step: Step | null;
 }
@@ -22,13 +24,14 @@ export interface EvaluationView {
  * one it has.
  */
 export function useEvaluation(id: string | null): EvaluationView {
-  const [view, setView] = useState<EvaluationView>({ evaluation: null, samples: [], step: null });
+  const [view, setView] = useState<EvaluationView>({ evaluation: null, samples: [], items: [], step: null });
 
   useEffect(() => {
-    setView({ evaluation: null, samples: [], step: null });
+    setView({ evaluation: null, samples: [], items: [], step: null });
     if (!id) return;
     let alive = true;
     let samples: EvaluationSampleRecord[] = [];
+    let items: DatasetSampleRecord[] = [];
     let timer: ReturnType<typeof setTimeout> | undefined;
     let loading = false;
     let again = false;
@@ -41,13 +44,19 @@ export function useEvaluation(id: string | null): EvaluationView {
       loading = true;
       const s = await store;
       const evaluation = (await s.getEvaluation(id)) ?? null;
-      const from = samples.length ? samples[samples.length - 1]!.ordinal + 1 : 0;
-      const fresh = await s.listEvaluationSamples(id, from);
-      if (fresh.length) samples = [...samples, ...fresh];
+      let last: number;
+      if (evaluation?.dataset) {
+        const fresh = await s.listDatasetSamples(id, items.length ? items[items.length - 1]!.ordinal + 1 : 0);
+        if (fresh.length) items = [...items, ...fresh];
+        last = items.length ? items[items.length - 1]!.ordinal : -1;
+      } else {
+        const fresh = await s.listEvaluationSamples(id, samples.length ? samples[samples.length - 1]!.ordinal + 1 : 0);
+        if (fresh.length) samples = [...samples, ...fresh];
+        last = samples.length ? samples[samples.length - 1]!.ordinal : -1;
+      }
       loading = false;
-      const last = samples.length ? samples[samples.length - 1]!.ordinal : -1;
       // A step of a sample that is now stored is over.
-      if (alive) setView((v) => ({ evaluation, samples, step: v.step && v.step.ordinal > last ? v.step : null }));
+      if (alive) setView((v) => ({ evaluation, samples, items, step: v.step && v.step.ordinal > last ? v.step : null }));
       if (again && alive) {
         again = false;
         void refresh();

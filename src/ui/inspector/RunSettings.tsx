@@ -1,3 +1,5 @@
+import type { PromptRecord } from '../../core/prompt-sets';
+import { CUTTER_LABELS } from '../../core/token-slices';
 import type { RunRecord } from '../../storage/db';
 
 /** How a skim chose its chunks, with how many the memory's names added. */
@@ -10,6 +12,13 @@ function describeSkim(run: RunRecord): string {
     : '';
   const follow = skim.followMemory ? `, following what the memory finds${skim.lookBack ? ' and looking back' : ''}${counted}` : '';
   return `reads ${run.chunks.length} of ${skim.totalChunks} chunks (top ${Math.round(skim.keep * 100)}% by relevance and neighbours${follow})`;
+}
+
+/** The set, and for MemAgent's the file, commit and hash it was read from. */
+function describePrompts(p: PromptRecord): string {
+  if (!p.file) return p.label;
+  const from = p.file.source ? (p.file.source.startsWith('imported') ? `, ${p.file.source}` : `, fetched from ${p.file.source}`) : '';
+  return `${p.label}: ${p.file.path} at commit ${p.file.commit.slice(0, 7)}, SHA-256 ${p.file.sha256}${from}`;
 }
 
 /** The exact settings and templates a run used. */
@@ -28,6 +37,8 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dd>
           {s.chunkTokens} tokens{s.chunkTokens !== s.requestedChunkTokens ? ` (asked for ${s.requestedChunkTokens}; the context window allows ${s.chunkTokens})` : ''}
         </dd>
+        <dt>Chunks</dt>
+        <dd>{CUTTER_LABELS.boundary}</dd>
         <dt>Memory size</dt>
         <dd>{s.memoryTokens} tokens</dd>
         <dt>Context per step</dt>
@@ -39,6 +50,11 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dt>Sampling</dt>
         <dd>
           temperature {s.temperature}, top p {s.topP}, seed {s.seed ?? 'random'}
+        </dd>
+        <dt>Prompts</dt>
+        <dd>
+          {run.prompts ? describePrompts(run.prompts) : 'the templates below (run from before prompt sets)'}
+          {run.prompts?.note && <p className="hint">{run.prompts.note}</p>}
         </dd>
       </dl>
       <h4>Memory update template</h4>

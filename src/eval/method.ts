@@ -1,0 +1,154 @@
+import { type AnswerStyle, extractAnswer } from '../core/answer';
+import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
+import { abortError, isAbortError, type TextGenerator } from '../core/generation';
+import { type LoopMethod, memoryLoop } from '../core/loop';
+import type { PromptTemplates } from '../core/prompts';
+import { type ChunkCutter, sliceTokens } from '../core/token-slices';
+import type { Tokenizer } from '../core/tokenizer';
+import type { DatasetItem } from './dataset';
+import { type PaperScores, scorePrediction } from './paper-score';
+
+/**
+ * The paper's method, end to end: chunks are exact token slices of the
+ * context, each reply is the next memory as returned, and the final answer is
+ * extracted and scored by the paper's rules.
+ */
+export type MethodId = 'recurrent' | 'recurrent-boxed';
+
+export const METHOD_IDS: readonly MethodId[] = ['recurrent', 'recurrent-boxed'];
+
+export const METHOD_LABELS: Readonly<Record<MethodId, string>> = {
+  recurrent: 'recurrent: the answer after "the answer is" (the paper\'s RULER-HotpotQA runs)',
+  'recurrent-boxed': 'recurrent-boxed: the answer in \\boxed{} (the paper\'s training layout)',
+};
+
+/** How every method cuts its chunks. */
+export const METHOD_CUTTER: ChunkCutter = 'token-slices';
+
+export function isMethodId(value: unknown): value is MethodId {
+  return value === 'recurrent' || value === 'recurrent-boxed';
+}
+
+/** The loop's side of a method: memories kept verbatim, its answer style, text sent as it is. */
+export function loopMethod(method: MethodId): LoopMethod {
+  return { memory: 'verbatim', answerStyle: method, verbatim: true };
+}
+
+/**
+ * The method that reads the answers a prompt set asks for: `recurrent` for a
+ * final prompt that asks for "the answer is …", `recurrent-boxed` for one that
+ * asks for \boxed{}. Without a declared style, the final template tells.
+ */
+export function defaultMethod(templates: PromptTemplates, answerStyle?: AnswerStyle): MethodId {
+  if (answerStyle === 'recurrent' || answerStyle === 'recurrent-boxed') return answerStyle;
+  return templates.final.includes('\\boxed') ? 'recurrent-boxed' : 'recurrent';
+}
+
+export interface MethodSettings {
+  method: MethodId;
+  /** C: tokens per chunk, exactly (the paper: 5000). */
+  chunkTokens: number;
+  /** max_tokens of every request, memory updates and the answer alike (the paper: 1024). */
+  memoryTokens: number;
+  temperature: number;
+  topP: number;
+  templates: PromptTemplates;
+  /** The memory before the first chunk: the prompt set's NO_MEMORY (this app's when absent). */
+  initialMemory?: string;
+}
+
+/** Settings with the paper's values wherever none is given. */
+export function methodSettings(settings: Partial<MethodSettings> & Pick<MethodSettings, 'method' | 'templates'>): MethodSettings {
+  return { chunkTokens: DEFAULT_CHUNK_TOKENS, memoryTokens: DEFAULT_MEMORY_TOKENS, temperature: 0.7, topP: 0.95, ...settings };
+}
+
+/** One dataset item read and scored. */
+export interface ItemResult {
+  /** The dataset file's name. */
+  file: string;
+  index: number;
+  numDocs: number | null;
+  question: string;
+  answers: string[];
+  /** Tokens of the stripped context. */
+  contextTokens: number;
+  chunks: number;
+  /** The final reply as returned. */
+  reply: string;
+  /** The extracted answer; null when the reply holds none in the method's form. */
+  prediction: string | null;
+  /** Null when a request failed: the item is left out of the averages, as the paper leaves it out. */
+  scores: PaperScores | null;
+  /** Why the item could not be read. */
+  failed?: string;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+}
+
+export interface MethodContext {
+  generator: TextGenerator;
+  tokenizer: Tokenizer;
+  signal?: AbortSignal;
+  now?: () => number;
+  /** After each memory update: for progress inside long items. */
+  onStep?(step: { chunk: number; chunks: number }): void;
+}
+
+/**
+ * Reads one item by the method and scores its answer. A request that fails
+ * (after the engine's own retries) or an empty final reply makes the item
+ * failed, not wrong; stopping (the signal) throws.
+ */
+export async function readItem(item: DatasetItem, file: string, settings: MethodSettings, ctx: MethodContext): Promise<ItemResult> {
+  if (ctx.signal?.aborted) throw abortError();
+  const now = ctx.now ?? (() => performance.now());
+  const t0 = now();
+  const chunks = sliceTokens(item.context, ctx.tokenizer, settings.chunkTokens);
+  const result: ItemResult = {
+    file,
+    index: item.index,
+    numDocs: item.numDocs,
+    question: item.question,
+    answers: item.answers,
+    contextTokens: chunks.reduce((n, c) => n + c.tokens, 0),
+    chunks: chunks.length,
+    reply: '',
+    prediction: null,
+    scores: null,
+    promptTokens: 0,
+    completionTokens: 0,
+    ms: 0,
+  };
+  try {
+    const loop = memoryLoop({
+      text: item.context,
+      chunks,
+      question: item.question,
+      generator: ctx.generator,
+      templates: settings.templates,
+      memoryTokens: settings.memoryTokens,
+      sampling: { temperature: settings.temperature, topP: settings.topP },
+      ...(settings.initialMemory !== undefined && { initialMemory: settings.initialMemory }),
+      method: loopMethod(settings.method),
+      signal: ctx.signal,
+      now: ctx.now,
+    });
+    for await (const event of loop) {
+      result.promptTokens += event.result.usage.promptTokens;
+      result.completionTokens += event.result.usage.completionTokens;
+      if (event.kind === 'revision') ctx.onStep?.({ chunk: event.index + 1, chunks: chunks.length });
+      else result.reply = event.reply;
+    }
+  } catch (e) {
+    if (isAbortError(e) || ctx.signal?.aborted) throw abortError();
+    result.failed = e instanceof Error ? e.message : String(e);
+  }
+  if (!result.failed && result.reply === '') result.failed = 'The model returned an empty answer.';
+  if (!result.failed) {
+    result.prediction = extractAnswer(result.reply, settings.method);
+    result.scores = scorePrediction(result.prediction, item.answers);
+  }
+  result.ms = now() - t0;
+  return result;
+}

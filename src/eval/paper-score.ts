@@ -1,0 +1,89 @@
+import { PY_SPACE, pyRound, pySplit } from '../core/pytext';
+
+/**
+ * The paper's QA scorer, rule for rule (its `normalize_answer`, `em`, `sub_em`
+ * and `f1`), with Python's string semantics where JavaScript's differ.
+ */
+
+// Python's string.punctuation: ASCII only, so "1,000" → "1000" and "U.S." → "us", while "’" stays.
+const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
+// \b in Python's re is Unicode-aware (letters, digits and _ are word characters; marks are not); JavaScript's is ASCII-only.
+const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
+const SPACE_RUNS = new RegExp(`[${PY_SPACE}]+`);
+
+/** Lower-case, every ASCII punctuation character deleted, the words a/an/the replaced by a space, whitespace collapsed. */
+export function normalizeAnswer(text: string): string {
+  return pySplit(text.toLowerCase().replace(PUNCTUATION, '').replace(ARTICLES, ' ')).join(' ');
+}
+
+/** 1 when prediction and reference are equal once normalised. */
+export function exactMatchScore(prediction: string, reference: string): 0 | 1 {
+  return normalizeAnswer(prediction) === normalizeAnswer(reference) ? 1 : 0;
+}
+
+/** 1 when either normalised string contains the other (so an answer that normalises to nothing matches). */
+export function subExactMatchScore(prediction: string, reference: string): 0 | 1 {
+  const p = normalizeAnswer(prediction);
+  const r = normalizeAnswer(reference);
+  return r.includes(p) || p.includes(r) ? 1 : 0;
+}
+
+const CLOSED = new Set(['yes', 'no', 'noanswer']);
+
+/** Token F1 over normalised words; 0 when either side is yes, no or noanswer and the two differ. */
+export function f1Score(prediction: string, reference: string): number {
+  const p = normalizeAnswer(prediction);
+  const r = normalizeAnswer(reference);
+  if ((CLOSED.has(p) || CLOSED.has(r)) && p !== r) return 0;
+  const pt = p.split(SPACE_RUNS).filter(Boolean);
+  const rt = r.split(SPACE_RUNS).filter(Boolean);
+  const left = new Map<string, number>();
+  for (const t of rt) left.set(t, (left.get(t) ?? 0) + 1);
+  let same = 0;
+  for (const t of pt) {
+    const n = left.get(t) ?? 0;
+    if (n > 0) {
+      same++;
+      left.set(t, n - 1);
+    }
+  }
+  if (same === 0) return 0;
+  const precision = same / pt.length;
+  const recall = same / rt.length;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+/** One sample's scores as the paper records them: sub_em and em 0 or 1, f1 rounded to two decimals. */
+export interface PaperScores {
+  sub_em: 0 | 1;
+  em: 0 | 1;
+  f1: number;
+}
+
+/**
+ * Scores an extracted answer against the first reference only, as the paper
+ * does. No answer (null or empty) scores 0 on every metric.
+ */
+export function scorePrediction(prediction: string | null, answers: readonly string[]): PaperScores {
+  const gold = answers[0];
+  if (!prediction || gold === undefined) return { sub_em: 0, em: 0, f1: 0 };
+  return {
+    sub_em: subExactMatchScore(prediction, gold),
+    em: exactMatchScore(prediction, gold),
+    f1: pyRound(f1Score(prediction, gold), 2),
+  };
+}
+
+/** A dataset's metrics: percentages, as the paper's tables give them. */
+export interface PaperMetrics {
+  sub_em: number;
+  em: number;
+  f1: number;
+}
+
+/** The mean of each metric over the scored samples, as a percentage rounded to two decimals; null when none was scored. */
+export function paperMetrics(samples: readonly PaperScores[]): PaperMetrics | null {
+  if (samples.length === 0) return null;
+  const mean = (pick: (s: PaperScores) => number) => pyRound((samples.reduce((n, s) => n + pick(s), 0) * 100) / samples.length, 2);
+  return { sub_em: mean((s) => s.sub_em), em: mean((s) => s.em), f1: mean((s) => s.f1) };
+}
