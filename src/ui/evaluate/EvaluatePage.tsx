@@ -62,14 +62,14 @@ export function EvaluatePage() {
   return (
     <div className="app">
       <header className="app-head">
-        <h1>Evaluate</h1>
+        <h1 tabIndex={-1}>Evaluate</h1>
         <p className="hint">
           Measures accuracy against document length on RULER-style tasks and a multi-hop question over a book, on this
           machine: the memory agent beside reading the whole document at once.
         </p>
       </header>
-      <main className="layout">
-        <aside className="side">
+      <div className="layout">
+        <div className="side">
           <EvaluateForm engines={engines} documents={documents} busy={busy} onStart={(r) => void start(r)} onInvalid={setError} />
           {error && (
             <p role="alert" className="error">
@@ -95,7 +95,7 @@ export function EvaluatePage() {
               </ul>
             </nav>
           )}
-        </aside>
+        </div>
         <div className="main">
           {view.evaluation ? (
             <EvaluationView
@@ -111,7 +111,7 @@ export function EvaluatePage() {
             <p className="empty">Choose tasks and lengths, then press Start evaluation.</p>
           )}
         </div>
-      </main>
+      </div>
     </div>
   );
 }

@@ -15,6 +15,7 @@ interface Props {
   onSelect(index: number): void;
 }
 
+/** A first guess at an entry's height; each rendered entry is measured, so one whose text wraps takes the room it needs. */
 const ROW = 44;
 
 export function describeRevision(r: RevisionRecord, total: number, bookLength: number, anchors: readonly Anchor[] = []): string {
@@ -41,7 +42,9 @@ function formatMs(ms: number): string {
 
 /**
  * One entry per memory revision, virtualised so that thousands of revisions
- * cost what a screenful does. Arrow keys, j/k, Home and End move the selection.
+ * cost what a screenful does; entries are measured as they render, so none
+ * overlaps the next however its text wraps. Arrow keys, j/k, Home and End
+ * move the selection.
  */
 export function Timeline({ revisions, total, bookLength, anchors, selected, marked, onSelect }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
@@ -55,6 +58,22 @@ export function Timeline({ revisions, total, bookLength, anchors, selected, mark
   useEffect(() => {
     if (selected !== null) virtualizer.scrollToIndex(selected, { align: 'auto' });
   }, [selected, virtualizer]);
+
+  // A hidden page loses its scroll positions: when the list shows again, so does the selected entry.
+  const selectedNow = useRef(selected);
+  selectedNow.current = selected;
+  useEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    let hidden = element.clientHeight === 0;
+    const observer = new ResizeObserver(() => {
+      const nowHidden = element.clientHeight === 0;
+      if (hidden && !nowHidden && selectedNow.current !== null) virtualizer.scrollToIndex(selectedNow.current, { align: 'auto' });
+      hidden = nowHidden;
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [virtualizer]);
 
   const onKeyDown = (e: KeyboardEvent) => {
     if (revisions.length === 0) return;
@@ -84,12 +103,13 @@ export function Timeline({ revisions, total, bookLength, anchors, selected, mark
           return (
             <li
               key={r.index}
+              ref={virtualizer.measureElement}
               data-index={item.index}
               aria-label={describeRevision(r, total, bookLength, anchors)}
               aria-setsize={total}
               aria-posinset={r.index + 1}
               className={marked.has(r.index) ? 'marked' : undefined}
-              style={{ transform: `translateY(${item.start}px)`, height: ROW }}
+              style={{ transform: `translateY(${item.start}px)` }}
             >
               <button type="button" aria-current={selected === item.index ? 'true' : undefined} onClick={() => onSelect(item.index)}>
                 <span className="rev-k">
