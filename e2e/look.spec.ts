@@ -12,7 +12,7 @@ function cutOff(page: Page): Promise<string[]> {
     const scrolls = (el: Element) => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(el).overflowX);
     for (const el of document.body.querySelectorAll('*')) {
       const box = el.getBoundingClientRect();
-      if (box.width === 0 || box.height === 0) continue;
+      if (box.width === 0 || box.height === 0 || !el.checkVisibility({ visibilityProperty: true })) continue;
       let holder = el.parentElement;
       while (holder && holder !== document.body && !scrolls(holder)) holder = holder.parentElement;
       if (holder && holder !== document.body) continue;
@@ -27,8 +27,8 @@ function smallTargets(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const out: string[] = [];
     for (const el of document.querySelectorAll<HTMLElement>('a[href], button, select, textarea, summary, input:not([type="checkbox"]):not([type="radio"])')) {
+      if (!el.checkVisibility({ visibilityProperty: true })) continue; // not shown
       const box = el.getBoundingClientRect();
-      if (box.width === 0 && box.height === 0) continue; // not shown
       if (box.width < 24 || box.height < 24) out.push(`${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" ${Math.round(box.width)}×${Math.round(box.height)}`);
     }
     return out;

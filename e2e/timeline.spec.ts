@@ -1,5 +1,6 @@
 import { expect, type Page, test } from '@playwright/test';
 import { PLANTED } from './helpers';
+import { openPlace } from './places';
 
 /** A Markdown book of `n` sections, each under a long heading that wraps in the timeline. */
 function sectionedBook(n: number): Buffer {
@@ -15,29 +16,33 @@ function sectionedBook(n: number): Buffer {
   return Buffer.from(sections.join(''), 'utf8');
 }
 
-/** Each shown timeline entry's box, top to bottom, and whether its content fits inside it. */
+/** The timeline's visible band, and each drawn entry's box, top to bottom, with whether its content fits inside it. */
 function entryBoxes(page: Page) {
-  return page
-    .getByRole('list', { name: 'Memory revisions' })
-    .getByRole('listitem')
-    .evaluateAll((items) =>
-      items
-        .map((li) => {
-          const box = li.getBoundingClientRect();
-          const button = li.querySelector('button')!;
-          return { name: li.getAttribute('aria-label')!.split(':')[0]!, top: box.top, bottom: box.bottom, fits: button.scrollHeight <= box.height + 1 };
-        })
-        .sort((a, b) => a.top - b.top),
-    );
+  return page.getByRole('list', { name: 'Memory revisions' }).evaluate((list) => {
+    const scroller = list.parentElement!;
+    const top = scroller.getBoundingClientRect().top + scroller.clientTop;
+    const view = { top, bottom: top + scroller.clientHeight };
+    const entries = [...list.querySelectorAll(':scope > li')]
+      .map((li) => {
+        const box = li.getBoundingClientRect();
+        const button = li.querySelector('button')!;
+        return { name: li.getAttribute('aria-label')!.split(':')[0]!, top: box.top, bottom: box.bottom, fits: button.scrollHeight <= box.height + 1 };
+      })
+      .sort((a, b) => a.top - b.top);
+    return { view, entries };
+  });
 }
 
-async function expectNoOverlap(page: Page, where: string): Promise<void> {
-  const boxes = await entryBoxes(page);
-  expect(boxes.length, where).toBeGreaterThan(5);
-  for (const [i, box] of boxes.entries()) {
+/** Drawn entries sit one under the other, each holding its text, with no gap or overlap, and fill the list's visible band. */
+async function expectStacked(page: Page, where: string): Promise<void> {
+  const { view, entries } = await entryBoxes(page);
+  expect(entries.length, where).toBeGreaterThan(5);
+  for (const [i, box] of entries.entries()) {
     expect(box.fits, `${box.name} (${where}) holds its text`).toBe(true);
-    if (i > 0) expect(box.top, `${box.name} starts below ${boxes[i - 1]!.name} ends (${where})`).toBeGreaterThanOrEqual(boxes[i - 1]!.bottom - 0.5);
+    if (i > 0) expect(Math.abs(box.top - entries[i - 1]!.bottom), `${box.name} starts where ${entries[i - 1]!.name} ends (${where})`).toBeLessThanOrEqual(1);
   }
+  expect(entries[0]!.top, `the entries cover the top of the list (${where})`).toBeLessThanOrEqual(view.top + 1);
+  expect(entries[entries.length - 1]!.bottom, `the entries cover the bottom of the list (${where})`).toBeGreaterThanOrEqual(view.bottom - 1);
 }
 
 test('timeline entries never overlap, however their text wraps, in a 2,000-revision run', async ({ page }) => {
@@ -61,7 +66,14 @@ test('timeline entries never overlap, however their text wraps, in a 2,000-revis
       await slider.fill(String(at));
       await expect(page.getByRole('region', { name: 'Section' })).toContainText(`Section ${at} of ${total}`);
       await expect(page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem', { name: new RegExp(`^Revision ${at}:`) })).toBeVisible();
-      await expectNoOverlap(page, `at revision ${at}, ${width} px`);
+      await expectStacked(page, `at revision ${at}, ${width} px`);
     }
   }
+  // Another place, the window resized meanwhile, and back: the list is drawn anew around the selected entry.
+  await page.setViewportSize({ width: 390, height: 900 });
+  await openPlace(page, 'Library');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await openPlace(page, 'Read');
+  await expect(page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem', { name: new RegExp(`^Revision ${total}:`) })).toBeVisible();
+  await expectStacked(page, 'after a visit to the Library and a wider window');
 });

@@ -59,22 +59,6 @@ export function Timeline({ revisions, total, bookLength, anchors, selected, mark
     if (selected !== null) virtualizer.scrollToIndex(selected, { align: 'auto' });
   }, [selected, virtualizer]);
 
-  // A hidden page loses its scroll positions: when the list shows again, so does the selected entry.
-  const selectedNow = useRef(selected);
-  selectedNow.current = selected;
-  useEffect(() => {
-    const element = scroller.current;
-    if (!element) return;
-    let hidden = element.clientHeight === 0;
-    const observer = new ResizeObserver(() => {
-      const nowHidden = element.clientHeight === 0;
-      if (hidden && !nowHidden && selectedNow.current !== null) virtualizer.scrollToIndex(selectedNow.current, { align: 'auto' });
-      hidden = nowHidden;
-    });
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [virtualizer]);
-
   const onKeyDown = (e: KeyboardEvent) => {
     if (revisions.length === 0) return;
     const last = revisions.length - 1;
