@@ -59,6 +59,25 @@ export function Timeline({ revisions, total, bookLength, anchors, selected, mark
     if (selected !== null) virtualizer.scrollToIndex(selected, { align: 'auto' });
   }, [selected, virtualizer]);
 
+  // A list that loses its size (an ancestor collapsed, a window shrunk to nothing) loses its scroll
+  // position and measures its entries squeezed: when it has room again, draw the selected entry anew.
+  const selectedNow = useRef(selected);
+  selectedNow.current = selected;
+  useEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    let collapsed = false;
+    const observer = new ResizeObserver(() => {
+      if (element.clientWidth === 0 || element.clientHeight === 0) collapsed = true;
+      else if (collapsed) {
+        collapsed = false;
+        if (selectedNow.current !== null) virtualizer.scrollToIndex(selectedNow.current, { align: 'auto' });
+      }
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [virtualizer]);
+
   const onKeyDown = (e: KeyboardEvent) => {
     if (revisions.length === 0) return;
     const last = revisions.length - 1;
