@@ -42,7 +42,7 @@ function syntheticRun(n: number): string {
 }
 
 async function measure(page: Page, url: string, n: number): Promise<{ openMs: number; switchMs: number }> {
-  await page.goto(`${url}/`);
+  await page.goto(`${url}/#/library`);
   await page.getByLabel('Import run').setInputFiles({ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(syntheticRun(n)) });
   const section = page.getByRole('region', { name: 'Section' });
   await section.getByText(`Section ${n} of ${n}`).waitFor();

@@ -15,6 +15,7 @@ import {
   prose,
 } from '../test/fixtures/documents';
 import { storedCounts } from './helpers';
+import { openPlace } from './places';
 
 interface Upload {
   name: string;
@@ -65,6 +66,7 @@ test('every format, uploaded through the page, answers the planted question', as
   // The page never ran the HTML's scripts, and every book is one Library entry.
   expect(await page.evaluate(() => (window as { __scriptRan?: boolean }).__scriptRan)).toBeUndefined();
   expect(await page.title()).toBe('memagent-web');
+  await openPlace(page, 'Library');
   const library = page.getByRole('region', { name: 'Library' });
   await expect(library.getByRole('list', { name: 'Books' }).getByRole('listitem').filter({ has: page.getByRole('button', { name: 'Delete' }) })).toHaveCount(
     files.length + 2,
@@ -80,6 +82,7 @@ test('the Library keeps one entry per file, opens it, and deletes it with its ru
   await readFact(page, book);
   // The same bytes again, under another name: still one entry.
   await addDocument(page, { ...book, name: 'copy.txt' });
+  await openPlace(page, 'Library');
   await expect(library.getByRole('listitem', { name: 'frankenstein-part.txt' })).toBeVisible();
   await expect(library.getByRole('listitem', { name: 'copy.txt' })).toHaveCount(0);
   const entry = library.getByRole('listitem', { name: 'frankenstein-part.txt' });
@@ -87,11 +90,15 @@ test('the Library keeps one entry per file, opens it, and deletes it with its ru
   await expect(entry).toContainText(/tokens · added /);
 
   const other = upload('other.md', 'text/markdown', `# Other\n\n${prose(4)}\n`);
+  await openPlace(page, 'Read');
   await addDocument(page, other);
   await expect(page.getByText('other.md — ')).toBeVisible();
+  await openPlace(page, 'Library');
+  // Open makes it the Read form's book, and shows the form.
   await entry.getByRole('button', { name: 'Open' }).click();
   await expect(page.getByText('frankenstein-part.txt — ')).toBeVisible();
-  await expect(library).toContainText(/Storage used: /);
+  await openPlace(page, 'Library');
+  await expect(page.getByRole('region', { name: 'Storage' })).toContainText(/ used of /);
 
   expect(await storedCounts(page)).toMatchObject({ documents: 2, textParts: 2, runs: 1 });
   await entry.getByRole('button', { name: 'Delete' }).click();
@@ -104,19 +111,25 @@ test('the Library keeps one entry per file, opens it, and deletes it with its ru
 
 test('Project Gutenberg stripping is a setting, on by default', async ({ page }) => {
   await page.goto('/');
+  await openPlace(page, 'Library');
   const library = page.getByRole('region', { name: 'Library' });
   const setting = library.getByRole('checkbox', { name: 'Remove Project Gutenberg header and licence' });
   await expect(setting).toBeChecked();
+  await openPlace(page, 'Read');
   const gutenberg = (title: string) =>
     `The Project Gutenberg EBook of ${title}\n\n*** START OF THIS PROJECT GUTENBERG EBOOK ${title.toUpperCase()} ***\n\n` +
     `${prose(1)}\n\n${FACT.sentence}\n\n*** END OF THIS PROJECT GUTENBERG EBOOK ${title.toUpperCase()} ***\n\nLicence text.\n`;
   await addDocument(page, upload('stripped.txt', 'text/plain', gutenberg('Stripped')));
+  await expect(page.getByText('stripped.txt — ')).toBeVisible();
+  await openPlace(page, 'Library');
   await expect(library.getByRole('listitem', { name: 'stripped.txt' })).toContainText(/Project Gutenberg header \(\d+ characters\) and licence/);
   await setting.uncheck();
   await page.reload();
   await expect(setting).not.toBeChecked();
+  await openPlace(page, 'Read');
   await addDocument(page, upload('kept.txt', 'text/plain', gutenberg('Kept')));
   await expect(page.getByText('kept.txt — ')).toBeVisible();
+  await openPlace(page, 'Library');
   await expect(library.getByRole('listitem', { name: 'kept.txt' })).not.toContainText('header');
 });
 
@@ -142,6 +155,7 @@ test('bad files get a specific alert and nothing is stored', async ({ page }) =>
   }
   expect(await page.evaluate(() => (window as { __scriptRan?: boolean }).__scriptRan)).toBeUndefined();
   expect(await storedCounts(page)).toMatchObject({ documents: 0, textParts: 0 });
+  await openPlace(page, 'Library');
   await expect(page.getByRole('region', { name: 'Library' })).toContainText('No documents yet');
 });
 
@@ -180,9 +194,11 @@ test('the 234-page Pride and Prejudice PDF imports in the worker and chunks say 
   await expect(page.getByRole('progressbar', { name: 'Import progress' })).toHaveAttribute('aria-valuetext', /Reading pages/);
   await expect(page.getByText('pride-and-prejudice.pdf — ')).toBeVisible({ timeout: 60_000 });
   test.info().annotations.push({ type: 'import', description: `234-page PDF imported in ${Date.now() - started} ms` });
+  await openPlace(page, 'Library');
   const entry = page.getByRole('region', { name: 'Library' }).getByRole('listitem', { name: 'pride-and-prejudice.pdf' });
   await expect(entry).toContainText('234 pages');
   await expect(entry).toContainText(/Project Gutenberg header \(.*\) and licence/);
+  await openPlace(page, 'Read');
 
   await page.getByLabel('Question').fill('Who wrote to Mr. Collins about the living at Hunsford?');
   await page.getByRole('button', { name: 'Read' }).click();

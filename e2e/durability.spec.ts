@@ -8,6 +8,7 @@ import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
 import { CORPUS, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { openPlace } from './places';
 
 /** What storage holds for a run, read in one transaction so that it is one consistent moment. */
 interface Snapshot {
@@ -557,8 +558,11 @@ test('Cancel and Pause hold across reloads; a cancelled run resumes or is delete
   await page.getByRole('button', { name: 'Delete run' }).click();
   await confirm.getByRole('button', { name: 'Yes, delete run' }).click();
   await expect(progress).toHaveCount(0);
+  await openPlace(page, 'Library');
   await expect(page.getByRole('navigation', { name: 'Runs' }).getByRole('listitem')).toHaveCount(0);
   expect(await storedCounts(page)).toMatchObject({ runs: 0, revisions: 0, memories: 0, documents: 1 });
+  await openPlace(page, 'Read');
   await page.reload();
+  await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
   await expect(progress).toHaveCount(0);
 });

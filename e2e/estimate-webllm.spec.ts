@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { plantedBook } from './helpers';
+import { openPlace } from './places';
 
 // Runs in the 'webgpu' project (SwiftShader). No model can run here, so the speed WebLLM would measure
 // when a model is loaded is written into storage as the app stores it; the page must then use it.
@@ -53,5 +54,6 @@ test('a model calibrated on this GPU gives the WebLLM estimate, which says so, a
   await expect(page.getByText(/frankenstein\.txt — .*tokens/)).toBeVisible();
   await engine.selectOption({ label: 'WebLLM (WebGPU)' });
   await expect(estimate).toContainText(/About \d+ chunks: expected .+ \(at most .+ each: reading [\d,]+ tokens at 1,850 tokens\/s and writing up to 1,024 at 38 tokens\/s, calibrated on this GPU/);
+  await openPlace(page, 'Models');
   await expect(page.getByRole('region', { name: 'Models' })).toContainText('Measured on this GPU: 1,850 tokens/s reading, 38 tokens/s writing');
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { CORPUS, PLANTED, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { openPlace } from './places';
 import { expectPrivate, watchTraffic } from './privacy';
 
 /**
@@ -90,9 +91,11 @@ test('a text file full of script, image, link and frame payloads displays them a
   await expect(memory).toContainText(PAYLOADS[1]!);
   await expect(memory).toContainText(PAYLOADS[2]!);
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText('<');
-  // The file's name is shown as written, in the library and on the run.
-  await expect(page.getByRole('listitem', { name })).toBeVisible();
+  // The file's name is shown as written, on the run and in the library.
   await expect(page.getByRole('region', { name: 'Run' })).toContainText(name);
+  await openPlace(page, 'Library');
+  await expect(page.getByRole('listitem', { name })).toBeVisible();
+  await openPlace(page, 'Read');
   await expectInert(page, dialogs, traffic, new URL(baseURL!).origin);
 });
 
@@ -106,7 +109,9 @@ test('an HTML book: its scripts and handlers are dropped, and markup escaped in 
   await expect(section).not.toContainText("window.__pwned = 'html script'");
   await expect(page.getByRole('region', { name: 'Memory', exact: true })).toContainText(PAYLOADS[1]!);
   // The title, decoded to markup, is listed as text.
+  await openPlace(page, 'Library');
   await expect(page.getByRole('listitem', { name: 'treasure.html' })).toContainText(`${PAYLOADS[1]} (treasure.html)`);
+  await openPlace(page, 'Read');
   await expectInert(page, dialogs, traffic, new URL(baseURL!).origin);
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { PLANTED, plantedBook, readBook, storedCounts } from './helpers';
+import { openPlace } from './places';
 
 async function firstRevisionWith(page: Page, text: string): Promise<number> {
   await page.getByLabel('Search memories').fill(text);
@@ -86,6 +87,7 @@ test('exports hold every revision, and a JSON export imports into another browse
   const context = await browser.newContext();
   const fresh = await context.newPage();
   await fresh.goto('/');
+  await openPlace(fresh, 'Library');
   await fresh.getByLabel('Import run').setInputFiles({ name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"format":"memagent-run","version":1,"run":{}}') });
   await expect(fresh.getByRole('alert')).toContainText('not a valid memagent-web run export');
   expect((await storedCounts(fresh)).runs ?? 0).toBe(0);

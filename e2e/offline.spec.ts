@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { type BrowserContext, chromium, expect, type Page, test } from '@playwright/test';
 import { PLANTED, plantedBook, readBook } from './helpers';
+import { openPlace } from './places';
 
 import { WEBLLM_CACHES } from '../pwa.config';
 
@@ -61,7 +62,8 @@ async function installable(context: BrowserContext): Promise<void> {
   const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
   expect(installabilityErrors).toEqual([]);
 
-  // The Storage region tells how much is used, whether it is persistent (a headless browser declines), and offline readiness.
+  // The Storage region (in the Library) tells how much is used, whether it is persistent (a headless browser declines), and offline readiness.
+  await openPlace(page, 'Library');
   const storage = page.getByRole('region', { name: 'Storage' });
   await expect(storage).toContainText('Offline: ready');
   await expect(storage).toContainText(/\d+(\.\d)? (B|KB|MB|GB) used of \d+(\.\d)? (KB|MB|GB) this browser allows this site/);
@@ -111,6 +113,11 @@ test('offline: the app loads after a reload, reads a book and answers', async ({
   );
   expect(model).toBe('network error');
   expect(await webLLMCacheEntries(page)).toBe(WEBLLM_CACHES.length);
+  // The run's own address opens it again after a reload, offline; the other places work offline too.
+  await expect(page).toHaveURL(/[?&]run=/);
+  await page.reload();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+  await openPlace(page, 'Library');
   await expect(page.getByRole('region', { name: 'Storage' })).toContainText('Offline: ready');
 });
 

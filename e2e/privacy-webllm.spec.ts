@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { PLANTED, plantedBook } from './helpers';
+import { openPlace } from './places';
 import { expectPrivate, watchTraffic } from './privacy';
 
 // Runs in the 'webgpu' project (its name ends like webllm.spec.ts): the Models region offers downloads only with an adapter.
@@ -19,6 +20,7 @@ test('a WebLLM model download, with a book in the library, talks only to the ori
   await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
   await page.getByLabel('Question').fill(PLANTED.question);
 
+  await openPlace(page, 'Models');
   const models = page.getByRole('region', { name: 'Models' });
   await models.getByText('Add a model by URL').click();
   await models.getByLabel('Model name').fill('Private model');

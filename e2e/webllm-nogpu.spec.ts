@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { PLANTED, plantedBook, readBook } from './helpers';
+import { openPlace } from './places';
 
 // Chromium without --enable-unsafe-webgpu has navigator.gpu but no adapter: the "no WebGPU" path.
 
@@ -11,8 +12,10 @@ test('without WebGPU: choosing WebLLM names the browsers that have it, nothing i
   await page.goto('/');
   const engine = page.getByRole('combobox', { name: 'Engine' });
   await expect(engine).toHaveValue('extractive');
+  await openPlace(page, 'Models');
   await expect(page.getByRole('region', { name: 'Models' })).toContainText('No WebGPU in this browser');
   await expect(page.getByRole('region', { name: 'Models' }).getByRole('button')).toHaveCount(0);
+  await openPlace(page, 'Read');
 
   await engine.selectOption({ label: 'WebLLM (WebGPU)' });
   const alert = page.getByRole('alert').filter({ hasText: 'WebGPU' });

@@ -1,5 +1,6 @@
 import { expect, type Page, test, type Worker } from '@playwright/test';
 import { PLANTED, plantedBook } from './helpers';
+import { openPlace } from './places';
 
 // Runs in the 'webgpu' project: Chromium with --enable-unsafe-webgpu gives SwiftShader, a software
 // adapter without shader-f16. No real model can run here, so these tests go up to the GPU boundary:
@@ -20,6 +21,7 @@ function models(page: Page) {
 }
 
 async function addModel(page: Page, name: string, variant: 'good' | 'slow' | 'missing' | 'drop', urls?: { model: string; lib: string }): Promise<void> {
+  await openPlace(page, 'Models');
   const region = models(page);
   await region.getByText('Add a model by URL').click();
   await region.getByLabel('Model name').fill(name);
@@ -113,6 +115,7 @@ test('a software adapter: WebLLM is offered with a warning, and the q4f32_1 buil
   // The q4f16_1 builds are listed but cannot be chosen here.
   await expect(model.locator('option[value="Qwen2.5-7B-Instruct-q4f16_1-MLC"]')).toBeDisabled();
   await expect(model.locator('option')).toHaveCount(8);
+  await openPlace(page, 'Models');
   await expect(models(page)).toContainText('no shader-f16');
 });
 
@@ -311,6 +314,7 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   expect((await hostLog(page)).length).toBe(before);
 
   // A run on the model: counted with the model's own tokenizer.json, planned, then stopped by the same error.
+  await openPlace(page, 'Read');
   await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
   await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
   await page.getByLabel('Question').fill(PLANTED.question);

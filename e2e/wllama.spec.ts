@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { EVENTS_CHANNEL } from '../src/storage/schema';
 import { CORPUS, range, storedRevisionIndexes } from './helpers';
+import { openPlace } from './places';
 
 /**
  * A real language-model runtime through the whole app: llama.cpp (WebAssembly)
@@ -162,12 +163,14 @@ test('Pause stops llama.cpp within a second, stores no partial revision, and the
   for (const r of await storedRevisions(page)) expect(r.memoryTokens).toBeLessThanOrEqual(MEMORY);
 });
 
-test('once downloaded, the model and llama.cpp load with no network', async ({ page, context }) => {
+test('once downloaded, the model and llama.cpp load with no network, and Models lists and deletes it', async ({ page, context }) => {
   await page.goto('/');
   await chooseEngine(page);
   await page.getByRole('button', { name: 'Load model and measure speed' }).click();
   await expect(page.getByText(/Measured here with \d+ threads?: reads \d+ tokens\/s, writes [\d.]+ tokens\/s/)).toBeVisible({ timeout: 60_000 });
+  await openPlace(page, 'Library');
   await expect(page.getByText(/^Offline: ready/)).toBeVisible({ timeout: 60_000 });
+  await openPlace(page, 'Read');
 
   await context.setOffline(true);
   await page.reload();
@@ -180,4 +183,13 @@ test('once downloaded, the model and llama.cpp load with no network', async ({ p
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
   const max = Number(await progress.getAttribute('aria-valuemax'));
   await expect(progress).toHaveAttribute('aria-valuenow', String(max));
+
+  // Models lists the downloaded model with its size; Delete removes it from this browser.
+  await openPlace(page, 'Models');
+  const llama = page.getByRole('region', { name: 'llama.cpp (CPU, WebAssembly)' });
+  const model = llama.getByRole('listitem', { name: 'llama-2-tiny-random.gguf' });
+  await expect(model).toContainText(`1.7 MB · from 127.0.0.1:${fixturesPort}`);
+  await model.getByRole('button', { name: 'Delete llama-2-tiny-random.gguf' }).click();
+  await expect(model).toHaveCount(0);
+  await expect(llama).toContainText('None yet');
 });

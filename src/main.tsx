@@ -1,12 +1,10 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { AppUpdate } from './ui/AppUpdate';
 import { Shell } from './ui/Shell';
 import './ui/styles.css';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <AppUpdate />
     <Shell />
   </StrictMode>,
 );

@@ -137,6 +137,9 @@ const api = {
   /** Copies picked GGUF files into this origin's private storage (never sent anywhere); `onProgress` is a Comlink.proxy. */
   saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
     attempt(async () => (await import('../src/engines/wllama-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined))),
+  /** GGUF models kept in this browser for llama.cpp: downloads and copies of picked files. */
+  listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama-files')).listStoredModels()),
+  deleteLlamaModel: (id: string) => attempt(async () => (await import('../src/engines/wllama-files')).deleteStoredModel(id)),
   /** Loads the llama.cpp model (downloading it once) and measures its speed here; `onProgress` is a Comlink.proxy. */
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {

@@ -1,14 +1,18 @@
-import { type DragEvent, useCallback, useEffect, useState } from 'react';
+import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import type { EngineInfo } from '../engines/engine';
 import type { DocumentRecord, RunRecord } from '../storage/db';
 import { checkExportSize } from '../storage/export';
 import { agent, call, onRunEvent, store } from './client';
+import { ImportProgress } from './ImportProgress';
 import { Library } from './Library';
+import { LibraryPage } from './pages/LibraryPage';
+import { ModelsPage } from './pages/ModelsPage';
+import { ReadPage } from './pages/ReadPage';
 import { type ReadRequest, ReadForm } from './ReadForm';
+import { goTo, onHistory, type Place } from './route';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
 import { settingsProblem } from './settings';
-import { ModelManager } from './ModelManager';
 import { StorageStatus } from './StorageStatus';
 import { useImport } from './useImport';
 import { useRun } from './useRun';
@@ -32,7 +36,8 @@ function showInUrl(runId: string, revision: number | null = null): void {
   history.replaceState(null, '', url);
 }
 
-export function App() {
+/** Read, Library and Models: the places that share the chosen book, the runs and the run in view. */
+export function App({ place }: { place: Place }) {
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
   const [document, setDocument] = useState<DocumentRecord | null>(null);
   const [runs, setRuns] = useState<RunRecord[]>([]);
@@ -42,6 +47,7 @@ export function App() {
   const [busy, setBusy] = useState(false);
   const view = useRun(runId);
   const imports = useImport();
+  const runColumn = useRef<HTMLDivElement>(null);
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
 
@@ -51,6 +57,20 @@ export function App() {
     void store.then((s) => (stop = s.onLost((e) => setError(e.message))));
     return () => stop();
   }, []);
+
+  // Back and Forward between runs show the run their address names.
+  useEffect(
+    () =>
+      onHistory(() => {
+        const id = runIdFromUrl();
+        if (id) setRunId(id);
+        setSelected(revisionFromUrl());
+      }),
+    [],
+  );
+
+  // A message belongs to the place it was raised in.
+  useEffect(() => setError(null), [place]);
 
   useEffect(() => {
     void agent.engines().then(setEngines);
@@ -126,6 +146,9 @@ export function App() {
       );
       openRun(id);
       await refreshRuns();
+      // Where the run sits under the form (a narrow screen), bring it into view.
+      const column = runColumn.current;
+      if (column && column.getBoundingClientRect().top > innerHeight * 0.75) column.scrollIntoView({ block: 'start' });
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -137,6 +160,19 @@ export function App() {
     showInUrl(id);
     setRunId(id);
     setSelected(null);
+  };
+
+  /** Opens a run from the Library: the Read page shows it, and Back returns. */
+  const showRun = (id: string) => {
+    goTo('read', { run: id, rev: null });
+    setRunId(id);
+    setSelected(null);
+    requestAnimationFrame(() => runColumn.current?.focus());
+  };
+
+  const openDocument = (doc: DocumentRecord) => {
+    setDocument(doc);
+    goTo('read');
   };
 
   const selectRevision = (index: number) => {
@@ -152,7 +188,7 @@ export function App() {
       checkExportSize(file.size);
       const id = await call(agent.importRun(await file.text()));
       await refreshRuns();
-      openRun(id);
+      showRun(id);
     } catch (e) {
       setError((e as Error).message);
     }
@@ -185,42 +221,36 @@ export function App() {
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
     const file = e.dataTransfer.files[0];
-    if (file) void addFile(file);
+    if (!file) return;
+    // The book becomes the Read form's; the Library shows its import as well.
+    if (place !== 'library') goTo('read');
+    void addFile(file);
   };
+
+  const errorAlert = error && (
+    <p role="alert" className="error">
+      {error}
+    </p>
+  );
 
   return (
     <div className="app" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
-      <header className="app-head">
-        <h1>memagent-web</h1>
-        <p className="hint">Reads a whole book chunk by chunk, keeping notes in a fixed-size memory, then answers from the notes.</p>
-      </header>
-      <main className="layout">
-        <aside className="side">
-          <ReadForm engines={engines} document={document} busy={busy} onFile={(f) => void addFile(f)} onRead={(r) => void read(r)} />
-          {error && (
-            <p role="alert" className="error">
-              {error}
-            </p>
-          )}
-          <RunList runs={runs} current={runId} onOpen={openRun} onImport={(f) => void importRun(f)} />
-          <Library
-            current={document}
-            runs={runs}
-            imports={imports}
-            onOpen={setDocument}
-            onOpenRun={openRun}
-            onDeleted={(id) => {
-              if (document?.id === id) setDocument(null);
-              if (view.run?.documentId === id) setRunId(null);
-              void refreshRuns();
-            }}
-            onError={setError}
+      <ReadPage
+        active={place === 'read'}
+        runRef={runColumn}
+        form={
+          <ReadForm
+            engines={engines}
+            document={document}
+            busy={busy}
+            importStatus={<ImportProgress progress={imports.progress} />}
+            onFile={(f) => void addFile(f)}
+            onRead={(r) => void read(r)}
           />
-          <StorageStatus />
-          <ModelManager />
-        </aside>
-        <div className="main">
-          {view.run ? (
+        }
+        error={errorAlert}
+        run={
+          view.run ? (
             <RunView
               run={view.run}
               runs={runs}
@@ -234,11 +264,32 @@ export function App() {
               onCancel={control('cancelRun')}
               onDelete={() => void deleteRun()}
             />
-          ) : (
-            <p className="empty">Drop a book anywhere on the page, ask a question and press Read.</p>
-          )}
-        </div>
-      </main>
+          ) : null
+        }
+      />
+      <LibraryPage
+        active={place === 'library'}
+        importProgress={<ImportProgress progress={imports.progress} />}
+        error={errorAlert}
+        books={
+          <Library
+            current={document}
+            runs={runs}
+            imports={imports}
+            onOpen={openDocument}
+            onOpenRun={showRun}
+            onDeleted={(id) => {
+              if (document?.id === id) setDocument(null);
+              if (view.run?.documentId === id) setRunId(null);
+              void refreshRuns();
+            }}
+            onError={setError}
+          />
+        }
+        runs={<RunList runs={runs} current={runId} onOpen={showRun} onImport={(f) => void importRun(f)} />}
+        storage={<StorageStatus />}
+      />
+      <ModelsPage active={place === 'models'} />
     </div>
   );
 }

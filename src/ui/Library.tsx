@@ -25,18 +25,13 @@ const FORMAT_NAMES: Record<string, string> = {
   docx: 'Word',
 };
 
-function formatStorage(n: number): string {
-  return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GB` : formatBytes(n);
-}
-
 function formatDate(t: number): string {
   return new Date(t).toLocaleString('en', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-/** Every stored book: what it is, its runs, and Open and Delete; plus the storage it all takes. */
+/** Every stored book: what it is, its runs, and Open and Delete. */
 export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, onError }: Props) {
   const [docs, setDocs] = useState<DocumentRecord[]>([]);
-  const [usage, setUsage] = useState<{ usage?: number; quota?: number } | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [deletions, setDeletions] = useState(0);
   // A long book's exact count lands after its import.
@@ -50,10 +45,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     void (async () => {
       const all = await (await store).listDocuments();
       all.sort((a, b) => b.addedAt - a.addedAt);
-      const estimate = await navigator.storage?.estimate?.().catch(() => null);
-      if (!alive) return;
-      setDocs(all);
-      setUsage(estimate ?? null);
+      if (alive) setDocs(all);
     })();
     return () => {
       alive = false;
@@ -72,28 +64,9 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     }
   };
 
-  const { progress } = imports;
   return (
     <section aria-label="Library" className="library">
-      <h2>Library</h2>
-      {progress && (
-        <div className="import">
-          <div
-            role="progressbar"
-            aria-label="Import progress"
-            aria-valuemin={0}
-            aria-valuemax={100}
-            aria-valuenow={Math.round(progress.fraction * 100)}
-            aria-valuetext={`${progress.stage}: ${Math.round(progress.fraction * 100)}%`}
-            className="progress"
-          >
-            <div className="progress-fill" style={{ width: `${progress.fraction * 100}%` }} />
-          </div>
-          <p className="hint" aria-live="polite">
-            Importing {progress.name}: {progress.stage.toLowerCase()}…
-          </p>
-        </div>
-      )}
+      <h2>Books</h2>
       <div className="check">
         <input
           id={stripId}
@@ -169,12 +142,6 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
             );
           })}
         </ul>
-      )}
-      {usage?.usage !== undefined && (
-        <p className="hint">
-          Storage used: {formatStorage(usage.usage)}
-          {usage.quota ? ` of ${formatStorage(usage.quota)} this browser allows` : ''}
-        </p>
       )}
     </section>
   );

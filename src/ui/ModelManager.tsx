@@ -1,9 +1,10 @@
-import { type FormEvent, useCallback, useEffect, useId, useState } from 'react';
+import { type FormEvent, useId, useState } from 'react';
 import type { ModelView } from '../runner/models';
 import { agent, call } from './client';
-import { formatSize, modelFacts } from './engines/format-model';
+import { modelFacts } from './engines/format-model';
 import { refreshModels, useGpu, useModelProgress, useModels } from './engines/models';
 import { formatSpeed } from './format';
+import { refreshStorage } from './storage-figure';
 import './models.css';
 
 type Action = 'downloadModel' | 'loadModel' | 'deleteModel' | 'removeCustomModel';
@@ -16,7 +17,6 @@ export function ModelManager() {
   const progress = useModelProgress(usable);
   const [busy, setBusy] = useState<string | null>(null);
   const [alert, setAlert] = useState<string | null>(null);
-  const [storage, setStorage] = useStorage();
 
   const act = async (action: Action, m: ModelView) => {
     setAlert(null);
@@ -28,7 +28,7 @@ export function ModelManager() {
     } finally {
       setBusy(null);
       await refreshModels();
-      await setStorage();
+      await refreshStorage();
     }
   };
 
@@ -37,7 +37,7 @@ export function ModelManager() {
 
   return (
     <section aria-label="Models" className="models">
-      <h2>Models</h2>
+      <h2>WebLLM (WebGPU)</h2>
       {!gpu ? (
         <p className="hint">Checking WebGPU…</p>
       ) : !usable ? (
@@ -124,52 +124,8 @@ export function ModelManager() {
         </ul>
       )}
       {usable && <CustomModelForm onSaved={() => void refreshModels()} onError={setAlert} />}
-      {usable && storage && (
-        <div className="model-storage">
-          <p className="hint">
-            {storage.usage !== undefined && storage.quota ? `This site stores ${formatSize(storage.usage)} of the ${formatSize(storage.quota)} the browser allows it.` : ''}{' '}
-            {storage.persisted ? 'Downloaded models are kept even when the disk runs low.' : 'The browser may clear downloaded models when the disk runs low.'}
-          </p>
-          {!storage.persisted && (
-            <button type="button" onClick={() => void persist().then(setStorage)}>
-              Keep models on this device
-            </button>
-          )}
-          {storage.declined && <p className="hint">The browser declined for now; installing the app or visiting it often usually lets it agree.</p>}
-        </div>
-      )}
     </section>
   );
-}
-
-interface StorageState {
-  usage?: number;
-  quota?: number;
-  persisted: boolean;
-  declined?: boolean;
-}
-
-let declined = false;
-
-async function persist(): Promise<void> {
-  declined = !(await navigator.storage?.persist?.().catch(() => false));
-}
-
-function useStorage(): [StorageState | null, () => Promise<void>] {
-  const [state, setState] = useState<StorageState | null>(null);
-  const refresh = useCallback(async () => {
-    const s = navigator.storage as StorageManager | undefined;
-    if (!s?.estimate) return;
-    const [estimate, persisted] = await Promise.all([s.estimate().catch(() => ({}) as StorageEstimate), s.persisted?.().catch(() => false) ?? false]);
-    const next: StorageState = { persisted, declined };
-    if (estimate.usage !== undefined) next.usage = estimate.usage;
-    if (estimate.quota !== undefined) next.quota = estimate.quota;
-    setState(next);
-  }, []);
-  useEffect(() => {
-    void refresh();
-  }, [refresh]);
-  return [state, refresh];
 }
 
 /** A model converted elsewhere, e.g. RL-MemAgent-7B in q4f16_1 with the Qwen2-7B-Instruct library. */

@@ -1,4 +1,4 @@
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { EngineSelect } from './EngineSelect';
 import { ENGINE_SETTINGS } from './engines';
@@ -20,12 +20,14 @@ interface Props {
   engines: readonly EngineInfo[];
   document: DocumentRecord | null;
   busy: boolean;
+  /** How far the book being added has come, shown under Document. */
+  importStatus?: ReactNode;
   onFile(file: File): void;
   onRead(request: ReadRequest): void;
 }
 
 /** Everything a read needs: the book, the question, the engine and the two sizes. */
-export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
+export function ReadForm({ engines, document, busy, importStatus, onFile, onRead }: Props) {
   const ids = { doc: useId(), question: useId() };
   const [question, setQuestion] = useState('');
   const [engineId, setEngineId] = useState('');
@@ -61,6 +63,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
             ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
             : 'Choose or drop a book (.txt, .md, .html, .epub, .pdf or .docx). It stays on this device.'}
         </p>
+        {importStatus}
       </div>
       <div className="field">
         <label htmlFor={ids.question}>Question</label>

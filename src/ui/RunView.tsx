@@ -96,7 +96,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
       {run.status === 'running' && writing && (
         <section aria-label="Writing memory" className="pane writing">
           <h3>{writing.index < total ? `Writing the memory for chunk ${writing.index + 1}` : 'Writing the answer'}</h3>
-          <pre className="text">{writing.text}</pre>
+          <pre tabIndex={0} className="text">{writing.text}</pre>
         </section>
       )}
       <section aria-label="Answer" className="answer">

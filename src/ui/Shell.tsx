@@ -1,24 +1,16 @@
-import { lazy, Suspense, useEffect, useSyncExternalStore } from 'react';
+import { lazy, Suspense, useEffect, useRef } from 'react';
 import { App } from './App';
+import { AppUpdate } from './AppUpdate';
 import { agent, call, store } from './client';
+import { PLACES, usePlace } from './route';
 import './shell.css';
 
 const EvaluatePage = lazy(() => import('./evaluate/EvaluatePage').then((m) => ({ default: m.EvaluatePage })));
 
-type Route = 'read' | 'evaluate';
-
-function routeOf(hash: string): Route {
-  return hash.startsWith('#/evaluate') ? 'evaluate' : 'read';
-}
-
-function subscribe(onChange: () => void): () => void {
-  window.addEventListener('hashchange', onChange);
-  return () => window.removeEventListener('hashchange', onChange);
-}
-
-/** The pages, by hash route (#/evaluate), so that a static host serves every one. */
+/** The top navigation and the places it leads to. */
 export function Shell() {
-  const route = useSyncExternalStore(subscribe, () => routeOf(location.hash));
+  const place = usePlace();
+  const shown = useRef(place);
 
   useEffect(() => {
     // Sweeps that were running when the page went away carry on, whichever page opens.
@@ -29,23 +21,49 @@ export function Shell() {
     })();
   }, []);
 
+  useEffect(() => {
+    if (shown.current === place) return;
+    shown.current = place;
+    // A new place starts at its top, with focus on its heading, as a new page would.
+    window.scrollTo(0, 0);
+    const focusHeading = () => {
+      const heading = document.querySelector<HTMLElement>(`[data-place="${place}"] h1`);
+      if (!heading) return false;
+      heading.focus({ preventScroll: true });
+      return true;
+    };
+    // The Evaluate page may still be loading its code.
+    if (!focusHeading()) {
+      const timer = setInterval(() => focusHeading() && clearInterval(timer), 50);
+      setTimeout(() => clearInterval(timer), 5000);
+      return () => clearInterval(timer);
+    }
+  }, [place]);
+
   return (
     <>
-      <nav aria-label="Pages" className="pages">
-        <a href="#/" aria-current={route === 'read' ? 'page' : undefined}>
-          Read
-        </a>
-        <a href="#/evaluate" aria-current={route === 'evaluate' ? 'page' : undefined}>
-          Evaluate
-        </a>
-      </nav>
-      {route === 'evaluate' ? (
-        <Suspense fallback={<p className="hint">Loading…</p>}>
-          <EvaluatePage />
-        </Suspense>
-      ) : (
-        <App />
-      )}
+      <header className="top">
+        <span className="brand">memagent-web</span>
+        <nav aria-label="Pages" className="pages">
+          {PLACES.map((p) => (
+            <a key={p.id} href={p.hash} aria-current={place === p.id ? 'page' : undefined}>
+              {p.label}
+            </a>
+          ))}
+        </nav>
+      </header>
+      <main className="places">
+        <AppUpdate />
+        <App place={place} />
+        {/* Evaluate mounts only while shown: its sweeps live in the worker, and its form starts afresh. */}
+        {place === 'evaluate' && (
+          <div data-place="evaluate">
+            <Suspense fallback={<p className="hint">Loading…</p>}>
+              <EvaluatePage />
+            </Suspense>
+          </div>
+        )}
+      </main>
     </>
   );
 }

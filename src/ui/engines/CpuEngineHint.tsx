@@ -35,8 +35,11 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
   const speed = measured ?? (model ? guessSpeed(model.bytes, threads) : undefined);
   const name = model?.label ?? String(effective.localModelName ?? 'this model');
   let estimate: string;
+  // One line says what matters; the disclosure holds how the figure was reached.
+  let brief: string;
   if (!speed) {
     estimate = `Its speed with ${name} is not known yet: press “Load model and measure speed”.`;
+    brief = `Speed with ${name}: not measured yet.`;
   } else {
     const bookTokens = document?.tokens ?? SAMPLE_BOOK_TOKENS;
     const chunkTokens = settings.chunkTokens > 0 ? settings.chunkTokens : 5000;
@@ -50,19 +53,31 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
       `With ${name}, reading ${what} takes at most about ${formatDuration(seconds * 1000)}: ${steps} steps, each reading up to ` +
       `${chunkTokens + memoryTokens} tokens at ${Math.round(speed.prefillTokensPerSecond)} tokens/s and writing up to ${memoryTokens} at ` +
       `${speed.decodeTokensPerSecond.toFixed(1)} tokens/s (${how}).`;
+    brief = `${document ? 'This book' : `A ${bookTokens.toLocaleString('en')}-token book`} takes at most about ${formatDuration(seconds * 1000)} with ${name}${speed.measured ? '' : ' (a rough guess)'}.`;
   }
   return (
     <div role="note" aria-label="CPU engine" className="hint">
       {noGpu && !chosen && (
-        <p>
-          This browser has no usable WebGPU, so models that need a graphics card cannot run well here. {WLLAMA_INFO.label} runs a small model
-          on the processor instead. {estimate}{' '}
+        <>
+          <p>No usable WebGPU here: {WLLAMA_INFO.label} runs a small model on the processor instead.</p>
           <button type="button" onClick={() => onChoose(WLLAMA_ENGINE_ID)}>
             Use {WLLAMA_INFO.label}
           </button>
-        </p>
+          <details>
+            <summary>Why, and how long it takes</summary>
+            <p>
+              This browser has no usable WebGPU, so models that need a graphics card cannot run well here. {WLLAMA_INFO.label} runs a small
+              model on the processor instead. {estimate}
+            </p>
+          </details>
+        </>
       )}
-      {chosen && <p>{estimate}</p>}
+      {chosen && (
+        <details>
+          <summary>{brief}</summary>
+          <p>{estimate}</p>
+        </details>
+      )}
     </div>
   );
 }

@@ -37,9 +37,12 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
   return (
     <div className="engine-settings">
       {gpu.fallback && (
-        <p role="status" className="warning">
-          {gpu.message}
-        </p>
+        <div role="status" className="warning">
+          <details>
+            <summary>Only a software GPU: WebLLM will run very slowly.</summary>
+            <p>{gpu.message}</p>
+          </details>
+        </div>
       )}
       <label htmlFor={id}>Model</label>
       <select

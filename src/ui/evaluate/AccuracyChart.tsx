@@ -3,7 +3,7 @@ import { formatLength } from '../../eval/lengths';
 import type { CellSummary } from '../../eval/sweep';
 import type { TaskId } from '../../eval/tasks';
 
-const COLOURS = ['#2f6fde', '#d48a00', '#2f9e5a', '#c0392b', '#8e44ad', '#16a085', '#7f8c8d', '#b8860b', '#e84393', '#2c3e50', '#6ab04c', '#0984e3'];
+const COLOURS = ['#2f6fde', '#d48a00', '#2f9e5a', '#c0392b', '#8e44ad', '#16a085', '#7f8c8d', '#b8860b', '#e84393', '#5f7d9c', '#6ab04c', '#0984e3'];
 const W = 560;
 const H = 240;
 const PAD = { left: 44, right: 16, top: 12, bottom: 30 };

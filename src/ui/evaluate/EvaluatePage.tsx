@@ -68,15 +68,15 @@ export function EvaluatePage() {
   return (
     <div className="app">
       <header className="app-head">
-        <h1>Evaluate</h1>
+        <h1 tabIndex={-1}>Evaluate</h1>
         <p className="hint">
           Measures accuracy against document length on RULER-style tasks and a multi-hop question over a book, on this
           machine: the memory agent beside reading the whole document at once. With RULER-HotpotQA dataset files, the
           paper’s own benchmark by the paper’s method.
         </p>
       </header>
-      <main className="layout">
-        <aside className="side">
+      <div className="layout">
+        <div className="side">
           <EvaluateForm engines={engines} documents={documents} busy={busy} onStart={(r) => void start(r)} onInvalid={setError} />
           {reading && (
             <div className="progress-row">
@@ -120,7 +120,7 @@ export function EvaluatePage() {
               </ul>
             </nav>
           )}
-        </aside>
+        </div>
         <div className="main">
           {view.evaluation ? (
             <EvaluationView
@@ -137,7 +137,7 @@ export function EvaluatePage() {
             <p className="empty">Choose tasks and lengths, then press Start evaluation.</p>
           )}
         </div>
-      </main>
+      </div>
     </div>
   );
 }

@@ -7,7 +7,7 @@ export function ResultsTable({ cells }: { cells: readonly CellSummary[] }) {
   const qa = cells.some((c) => c.exactMatch !== null);
   const percent = (x: number | null) => (x === null ? '—' : `${formatPercent(x)} %`);
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0}>
       <table className="results">
         <caption>Results</caption>
         <thead>

@@ -52,7 +52,7 @@ export function Compare({ run, others, index }: Props) {
           {other.settings.chunkTokens !== run.settings.chunkTokens && (
             <p className="hint">The runs use different chunk sizes, so the same chunk number covers different text.</p>
           )}
-          <pre className="text">{memory ?? 'That run has no revision at this chunk.'}</pre>
+          <pre tabIndex={0} className="text">{memory ?? 'That run has no revision at this chunk.'}</pre>
         </section>
       )}
     </div>

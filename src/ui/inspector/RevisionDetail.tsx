@@ -78,14 +78,14 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
     <div className="detail">
       <section aria-label="Memory" className="pane">
         <h3>Memory{revision ? ` after chunk ${revision.index + 1}` : ''}</h3>
-        <pre className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
+        <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
       </section>
       <section aria-label="Memory changes" className="pane">
         <h3>
           Memory changes
           {revision ? ` · +${revision.wordsAdded} / −${revision.wordsRemoved} words` : ''}
         </h3>
-        <pre className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
+        <pre tabIndex={0} className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
       </section>
       <section aria-label="Section" className="pane">
         <h3>
@@ -97,7 +97,7 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
             {!revision ? '' : !book ? 'This browser does not have the book of this run; add it to see its sections.' : (shownSection?.problem ?? '…')}
           </p>
         ) : (
-          <pre className="text">{ready ? <Highlighted section={section} memory={ready.after} /> : section}</pre>
+          <pre tabIndex={0} className="text">{ready ? <Highlighted section={section} memory={ready.after} /> : section}</pre>
         )}
       </section>
     </div>

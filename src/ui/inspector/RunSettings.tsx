@@ -58,9 +58,9 @@ export function RunSettings({ run }: { run: RunRecord }) {
         </dd>
       </dl>
       <h4>Memory update template</h4>
-      <pre className="text">{run.templates.update}</pre>
+      <pre tabIndex={0} className="text">{run.templates.update}</pre>
       <h4>Final answer template</h4>
-      <pre className="text">{run.templates.final}</pre>
+      <pre tabIndex={0} className="text">{run.templates.final}</pre>
     </details>
   );
 }

@@ -18,6 +18,7 @@ interface Props {
   onSelect(index: number): void;
 }
 
+/** A first guess at an entry's height; each rendered entry is measured, so one whose text wraps takes the room it needs. */
 const ROW = 44;
 
 export function describeRevision(
@@ -50,7 +51,9 @@ function formatMs(ms: number): string {
 
 /**
  * One entry per memory revision, virtualised so that thousands of revisions
- * cost what a screenful does. Arrow keys, j/k, Home and End move the selection.
+ * cost what a screenful does; entries are measured as they render, so none
+ * overlaps the next however its text wraps. Arrow keys, j/k, Home and End
+ * move the selection.
  */
 export function Timeline({ revisions, total, bookLength, anchors, reasons, selected, marked, onSelect }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
@@ -64,6 +67,25 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
   useEffect(() => {
     if (selected !== null) virtualizer.scrollToIndex(selected, { align: 'auto' });
   }, [selected, virtualizer]);
+
+  // A list that loses its size (an ancestor collapsed, a window shrunk to nothing) loses its scroll
+  // position and measures its entries squeezed: when it has room again, draw the selected entry anew.
+  const selectedNow = useRef(selected);
+  selectedNow.current = selected;
+  useEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    let collapsed = false;
+    const observer = new ResizeObserver(() => {
+      if (element.clientWidth === 0 || element.clientHeight === 0) collapsed = true;
+      else if (collapsed) {
+        collapsed = false;
+        if (selectedNow.current !== null) virtualizer.scrollToIndex(selectedNow.current, { align: 'auto' });
+      }
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [virtualizer]);
 
   const onKeyDown = (e: KeyboardEvent) => {
     if (revisions.length === 0) return;
@@ -94,12 +116,13 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
           return (
             <li
               key={r.index}
+              ref={virtualizer.measureElement}
               data-index={item.index}
               aria-label={describeRevision(r, total, bookLength, anchors, reason)}
               aria-setsize={total}
               aria-posinset={r.index + 1}
               className={marked.has(r.index) ? 'marked' : undefined}
-              style={{ transform: `translateY(${item.start}px)`, height: ROW }}
+              style={{ transform: `translateY(${item.start}px)` }}
             >
               <button type="button" aria-current={selected === item.index ? 'true' : undefined} onClick={() => onSelect(item.index)}>
                 <span className="rev-k">

@@ -1,0 +1,65 @@
+import { useSyncExternalStore } from 'react';
+
+/**
+ * The app's places, as hash routes (#/library) so that any static host, and the
+ * service worker offline, serves every one from index.html. A run's own URL
+ * (?run=…&rev=…) sits in the query, beside the place.
+ */
+export type Place = 'read' | 'library' | 'models' | 'evaluate';
+
+export const PLACES: readonly { id: Place; label: string; hash: string }[] = [
+  { id: 'read', label: 'Read', hash: '#/' },
+  { id: 'library', label: 'Library', hash: '#/library' },
+  { id: 'models', label: 'Models', hash: '#/models' },
+  { id: 'evaluate', label: 'Evaluate', hash: '#/evaluate' },
+];
+
+export function placeOf(hash: string): Place {
+  const name = hash.replace(/^#\/?/, '').split(/[/?]/)[0];
+  return PLACES.find((p) => p.id === name)?.id ?? 'read';
+}
+
+const listeners = new Set<() => void>();
+const notify = () => listeners.forEach((l) => l());
+
+function subscribe(listener: () => void): () => void {
+  if (listeners.size === 0) {
+    window.addEventListener('hashchange', notify);
+    window.addEventListener('popstate', notify);
+  }
+  listeners.add(listener);
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0) {
+      window.removeEventListener('hashchange', notify);
+      window.removeEventListener('popstate', notify);
+    }
+  };
+}
+
+/** The place the address names, following links, Back and Forward. */
+export function usePlace(): Place {
+  return useSyncExternalStore(subscribe, () => placeOf(location.hash));
+}
+
+/** Calls `listener` when Back or Forward changes the address. */
+export function onHistory(listener: () => void): () => void {
+  window.addEventListener('popstate', listener);
+  return () => window.removeEventListener('popstate', listener);
+}
+
+/**
+ * Goes to a place as a link would (a new history entry, so Back returns),
+ * setting or removing query parameters on the way.
+ */
+export function goTo(place: Place, params: Record<string, string | null> = {}): void {
+  const url = new URL(location.href);
+  for (const [name, value] of Object.entries(params)) {
+    if (value === null) url.searchParams.delete(name);
+    else url.searchParams.set(name, value);
+  }
+  url.hash = PLACES.find((p) => p.id === place)!.hash;
+  if (url.href === location.href) return;
+  history.pushState(null, '', url);
+  notify();
+}
