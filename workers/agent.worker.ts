@@ -92,6 +92,11 @@ const api = {
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
   deleteRun: (runId: string) => attempt(async () => (await runner).deleteRun(runId)),
+  /** Answers a new question from a finished run's final memory and stores it; `onWriting` (a Comlink.proxy) sees the reply so far. */
+  askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
+    attempt(async () =>
+      (await runner).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined))),
+    ),
   startEvaluation: (request: EvaluationRequest) => attempt(async () => (await evaluationService(store)).start(request)),
   resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).resume(id)),
   pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store)).pause(id)),

@@ -80,9 +80,32 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
     yield { kind: 'revision', index, memory, result, ms: now() - t0 };
   }
 
+  yield await answerFromMemory({ question, memory, generator, templates, memoryTokens: input.memoryTokens, sampling: input.sampling, signal, onToken: input.onToken, now });
+}
+
+export type AnswerInput = Pick<LoopInput, 'question' | 'generator' | 'templates' | 'memoryTokens' | 'sampling' | 'signal' | 'onToken' | 'now'> & {
+  /** The memory to answer from (a run's final memory). */
+  memory: string;
+};
+
+/**
+ * The loop's last step on its own: one request from the question and a memory,
+ * no reading. A run answers its question with it, and a finished run answers a
+ * new question from its final memory with the very same request.
+ */
+export async function answerFromMemory(input: AnswerInput): Promise<AnswerEvent> {
+  const { signal, generator } = input;
+  const now = input.now ?? (() => performance.now());
   if (signal?.aborted) throw abortError();
   const t0 = now();
-  const result = await generator.generate([{ role: 'user', content: finalPrompt(templates, question, memory) }], options);
+  const result = await generator.generate([{ role: 'user', content: finalPrompt(input.templates, input.question, input.memory) }], {
+    maxTokens: input.memoryTokens,
+    temperature: input.sampling.temperature,
+    topP: input.sampling.topP,
+    seed: input.sampling.seed,
+    signal,
+    onToken: input.onToken,
+  });
   if (signal?.aborted || result.finishReason === 'abort') throw abortError();
-  yield { kind: 'answer', reply: result.text, answer: extractAnswer(result.text), result, ms: now() - t0 };
+  return { kind: 'answer', reply: result.text, answer: extractAnswer(result.text), result, ms: now() - t0 };
 }

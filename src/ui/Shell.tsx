@@ -1,6 +1,7 @@
 import { lazy, Suspense, useEffect, useSyncExternalStore } from 'react';
 import { App } from './App';
 import { agent, call, store } from './client';
+import { useReadNotices } from './useReadNotices';
 import './shell.css';
 
 const EvaluatePage = lazy(() => import('./evaluate/EvaluatePage').then((m) => ({ default: m.EvaluatePage })));
@@ -19,6 +20,7 @@ function subscribe(onChange: () => void): () => void {
 /** The pages, by hash route (#/evaluate), so that a static host serves every one. */
 export function Shell() {
   const route = useSyncExternalStore(subscribe, () => routeOf(location.hash));
+  useReadNotices();
 
   useEffect(() => {
     // Sweeps that were running when the page went away carry on, whichever page opens.
