@@ -63,6 +63,8 @@ export function useReadNotices(): void {
       for (const id of ids) if (!watched.has(id)) watched.set(id, now);
       for (const [id, seen] of watched) {
         if (ids.has(id)) {
+          // Only while the question may still be put: a run's record is not read at every step for nothing.
+          if (permission() !== 'default' || asked()) continue;
           const run = await s.getRun(id).catch(() => undefined);
           const runningMs = now - Math.min(seen, run?.createdAt ?? seen);
           if (shouldAskPermission({ permission: permission(), asked: asked(), runningMs })) ask();
