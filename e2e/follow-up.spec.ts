@@ -4,9 +4,9 @@ import { PLANTED, plantedBook, readBook } from './helpers';
 
 const FOLLOW_UP = 'Which code opens the Marlowe archive vault?';
 
-test('a finished read answers another question from its memory, kept across a reload, in both exports and back in with an import', async ({ page, browser }, info) => {
+test('a finished read answers another question from its memory, kept across a reload and in both exports', async ({ page }, info) => {
   await page.goto('/');
-  await readBook(page, plantedBook(0.6), { chunkTokens: 1000, wait: false });
+  await readBook(page, plantedBook(0.6), { chunkTokens: 2000, wait: false });
   // The tab's title follows the read, and is plain again once it is done.
   await expect.poll(() => page.title()).toMatch(/^\d{1,2} % · memagent-web$/);
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
@@ -41,14 +41,6 @@ test('a finished read answers another question from its memory, kept across a re
   const markdown = readFileSync(await md.path(), 'utf8');
   expect(markdown).toContain('## Follow-up answers');
   expect(markdown).toContain(`### ${FOLLOW_UP}`);
-
-  // Another browser profile imports the run with its answer.
-  const context = await browser.newContext();
-  const fresh = await context.newPage();
-  await fresh.goto('/');
-  await fresh.getByLabel('Import run').setInputFiles(jsonPath);
-  await expect(fresh.getByRole('list', { name: 'Follow-up answers' }).getByRole('listitem')).toContainText(PLANTED.code);
-  await context.close();
 });
 
 test('a read of over a minute that ends while its tab is hidden is told by a notification', async ({ browser, baseURL }) => {
