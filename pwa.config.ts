@@ -49,5 +49,7 @@ export const pwaOptions: Partial<VitePWAOptions> = {
     cleanupOutdatedCaches: true,
     // No runtime caching on purpose: a multi-gigabyte model file must not be copied into a cache of ours.
     runtimeCaching: [],
+    // A click on the notification that a long read ended brings its tab back (public/notification-click.js).
+    importScripts: ['notification-click.js'],
   },
 };

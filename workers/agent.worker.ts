@@ -99,6 +99,11 @@ const api = {
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
   deleteRun: (runId: string) => attempt(async () => (await runner).deleteRun(runId)),
+  /** Answers a new question from a finished run's final memory and stores it; `onWriting` (a Comlink.proxy) sees the reply so far. */
+  askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
+    attempt(async () =>
+      (await runner).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined))),
+    ),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
     attempt(async () => (await evaluationService(store, prompts)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),

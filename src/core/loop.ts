@@ -108,10 +108,35 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
     yield { kind: 'revision', index, memory, result, ms: now() - t0 };
   }
 
+  yield await answerFromMemory({ question, memory, generator, templates, memoryTokens: input.memoryTokens, sampling: input.sampling, signal, onToken: input.onToken, method, now });
+}
+
+export type AnswerInput = Pick<LoopInput, 'question' | 'generator' | 'templates' | 'memoryTokens' | 'sampling' | 'signal' | 'onToken' | 'method' | 'now'> & {
+  /** The memory to answer from (a run's final memory). */
+  memory: string;
+};
+
+/**
+ * The loop's last step on its own: one request from the question and a memory,
+ * no reading. A run answers its question with it, and a finished run answers a
+ * new question from its final memory with the very same request.
+ */
+export async function answerFromMemory(input: AnswerInput): Promise<AnswerEvent> {
+  const { signal, generator } = input;
+  const now = input.now ?? (() => performance.now());
   if (signal?.aborted) throw abortError();
   const t0 = now();
+  const method = input.method ?? APP_LOOP_METHOD;
+  const { question, memory, templates } = input;
   const prompt = method.verbatim ? renderTemplate(templates.final, { problem: question, memory }) : finalPrompt(templates, question, memory);
-  const result = await generator.generate([{ role: 'user', content: prompt }], options);
+  const result = await generator.generate([{ role: 'user', content: prompt }], {
+    maxTokens: input.memoryTokens,
+    temperature: input.sampling.temperature,
+    topP: input.sampling.topP,
+    seed: input.sampling.seed,
+    signal,
+    onToken: input.onToken,
+  });
   if (signal?.aborted || result.finishReason === 'abort') throw abortError();
-  yield { kind: 'answer', reply: result.text, answer: extractAnswer(result.text, method.answerStyle) ?? '', result, ms: now() - t0 };
+  return { kind: 'answer', reply: result.text, answer: extractAnswer(result.text, method.answerStyle) ?? '', result, ms: now() - t0 };
 }

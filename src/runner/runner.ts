@@ -2,7 +2,7 @@ import { planBudget } from '../core/budget';
 import { ChunkFeed } from '../core/chunk-feed';
 import { chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
+import { answerFromMemory, APP_LOOP_METHOD, type LoopMethod, memoryLoop } from '../core/loop';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
@@ -16,11 +16,11 @@ import {
   type PromptSet,
   promptRecord,
 } from '../core/prompt-sets';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
+import { DEFAULT_TEMPLATES, finalPrompt, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
-import type { DocumentRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
+import type { DocumentRecord, FollowUpRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
 import { DocumentGoneError, StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 import type { PromptChoice, PromptLibrary } from './prompt-files';
@@ -103,6 +103,10 @@ export class Runner {
   readonly counts: TokenCounts;
   /** GPU device losses in a row per run, reset by each committed revision. */
   private readonly recoveries = new Map<string, number>();
+  /** The engine (by key) each run reading here uses: a follow-up question does not cut in on it. */
+  private readonly reading = new Map<string, { engineKey: string; question: string }>();
+  /** Follow-up answers being written, by engine key: one request at a time per engine. */
+  private readonly answering = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: RunnerDeps) {
     this.counts = new TokenCounts(deps);
@@ -342,9 +346,9 @@ export class Runner {
 
   /** Validates a run export, then stores it whole; returns the run's id. */
   async importRun(json: string): Promise<string> {
-    const { run, revisions, memories } = parseExport(json);
+    const { run, revisions, memories, followUps } = parseExport(json);
     if (await this.deps.store.getRun(run.id)) throw new ImportError('This run is already in this browser; open it from the list of runs.');
-    await this.deps.store.importRun(run, revisions, memories);
+    await this.deps.store.importRun(run, revisions, memories, followUps);
     this.deps.publish({ type: 'status', runId: run.id, status: run.status });
     return run.id;
   }
@@ -493,9 +497,97 @@ export class Runner {
     this.deps.publish({ type: 'status', runId, status });
   }
 
+  /**
+   * Answers a new question from a finished run's final memory: the run's own
+   * answer step (its final template, engine, memory size and sampling), with
+   * no reading. The answer is stored with the run before anyone hears of it;
+   * a failure stores nothing and says why in words.
+   */
+  async askFollowUp(runId: string, question: string, onToken?: (text: string) => void): Promise<FollowUpRecord> {
+    const asked = question.trim();
+    if (!asked) throw new RunRequestError('Type a question first: it is answered from the memory this read kept.');
+    const { store, publish } = this.deps;
+    const run = await store.getRun(runId);
+    if (!run) throw new RunRequestError('That run is no longer stored.');
+    if (run.status !== 'done') {
+      throw new RunRequestError('This read has not finished: a follow-up question is answered from its final memory, which exists once the read is done.');
+    }
+    const key = engineKey(run.engineId, run.engineConfig);
+    const busy = [...this.reading.values()].find((r) => r.engineKey === key);
+    if (busy) {
+      throw new RunRequestError(
+        `The engine is busy reading for "${busy.question}". Ask again when that read has finished, or pause it first.`,
+      );
+    }
+    // One answer at a time per engine: a second question waits for the first.
+    const before = this.answering.get(key) ?? Promise.resolve();
+    const work = before.catch(() => undefined).then(() => this.answerFollowUp(run, asked, onToken));
+    this.answering.set(key, work);
+    void work.catch(() => undefined).finally(() => {
+      if (this.answering.get(key) === work) this.answering.delete(key);
+    });
+    const record = await work;
+    publish({ type: 'followUp', runId, index: record.index });
+    return record;
+  }
+
+  private async answerFollowUp(run: RunRecord, question: string, onToken?: (text: string) => void): Promise<FollowUpRecord> {
+    let engine: Engine;
+    try {
+      engine = await this.engine(run.engineId, run.engineConfig);
+      await engine.prepare?.(run.settings.contextTokens);
+    } catch (e) {
+      throw new RunRequestError(`The engine of this read could not be started, so nothing was answered: ${(e as Error).message}`);
+    }
+    // The run planned its window for its own question; a longer one must still leave room for the reply.
+    const promptTokens = engine.tokenizer.count(finalPrompt(run.templates, question, run.memory));
+    const room = Math.min(run.settings.contextTokens, engine.contextWindow);
+    if (promptTokens + run.settings.memoryTokens > room) {
+      const over = promptTokens + run.settings.memoryTokens - room;
+      throw new RunRequestError(
+        `This question is too long for the memory and the ${room}-token context this read used: shorten it by about ${over} tokens.`,
+      );
+    }
+    const writing = onToken ? new WritingStream(onToken) : undefined;
+    let step;
+    try {
+      step = await answerFromMemory({
+        question,
+        memory: run.memory,
+        generator: engine,
+        templates: run.templates,
+        memoryTokens: run.settings.memoryTokens,
+        sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
+        onToken: writing && ((delta) => writing.add(delta)),
+        method: loopMethod(run),
+      });
+    } catch (e) {
+      throw new RunRequestError(`The answer could not be written, and nothing was stored: ${(e as Error).message}`);
+    } finally {
+      writing?.reset();
+    }
+    try {
+      return await this.deps.store.addFollowUp({
+        runId: run.id,
+        question,
+        answer: step.answer,
+        reply: step.reply,
+        memoryIndex: run.nextChunk - 1,
+        promptTokens: step.result.usage.promptTokens,
+        completionTokens: step.result.usage.completionTokens,
+        finishReason: step.result.finishReason,
+        ms: step.ms,
+        askedAt: Date.now(),
+      });
+    } catch (e) {
+      if (e instanceof StaleRunError) throw new RunRequestError(e.message);
+      throw e;
+    }
+  }
+
   /** One engine per id and configuration, reused across runs (a loaded model stays loaded). */
   private engine(engineId: string, config?: EngineConfig): Promise<Engine> {
-    const key = `${engineId} ${JSON.stringify(config ?? {})}`;
+    const key = engineKey(engineId, config);
     let e = this.engines.get(key);
     if (!e) {
       e = this.deps.createEngine(engineId, config);
@@ -547,6 +639,7 @@ export class Runner {
         throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
       }
       const engine = await this.engine(run.engineId, run.engineConfig);
+      this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
       recoverable = engine;
       await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
@@ -575,7 +668,7 @@ export class Runner {
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
         resume: { nextChunk: run.nextChunk, memory: run.memory },
         // The answer is read as the prompt set's final template asks for it (runs from before prompt sets: leniently).
-        method: { ...APP_LOOP_METHOD, answerStyle: run.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
+        method: loopMethod(run),
         signal,
         onToken: (delta) => writing?.add(delta),
       });
@@ -658,8 +751,14 @@ export class Runner {
     } finally {
       writing?.reset(); // a stopped step's partial text is never announced
       feed?.stop();
+      this.reading.delete(runId);
     }
   }
+}
+
+/** Which engine instance a run uses: one per id and configuration. */
+function engineKey(engineId: string, config?: EngineConfig): string {
+  return `${engineId} ${JSON.stringify(config ?? {})}`;
 }
 
 /**
@@ -702,4 +801,9 @@ function throttle(listener: IngestRequest['onProgress']): (p: IngestProgress) =>
     last = p;
     void Promise.resolve(listener(p)).catch(() => undefined);
   };
+}
+
+/** How a run's loop reads and answers: this app's reading, with the answer read as its prompt set asks. */
+function loopMethod(run: RunRecord): LoopMethod {
+  return { ...APP_LOOP_METHOD, answerStyle: run.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle };
 }

@@ -1,5 +1,5 @@
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
-import type { DocumentRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText, TextPartRecord } from './schema';
+import type { DocumentRecord, FollowUpRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, StrippedText, TextPartRecord } from './schema';
 import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord, EvaluationStatus } from './evaluation-schema';
 import type { CalibrationRecord, CustomModelRecord } from './model-schema';
 import type { PromptFileRecord } from './schema';
@@ -14,8 +14,8 @@ export * from './model-schema';
 export { StorageError, StorageFullError } from './errors';
 
 export const DB_NAME = 'memagent';
-// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items (each step stands alone).
-export const DB_VERSION = 7;
+// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items; 8 follow-up answers (each step stands alone).
+export const DB_VERSION = 8;
 
 interface MemagentDB extends DBSchema {
   documents: { key: string; value: DocumentRecord };
@@ -32,6 +32,7 @@ interface MemagentDB extends DBSchema {
   calibrations: { key: [string, string]; value: CalibrationRecord };
   runChunks: { key: string; value: RunChunksRecord };
   promptFiles: { key: string; value: PromptFileRecord };
+  followUps: { key: [string, number]; value: FollowUpRecord };
 }
 
 /**
@@ -174,6 +175,10 @@ export class Store {
         }
         // Version 7: dataset files' items, read by evaluations. Guarded by name, so the step holds whatever came between.
         if (!db.objectStoreNames.contains('datasetItems')) db.createObjectStore('datasetItems', { keyPath: ['evaluationId', 'ordinal'] });
+        if (oldVersion < 8) {
+          // Questions asked of a finished run's final memory, kept beside the run.
+          if (!db.objectStoreNames.contains('followUps')) db.createObjectStore('followUps', { keyPath: ['runId', 'index'] });
+        }
       },
       // A tab with a newer version of the app needs this connection closed to upgrade the database.
       blocking(_current, _wanted, event) {
@@ -342,7 +347,7 @@ export class Store {
   /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
   deleteDocument(id: string): Promise<{ runs: number }> {
     return this.guard('the deletion of the book', async (failure) => {
-      const tx = this.db.transaction(['documents', 'textParts', 'runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+      const tx = this.db.transaction(['documents', 'textParts', 'runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
       failure.tx = tx;
       const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
       await Promise.all([
@@ -355,6 +360,7 @@ export class Store {
             tx.objectStore('runChunks').delete(runId),
             tx.objectStore('revisions').delete(range),
             tx.objectStore('memories').delete(range),
+            tx.objectStore('followUps').delete(range),
           ];
         }),
         tx.done,
@@ -406,7 +412,7 @@ export class Store {
   /** Deletes a run with its revisions and memories, in one transaction; its document stays. */
   deleteRun(runId: string): Promise<void> {
     return this.guard('the deletion of the run', async (failure) => {
-      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
       failure.tx = tx;
       const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
       await Promise.all([
@@ -414,6 +420,7 @@ export class Store {
         tx.objectStore('runChunks').delete(runId),
         tx.objectStore('revisions').delete(range),
         tx.objectStore('memories').delete(range),
+        tx.objectStore('followUps').delete(range),
         tx.done,
       ]);
     });
@@ -469,10 +476,15 @@ export class Store {
     });
   }
 
-  /** Stores an imported run with its revisions and memories, all or nothing. */
-  importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[]): Promise<void> {
+  /** Stores an imported run with its revisions, memories and follow-up answers, all or nothing. */
+  importRun(
+    run: RunRecord,
+    revisions: readonly RevisionRecord[],
+    memories: readonly MemoryRecord[],
+    followUps: readonly FollowUpRecord[] = [],
+  ): Promise<void> {
     return this.guard('the imported run', async (failure) => {
-      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories'], 'readwrite');
+      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
       failure.tx = tx;
       const [stored, chunks] = splitRun(run);
       await Promise.all([
@@ -480,6 +492,7 @@ export class Store {
         tx.objectStore('runChunks').put(chunks),
         ...revisions.map((r) => tx.objectStore('revisions').add(r)),
         ...memories.map((m) => tx.objectStore('memories').add(m)),
+        ...followUps.map((f) => tx.objectStore('followUps').add(f)),
         tx.done,
       ]);
     });
@@ -573,6 +586,52 @@ export class Store {
         cursor = await cursor.continue();
       }
       return hits;
+    });
+  }
+
+  /**
+   * Stores a follow-up answer as the run's next one, in one transaction with a
+   * check that the run is still there and finished: an answer is never kept
+   * for a run deleted (or read again) while it was being written.
+   */
+  addFollowUp(followUp: Omit<FollowUpRecord, 'index'>): Promise<FollowUpRecord> {
+    return this.guard('the follow-up answer', async (failure) => {
+      const tx = this.db.transaction(['runs', 'followUps'], 'readwrite');
+      failure.tx = tx;
+      const range = IDBKeyRange.bound([followUp.runId, 0], [followUp.runId, Infinity]);
+      const [run, count] = await Promise.all([tx.objectStore('runs').get(followUp.runId), tx.objectStore('followUps').count(range)]);
+      if (!run || run.status !== 'done') {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new StaleRunError(
+          run ? 'The read is no longer finished, so its final memory may change: the answer was not kept.' : 'The run was deleted while the answer was written: nothing was kept.',
+        );
+      }
+      const record: FollowUpRecord = { ...followUp, index: count };
+      await Promise.all([tx.objectStore('followUps').add(record), tx.done]);
+      return record;
+    });
+  }
+
+  /** A run's follow-up answers, in the order they were asked. */
+  listFollowUps(runId: string): Promise<FollowUpRecord[]> {
+    return this.read('the follow-up answers', () => this.db.getAll('followUps', IDBKeyRange.bound([runId, 0], [runId, Infinity])));
+  }
+
+  /**
+   * Chunks read and planned of every run that is reading, for a progress
+   * figure: run records without their chunk lists, and the lists' lengths
+   * only for the runs that read.
+   */
+  readingProgress(): Promise<{ runId: string; read: number; total: number }[]> {
+    return this.read('the progress of the runs', async () => {
+      const tx = this.db.transaction(['runs', 'runChunks']);
+      const running = (await tx.objectStore('runs').getAll()).filter((r) => r.status === 'running');
+      const lists = await Promise.all(running.map((r) => tx.objectStore('runChunks').get(r.id)));
+      return running.map((r, i) => {
+        const known = (lists[i]?.spans.length ?? 0) / 3;
+        return { runId: r.id, read: r.nextChunk, total: r.chunking ? Math.max(r.chunking.estimate, known) : known };
+      });
     });
   }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { MemoryRecord, RevisionRecord, RunRecord } from './schema';
+import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunRecord } from './schema';
 
 /**
  * The shareable form of a run: settings, templates, every revision with its
@@ -77,27 +77,49 @@ const RevisionSchema = v.object({
   timeToFirstTokenSeconds: v.optional(num),
 });
 
+// A question asked of the run's final memory after the read (absent in older exports).
+const FollowUpSchema = v.object({
+  index: count,
+  question: v.string(),
+  answer: v.string(),
+  reply: v.string(),
+  memoryIndex: v.pipe(v.number(), v.integer(), v.minValue(-1)),
+  promptTokens: count,
+  completionTokens: count,
+  finishReason: v.picklist(['stop', 'length', 'abort']),
+  ms: num,
+  askedAt: num,
+});
+
 const ExportSchema = v.pipe(
   v.object({
     format: v.literal(EXPORT_FORMAT),
     version: v.literal(EXPORT_VERSION),
     run: RunSchema,
     revisions: v.array(RevisionSchema),
+    followUps: v.optional(v.array(FollowUpSchema)),
   }),
   v.check(
     (e) => e.revisions.every((r, i) => r.index === i) && e.revisions.length <= e.run.chunks.length,
     'revisions must be numbered 0, 1, 2, … in order, at most one per chunk',
   ),
+  v.check((e) => (e.followUps ?? []).every((f, i) => f.index === i), 'follow-up answers must be numbered 0, 1, 2, … in order'),
 );
 
 export type RunExport = v.InferOutput<typeof ExportSchema>;
 
-export function buildExport(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly string[]): RunExport {
+export function buildExport(
+  run: RunRecord,
+  revisions: readonly RevisionRecord[],
+  memories: readonly string[],
+  followUps: readonly FollowUpRecord[] = [],
+): RunExport {
   return {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     run,
     revisions: revisions.map(({ runId: _runId, ...r }, i) => ({ ...r, memory: memories[i] ?? '' })),
+    ...(followUps.length ? { followUps: followUps.map(({ runId: _runId, ...f }) => f) } : {}),
   };
 }
 
@@ -119,7 +141,7 @@ export function checkExportSize(bytes: number): void {
 }
 
 /** Parses and validates an export before anything is written; the records to store. */
-export function parseExport(json: string): { run: RunRecord; revisions: RevisionRecord[]; memories: MemoryRecord[] } {
+export function parseExport(json: string): { run: RunRecord; revisions: RevisionRecord[]; memories: MemoryRecord[]; followUps: FollowUpRecord[] } {
   checkExportSize(json.length);
   let data: unknown;
   try {
@@ -135,7 +157,10 @@ export function parseExport(json: string): { run: RunRecord; revisions: Revision
       `This file is not a valid memagent-web run export${where ? ` (at ${where})` : ''}: ${issue?.message ?? 'unknown problem'}. Nothing was imported.`,
     );
   }
-  const { run, revisions } = result.output;
+  const { run, revisions, followUps = [] } = result.output;
+  if (followUps.length && run.status !== 'done') {
+    throw new ImportError('This file is not a valid memagent-web run export (at followUps): only a finished run has follow-up answers. Nothing was imported.');
+  }
   const imported: RunRecord = {
     ...run,
     // An imported run is a record to read, not a run to continue on its own.
@@ -147,6 +172,7 @@ export function parseExport(json: string): { run: RunRecord; revisions: Revision
     run: imported,
     revisions: revisions.map(({ memory: _memory, ...r }) => ({ ...r, runId: run.id })),
     memories: revisions.map((r) => ({ runId: run.id, index: r.index, memory: r.memory })),
+    followUps: followUps.map((f) => ({ ...f, runId: run.id })),
   };
 }
 
@@ -170,6 +196,10 @@ export function toMarkdown(e: RunExport): string {
   for (const r of e.revisions) {
     const f = fence(r.memory);
     lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total})`, '', f, r.memory, f, '');
+  }
+  if (e.followUps?.length) {
+    lines.push('## Follow-up answers', '', `Answered from the final memory, which was kept for the question "${e.run.question}".`, '');
+    for (const f of e.followUps) lines.push(`### ${f.question.replace(/\s+/g, ' ')}`, '', `**Answer:** ${f.answer}`, '');
   }
   return lines.join('\n');
 }

@@ -150,6 +150,28 @@ export interface MemoryRecord {
   memory: string;
 }
 
+/**
+ * A question asked of a finished run's final memory: one answer step, no
+ * reading. That memory was kept for the run's own question, which the answer
+ * is shown with.
+ */
+export interface FollowUpRecord {
+  runId: string;
+  /** Order of asking, from 0. */
+  index: number;
+  question: string;
+  answer: string;
+  /** The engine's whole reply, of which `answer` is the extracted part. */
+  reply: string;
+  /** The revision whose memory answered (the run's last); -1 for a run that read no chunk. */
+  memoryIndex: number;
+  promptTokens: number;
+  completionTokens: number;
+  finishReason: FinishReason;
+  ms: number;
+  askedAt: number;
+}
+
 /** What every tab hears about a run; texts are read from storage when shown. */
 export type RunEvent =
   | { type: 'revision'; runId: string; index: number }
@@ -159,6 +181,8 @@ export type RunEvent =
   | { type: 'writing'; runId: string; index: number; text: string }
   | { type: 'status'; runId: string; status: RunStatus; error?: string }
   | { type: 'control'; runId: string; action: 'pause' | 'cancel' }
+  /** Follow-up answer `index` of a finished run is stored. */
+  | { type: 'followUp'; runId: string; index: number }
   /** A document's record changed (its token count became exact). */
   | { type: 'document'; documentId: string };
 

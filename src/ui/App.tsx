@@ -16,6 +16,7 @@ import { settingsProblem } from './settings';
 import { StorageStatus } from './StorageStatus';
 import { useImport } from './useImport';
 import { useRun } from './useRun';
+import { offerReadNotice } from './useReadNotices';
 
 function runIdFromUrl(): string | null {
   return new URLSearchParams(location.search).get('run');
@@ -124,6 +125,8 @@ export function App({ place }: { place: Place }) {
     if (!request.question.trim()) return setError('Enter a question before reading: the memory keeps what helps answer it.');
     const problem = settingsProblem(request);
     if (problem) return setError(problem);
+    // Still inside the Read button's event: the one moment a page may ask to notify.
+    offerReadNotice(request.estimateMs);
     setBusy(true);
     try {
       const id = await call(

@@ -16,6 +16,8 @@ interface Props {
   /** The chosen engine's configuration: which model, so that only its own measurements count. */
   engineConfig?: EngineConfig;
   settings: ReadSettings;
+  /** Hears the expected time of the read in milliseconds, or null while there is none. */
+  onEstimate?(ms: number | null): void;
 }
 
 // The prompt around a chunk: template, question and memory; an upper bound is honest enough here.
@@ -49,7 +51,7 @@ function useMeasuredApart(engineId: string, config: EngineConfig): { speed: Toke
  * steps with this model where there are any, else from the model's measured
  * reading and writing speeds. It says which.
  */
-export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, settings }: Props) {
+export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, settings, onEstimate }: Props) {
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const model = modelKey(engineConfig);
   const apart = useMeasuredApart(engineId, engineConfig);
@@ -71,11 +73,12 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
     };
   }, [engineId, model]);
 
-  if (!document || samples === null || !(settings.chunkTokens > 0)) return null;
-  const chunks = Math.ceil(document.tokens / settings.chunkTokens);
-  const promptTokens = Math.min(settings.chunkTokens, document.tokens) + settings.memoryTokens + PROMPT_OVERHEAD;
-  const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
-  const full = estimateRead({ ...input, chunks });
+  const plan = document && samples !== null && settings.chunkTokens > 0 ? planOf(document, samples, settings, apart) : null;
+  const expected = plan?.full ? (plan.skim ?? plan.full).totalMs : null;
+  useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
+
+  if (!plan) return null;
+  const { chunks, promptTokens, full, skim, read } = plan;
   if (!full) {
     const how =
       engineId === 'webllm'
@@ -99,15 +102,24 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
       </p>
     );
   }
+  return (
+    <p className="estimate" role="note" aria-label="Estimate">
+      Skim reads at most {read} of about {chunks} chunks: expected {formatDuration(skim!.totalMs)} instead of{' '}
+      {formatDuration(full.totalMs)}, saving about {formatDuration(full.totalMs - skim!.totalMs)} ({per}).
+    </p>
+  );
+}
+
+/** The estimate of a whole read and, when skimming, of the chunks a skim reads. */
+function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadSettings, apart: { speed: TokenSpeed } | undefined) {
+  const chunks = Math.ceil(document.tokens / settings.chunkTokens);
+  const promptTokens = Math.min(settings.chunkTokens, document.tokens) + settings.memoryTokens + PROMPT_OVERHEAD;
+  const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
+  const full = estimateRead({ ...input, chunks });
+  if (!full || !settings.skim) return { chunks, promptTokens, full, skim: null, read: chunks };
   const keep = settings.skimPercent / 100;
   // Following the memory may add up to its budget on the way forward, and as much again looking back.
   const followed = settings.skimFollow ? followBudget(chunks, keep) * (settings.skimLookBack ? 2 : 1) : 0;
   const read = Math.min(chunks, skimmedChunks(chunks, keep, DEFAULT_SKIM.neighbours) + followed);
-  const skim = estimateRead({ ...input, chunks: read })!;
-  return (
-    <p className="estimate" role="note" aria-label="Estimate">
-      Skim reads at most {read} of about {chunks} chunks: expected {formatDuration(skim.totalMs)} instead of{' '}
-      {formatDuration(full.totalMs)}, saving about {formatDuration(full.totalMs - skim.totalMs)} ({per}).
-    </p>
-  );
+  return { chunks, promptTokens, full, skim: estimateRead({ ...input, chunks: read })!, read };
 }

@@ -14,6 +14,8 @@ export interface ReadRequest extends ReadSettings {
   question: string;
   engineId: string;
   engineConfig: EngineConfig;
+  /** How long the read is expected to take, as the form's estimate says (null when it cannot tell). */
+  estimateMs?: number | null;
 }
 
 interface Props {
@@ -33,6 +35,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
   const [engineId, setEngineId] = useState('');
   const [settings, updateSettings] = useReadSettings();
   const [engineConfigs, setEngineConfigs] = useState<Record<string, EngineConfig>>({});
+  const [estimateMs, setEstimateMs] = useState<number | null>(null);
   // Until the person picks one: WebLLM where a hardware GPU can run it, else the first engine.
   const preferred = usePreferredEngine();
   const engine = engines.find((e) => e.id === (engineId || preferred)) ?? engines[0];
@@ -41,7 +44,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onRead({ ...settings, question, engineId: engine?.id ?? '', engineConfig });
+    onRead({ ...settings, question, engineId: engine?.id ?? '', engineConfig, estimateMs });
   };
 
   return (
@@ -78,7 +81,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
         <CpuEngineHint engineId={engine?.id ?? ''} config={engineConfigs.wllama ?? {}} document={document} settings={settings} onChoose={setEngineId} />
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />
-      <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} />
+      <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} onEstimate={setEstimateMs} />
       <button type="submit" disabled={busy}>
         Read
       </button>

@@ -1,5 +1,6 @@
 import type { DocumentRecord, RevisionRecord, RunRecord } from '../storage/db';
 import { estimateRemaining, formatRemaining } from './format';
+import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
 import { RunDelete } from './RunDelete';
@@ -116,6 +117,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
           <p className="hint">The answer is written from the final memory after the last chunk.</p>
         )}
       </section>
+      {run.status === 'done' && <FollowUp key={run.id} run={run} />}
       <Inspector run={run} runs={runs} revisions={revisions} book={book} selected={selected} onSelect={onSelect} />
     </section>
   );

@@ -3,6 +3,7 @@ import { App } from './App';
 import { AppUpdate } from './AppUpdate';
 import { agent, call, store } from './client';
 import { PLACES, usePlace } from './route';
+import { useReadNotices } from './useReadNotices';
 import './shell.css';
 
 const EvaluatePage = lazy(() => import('./evaluate/EvaluatePage').then((m) => ({ default: m.EvaluatePage })));
@@ -11,6 +12,7 @@ const EvaluatePage = lazy(() => import('./evaluate/EvaluatePage').then((m) => ({
 export function Shell() {
   const place = usePlace();
   const shown = useRef(place);
+  useReadNotices();
 
   useEffect(() => {
     // Sweeps that were running when the page went away carry on, whichever page opens.

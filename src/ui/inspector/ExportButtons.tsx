@@ -8,12 +8,12 @@ function fileStem(run: RunRecord): string {
   return `memagent-${q || 'run'}-${run.id.slice(0, 8)}`;
 }
 
-/** Downloads the run as JSON (everything, re-importable) or Markdown (to read). */
+/** Downloads the run as JSON (everything, follow-up answers included, re-importable) or Markdown (to read). */
 export function ExportButtons({ run }: { run: RunRecord }) {
   const exportAs = async (kind: 'json' | 'md') => {
     const s = await store;
-    const [revisions, memories] = await Promise.all([s.listRevisions(run.id), s.listMemories(run.id)]);
-    const data = buildExport(run, revisions, memories);
+    const [revisions, memories, followUps] = await Promise.all([s.listRevisions(run.id), s.listMemories(run.id), s.listFollowUps(run.id)]);
+    const data = buildExport(run, revisions, memories, followUps);
     if (kind === 'json') download(`${fileStem(run)}.json`, 'application/json', JSON.stringify(data, null, 1));
     else download(`${fileStem(run)}.md`, 'text/markdown', toMarkdown(data));
   };

@@ -1,0 +1,53 @@
+import type { RunRecord, RunStatus } from '../storage/db';
+
+/**
+ * What the tab's title and a notification say about reads, decided apart from
+ * the browser so that every rule is tested on its own.
+ */
+export const APP_TITLE = 'memagent-web';
+
+/** A read shorter than this needs no notification, and no permission is asked for it. */
+export const LONG_READ_MS = 60_000;
+
+export interface ReadingProgress {
+  read: number;
+  total: number;
+}
+
+/**
+ * "37 % · memagent-web" while reads are under way (several together count as
+ * one), the plain title when none is. Never 100 % while reading: the answer
+ * is still to be written after the last chunk.
+ */
+export function progressTitle(reads: readonly ReadingProgress[], base = APP_TITLE): string {
+  if (reads.length === 0) return base;
+  const read = reads.reduce((n, r) => n + Math.min(r.read, r.total), 0);
+  const total = reads.reduce((n, r) => n + r.total, 0);
+  const percent = total > 0 ? Math.min(99, Math.floor((100 * read) / total)) : 0;
+  return `${percent} % · ${base}`;
+}
+
+export type NoticePermission = NotificationPermission | 'unsupported';
+
+/**
+ * Whether to ask for permission to notify: only for a read expected to take
+ * over a minute, or one that has run a minute, and only once ever (a refusal,
+ * or a prompt dismissed, is never asked again).
+ */
+export function shouldAskPermission(p: { permission: NoticePermission; asked: boolean; expectedMs?: number | null; runningMs?: number }): boolean {
+  if (p.permission !== 'default' || p.asked) return false;
+  return (p.expectedMs ?? 0) > LONG_READ_MS || (p.runningMs ?? 0) >= LONG_READ_MS;
+}
+
+/** Whether a read that just ended gets a notification: a long one, ended (not stopped by the person) while nobody looked at the tab. */
+export function shouldNotify(p: { permission: NoticePermission; hidden: boolean; tookMs: number; status: RunStatus }): boolean {
+  return p.permission === 'granted' && p.hidden && p.tookMs > LONG_READ_MS && (p.status === 'done' || p.status === 'failed');
+}
+
+/** The notification's words. */
+export function endNotice(run: Pick<RunRecord, 'question' | 'documentName' | 'status' | 'answer' | 'error'>): { title: string; body: string } {
+  if (run.status === 'failed') {
+    return { title: `The read of ${run.documentName} stopped`, body: `${run.error ?? 'An error stopped it.'} Open the run to resume it.` };
+  }
+  return { title: `Read of ${run.documentName} finished`, body: `${run.question}\nAnswer: ${run.answer ?? ''}` };
+}
