@@ -804,6 +804,6 @@ function throttle(listener: IngestRequest['onProgress']): (p: IngestProgress) =>
 }
 
 /** How a run's loop reads and answers: this app's reading, with the answer read as its prompt set asks. */
-function loopMethod(run: RunRecord): LoopMethod {
+function loopMethod(run: Pick<RunRecord, 'prompts'>): LoopMethod {
   return { ...APP_LOOP_METHOD, answerStyle: run.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle };
 }
