@@ -390,10 +390,10 @@ export class Runner {
     const allChunks = pipelined ? [] : this.chunkLists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: budget.chunkTokens }, text);
     const index = skim ? new SkimIndex(text, allChunks) : null;
     const runs: RunRecord[] = [];
+    const now = Date.now();
     for (const question of questions) {
       const chunks: PlannedChunk[] =
         skim && index ? new SkimPlanner(index, question, skim).plan().map(({ index: i, reason }) => ({ ...allChunks[i]!, reason })) : [...allChunks];
-      const now = Date.now();
       runs.push({
         id: this.deps.newId?.() ?? crypto.randomUUID(),
         documentId: doc.id,
