@@ -9,9 +9,13 @@ import { formatBytes, formatTokens } from './format';
 import { type ReadSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
+import { QuestionList } from './QuestionList';
 
 export interface ReadRequest extends ReadSettings {
+  /** The first question. */
   question: string;
+  /** Every question, the first included: one run each over the same book. */
+  questions: string[];
   engineId: string;
   engineConfig: EngineConfig;
 }
@@ -26,8 +30,8 @@ interface Props {
 
 /** Everything a read needs: the book, the question, the engine and the two sizes. */
 export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
-  const ids = { doc: useId(), question: useId() };
-  const [question, setQuestion] = useState('');
+  const ids = { doc: useId() };
+  const [questions, setQuestions] = useState<string[]>(['']);
   const [engineId, setEngineId] = useState('');
   const [settings, updateSettings] = useReadSettings();
   const [engineConfigs, setEngineConfigs] = useState<Record<string, EngineConfig>>({});
@@ -39,7 +43,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onRead({ ...settings, question, engineId: engine?.id ?? '', engineConfig });
+    onRead({ ...settings, question: questions[0] ?? '', questions, engineId: engine?.id ?? '', engineConfig });
   };
 
   return (
@@ -62,10 +66,7 @@ export function ReadForm({ engines, document, busy, onFile, onRead }: Props) {
             : 'Choose or drop a book (.txt, .md, .html, .epub, .pdf or .docx). It stays on this device.'}
         </p>
       </div>
-      <div className="field">
-        <label htmlFor={ids.question}>Question</label>
-        <textarea id={ids.question} rows={3} value={question} onChange={(e) => setQuestion(e.target.value)} />
-      </div>
+      <QuestionList questions={questions} onChange={setQuestions} />
       <div className="field">
         <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
         {engine && <p className="hint">{engine.description}</p>}
