@@ -95,6 +95,8 @@ const api = {
     ),
   deleteDocument: (id: string) => attempt(async () => (await runner).deleteDocument(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runner).start(request)),
+  /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
+  startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runner).startMany(request, questions)),
   resumeRun: (runId: string) => attempt(async () => (await runner).resume(runId)),
   pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),

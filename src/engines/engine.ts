@@ -8,6 +8,12 @@ export interface Engine extends TextGenerator {
   readonly contextWindow: number;
   readonly tokenizer: Tokenizer;
   /**
+   * Serves several requests at once (a model server batches them): runs on it
+   * read concurrently. Absent: one request at a time (a model on this device),
+   * so runs on it take turns, a step each.
+   */
+  readonly parallel?: boolean;
+  /**
    * For engines whose window is set at load (WebLLM): load with room for
    * `contextTokens`, the run's planned step, before its first request.
    */

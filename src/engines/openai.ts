@@ -478,6 +478,8 @@ async function readEvents(body: ReadableStream<Uint8Array>, onData: (data: strin
 /** The engine: one stateless chat request per step, retried until it succeeds or the retries run out. */
 export class OpenAIEngine implements Engine {
   readonly id = OPENAI_INFO.id;
+  /** A server batches concurrent requests: several runs read at once. */
+  readonly parallel = true;
   /** The window in local tokens, with the server's template and any vocabulary difference taken off. */
   readonly contextWindow: number;
   private readonly retry: RetryPolicy;

@@ -1,7 +1,6 @@
 import { planBudget } from '../core/budget';
-import { ChunkFeed } from '../core/chunk-feed';
-import { chunkAll } from '../core/chunker';
-import { isAbortError } from '../core/generation';
+import { type ChunkLease, ChunkLists } from '../core/chunk-lists';
+import { isAbortError, type TextGenerator } from '../core/generation';
 import { answerFromMemory, APP_LOOP_METHOD, type LoopMethod, memoryLoop } from '../core/loop';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
@@ -18,6 +17,7 @@ import {
 } from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, finalPrompt, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
+import { Turns } from '../core/turns';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
 import type { DocumentRecord, FollowUpRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
@@ -107,6 +107,10 @@ export class Runner {
   private readonly reading = new Map<string, { engineKey: string; question: string }>();
   /** Follow-up answers being written, by engine key: one request at a time per engine. */
   private readonly answering = new Map<string, Promise<unknown>>();
+  /** The chunk lists of the books being read: runs over the same book share one, cut once. */
+  private readonly chunkLists = new ChunkLists();
+  /** Turns at each engine that serves one request at a time, by engine key: its runs read a step each in rotation. */
+  private readonly turns = new Map<string, Turns>();
 
   constructor(private readonly deps: RunnerDeps) {
     this.counts = new TokenCounts(deps);
@@ -338,6 +342,7 @@ export class Runner {
   /** Deletes a document with its runs, revisions and memories; runs still reading are stopped first. */
   async deleteDocument(id: string): Promise<{ runs: number }> {
     if (this.lastText?.id === id) this.lastText = null;
+    this.chunkLists.forget(id);
     for (const run of await this.deps.store.listRuns()) {
       if (run.documentId === id) this.active.get(run.id)?.controller.abort();
     }
@@ -355,8 +360,21 @@ export class Runner {
 
   /** Plans and stores a run, then starts reading; returns its id once stored. */
   async start(request: RunRequest): Promise<string> {
-    const question = request.question.trim();
-    if (!question) throw new RunRequestError('Enter a question before reading: the memory keeps what helps answer it.');
+    return (await this.startMany(request, [request.question]))[0]!;
+  }
+
+  /**
+   * Several questions about one book: one run per question, planned together
+   * so that they share one chunk size and so one chunk list, cut once. On an
+   * engine that serves one request at a time the runs take turns, a step each;
+   * on a server they are read at once. Returns the runs' ids, in the
+   * questions' order, once all are stored.
+   */
+  async startMany(request: Omit<RunRequest, 'question'>, questionList: readonly string[]): Promise<string[]> {
+    const questions = questionList.map((q) => q.trim());
+    if (questions.length === 0 || !questions[0]) throw new RunRequestError('Enter a question before reading: the memory keeps what helps answer it.');
+    const empty = questions.findIndex((q) => !q);
+    if (empty >= 0) throw new RunRequestError(`Question ${empty + 1} is empty: type a question there or remove it.`);
     const { store } = this.deps;
     const doc = await store.getDocument(request.documentId);
     const text = doc && (await this.bookText(doc));
@@ -372,7 +390,8 @@ export class Runner {
       budget = planBudget({
         contextWindow: engine.contextWindow,
         templateTokens: templateOverhead(templates.update, count),
-        questionTokens: count(question),
+        // The longest question sets the room left for chunks: every run then cuts the book the same way.
+        questionTokens: Math.max(...questions.map(count)),
         memoryTokens: request.memoryTokens,
         requestedChunkTokens: request.requestedChunkTokens,
       });
@@ -392,47 +411,63 @@ export class Runner {
     // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
     // A skim ranks every chunk first, so it cuts the whole book before it starts.
     const pipelined = !skim;
-    const allChunks = pipelined ? [] : chunkAll(text, engine.tokenizer, budget.chunkTokens);
-    const chunks: PlannedChunk[] = skim
-      ? new SkimPlanner(new SkimIndex(text, allChunks), question, skim).plan().map(({ index, reason }) => ({ ...allChunks[index]!, reason }))
-      : allChunks;
+    const allChunks = pipelined ? [] : this.chunkLists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: budget.chunkTokens }, text);
+    const index = skim ? new SkimIndex(text, allChunks) : null;
+    const runs: RunRecord[] = [];
     const now = Date.now();
-    const run: RunRecord = {
-      id: this.deps.newId?.() ?? crypto.randomUUID(),
-      documentId: doc.id,
-      documentName: doc.name,
-      question,
-      engineId: request.engineId,
-      engineConfig: withoutSecrets(request.engineConfig),
-      settings,
-      templates,
-      prompts: prompts.record,
-      chunks,
-      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / budget.chunkTokens)) } } : {}),
-      ...(skim && request.skim
-        ? {
-            skim: {
-              ...skim,
-              followMemory: request.skim.followMemory,
-              ...(request.skim.followMemory && request.skim.lookBack ? { lookBack: true } : {}),
-              totalChunks: allChunks.length,
-            },
-          }
-        : {}),
-      status: 'running',
-      nextChunk: 0,
-      memory: prompts.set.initialMemory,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await store.createRun(run);
-    this.deps.publish({ type: 'status', runId: run.id, status: 'running' });
-    void this.execute(run.id);
-    return run.id;
+    for (const question of questions) {
+      const chunks: PlannedChunk[] =
+        skim && index ? new SkimPlanner(index, question, skim).plan().map(({ index: i, reason }) => ({ ...allChunks[i]!, reason })) : [...allChunks];
+      runs.push({
+        id: this.deps.newId?.() ?? crypto.randomUUID(),
+        documentId: doc.id,
+        documentName: doc.name,
+        question,
+        engineId: request.engineId,
+        engineConfig: withoutSecrets(request.engineConfig),
+        settings,
+        templates,
+        prompts: prompts.record,
+        chunks,
+        ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / budget.chunkTokens)) } } : {}),
+        ...(skim && request.skim
+          ? {
+              skim: {
+                ...skim,
+                followMemory: request.skim.followMemory,
+                ...(request.skim.followMemory && request.skim.lookBack ? { lookBack: true } : {}),
+                totalChunks: allChunks.length,
+              },
+            }
+          : {}),
+        status: 'running',
+        nextChunk: 0,
+        memory: prompts.set.initialMemory,
+        // Apart by a millisecond each, so that the list of runs (newest first) keeps the questions' order.
+        createdAt: now + (questions.length - 1 - runs.length),
+        updatedAt: now,
+      });
+    }
+    const created: string[] = [];
+    try {
+      for (const run of runs) {
+        await store.createRun(run);
+        created.push(run.id);
+      }
+    } catch (e) {
+      // All the questions' runs or none: a read that could not store its last run leaves no other behind.
+      for (const id of created) await store.deleteRun(id).catch(() => undefined);
+      throw e;
+    }
+    for (const run of runs) {
+      this.deps.publish({ type: 'status', runId: run.id, status: 'running' });
+      void this.execute(run.id);
+    }
+    return runs.map((r) => r.id);
   }
 
   /** The prompt set a new run uses, and what the run records about it. */
-  private async prompts(request: RunRequest): Promise<{ set: PromptSet; record: PromptRecord }> {
+  private async prompts(request: Pick<RunRequest, 'prompts' | 'templates' | 'engineId'>): Promise<{ set: PromptSet; record: PromptRecord }> {
     const choice: PromptChoice =
       request.prompts ?? (!request.templates || (request.templates.update === DEFAULT_TEMPLATES.update && request.templates.final === DEFAULT_TEMPLATES.final) ? 'app' : 'custom');
     if (choice === 'custom' || choice === 'app' || !this.deps.prompts) {
@@ -597,6 +632,12 @@ export class Runner {
     return e;
   }
 
+  private turnsAt(key: string): Turns {
+    let t = this.turns.get(key);
+    if (!t) this.turns.set(key, (t = new Turns()));
+    return t;
+  }
+
   /**
    * Reads a run to its end, holding its lock so that one tab writes it. A run
    * that is stopping finishes its current step before the next reader starts.
@@ -624,8 +665,10 @@ export class Runner {
     if (!loaded || loaded.status !== 'running' || signal.aborted) return;
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
-    let feed: ChunkFeed | undefined;
+    let lease: ChunkLease | undefined;
     let recoverable: Engine | undefined;
+    /** Gives back this run's turn at the engine, once its step is stored. */
+    let giveTurn: (() => void) | undefined;
     try {
       // The book most recently imported or read is at hand; another is read from storage.
       let text = await this.text(run.documentId);
@@ -645,9 +688,11 @@ export class Runner {
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
+      const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
       if (run.chunking) {
-        // Chunks cut so far are stored as the feed reports them; a resume cuts the rest again.
-        feed = new ChunkFeed(text, engine.tokenizer, run.settings.chunkTokens, plan, (spans, done) => {
+        // One list per book and chunk size, shared with the other runs reading it. Chunks cut so far
+        // are stored on this run as the list reports them; a resume cuts the rest again.
+        lease = this.chunkLists.open(listKey, text, plan, (spans, done) => {
           const chunks = [...spans];
           void store
             .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))
@@ -656,13 +701,24 @@ export class Runner {
         });
       }
       const follower = run.skim?.followMemory
-        ? new SkimFollower(new SkimIndex(text, chunkAll(text, engine.tokenizer, run.settings.chunkTokens)), run.question, run.memory, plan, run.skim)
+        ? new SkimFollower(new SkimIndex(text, this.chunkLists.whole(listKey, text)), run.question, run.memory, plan, run.skim)
         : null;
+      // A model on this device serves one request at a time: its runs take turns, a whole step each
+      // (request and commit), so that every question's memory moves on together. A server reads them at once.
+      const turns = engine.parallel ? null : this.turnsAt(engineKey(run.engineId, run.engineConfig));
+      const generator: TextGenerator = turns
+        ? {
+            generate: async (messages, options) => {
+              giveTurn ??= await turns.take(signal);
+              return engine.generate(messages, options);
+            },
+          }
+        : engine;
       const loop = memoryLoop({
         text,
-        chunks: feed ?? plan,
+        chunks: lease ?? plan,
         question: run.question,
-        generator: engine,
+        generator,
         templates: run.templates,
         memoryTokens: run.settings.memoryTokens,
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
@@ -675,7 +731,7 @@ export class Runner {
       for await (const event of loop) {
         writing?.reset();
         if (event.kind === 'revision') {
-          const span = plan[event.index]!;
+          const span = (lease ? lease.span(event.index) : plan[event.index])!;
           const change = diffMemory(run.memory, event.memory);
           const grew = follower?.follow(event.memory, event.index) ?? false;
           run = await store.commitRevision(
@@ -713,6 +769,8 @@ export class Runner {
           }));
           publish({ type: 'status', runId, status: 'done' });
         }
+        giveTurn?.();
+        giveTurn = undefined;
       }
     } catch (e) {
       if (isAbortError(e) || signal.aborted) return; // pause or cancel already recorded the status
@@ -750,8 +808,9 @@ export class Runner {
       publish({ type: 'status', runId, status: 'failed', error: message });
     } finally {
       writing?.reset(); // a stopped step's partial text is never announced
-      feed?.stop();
       this.reading.delete(runId);
+      giveTurn?.();
+      lease?.release();
     }
   }
 }

@@ -1,6 +1,7 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import type { EngineInfo } from '../engines/engine';
 import type { DocumentRecord, RunRecord } from '../storage/db';
+import type { RunRequest } from '../runner/runner';
 import { checkExportSize } from '../storage/export';
 import { agent, call, onRunEvent, store } from './client';
 import { ImportProgress } from './ImportProgress';
@@ -82,8 +83,16 @@ export function App({ place }: { place: Place }) {
       // Runs that were reading when the page went away carry on from their next chunk.
       for (const run of all) if (run.status === 'running') void call(agent.resumeRun(run.id));
     })();
-    return onRunEvent((e) => {
+    // Each run in the list shows its progress: refreshed at most every 300 ms while runs read.
+    let progressTimer: ReturnType<typeof setTimeout> | undefined;
+    const stop = onRunEvent((e) => {
       if (e.type === 'status') void refreshRuns();
+      if (e.type === 'revision' || e.type === 'chunks') {
+        progressTimer ??= setTimeout(() => {
+          progressTimer = undefined;
+          void refreshRuns();
+        }, 300);
+      }
       // A long book's exact token count arrives after its import.
       if (e.type === 'document') {
         void (async () => {
@@ -92,6 +101,10 @@ export function App({ place }: { place: Place }) {
         })();
       }
     });
+    return () => {
+      stop();
+      clearTimeout(progressTimer);
+    };
   }, [refreshRuns]);
 
   const addFile = async (file: File) => {
@@ -123,31 +136,30 @@ export function App({ place }: { place: Place }) {
     setError(null);
     if (!document) return setError('Choose a document first: a book as .txt, .md, .html, .epub, .pdf or .docx.');
     if (!request.question.trim()) return setError('Enter a question before reading: the memory keeps what helps answer it.');
+    const empty = request.questions.findIndex((q) => !q.trim());
+    if (empty > 0) return setError(`Question ${empty + 1} is empty: type a question there or remove it.`);
     const problem = settingsProblem(request);
     if (problem) return setError(problem);
     // Still inside the Read button's event: the one moment a page may ask to notify.
     offerReadNotice(request.estimateMs);
     setBusy(true);
     try {
-      const id = await call(
-        agent.startRun({
-          documentId: document.id,
-          question: request.question,
-          engineId: request.engineId,
-          engineConfig: request.engineConfig,
-          requestedChunkTokens: request.chunkTokens,
-          memoryTokens: request.memoryTokens,
-          temperature: request.temperature,
-          topP: request.topP,
-          seed: request.seed ?? undefined,
-          prompts: request.promptSet ?? 'auto',
-          templates: request.promptSet === 'custom' ? request.templates : undefined,
-          skim: request.skim
-            ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
-            : undefined,
-        }),
-      );
-      openRun(id);
+      const ids = await startRuns(request.questions, {
+        documentId: document.id,
+        engineId: request.engineId,
+        engineConfig: request.engineConfig,
+        requestedChunkTokens: request.chunkTokens,
+        memoryTokens: request.memoryTokens,
+        temperature: request.temperature,
+        topP: request.topP,
+        seed: request.seed ?? undefined,
+        prompts: request.promptSet ?? 'auto',
+        templates: request.promptSet === 'custom' ? request.templates : undefined,
+        skim: request.skim
+          ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
+          : undefined,
+      });
+      openRun(ids[0]!);
       await refreshRuns();
       // Where the run sits under the form (a narrow screen), bring it into view.
       const column = runColumn.current;
@@ -158,6 +170,10 @@ export function App({ place }: { place: Place }) {
       setBusy(false);
     }
   };
+
+  /** One run, or one per question over the same book (the worker shares the chunk list and shares out the engine). */
+  const startRuns = async (questions: string[], request: Omit<RunRequest, 'question'>): Promise<string[]> =>
+    questions.length > 1 ? call(agent.startRuns(request, questions)) : [await call(agent.startRun({ ...request, question: questions[0] ?? '' }))];
 
   const openRun = (id: string) => {
     showInUrl(id);

@@ -9,9 +9,13 @@ import { formatBytes, formatTokens } from './format';
 import { type ReadSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
+import { QuestionList } from './QuestionList';
 
 export interface ReadRequest extends ReadSettings {
+  /** The first question. */
   question: string;
+  /** Every question, the first included: one run each over the same book. */
+  questions: string[];
   engineId: string;
   engineConfig: EngineConfig;
   /** How long the read is expected to take, as the form's estimate says (null when it cannot tell). */
@@ -30,8 +34,8 @@ interface Props {
 
 /** Everything a read needs: the book, the question, the engine and the two sizes. */
 export function ReadForm({ engines, document, busy, importStatus, onFile, onRead }: Props) {
-  const ids = { doc: useId(), question: useId() };
-  const [question, setQuestion] = useState('');
+  const ids = { doc: useId() };
+  const [questions, setQuestions] = useState<string[]>(['']);
   const [engineId, setEngineId] = useState('');
   const [settings, updateSettings] = useReadSettings();
   const [engineConfigs, setEngineConfigs] = useState<Record<string, EngineConfig>>({});
@@ -44,7 +48,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onRead({ ...settings, question, engineId: engine?.id ?? '', engineConfig, estimateMs });
+    onRead({ ...settings, question: questions[0] ?? '', questions, engineId: engine?.id ?? '', engineConfig, estimateMs });
   };
 
   return (
@@ -68,10 +72,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
         </p>
         {importStatus}
       </div>
-      <div className="field">
-        <label htmlFor={ids.question}>Question</label>
-        <textarea id={ids.question} rows={3} value={question} onChange={(e) => setQuestion(e.target.value)} />
-      </div>
+      <QuestionList questions={questions} onChange={setQuestions} />
       <div className="field">
         <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
         {engine && <p className="hint">{engine.description}</p>}

@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import type { RunRecord } from '../storage/db';
+import { RunProgress } from './RunProgress';
 
 interface Props {
   runs: readonly RunRecord[];
@@ -36,6 +37,7 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
                 {r.documentName} · {r.status}
               </span>
             </button>
+            <RunProgress run={r} />
           </li>
         ))}
       </ul>
