@@ -101,13 +101,15 @@ describe('ChunkLists', () => {
 
   it('the last run to let go of a list still being cut stops it; a finished one is kept for the next read', async () => {
     const lists = new ChunkLists(1);
-    const key = { documentId: 'book', tokenizer: qwen, chunkTokens: 200 };
-    const a = lists.open(key, text, []);
-    const b = lists.open(key, text, []);
+    // The whole book, so that its cutting is surely still going on after the first chunk.
+    const book = corpusText('frankenstein.txt');
+    const a = lists.open({ documentId: 'long', tokenizer: qwen, chunkTokens: 200 }, book, []);
+    const b = lists.open({ documentId: 'long', tokenizer: qwen, chunkTokens: 200 }, book, []);
     await a.at(0);
     a.release();
     b.release();
     expect(lists.size).toBe(0);
+    const key = { documentId: 'book', tokenizer: qwen, chunkTokens: 200 };
     const c = lists.open(key, text, []);
     await readAll(c);
     c.release();
