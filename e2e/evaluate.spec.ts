@@ -112,7 +112,8 @@ test("RULER-HotpotQA dataset files are read by the paper's method, beside the pa
   await expect(page.getByLabel('Method')).toHaveValue('recurrent');
   await promptSet.selectOption('auto');
   await expect(page.getByLabel('Method')).toHaveValue('recurrent-boxed');
-  await page.getByLabel('Chunk size (tokens)').fill('200');
+  // The Read page's own Chunk size stays in the document, hidden: the visible one is the Evaluate form's.
+  await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('200');
   await page.getByRole('button', { name: 'Start evaluation' }).click();
 
   await expect(page.getByText(/^Done · 4 of 4 samples/)).toBeVisible();

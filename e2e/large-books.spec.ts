@@ -5,6 +5,7 @@ import { expect, test } from '@playwright/test';
 import { MAX_FILE_BYTES } from '../src/ingest/ingest';
 import { FACT, prose } from '../test/fixtures/documents';
 import { storedCounts, traceMainThread } from './helpers';
+import { openPlace } from './places';
 
 /**
  * A text file of exactly `bytes` bytes: the planted fact in its first
@@ -49,12 +50,15 @@ test('a book at the 256 MB limit imports in parts, is read while the rest is sto
     await expect.poll(async () => Number(await reading.getAttribute('aria-valuenow')), { timeout: 120_000 }).toBeGreaterThanOrEqual(1);
     const firstStepAt = Date.now();
     await page.getByRole('button', { name: 'Pause' }).click();
+    // Once paused, no newer revision takes the selection away.
+    await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
     // The first section, read back from the stored parts.
     await page.getByRole('slider', { name: 'Revision' }).fill('1');
     await expect(page.getByRole('region', { name: 'Section' })).toContainText(FACT.sentence);
 
     await expect(bar).toHaveCount(0, { timeout: 360_000 });
     const storedAt = Date.now();
+    await openPlace(page, 'Library');
     const entry = page.getByRole('region', { name: 'Library' }).getByRole('listitem', { name: 'limit.txt' });
     await expect(entry).toContainText('256.0 MB');
     await expect(entry).not.toContainText('still being stored');
@@ -123,6 +127,7 @@ test('when the browser closes the database during an import, the alert says so i
     }
     // After the reload the app works again, with nothing of the book left.
     await page.reload();
+    await openPlace(page, 'Library');
     await expect(page.getByRole('region', { name: 'Library' })).toContainText('No documents yet');
     expect(await storedCounts(page)).toMatchObject({ documents: 0, textParts: 0 });
   } finally {

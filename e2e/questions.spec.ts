@@ -1,6 +1,7 @@
 import { expect, type Page, test } from '@playwright/test';
 import { startOpenAIServer } from '../test/support/openai-server';
 import { PLANTED, plantedBook, range, storedRevisionIndexes } from './helpers';
+import { openPlace } from './places';
 
 const SECOND = {
   sentence: 'The ferry to Carrow Island leaves from pier 17.',
@@ -63,9 +64,11 @@ test('two questions on one book: both runs read in turns, one paused while the o
   await page.getByRole('button', { name: 'Remove question 3' }).click();
   await expect(page.getByLabel('Question 3', { exact: true })).toHaveCount(0);
   await expect(page.getByLabel('Question 2', { exact: true })).toHaveValue(SECOND.question);
-  await page.getByLabel('Chunk size (tokens)').fill('400');
+  await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('400');
   await page.getByRole('button', { name: 'Read' }).click();
 
+  // The runs are listed in the Library, each with its own progress.
+  await openPlace(page, 'Library');
   const runs = page.getByRole('navigation', { name: 'Runs' });
   const first = runs.getByRole('progressbar', { name: `Progress: ${PLANTED.question}` });
   const second = runs.getByRole('progressbar', { name: `Progress: ${SECOND.question}` });
@@ -78,6 +81,7 @@ test('two questions on one book: both runs read in turns, one paused while the o
   await expect(page.getByRole('region', { name: 'Run' }).getByRole('heading', { name: SECOND.question })).toBeVisible();
   await page.getByRole('button', { name: 'Pause' }).click();
   await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+  await openPlace(page, 'Library');
   await runs.getByRole('button', { name: PLANTED.question }).click();
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
 
@@ -86,6 +90,7 @@ test('two questions on one book: both runs read in turns, one paused while the o
   const b = records.find((r) => r.question === SECOND.question)!;
   expect(a.status).toBe('done');
   expect(b.status).toBe('paused');
+  await openPlace(page, 'Library');
   const total = Number(await first.getAttribute('aria-valuemax'));
   expect(total).toBeGreaterThan(100);
   expect(b.nextChunk).toBeLessThan(total);
@@ -100,6 +105,7 @@ test('two questions on one book: both runs read in turns, one paused while the o
 
   // After a reload the paused run stays paused until Resume, then reads on to its own answer.
   await page.reload();
+  await openPlace(page, 'Library');
   await runs.getByRole('button', { name: SECOND.question }).click();
   await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
   expect((await stored(page)).runs.find((r) => r.id === b.id)!.nextChunk).toBe(b.nextChunk);
@@ -125,9 +131,10 @@ test('two questions through an OpenAI-compatible server are read at once', async
     const from = text.indexOf(SECOND.sentence) - 20_000;
     const short = `${text.slice(from, text.indexOf(SECOND.sentence) + 20_000)}\r\n\r\n${PLANTED.sentence}\r\n`;
     await askTwo(page, Buffer.from(short, 'latin1'), 'excerpt.txt');
-    await page.getByLabel('Chunk size (tokens)').fill('1000');
-    await page.getByLabel('Memory size (tokens)').fill('64');
+    await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('1000');
+    await page.getByRole('spinbutton', { name: 'Memory size (tokens)' }).fill('64');
     await page.getByRole('button', { name: 'Read' }).click();
+    await openPlace(page, 'Library');
     const runs = page.getByRole('navigation', { name: 'Runs' });
     for (const q of [PLANTED.question, SECOND.question]) {
       await expect(runs.getByRole('progressbar', { name: `Progress: ${q}` })).toHaveAttribute('aria-valuetext', /, done$/, { timeout: 60_000 });

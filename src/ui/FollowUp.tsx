@@ -58,7 +58,7 @@ export function FollowUp({ run }: { run: RunRecord }) {
   };
 
   return (
-    <section aria-label="Follow-up questions" className="follow-up">
+    <section aria-label="Follow-up" className="follow-up">
       <h3>Ask this memory again</h3>
       <p className="hint">
         A new question is answered from the final memory alone, without reading the book again. That memory kept what helped answer "{run.question}", so

@@ -159,8 +159,10 @@ const api = {
     report.seconds = (performance.now() - t0) / 1000;
     report.request = requests.slice(sentBefore).at(-1) ?? {};
     const conv = engines.at(-1)!.loadedModelIdToChatConfig.get(e.model.id)?.conv_template as ConvTemplate;
-    report.appPromptTokens = report.messages.reduce((n, m) => n + e.tokenizer.count(m.content), 0);
-    report.templateTokens = chatTemplateTokens(conv, report.messages, (text) => e.tokenizer.count(text));
+    // Counted over the messages WebLLM was sent: the engine adds the model's system message to the loop's.
+    const sent = ((report.request as { messages?: ChatMessage[] }).messages ?? report.messages).map((m) => ({ role: m.role, content: m.content }));
+    report.appPromptTokens = sent.reduce((n, m) => n + e.tokenizer.count(m.content), 0);
+    report.templateTokens = chatTemplateTokens(conv, sent, (text) => e.tokenizer.count(text));
     return report;
   },
 };
