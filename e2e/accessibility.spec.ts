@@ -75,7 +75,7 @@ test('keyboard only: choose a book, ask, read, move through revisions, export an
 
   await tabTo(page, page.getByLabel('Document'));
   const chooser = page.waitForEvent('filechooser');
-  await page.keyboard.press('Space');
+  await page.keyboard.press('Enter');
   await (await chooser).setFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
   await expect(page.getByText(/frankenstein\.txt — .*tokens/)).toBeVisible();
   await tabTo(page, page.getByLabel('Question'));
