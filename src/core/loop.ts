@@ -83,14 +83,7 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
   const now = input.now ?? (() => performance.now());
   let memory = input.resume?.memory ?? input.initialMemory ?? INITIAL_MEMORY;
   const first = input.resume?.nextChunk ?? 0;
-  const options = {
-    maxTokens: input.memoryTokens,
-    temperature: input.sampling.temperature,
-    topP: input.sampling.topP,
-    seed: input.sampling.seed,
-    signal,
-    onToken: input.onToken,
-  };
+  const options = stepOptions(input);
 
   for (let index = first; ; index++) {
     if (signal?.aborted) throw abortError();
@@ -129,14 +122,19 @@ export async function answerFromMemory(input: AnswerInput): Promise<AnswerEvent>
   const method = input.method ?? APP_LOOP_METHOD;
   const { question, memory, templates } = input;
   const prompt = method.verbatim ? renderTemplate(templates.final, { problem: question, memory }) : finalPrompt(templates, question, memory);
-  const result = await generator.generate([{ role: 'user', content: prompt }], {
+  const result = await generator.generate([{ role: 'user', content: prompt }], stepOptions(input));
+  if (signal?.aborted || result.finishReason === 'abort') throw abortError();
+  return { kind: 'answer', reply: result.text, answer: extractAnswer(result.text, method.answerStyle) ?? '', result, ms: now() - t0 };
+}
+
+/** What every step of the loop, the answer included, asks of the generator. */
+function stepOptions(input: Pick<LoopInput, 'memoryTokens' | 'sampling' | 'signal' | 'onToken'>) {
+  return {
     maxTokens: input.memoryTokens,
     temperature: input.sampling.temperature,
     topP: input.sampling.topP,
     seed: input.sampling.seed,
-    signal,
+    signal: input.signal,
     onToken: input.onToken,
-  });
-  if (signal?.aborted || result.finishReason === 'abort') throw abortError();
-  return { kind: 'answer', reply: result.text, answer: extractAnswer(result.text, method.answerStyle) ?? '', result, ms: now() - t0 };
+  };
 }
