@@ -33,12 +33,10 @@ export default defineConfig({
   },
   projects: [
     // WebGPU through SwiftShader (a software adapter, no shader-f16) only with this flag; without it there is no adapter.
-    // The real-kernel test takes over ten minutes of a two-core machine beside the other files, so it runs on its own
-    // (`npm run test:kernels`) unless MEMAGENT_KERNELS=1 asks for it here.
+    // Listed first, so the real-kernel test (minutes of software GPU work) starts at once beside the other files.
     {
       name: 'webgpu',
       testMatch: /webllm\.spec\.ts$/,
-      ...(process.env.MEMAGENT_KERNELS ? {} : { testIgnore: /kernels-webllm\.spec\.ts$/ }),
       use: { launchOptions: { executablePath, args: [...chromiumArgs, '--enable-unsafe-webgpu'] } },
     },
     { name: 'default', testIgnore: /webllm\.spec\.ts$/ },

@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     // Fixtures such as the tokenizer load in hooks; on a busy two-core machine that can take far longer than the 10 s default.
     hookTimeout: 60_000,
+    // Two files at a time even on two cores (Vitest's default there is one): many tests wait on servers and child processes.
+    maxWorkers: 2,
   },
 });

