@@ -14,20 +14,31 @@ interface Props {
   book: DocumentRecord | null;
 }
 
+/** A revision's memory and the one before it, as storage has them, or why they could not be read. */
 interface Loaded {
   key: string;
+  runId: string;
+  revision: RevisionRecord;
   before: string;
   after: string;
+  problem?: string;
 }
 
 /** The section a revision read, as far as storage has it: its text, or why there is none. */
 interface Section {
   key: string;
+  runId: string;
+  revision: RevisionRecord;
   text?: string;
   problem?: string;
 }
 
-/** The selected revision: its memory, what changed from the one before, and the section it read. */
+/**
+ * The selected revision: its memory, what changed from the one before, and the
+ * section it read. Each pane's heading names the revision whose text it shows:
+ * while the next one is read from storage, a pane keeps what it showed (marked
+ * busy) rather than naming a revision it cannot show yet.
+ */
 export function RevisionDetail({ runId, revision, total, book }: Props) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [read, setRead] = useState<Section | null>(null);
@@ -42,9 +53,12 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
       let section: Section;
       try {
         const text = await (await store).readText(book.id, revision.start, revision.end);
-        section = text === undefined ? { key: sectionKey, problem: 'This part of the book is still being stored; it shows once the import has written it.' } : { key: sectionKey, text };
+        section =
+          text === undefined
+            ? { key: sectionKey, runId, revision, problem: 'This part of the book is still being stored; it shows once the import has written it.' }
+            : { key: sectionKey, runId, revision, text };
       } catch (e) {
-        section = { key: sectionKey, problem: (e as Error).message };
+        section = { key: sectionKey, runId, revision, problem: (e as Error).message };
       }
       if (alive) setRead(section);
     })();
@@ -58,46 +72,61 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
     if (!revision) return;
     let alive = true;
     void (async () => {
-      const s = await store;
-      const [after, before] = await Promise.all([
-        s.getMemory(runId, revision.index),
-        revision.index > 0 ? s.getMemory(runId, revision.index - 1) : Promise.resolve(INITIAL_MEMORY),
-      ]);
-      if (alive) setLoaded({ key: `${runId}:${revision.index}`, before: before ?? '', after: after ?? '' });
+      const memoryKey = `${runId}:${revision.index}`;
+      let memories: Loaded;
+      try {
+        const s = await store;
+        const [after, before] = await Promise.all([
+          s.getMemory(runId, revision.index),
+          revision.index > 0 ? s.getMemory(runId, revision.index - 1) : Promise.resolve(INITIAL_MEMORY),
+        ]);
+        memories = { key: memoryKey, runId, revision, before: before ?? '', after: after ?? '' };
+      } catch (e) {
+        memories = { key: memoryKey, runId, revision, before: '', after: '', problem: (e as Error).message };
+      }
+      if (alive) setLoaded(memories);
     })();
     return () => {
       alive = false;
     };
   }, [runId, revision]);
 
-  const ready = revision && loaded?.key === key ? loaded : null;
-  const shownSection = read?.key === sectionKey ? read : null;
-  const section = shownSection?.text ?? null;
+  // What each pane shows: the selected revision's once read, until then the one shown before (of this run).
+  const memory = revision && loaded?.runId === runId ? loaded : null;
+  const memoryBusy = !!revision && memory?.key !== key;
+  const ready = memory && !memory.problem ? memory : null;
+  const shown = revision && book && read?.runId === runId ? read : null;
+  const sectionBusy = !!revision && !!book && shown?.key !== sectionKey;
+  // Sentences are marked only with the memory written from the section shown.
+  const marking = shown && ready?.revision.index === shown.revision.index ? ready.after : null;
 
   return (
     <div className="detail">
-      <section aria-label="Memory" className="pane">
-        <h3>Memory{revision ? ` after chunk ${revision.index + 1}` : ''}</h3>
-        <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
+      <section aria-label="Memory" aria-busy={memoryBusy} className="pane">
+        <h3>Memory{memory ? ` after chunk ${memory.revision.index + 1}` : ''}</h3>
+        {memory?.problem ? (
+          <p className="hint">{memory.problem}</p>
+        ) : (
+          <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
+        )}
       </section>
-      <section aria-label="Memory changes" className="pane">
+      <section aria-label="Memory changes" aria-busy={memoryBusy} className="pane">
         <h3>
           Memory changes
-          {revision ? ` · +${revision.wordsAdded} / −${revision.wordsRemoved} words` : ''}
+          {ready ? ` · +${ready.revision.wordsAdded} / −${ready.revision.wordsRemoved} words` : ''}
         </h3>
         <pre tabIndex={0} className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
       </section>
-      <section aria-label="Section" className="pane">
+      <section aria-label="Section" aria-busy={sectionBusy} className="pane">
         <h3>
-          Section{revision ? ` ${revision.index + 1} of ${total}` : ''}
-          {revision && <ChunkPlace runId={runId} offset={revision.start} />}
+          {/* Without the book there is nothing to read: the selected revision's number stands with the reason. */}
+          Section{shown ? ` ${shown.revision.index + 1} of ${total}` : revision && !book ? ` ${revision.index + 1} of ${total}` : ''}
+          {shown && <ChunkPlace runId={runId} offset={shown.revision.start} />}
         </h3>
-        {section === null ? (
-          <p className="hint">
-            {!revision ? '' : !book ? 'This browser does not have the book of this run; add it to see its sections.' : (shownSection?.problem ?? '…')}
-          </p>
+        {shown?.text === undefined ? (
+          <p className="hint">{!revision ? '' : !book ? 'This browser does not have the book of this run; add it to see its sections.' : (shown?.problem ?? '…')}</p>
         ) : (
-          <pre tabIndex={0} className="text">{ready ? <Highlighted section={section} memory={ready.after} /> : section}</pre>
+          <pre tabIndex={0} className="text">{marking !== null ? <Highlighted section={shown.text} memory={marking} /> : shown.text}</pre>
         )}
       </section>
     </div>
