@@ -1,14 +1,16 @@
+import { useTranslation } from 'react-i18next';
 import type { ImportState } from './useImport';
 
 /** The book being imported and how far it is; shown where the person added it. */
 export function ImportProgress({ progress }: { progress: ImportState['progress'] }) {
+  const { t } = useTranslation();
   if (!progress) return null;
   const pct = Math.round(progress.fraction * 100);
   return (
     <div className="import">
       <div
         role="progressbar"
-        aria-label="Import progress"
+        aria-label={t('import.progress')}
         aria-valuemin={0}
         aria-valuemax={100}
         aria-valuenow={pct}
@@ -18,7 +20,7 @@ export function ImportProgress({ progress }: { progress: ImportState['progress']
         <div className="progress-fill" style={{ width: `${progress.fraction * 100}%` }} />
       </div>
       <p className="hint" aria-live="polite">
-        Importing {progress.name}: {progress.stage.toLowerCase()}…
+        {t('import.importing', { name: progress.name, stage: progress.stage.toLowerCase() })}
       </p>
     </div>
   );
