@@ -107,6 +107,15 @@ export const en = {
   import: {
     progress: 'Import progress',
     importing: 'Importing {{name}}: {{stage}}…',
+    stage: {
+      readingFile: 'Reading the file',
+      reading: 'Reading',
+      readingPages: 'Reading pages',
+      readingChapters: 'Reading chapters',
+      counting: 'Counting tokens',
+      storing: 'Storing',
+      done: 'Done',
+    },
   },
   library: {
     title: 'Library',

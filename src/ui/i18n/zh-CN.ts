@@ -86,7 +86,7 @@ export const zhCN: Messages = {
     answerLater: '读完最后一块后，根据最终记忆写出答案。',
   },
   runs: {
-    title: '运行',
+    title: '运行记录',
     import: '导入运行',
     progress: '进度：{{question}}',
     status: { running: '阅读中', paused: '已暂停', cancelled: '已取消', done: '完成', failed: '失败' },
@@ -103,7 +103,16 @@ export const zhCN: Messages = {
   },
   import: {
     progress: '导入进度',
-    importing: '正在导入 {{name}}：{{stage}}…',
+    importing: '导入 {{name}}：{{stage}}…',
+    stage: {
+      readingFile: '正在读取文件',
+      reading: '正在读取',
+      readingPages: '正在读取页面',
+      readingChapters: '正在读取章节',
+      counting: '正在统计词元',
+      storing: '正在保存',
+      done: '完成',
+    },
   },
   library: {
     title: '书库',
