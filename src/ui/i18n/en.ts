@@ -8,6 +8,7 @@ export const en = {
     place: { read: 'Read', library: 'Library', models: 'Models', evaluate: 'Evaluate' },
     language: 'Language',
     loading: 'Loading…',
+    workerFailed: 'The worker failed without a message.',
   },
   units: {
     bytes: '{{n}} B',

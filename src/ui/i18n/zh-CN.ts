@@ -7,6 +7,7 @@ export const zhCN: Messages = {
     place: { read: '阅读', library: '书库', models: '模型', evaluate: '评估' },
     language: '语言',
     loading: '正在加载…',
+    workerFailed: '后台线程出错，但没有给出消息。',
   },
   units: {
     bytes: '{{n}} B',
