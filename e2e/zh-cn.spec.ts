@@ -23,6 +23,8 @@ test('a browser in Simplified Chinese reads a book through the zh-CN names, and 
   await expect(page.getByText(/^完成 · \d+ \/ \d+ 块/)).toBeVisible();
   // The question and the answer are shown as they are, never translated.
   await expect(page.getByRole('region', { name: '运行' }).getByRole('heading', { level: 2 })).toHaveText(PLANTED.question);
+  // A look at the page in Simplified Chinese, kept with the test's output.
+  await page.screenshot({ path: test.info().outputPath('read-zh-CN.png') });
 
   await page.getByRole('combobox', { name: '语言' }).selectOption('en');
   await expect(page.locator('html')).toHaveAttribute('lang', 'en');
