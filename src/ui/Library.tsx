@@ -84,7 +84,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                     isFormat(doc.format ?? 'text') ? t(`library.format.${(doc.format ?? 'text') as Format}`) : doc.format,
                     formatBytes(doc.bytes),
                     formatTokens(doc),
-                    doc.pages ? t('library.pages', { n: formatNumber(doc.pages) }) : '',
+                    doc.pages ? t('library.pages', { n: doc.pages }) : '',
                     t('library.added', { date: formatDate(doc.addedAt) }),
                     doc.importing ? t('library.storing') : '',
                   ]

@@ -89,7 +89,7 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
         : t('estimate.notMeasured');
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {t('estimate.aboutChunks', { chunks: formatNumber(chunks) })} {how}
+        {t('estimate.aboutChunks', { chunks })} {how}
       </p>
     );
   }
@@ -107,15 +107,15 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
   if (!settings.skim) {
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {t('estimate.full', { chunks: formatNumber(chunks), duration: formatDuration(full.totalMs), per })}
+        {t('estimate.full', { chunks, duration: formatDuration(full.totalMs), per })}
       </p>
     );
   }
   return (
     <p className="estimate" role="note" aria-label={t('estimate.region')}>
       {t('estimate.skim', {
-        read: formatNumber(read),
-        chunks: formatNumber(chunks),
+        read,
+        chunks,
         duration: formatDuration(skim!.totalMs),
         full: formatDuration(full.totalMs),
         saving: formatDuration(full.totalMs - skim!.totalMs),

@@ -1,6 +1,6 @@
 import { useTranslation } from 'react-i18next';
 import type { DocumentRecord, RevisionRecord, RunRecord } from '../storage/db';
-import { estimateRemaining, formatNumber, formatRemaining } from './format';
+import { estimateRemaining, formatRemaining } from './format';
 import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
@@ -39,8 +39,8 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
         <p className="hint">
           {run.documentName} ·{' '}
           {t(run.skim ? 'run.factsSkimmed' : 'run.facts', {
-            chunks: formatNumber(total),
-            from: formatNumber(run.skim?.totalChunks ?? 0),
+            chunks: total,
+            from: run.skim?.totalChunks ?? 0,
             chunkTokens: run.settings.chunkTokens,
             memoryTokens: run.settings.memoryTokens,
           })}
@@ -60,7 +60,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
           <div className="progress-fill" style={{ width: `${total ? (100 * read) / total : 0}%` }} />
         </div>
         <p className="status" aria-live="polite">
-          {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read: formatNumber(read), total: formatNumber(total) })}
+          {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read, total })}
           {run.status === 'running' && read === total ? ` · ${t('run.writingAnswerShort')}` : ''}
           {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
         </p>

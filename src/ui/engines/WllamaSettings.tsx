@@ -188,7 +188,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
         <p role="status" className="status">
           {t('wllama.measured', {
             count: measured.threads,
-            read: formatNumber(Math.round(measured.prefillTokensPerSecond)),
+            read: Math.round(measured.prefillTokensPerSecond),
             write: formatNumber(measured.decodeTokensPerSecond, 1),
           })}
         </p>
