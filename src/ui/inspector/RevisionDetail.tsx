@@ -1,4 +1,6 @@
 import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { i18n } from '../i18n';
 import { diffMemory } from '../../core/memory-diff';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentencesDrawnOn } from '../../core/provenance';
@@ -29,6 +31,7 @@ interface Section {
 
 /** The selected revision: its memory, what changed from the one before, and the section it read. */
 export function RevisionDetail({ runId, revision, total, book }: Props) {
+  const { t } = useTranslation();
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [read, setRead] = useState<Section | null>(null);
   const key = revision ? `${runId}:${revision.index}` : '';
@@ -42,7 +45,7 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
       let section: Section;
       try {
         const text = await (await store).readText(book.id, revision.start, revision.end);
-        section = text === undefined ? { key: sectionKey, problem: 'This part of the book is still being stored; it shows once the import has written it.' } : { key: sectionKey, text };
+        section = text === undefined ? { key: sectionKey, problem: i18n.t('inspector.stillStoring') } : { key: sectionKey, text };
       } catch (e) {
         section = { key: sectionKey, problem: (e as Error).message };
       }
@@ -76,25 +79,25 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
 
   return (
     <div className="detail">
-      <section aria-label="Memory" className="pane">
-        <h3>Memory{revision ? ` after chunk ${revision.index + 1}` : ''}</h3>
-        <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
+      <section aria-label={t('inspector.memory')} className="pane">
+        <h3>{revision ? t('inspector.memoryAfter', { n: revision.index + 1 }) : t('inspector.memory')}</h3>
+        <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : t('inspector.noRevision')}</pre>
       </section>
-      <section aria-label="Memory changes" className="pane">
+      <section aria-label={t('inspector.changes')} className="pane">
         <h3>
-          Memory changes
-          {revision ? ` · +${revision.wordsAdded} / −${revision.wordsRemoved} words` : ''}
+          {t('inspector.changes')}
+          {revision ? ` · ${t('inspector.words', { added: revision.wordsAdded, removed: revision.wordsRemoved })}` : ''}
         </h3>
         <pre tabIndex={0} className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
       </section>
-      <section aria-label="Section" className="pane">
+      <section aria-label={t('inspector.section')} className="pane">
         <h3>
-          Section{revision ? ` ${revision.index + 1} of ${total}` : ''}
+          {revision ? t('inspector.sectionOf', { n: revision.index + 1, total }) : t('inspector.section')}
           {revision && <ChunkPlace runId={runId} offset={revision.start} />}
         </h3>
         {section === null ? (
           <p className="hint">
-            {!revision ? '' : !book ? 'This browser does not have the book of this run; add it to see its sections.' : (shownSection?.problem ?? '…')}
+            {!revision ? '' : !book ? t('inspector.noBook') : (shownSection?.problem ?? '…')}
           </p>
         ) : (
           <pre tabIndex={0} className="text">{ready ? <Highlighted section={section} memory={ready.after} /> : section}</pre>
@@ -126,13 +129,14 @@ function DiffView({ before, after }: { before: string; after: string }) {
 
 /** The section with the sentences the new memory drew on marked. */
 function Highlighted({ section, memory }: { section: string; memory: string }) {
+  const { t } = useTranslation();
   const spans = sentencesDrawnOn(section, memory);
   const out: React.ReactNode[] = [];
   let at = 0;
   spans.forEach((s, i) => {
     out.push(section.slice(at, s.start));
     out.push(
-      <mark key={i} title="The memory drew on this sentence">
+      <mark key={i} title={t('inspector.drewOn')}>
         {section.slice(s.start, s.end)}
       </mark>,
     );
