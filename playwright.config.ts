@@ -25,6 +25,8 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
+    // The interface follows the browser's language: English unless a test asks for another.
+    locale: 'en-US',
     trace: 'off',
     launchOptions: {
       executablePath,

@@ -66,7 +66,8 @@ async function tabTo(page: Page, target: Locator, { back = false, limit = 80 } =
 test('keyboard only: choose a book, ask, read, move through revisions, export and open the run from the Library', async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto('/');
-  // From the top of the page the navigation comes first, its focus ring shown in both themes.
+  // A person presses Tab once the page is shown; from the top of the page the navigation comes first, its focus ring shown in both themes.
+  await expect(page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Read', exact: true })).toBeVisible();
   await page.keyboard.press('Tab');
   for (const theme of THEMES) {
     await page.emulateMedia({ colorScheme: theme });

@@ -1,5 +1,6 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import './ui/i18n';
 import { Shell } from './ui/Shell';
 import './ui/styles.css';
 

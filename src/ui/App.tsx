@@ -1,4 +1,5 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
 import type { DocumentRecord, RunRecord } from '../storage/db';
 import type { RunRequest } from '../runner/runner';
@@ -40,6 +41,7 @@ function showInUrl(runId: string, revision: number | null = null): void {
 
 /** Read, Library and Models: the places that share the chosen book, the runs and the run in view. */
 export function App({ place }: { place: Place }) {
+  const { t } = useTranslation();
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
   const [document, setDocument] = useState<DocumentRecord | null>(null);
   const [runs, setRuns] = useState<RunRecord[]>([]);
@@ -134,10 +136,10 @@ export function App({ place }: { place: Place }) {
 
   const read = async (request: ReadRequest) => {
     setError(null);
-    if (!document) return setError('Choose a document first: a book as .txt, .md, .html, .epub, .pdf or .docx.');
-    if (!request.question.trim()) return setError('Enter a question before reading: the memory keeps what helps answer it.');
+    if (!document) return setError(t('read.needDocument'));
+    if (!request.question.trim()) return setError(t('read.needQuestion'));
     const empty = request.questions.findIndex((q) => !q.trim());
-    if (empty > 0) return setError(`Question ${empty + 1} is empty: type a question there or remove it.`);
+    if (empty > 0) return setError(t('read.emptyQuestion', { n: empty + 1 }));
     const problem = settingsProblem(request);
     if (problem) return setError(problem);
     // Still inside the Read button's event: the one moment a page may ask to notify.

@@ -1,5 +1,6 @@
 /// <reference types="vite-plugin-pwa/react" />
 import { useRegisterSW } from 'virtual:pwa-register/react';
+import { useTranslation } from 'react-i18next';
 import './durability.css';
 
 const HOUR = 60 * 60 * 1000;
@@ -11,6 +12,7 @@ const HOUR = 60 * 60 * 1000;
  * (Whether the app works offline is shown in the Storage region.)
  */
 export function AppUpdate() {
+  const { t } = useTranslation();
   const {
     needRefresh: [needRefresh, setNeedRefresh],
     updateServiceWorker,
@@ -23,13 +25,13 @@ export function AppUpdate() {
 
   if (!needRefresh) return null;
   return (
-    <div role="status" aria-label="App update" className="app-status">
-      <span>A new version of memagent-web is ready. A run that is reading continues after the reload.</span>
+    <div role="status" aria-label={t('update.region')} className="app-status">
+      <span>{t('update.ready')}</span>
       <button type="button" onClick={() => void updateServiceWorker(true)}>
-        Update
+        {t('update.update')}
       </button>
       <button type="button" onClick={() => setNeedRefresh(false)}>
-        Later
+        {t('update.later')}
       </button>
     </div>
   );

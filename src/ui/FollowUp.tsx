@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import * as Comlink from 'comlink';
+import { useTranslation } from 'react-i18next';
 import type { FollowUpRecord, RunRecord } from '../storage/db';
 import { agent, call, onRunEvent, store } from './client';
 import { formatDuration } from './format';
@@ -31,6 +32,7 @@ function useFollowUps(runId: string): FollowUpRecord[] {
  * reading. The worker stores the answer before it is listed here.
  */
 export function FollowUp({ run }: { run: RunRecord }) {
+  const { t } = useTranslation();
   const inputId = useId();
   const followUps = useFollowUps(run.id);
   const [question, setQuestion] = useState('');
@@ -42,7 +44,7 @@ export function FollowUp({ run }: { run: RunRecord }) {
     e.preventDefault();
     if (asking) return;
     const q = question.trim();
-    if (!q) return setError('Type a question first: it is answered from the memory this read kept.');
+    if (!q) return setError(t('followUp.needQuestion'));
     setError(null);
     setAsking(q);
     setWriting('');
@@ -58,22 +60,22 @@ export function FollowUp({ run }: { run: RunRecord }) {
   };
 
   return (
-    <section aria-label="Follow-up" className="follow-up">
-      <h3>Ask this memory again</h3>
+    <section aria-label={t('followUp.region')} className="follow-up">
+      <h3>{t('followUp.title')}</h3>
       <p className="hint">
-        A new question is answered from the final memory alone, without reading the book again. That memory kept what helped answer "{run.question}", so
-        it may lack what another question needs.
+        {t('followUp.intro', { question: run.question })}
       </p>
       <form className="follow-up-form" onSubmit={(e) => void ask(e)}>
-        <label htmlFor={inputId}>Ask this memory</label>
+        <label htmlFor={inputId}>{t('followUp.field')}</label>
         <input id={inputId} type="text" value={question} onChange={(e) => setQuestion(e.target.value)} autoComplete="off" />
         <button type="submit" disabled={asking !== null}>
-          Ask
+          {t('followUp.ask')}
         </button>
       </form>
       {asking !== null && (
         <p className="hint" role="status">
-          Answering "{asking}" from the memory…{writing ? ` ${writing}` : ''}
+          {t('followUp.answering', { question: asking })}
+          {writing ? ` ${writing}` : ''}
         </p>
       )}
       {error && (
@@ -82,13 +84,13 @@ export function FollowUp({ run }: { run: RunRecord }) {
         </p>
       )}
       {followUps.length > 0 && (
-        <ol aria-label="Follow-up answers" className="follow-up-list">
+        <ol aria-label={t('followUp.list')} className="follow-up-list">
           {followUps.map((f) => (
             <li key={f.index}>
               <p className="follow-up-question">{f.question}</p>
               <p className="answer-text">{f.answer}</p>
               <p className="hint">
-                Answered from a memory kept for another question ("{run.question}") · written in {formatDuration(f.ms)}
+                {t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}
               </p>
             </li>
           ))}

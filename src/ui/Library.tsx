@@ -1,7 +1,8 @@
 import { useEffect, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { DocumentRecord, RunRecord } from '../storage/db';
 import { agent, call, onRunEvent, store } from './client';
-import { formatBytes, formatTokens } from './format';
+import { formatBytes, formatDate, formatNumber, formatTokens } from './format';
 import type { ImportState } from './useImport';
 
 interface Props {
@@ -16,21 +17,13 @@ interface Props {
   onError(message: string): void;
 }
 
-const FORMAT_NAMES: Record<string, string> = {
-  text: 'Text',
-  markdown: 'Markdown',
-  html: 'HTML',
-  epub: 'EPUB',
-  pdf: 'PDF',
-  docx: 'Word',
-};
-
-function formatDate(t: number): string {
-  return new Date(t).toLocaleString('en', { dateStyle: 'medium', timeStyle: 'short' });
-}
+const FORMATS = ['text', 'markdown', 'html', 'epub', 'pdf', 'docx'] as const;
+type Format = (typeof FORMATS)[number];
+const isFormat = (f: string): f is Format => (FORMATS as readonly string[]).includes(f);
 
 /** Every stored book: what it is, its runs, and Open and Delete. */
 export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, onError }: Props) {
+  const { t } = useTranslation();
   const [docs, setDocs] = useState<DocumentRecord[]>([]);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [deletions, setDeletions] = useState(0);
@@ -65,8 +58,8 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
   };
 
   return (
-    <section aria-label="Library" className="library">
-      <h2>Books</h2>
+    <section aria-label={t('library.title')} className="library">
+      <h2>{t('library.books')}</h2>
       <div className="check">
         <input
           id={stripId}
@@ -74,12 +67,12 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
           checked={imports.stripGutenberg}
           onChange={(e) => imports.setStripGutenberg(e.target.checked)}
         />
-        <label htmlFor={stripId}>Remove Project Gutenberg header and licence</label>
+        <label htmlFor={stripId}>{t('library.strip')}</label>
       </div>
       {docs.length === 0 ? (
-        <p className="hint">No documents yet. Books you add stay in this browser.</p>
+        <p className="hint">{t('library.none')}</p>
       ) : (
-        <ul className="library-list" aria-label="Books">
+        <ul className="library-list" aria-label={t('library.books')}>
           {docs.map((doc) => {
             const own = runs.filter((r) => r.documentId === doc.id);
             const open = current?.id === doc.id;
@@ -88,53 +81,52 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                 <div className="doc-name">{doc.title && doc.title !== doc.name ? `${doc.title} (${doc.name})` : doc.name}</div>
                 <div className="hint">
                   {[
-                    FORMAT_NAMES[doc.format ?? 'text'] ?? doc.format,
+                    isFormat(doc.format ?? 'text') ? t(`library.format.${(doc.format ?? 'text') as Format}`) : doc.format,
                     formatBytes(doc.bytes),
                     formatTokens(doc),
-                    doc.pages ? `${doc.pages} pages` : '',
-                    `added ${formatDate(doc.addedAt)}`,
-                    doc.importing ? 'still being stored' : '',
+                    doc.pages ? t('library.pages', { n: doc.pages }) : '',
+                    t('library.added', { date: formatDate(doc.addedAt) }),
+                    doc.importing ? t('library.storing') : '',
                   ]
                     .filter(Boolean)
                     .join(' · ')}
                 </div>
                 {doc.stripped && (
                   <div className="hint">
-                    Project Gutenberg header ({doc.stripped.header.toLocaleString('en')} characters) and licence (
-                    {doc.stripped.footer.toLocaleString('en')} characters) removed; kept with the book.
+                    {t('library.stripped', { header: formatNumber(doc.stripped.header), footer: formatNumber(doc.stripped.footer) })}
                   </div>
                 )}
                 {own.length > 0 && (
-                  <ul className="doc-runs" aria-label={`Runs of ${doc.name}`}>
+                  <ul className="doc-runs" aria-label={t('library.runsOf', { name: doc.name })}>
                     {own.map((r) => (
                       <li key={r.id}>
                         <button type="button" className="link" onClick={() => onOpenRun(r.id)}>
                           {r.question}
                         </button>{' '}
-                        <span className="hint">{r.status}</span>
+                        <span className="hint">{t(`runs.status.${r.status}`)}</span>
                       </li>
                     ))}
                   </ul>
                 )}
                 {confirming === doc.id ? (
-                  <div className="controls" role="group" aria-label="Confirm delete">
+                  <div className="controls" role="group" aria-label={t('library.confirm')}>
                     <span>
-                      Delete this book{own.length ? ` and its ${own.length} run${own.length > 1 ? 's' : ''}` : ''}?
+                      {own.length ? t('library.deleteQuestionRuns', { count: own.length }) : t('library.deleteQuestion')}
                     </span>
                     <button type="button" onClick={() => void remove(doc)}>
-                      Yes, delete
+                      {t('library.yes')}
                     </button>
                     <button type="button" onClick={() => setConfirming(null)}>
-                      Keep
+                      {t('library.keep')}
                     </button>
                   </div>
                 ) : (
                   <div className="controls">
                     <button type="button" onClick={() => onOpen(doc)} disabled={open}>
-                      Open
+                      {t('library.open')}
                     </button>
                     <button type="button" onClick={() => setConfirming(doc.id)}>
-                      Delete
+                      {t('library.delete')}
                     </button>
                   </div>
                 )}

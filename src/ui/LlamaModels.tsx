@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { StoredModel } from '../engines/wllama-files';
 import { agent, call } from './client';
 import { formatStorage, refreshStorage } from './storage-figure';
@@ -10,6 +11,7 @@ import './models.css';
  * the Read page; one is kept here the first time it loads.
  */
 export function LlamaModels({ active }: { active: boolean }) {
+  const { t } = useTranslation();
   const headingId = useId();
   const [models, setModels] = useState<StoredModel[] | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -44,10 +46,9 @@ export function LlamaModels({ active }: { active: boolean }) {
 
   return (
     <section aria-labelledby={headingId} className="gguf-models">
-      <h2 id={headingId}>llama.cpp (CPU, WebAssembly)</h2>
+      <h2 id={headingId}>{t('engines.wllama.label')}</h2>
       <p className="hint">
-        GGUF models kept in this browser, downloaded from a URL or copied from a file on this device. Choose one, and measure its speed,
-        under Engine on the Read page.
+        {t('models.gguf.intro')}
       </p>
       {alert && (
         <p role="alert" className="error">
@@ -55,21 +56,21 @@ export function LlamaModels({ active }: { active: boolean }) {
         </p>
       )}
       {models === null ? (
-        <p className="hint">Looking for stored models…</p>
+        <p className="hint">{t('models.gguf.looking')}</p>
       ) : models.length === 0 ? (
-        <p className="hint">None yet: a model is kept here the first time llama.cpp loads it.</p>
+        <p className="hint">{t('models.gguf.none')}</p>
       ) : (
         <ul className="model-list">
           {models.map((m) => (
             <li key={m.id} aria-label={m.name}>
               <strong>{m.name}</strong>
               <p className="hint">
-                {formatStorage(m.bytes)} · from {m.origin}
-                {m.complete ? '' : ' · not complete: the next load fetches or copies it again'}
+                {t('models.gguf.facts', { size: formatStorage(m.bytes), origin: m.origin })}
+                {m.complete ? '' : ` · ${t('models.gguf.incomplete')}`}
               </p>
               <div className="controls">
-                <button type="button" aria-label={`Delete ${m.name}`} disabled={busy !== null} onClick={() => void remove(m)}>
-                  Delete
+                <button type="button" aria-label={t('models.deleteOf', { model: m.name })} disabled={busy !== null} onClick={() => void remove(m)}>
+                  {t('models.delete')}
                 </button>
               </div>
             </li>

@@ -1,4 +1,5 @@
 import { type FormEvent, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { ModelView } from '../runner/models';
 import { agent, call } from './client';
 import { modelFacts } from './engines/format-model';
@@ -11,6 +12,7 @@ type Action = 'downloadModel' | 'loadModel' | 'deleteModel' | 'removeCustomModel
 
 /** Models for the WebLLM engine: what is downloaded, how big, and the buttons to fetch, load and delete them. */
 export function ModelManager() {
+  const { t } = useTranslation();
   const gpu = useGpu();
   const usable = gpu?.status === 'ok';
   const { list, error } = useModels(usable);
@@ -36,23 +38,23 @@ export function ModelManager() {
   const pct = progress ? Math.round(100 * progress.fraction) : 0;
 
   return (
-    <section aria-label="Models" className="models">
+    <section aria-label={t('models.title')} className="models">
       <h2>WebLLM (WebGPU)</h2>
       {!gpu ? (
-        <p className="hint">Checking WebGPU…</p>
+        <p className="hint">{t('models.checking')}</p>
       ) : !usable ? (
-        <p className="hint">No WebGPU in this browser: models cannot run here, so none are offered for download.</p>
+        <p className="hint">{t('models.noWebGpu')}</p>
       ) : (
         <p className="hint">
-          GPU: {gpu.adapter}
-          {gpu.fallback ? ' (software, very slow)' : ''} · {gpu.shaderF16 ? 'shader-f16 available' : 'no shader-f16: q4f32_1 builds are used'}
+          {t('models.gpu', { adapter: gpu.adapter })}
+          {gpu.fallback ? t('models.software') : ''} · {gpu.shaderF16 ? t('models.f16') : t('models.noF16')}
         </p>
       )}
       {progress && progress.state !== 'failed' && (
         <div className="model-progress">
           <div
             role="progressbar"
-            aria-label="Model download"
+            aria-label={t('models.download')}
             aria-valuemin={0}
             aria-valuemax={100}
             aria-valuenow={pct}
@@ -62,7 +64,7 @@ export function ModelManager() {
             <div className="progress-fill" style={{ width: `${pct}%` }} />
           </div>
           <p className="hint" aria-live="polite">
-            {progress.phase === 'download' ? 'Downloading' : 'Loading'} {label(progress.modelId)}: {pct}% · {progress.text}
+            {t(progress.phase === 'download' ? 'models.downloading' : 'models.loading', { model: label(progress.modelId), pct })} · {progress.text}
           </p>
         </div>
       )}
@@ -78,44 +80,44 @@ export function ModelManager() {
             <li key={m.id} aria-label={m.label}>
               <strong>{m.label}</strong>
               <p className="hint">{modelFacts(m)}</p>
-              {m.unsupported && <p className="hint">Not on this GPU: {m.unsupported}.</p>}
+              {m.unsupported && <p className="hint">{t('models.unsupported', { why: m.unsupported })}</p>}
               {m.speed ? (
                 <p className="hint">
-                  Measured on this GPU: {formatSpeed(m.speed.prefillTokensPerSecond)} tokens/s reading, {formatSpeed(m.speed.decodeTokensPerSecond)} tokens/s writing
+                  {t('models.measured', { read: formatSpeed(m.speed.prefillTokensPerSecond), write: formatSpeed(m.speed.decodeTokensPerSecond) })}
                 </p>
               ) : (
                 // Load measures right after loading: until it returns, the model is loaded but not yet measured.
-                m.loaded && <p className="hint">{busy === m.id ? 'Measuring its speed on this GPU…' : 'Speed on this GPU: not measured'}</p>
+                m.loaded && <p className="hint">{busy === m.id ? t('models.measuring') : t('models.notMeasured')}</p>
               )}
               <div className="controls">
                 <button
                   type="button"
-                  aria-label={`${m.cache.partial && !m.cache.complete ? 'Resume download' : 'Download'} ${m.label}`}
+                  aria-label={t(m.cache.partial && !m.cache.complete ? 'models.resumeOf' : 'models.downloadOf', { model: m.label })}
                   disabled={busy !== null || m.cache.complete || Boolean(m.unsupported)}
                   onClick={() => void act('downloadModel', m)}
                 >
-                  {m.cache.partial && !m.cache.complete ? 'Resume download' : 'Download'}
+                  {m.cache.partial && !m.cache.complete ? t('models.resume') : t('models.downloadButton')}
                 </button>
                 {progress?.modelId === m.id && progress.phase === 'download' && progress.state === 'working' && (
                   // Received bytes are kept: Download (or a run) resumes where this stops.
-                  <button type="button" aria-label={`Stop download ${m.label}`} onClick={() => void call(agent.stopModelDownload(m.id)).catch((e: Error) => setAlert(e.message))}>
-                    Stop download
+                  <button type="button" aria-label={t('models.stopOf', { model: m.label })} onClick={() => void call(agent.stopModelDownload(m.id)).catch((e: Error) => setAlert(e.message))}>
+                    {t('models.stop')}
                   </button>
                 )}
-                <button type="button" aria-label={`Load ${m.label}`} disabled={busy !== null || Boolean(m.unsupported)} onClick={() => void act('loadModel', m)}>
-                  Load
+                <button type="button" aria-label={t('models.loadOf', { model: m.label })} disabled={busy !== null || Boolean(m.unsupported)} onClick={() => void act('loadModel', m)}>
+                  {t('models.load')}
                 </button>
                 <button
                   type="button"
-                  aria-label={`Delete ${m.label}`}
+                  aria-label={t('models.deleteOf', { model: m.label })}
                   disabled={busy !== null || !m.cache.partial}
                   onClick={() => void act('deleteModel', m)}
                 >
-                  Delete
+                  {t('models.delete')}
                 </button>
                 {m.custom && (
-                  <button type="button" aria-label={`Remove ${m.label}`} disabled={busy !== null} onClick={() => void act('removeCustomModel', m)}>
-                    Remove
+                  <button type="button" aria-label={t('models.removeOf', { model: m.label })} disabled={busy !== null} onClick={() => void act('removeCustomModel', m)}>
+                    {t('models.remove')}
                   </button>
                 )}
               </div>
@@ -130,6 +132,7 @@ export function ModelManager() {
 
 /** A model converted elsewhere, e.g. RL-MemAgent-7B in q4f16_1 with the Qwen2-7B-Instruct library. */
 function CustomModelForm({ onSaved, onError }: { onSaved(): void; onError(message: string): void }) {
+  const { t } = useTranslation();
   const id = { name: useId(), url: useId(), lib: useId(), limit: useId() };
   const [name, setName] = useState('');
   const [modelUrl, setModelUrl] = useState('');
@@ -151,26 +154,26 @@ function CustomModelForm({ onSaved, onError }: { onSaved(): void; onError(messag
 
   return (
     <details className="custom-model">
-      <summary>Add a model by URL</summary>
+      <summary>{t('models.custom.title')}</summary>
       <form onSubmit={(e) => void submit(e)}>
         <div className="field">
-          <label htmlFor={id.name}>Model name</label>
+          <label htmlFor={id.name}>{t('models.custom.name')}</label>
           <input id={id.name} value={name} onChange={(e) => setName(e.target.value)} placeholder="RL-MemAgent-7B-q4f16_1" />
         </div>
         <div className="field">
-          <label htmlFor={id.url}>Model URL</label>
+          <label htmlFor={id.url}>{t('models.custom.url')}</label>
           <input id={id.url} type="url" value={modelUrl} onChange={(e) => setModelUrl(e.target.value)} placeholder="https://huggingface.co/you/RL-MemAgent-7B-q4f16_1-MLC" />
         </div>
         <div className="field">
-          <label htmlFor={id.lib}>Model library URL</label>
+          <label htmlFor={id.lib}>{t('models.custom.lib')}</label>
           <input id={id.lib} type="url" value={libUrl} onChange={(e) => setLibUrl(e.target.value)} placeholder="https://…/Qwen2-7B-Instruct-q4f16_1_cs1k-webgpu.wasm" />
         </div>
         <div className="field">
-          <label htmlFor={id.limit}>Context limit (tokens)</label>
+          <label htmlFor={id.limit}>{t('models.custom.limit')}</label>
           <input id={id.limit} type="number" min={8192} step={1024} value={Number.isNaN(limit) ? '' : limit} onChange={(e) => setLimit(e.target.valueAsNumber)} />
         </div>
-        <p className="hint">The files of an MLC conversion (mlc-chat-config.json, tokenizer.json, tensor-cache.json and its shards) must be served with CORS headers.</p>
-        <button type="submit">Add model</button>
+        <p className="hint">{t('models.custom.cors')}</p>
+        <button type="submit">{t('models.custom.add')}</button>
       </form>
     </details>
   );

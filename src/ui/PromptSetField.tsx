@@ -1,9 +1,16 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { DEFAULT_PROMPTS_BASE, type FileSetId, PROMPT_SET_LABELS, type PromptSet, type PromptSetId } from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates } from '../core/prompts';
 import type { PromptFileStatus } from '../runner/prompt-files';
 import { agent, call, onRunEvent } from './client';
+import { i18n } from './i18n';
 import type { ReadSettings } from './settings';
+
+/** A prompt set's name in the interface's language (the MemAgent sets keep theirs). */
+function setLabel(id: PromptSetId): string {
+  return id === 'app' || id === 'custom' ? i18n.t(`prompts.label.${id}`) : PROMPT_SET_LABELS[id];
+}
 
 /** What the worker holds of the MemAgent prompt files. */
 export interface PromptFiles {
@@ -44,10 +51,11 @@ export function templatesOf(set: PromptSetId, settings: Pick<ReadSettings, 'temp
 function describeFile(f: PromptFileStatus): string {
   const name = f.path.split('/').pop();
   if (f.have) {
-    const when = f.savedAt ? `, ${new Date(f.savedAt).toLocaleDateString()}` : '';
-    return `${name}: here (SHA-256 ${f.sha256.slice(0, 12)}…, ${f.source?.startsWith('imported') ? f.source : `fetched from ${f.source}`}${when}).`;
+    const when = f.savedAt ? `, ${new Intl.DateTimeFormat(i18n.language).format(f.savedAt)}` : '';
+    const source = f.source?.startsWith('imported') ? f.source : i18n.t('prompts.fetchedFrom', { source: f.source });
+    return i18n.t('prompts.fileHere', { name, sha: f.sha256.slice(0, 12), source, when });
   }
-  return `${name}: not in this browser yet${f.error ? ` — ${f.error}` : '.'}`;
+  return f.error ? i18n.t('prompts.fileMissingBecause', { name, error: f.error }) : i18n.t('prompts.fileMissing', { name });
 }
 
 interface Props {
@@ -64,6 +72,7 @@ interface Props {
  * fetch them (offline, or a policy that blocks the host).
  */
 export function PromptSetField({ settings, engineId, files, refresh, onChange }: Props) {
+  const { t } = useTranslation();
   const ids = { set: useId(), base: useId(), hint: useId() };
   const picker = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
@@ -85,7 +94,7 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
       const status = await call(agent.fetchPromptFiles());
       await refresh();
       const failed = status.filter((f) => !f.have);
-      setMessage(failed.length ? { text: failed.map(describeFile).join(' '), error: true } : { text: 'Both prompt files are here, checked against their pinned SHA-256.', error: false });
+      setMessage(failed.length ? { text: failed.map(describeFile).join(' '), error: true } : { text: t('prompts.bothHere'), error: false });
     } catch (e) {
       setMessage({ text: (e as Error).message, error: true });
     } finally {
@@ -99,7 +108,7 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
     try {
       const set = await call(agent.importPromptFile(file));
       await refresh();
-      setMessage({ text: `${file.name} is ${PROMPT_SET_LABELS[set]}'s file: its SHA-256 is the pinned one, and it is kept in this browser.`, error: false });
+      setMessage({ text: t('prompts.imported', { file: file.name, set: setLabel(set) }), error: false });
     } catch (e) {
       setMessage({ text: (e as Error).message, error: true });
     } finally {
@@ -112,42 +121,42 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
   };
 
   let hint: string;
-  if (effective === 'custom') hint = 'Your edited templates. Answers are read leniently (\\boxed{} or "the answer is").';
+  if (effective === 'custom') hint = t('prompts.hint.custom');
   else if (effective === 'app') {
     hint =
       settings.promptSet === 'app'
-        ? "This app's own instruction sentences, in the layout the MemAgent checkpoints were trained on."
+        ? t('prompts.hint.app')
         : engineId === 'extractive'
-          ? "The extractive engine reads no instructions: this app's wording."
-          : "This app's wording, until MemAgent (paper)'s prompt file is in this browser; then the paper's own prompts.";
+          ? t('prompts.hint.extractive')
+          : t('prompts.hint.auto');
   } else {
     const file = files?.status.find((f) => f.set === effective);
     hint = files?.sets[effective]
-      ? `${PROMPT_SET_LABELS[effective]}: the MemAgent checkpoints' own prompts, read from ${file?.path} at the pinned commit (SHA-256 ${file?.sha256.slice(0, 12)}…).`
-      : `${PROMPT_SET_LABELS[effective]} needs its prompt file, which is not in this browser yet: Read will try to fetch it.`;
+      ? t('prompts.hint.file', { set: setLabel(effective), path: file?.path, sha: file?.sha256.slice(0, 12) })
+      : t('prompts.hint.needsFile', { set: setLabel(effective) });
   }
 
   return (
     <div className="prompt-set">
       <div className="field">
-        <label htmlFor={ids.set}>Prompt set</label>
+        <label htmlFor={ids.set}>{t('prompts.set')}</label>
         <select
           id={ids.set}
           aria-describedby={ids.hint}
           value={settings.promptSet ?? 'auto'}
           onChange={(e) => onChange({ promptSet: e.target.value === 'auto' ? null : (e.target.value as PromptSetId) })}
         >
-          <option value="auto">Default: MemAgent (paper) once its file is here</option>
+          <option value="auto">{t('prompts.auto')}</option>
           <option value="memagent">{PROMPT_SET_LABELS.memagent}</option>
           <option value="memagent-boxed">{PROMPT_SET_LABELS['memagent-boxed']}</option>
-          <option value="app">{PROMPT_SET_LABELS.app}</option>
-          {settings.promptSet === 'custom' && <option value="custom">{PROMPT_SET_LABELS.custom}</option>}
+          <option value="app">{setLabel('app')}</option>
+          {settings.promptSet === 'custom' && <option value="custom">{setLabel('custom')}</option>}
         </select>
         <p id={ids.hint} className="hint">
           {hint}
         </p>
       </div>
-      <section aria-label="Prompt files" className={missing ? 'warning' : undefined}>
+      <section aria-label={t('prompts.files')} className={missing ? 'warning' : undefined}>
         {files?.status.map((f) => (
           <p key={f.set} className="hint">
             {describeFile(f)}
@@ -155,19 +164,16 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
         ))}
         {missing && (
           <p className="hint">
-            The app fetches the MemAgent files from the MemAgent repository at a pinned commit whenever it is online and fetching anyway (a
-            model download, a server connection, a read). Offline, or where a network policy blocks raw.githubusercontent.com: download{' '}
-            <code>{`${DEFAULT_PROMPTS_BASE}/${files?.status.find((f) => f.set === fileSet)?.path ?? ''}`}</code>{' '}
-            elsewhere and add it with Import prompt file, or serve the files from a mirror (its host must be allowed by the app's Content
-            Security Policy). The command line takes the same file with --prompts-file.
+            {t('prompts.howBefore')} <code>{`${DEFAULT_PROMPTS_BASE}/${files?.status.find((f) => f.set === fileSet)?.path ?? ''}`}</code>{' '}
+            {t('prompts.howAfter')}
           </p>
         )}
         <div className="row buttons">
           <button type="button" disabled={busy} onClick={() => void fetchNow()}>
-            Fetch prompt files
+            {t('prompts.fetch')}
           </button>
           <button type="button" disabled={busy} onClick={() => picker.current?.click()}>
-            Import prompt file
+            {t('prompts.import')}
           </button>
           <input
             ref={picker}
@@ -184,7 +190,7 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
           />
         </div>
         <div className="field">
-          <label htmlFor={ids.base}>Prompt file mirror</label>
+          <label htmlFor={ids.base}>{t('prompts.mirror')}</label>
           <input
             id={ids.base}
             type="url"

@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import './questions.css';
 
 interface Props {
@@ -12,6 +13,7 @@ interface Props {
  * others are numbered, and each can be removed.
  */
 export function QuestionList({ questions, onChange }: Props) {
+  const { t } = useTranslation();
   const base = useId();
   // Keys that follow each box when an earlier one is removed, so that a box keeps its caret and undo history.
   const [keys, setKeys] = useState<number[]>(() => questions.map((_, i) => i));
@@ -44,14 +46,14 @@ export function QuestionList({ questions, onChange }: Props) {
     <div className="question-list">
       {questions.map((question, i) => {
         const key = shown[i]!;
-        const name = i === 0 ? 'Question' : `Question ${i + 1}`;
+        const name = i === 0 ? t('questions.first') : t('questions.numbered', { n: i + 1 });
         return (
           <div className="field question-item" key={key}>
             <div className="question-head">
               <label htmlFor={`${base}-${key}`}>{name}</label>
               {i > 0 && (
                 <button type="button" className="question-remove" onClick={() => remove(i)}>
-                  Remove question {i + 1}
+                  {t('questions.remove', { n: i + 1 })}
                 </button>
               )}
             </div>
@@ -70,12 +72,11 @@ export function QuestionList({ questions, onChange }: Props) {
       })}
       <div className="question-add">
         <button type="button" onClick={add}>
-          Add a question
+          {t('questions.add')}
         </button>
         {questions.length > 1 && (
           <p className="hint">
-            Read reads the book once for each of the {questions.length} questions: a model on this device takes them in turns, chunk by chunk; a
-            server reads them at once.
+            {t('questions.several', { count: questions.length })}
           </p>
         )}
       </div>

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { estimateRead, modelKey, skimmedChunks, type StepSample, type TokenSpeed } from '../core/estimate';
 import { DEFAULT_SKIM } from '../core/skim';
 import { followBudget } from '../core/skim-follow';
@@ -7,7 +8,8 @@ import type { DocumentRecord } from '../storage/db';
 import { onRunEvent, store } from './client';
 import { useGpu, useModels } from './engines/models';
 import { useMeasuredSpeed } from './engines/wllama-speed';
-import { formatDuration, formatSpeed } from './format';
+import { formatDuration, formatNumber, formatSpeed } from './format';
+import { i18n } from './i18n';
 import type { ReadSettings } from './settings';
 
 interface Props {
@@ -38,10 +40,10 @@ function useMeasuredApart(engineId: string, config: EngineConfig): { speed: Toke
     // Until the model picker has filled in the config, the model is the list's default, as a run would take it.
     const id = typeof config.model === 'string' && config.model ? config.model : list?.defaultId;
     const speed = list?.models.find((m) => m.id === id)?.speed;
-    return speed && { speed, where: 'calibrated on this GPU when the model was loaded' };
+    return speed && { speed, where: i18n.t('estimate.calibrated') };
   }
   if (engineId === 'wllama' && cpu?.measured) {
-    return { speed: cpu, where: `measured on this device with ${cpu.threads} thread${cpu.threads === 1 ? '' : 's'}` };
+    return { speed: cpu, where: i18n.t('estimate.measuredThreads', { count: cpu.threads }) };
   }
   return undefined;
 }
@@ -52,6 +54,7 @@ function useMeasuredApart(engineId: string, config: EngineConfig): { speed: Toke
  * reading and writing speeds. It says which.
  */
 export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, settings, onEstimate }: Props) {
+  const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const model = modelKey(engineConfig);
   const apart = useMeasuredApart(engineId, engineConfig);
@@ -82,30 +85,42 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
   if (!full) {
     const how =
       engineId === 'webllm'
-        ? "This model's speed on this GPU is not measured yet: Load it in Models to measure it in a few seconds, or the time left shows once two chunks are read."
-        : "This engine's speed is not measured yet: the time left shows once two chunks are read.";
+        ? t('estimate.notMeasuredWebllm')
+        : t('estimate.notMeasured');
     return (
-      <p className="estimate" role="note" aria-label="Estimate">
-        About {chunks} chunks. {how}
+      <p className="estimate" role="note" aria-label={t('estimate.region')}>
+        {t('estimate.aboutChunks', { chunks })} {how}
       </p>
     );
   }
   const per =
     full.source === 'steps'
-      ? `${formatDuration(full.msPerChunk)} each, measured on this engine's past reads${model ? ' with this model' : ''}`
-      : `at most ${formatDuration(full.msPerChunk)} each: reading ${promptTokens.toLocaleString('en')} tokens at ${formatSpeed(full.speed!.prefillTokensPerSecond)} tokens/s ` +
-        `and writing up to ${full.writtenTokens.toLocaleString('en')} at ${formatSpeed(full.speed!.decodeTokensPerSecond)} tokens/s, ${apart!.where}`;
+      ? t(model ? 'estimate.perStepsModel' : 'estimate.perSteps', { duration: formatDuration(full.msPerChunk) })
+      : t('estimate.perSpeed', {
+          duration: formatDuration(full.msPerChunk),
+          prompt: formatNumber(promptTokens),
+          read: formatSpeed(full.speed!.prefillTokensPerSecond),
+          written: formatNumber(full.writtenTokens),
+          write: formatSpeed(full.speed!.decodeTokensPerSecond),
+          where: apart!.where,
+        });
   if (!settings.skim) {
     return (
-      <p className="estimate" role="note" aria-label="Estimate">
-        About {chunks} chunks: expected {formatDuration(full.totalMs)} ({per}).
+      <p className="estimate" role="note" aria-label={t('estimate.region')}>
+        {t('estimate.full', { chunks, duration: formatDuration(full.totalMs), per })}
       </p>
     );
   }
   return (
-    <p className="estimate" role="note" aria-label="Estimate">
-      Skim reads at most {read} of about {chunks} chunks: expected {formatDuration(skim!.totalMs)} instead of{' '}
-      {formatDuration(full.totalMs)}, saving about {formatDuration(full.totalMs - skim!.totalMs)} ({per}).
+    <p className="estimate" role="note" aria-label={t('estimate.region')}>
+      {t('estimate.skim', {
+        read,
+        chunks,
+        duration: formatDuration(skim!.totalMs),
+        full: formatDuration(full.totalMs),
+        saving: formatDuration(full.totalMs - skim!.totalMs),
+        per,
+      })}
     </p>
   );
 }

@@ -1,4 +1,5 @@
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { EngineSelect } from './EngineSelect';
 import { ENGINE_SETTINGS } from './engines';
@@ -6,6 +7,7 @@ import { usePreferredEngine } from './engines/models';
 import { CpuEngineHint } from './engines/CpuEngineHint';
 import type { DocumentRecord } from '../storage/db';
 import { formatBytes, formatTokens } from './format';
+import { engineText } from './i18n';
 import { type ReadSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
@@ -34,6 +36,7 @@ interface Props {
 
 /** Everything a read needs: the book, the question, the engine and the two sizes. */
 export function ReadForm({ engines, document, busy, importStatus, onFile, onRead }: Props) {
+  const { t } = useTranslation();
   const ids = { doc: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
   const [engineId, setEngineId] = useState('');
@@ -54,7 +57,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
   return (
     <form className="read-form" onSubmit={submit}>
       <div className="field">
-        <label htmlFor={ids.doc}>Document</label>
+        <label htmlFor={ids.doc}>{t('read.document')}</label>
         <input
           id={ids.doc}
           type="file"
@@ -68,14 +71,14 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
         <p className="hint" aria-live="polite">
           {document
             ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
-            : 'Choose or drop a book (.txt, .md, .html, .epub, .pdf or .docx). It stays on this device.'}
+            : t('read.documentHint')}
         </p>
         {importStatus}
       </div>
       <QuestionList questions={questions} onChange={setQuestions} />
       <div className="field">
         <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
-        {engine && <p className="hint">{engine.description}</p>}
+        {engine && <p className="hint">{engineText(engine.id, 'description', engine.description)}</p>}
         {engine && EngineSettings && (
           <EngineSettings config={engineConfig} onChange={(c) => setEngineConfigs((all) => ({ ...all, [engine.id]: c }))} />
         )}
@@ -84,7 +87,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
       <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />
       <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} onEstimate={setEstimateMs} />
       <button type="submit" disabled={busy}>
-        Read
+        {t('read.read')}
       </button>
     </form>
   );

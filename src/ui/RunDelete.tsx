@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { RunRecord } from '../storage/db';
 import './durability.css';
 
@@ -11,19 +12,19 @@ interface Props {
 
 /** "Delete run", asking once before the run, its revisions and memories go; its book stays. */
 export function RunDelete({ run, revisions, onDelete }: Props) {
+  const { t } = useTranslation();
   const [confirming, setConfirming] = useState(false);
   if (!confirming) {
     return (
       <button type="button" onClick={() => setConfirming(true)}>
-        Delete run
+        {t('runDelete.delete')}
       </button>
     );
   }
   return (
-    <div role="group" aria-label="Confirm delete run" className="run-confirm">
+    <div role="group" aria-label={t('runDelete.confirm')} className="run-confirm">
       <span>
-        Delete this run{revisions ? ` and its ${revisions} revision${revisions === 1 ? '' : 's'}` : ''}? {run.documentName} stays in
-        the Library.
+        {revisions ? t('runDelete.questionRevisions', { count: revisions }) : t('runDelete.question')} {t('runDelete.bookStays', { book: run.documentName })}
       </span>
       <button
         type="button"
@@ -32,10 +33,10 @@ export function RunDelete({ run, revisions, onDelete }: Props) {
           onDelete();
         }}
       >
-        Yes, delete run
+        {t('runDelete.yes')}
       </button>
       <button type="button" onClick={() => setConfirming(false)}>
-        Keep run
+        {t('runDelete.keep')}
       </button>
     </div>
   );

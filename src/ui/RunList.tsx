@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { RunRecord } from '../storage/db';
 import { RunProgress } from './RunProgress';
 
@@ -11,12 +12,13 @@ interface Props {
 
 /** Earlier and unfinished runs, newest first. */
 export function RunList({ runs, current, onOpen, onImport }: Props) {
+  const { t } = useTranslation();
   const importId = useId();
   return (
-    <nav aria-label="Runs" className="run-list">
-      <h2>Runs</h2>
+    <nav aria-label={t('runs.title')} className="run-list">
+      <h2>{t('runs.title')}</h2>
       <div className="field">
-        <label htmlFor={importId}>Import run</label>
+        <label htmlFor={importId}>{t('runs.import')}</label>
         <input
           id={importId}
           type="file"
@@ -34,7 +36,7 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
             <button type="button" aria-current={r.id === current ? 'page' : undefined} onClick={() => onOpen(r.id)}>
               <span className="run-q">{r.question}</span>
               <span className="hint">
-                {r.documentName} · {r.status}
+                {r.documentName} · {t(`runs.status.${r.status}`)}
               </span>
             </button>
             <RunProgress run={r} />

@@ -1,3 +1,4 @@
+import { useTranslation } from 'react-i18next';
 import type { DocumentRecord, RevisionRecord, RunRecord } from '../storage/db';
 import { estimateRemaining, formatRemaining } from './format';
 import { FollowUp } from './FollowUp';
@@ -21,16 +22,9 @@ interface Props {
   onDelete?(): void;
 }
 
-const STATUS_TEXT: Record<RunRecord['status'], string> = {
-  running: 'Reading',
-  paused: 'Paused',
-  cancelled: 'Cancelled',
-  done: 'Done',
-  failed: 'Stopped by an error',
-};
-
 /** One run: its progress, controls, revisions and answer. */
 export function RunView({ run, runs, revisions, book, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
+  const { t } = useTranslation();
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
@@ -39,82 +33,88 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
   const eta = run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read + 1) : null;
 
   return (
-    <section className="run" aria-label="Run">
+    <section className="run" aria-label={t('run.region')}>
       <header className="run-head">
         <h2>{run.question}</h2>
         <p className="hint">
-          {run.documentName} · {total} chunks{run.skim ? ` (skimmed from ${run.skim.totalChunks})` : ''} of up to {run.settings.chunkTokens} tokens · memory {run.settings.memoryTokens}{' '}
-          tokens
+          {run.documentName} ·{' '}
+          {t(run.skim ? 'run.factsSkimmed' : 'run.facts', {
+            chunks: total,
+            from: run.skim?.totalChunks ?? 0,
+            chunkTokens: run.settings.chunkTokens,
+            memoryTokens: run.settings.memoryTokens,
+          })}
         </p>
         <RunSettings run={run} />
       </header>
       <div className="progress-row">
         <div
           role="progressbar"
-          aria-label="Reading progress"
+          aria-label={t('run.progress')}
           aria-valuemin={0}
           aria-valuemax={total}
           aria-valuenow={read}
-          aria-valuetext={`${read} of ${counting ? 'about ' : ''}${total} chunks read`}
+          aria-valuetext={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })}
           className="progress"
         >
           <div className="progress-fill" style={{ width: `${total ? (100 * read) / total : 0}%` }} />
         </div>
         <p className="status" aria-live="polite">
-          {STATUS_TEXT[run.status]} · {read} of {counting ? `about ${total}` : total} chunks{counting ? ' (still counting)' : ''}
-          {run.status === 'running' && read === total ? ' · writing the answer' : ''}
+          {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read, total })}
+          {run.status === 'running' && read === total ? ` · ${t('run.writingAnswerShort')}` : ''}
           {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
         </p>
       </div>
       <div className="controls">
         {run.status === 'running' && (
           <button type="button" onClick={onPause}>
-            Pause
+            {t('run.pause')}
           </button>
         )}
         {(run.status === 'paused' || run.status === 'cancelled' || run.status === 'failed') && (
           <button type="button" onClick={onResume}>
-            Resume
+            {t('run.resume')}
           </button>
         )}
         {(run.status === 'running' || run.status === 'paused') && (
           <button type="button" onClick={onCancel}>
-            Cancel
+            {t('run.cancel')}
           </button>
         )}
         {run.status !== 'running' && onDelete && <RunDelete key={run.id} run={run} revisions={read} onDelete={onDelete} />}
       </div>
       {run.status === 'paused' && run.error && (
         <p role="alert" className="error">
-          The run is paused: {run.error}
+          {t('run.pausedBy', { error: run.error })}
         </p>
       )}
       {run.status === 'failed' && (
         <p role="alert" className="error">
-          The run stopped: {run.error} Fix the cause, then press Resume to continue from chunk {run.nextChunk + 1}.
+          {t('run.stopped', { error: run.error, chunk: run.nextChunk + 1 })}
         </p>
       )}
       {run.status === 'running' && writing && (
-        <section aria-label="Writing memory" className="pane writing">
-          <h3>{writing.index < total ? `Writing the memory for chunk ${writing.index + 1}` : 'Writing the answer'}</h3>
+        <section aria-label={t('run.writingRegion')} className="pane writing">
+          <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>
           <pre tabIndex={0} className="text">{writing.text}</pre>
         </section>
       )}
-      <section aria-label="Answer" className="answer">
-        <h3>Answer</h3>
+      <section aria-label={t('run.answer')} className="answer">
+        <h3>{t('run.answer')}</h3>
         {run.answer ? (
           <p className="answer-text">{run.answer}</p>
         ) : run.answer !== undefined ? (
           <>
             <p className="hint">
-              The reply gives no answer in the form {run.prompts?.label ?? 'the prompts'} ask for
-              {run.prompts?.answerStyle === 'recurrent' ? ' ("the answer is …")' : run.prompts?.answerStyle === 'recurrent-boxed' ? ' (\\boxed{…})' : ''}; the
-              paper scores such a reply as no answer. The whole reply:
+              {t('run.noAnswer', {
+                prompts: run.prompts?.label ?? t('run.thePrompts'),
+                form: run.prompts?.answerStyle === 'recurrent' ? t('run.formRecurrent') : run.prompts?.answerStyle === 'recurrent-boxed' ? ' (\\boxed{…})' : '',
+              })}
             </p>
             <pre className="text">{run.reply ?? ''}</pre>
           </>
         ) : (
-          <p className="hint">The answer is written from the final memory after the last chunk.</p>
+          <p className="hint">{t('run.answerLater')}</p>
         )}
       </section>
       {run.status === 'done' && <FollowUp key={run.id} run={run} />}

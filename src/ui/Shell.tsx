@@ -1,6 +1,8 @@
 import { lazy, Suspense, useEffect, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
 import { App } from './App';
 import { AppUpdate } from './AppUpdate';
+import { LanguageSwitch } from './LanguageSwitch';
 import { agent, call, store } from './client';
 import { PLACES, usePlace } from './route';
 import { useReadNotices } from './useReadNotices';
@@ -10,6 +12,7 @@ const EvaluatePage = lazy(() => import('./evaluate/EvaluatePage').then((m) => ({
 
 /** The top navigation and the places it leads to. */
 export function Shell() {
+  const { t } = useTranslation();
   const place = usePlace();
   const shown = useRef(place);
   useReadNotices();
@@ -46,13 +49,14 @@ export function Shell() {
     <>
       <header className="top">
         <span className="brand">memagent-web</span>
-        <nav aria-label="Pages" className="pages">
+        <nav aria-label={t('shell.pages')} className="pages">
           {PLACES.map((p) => (
             <a key={p.id} href={p.hash} aria-current={place === p.id ? 'page' : undefined}>
-              {p.label}
+              {t(`shell.place.${p.id}`)}
             </a>
           ))}
         </nav>
+        <LanguageSwitch />
       </header>
       <main className="places">
         <AppUpdate />
@@ -60,7 +64,7 @@ export function Shell() {
         {/* Evaluate mounts only while shown: its sweeps live in the worker, and its form starts afresh. */}
         {place === 'evaluate' && (
           <div data-place="evaluate">
-            <Suspense fallback={<p className="hint">Loading…</p>}>
+            <Suspense fallback={<p className="hint">{t('shell.loading')}</p>}>
               <EvaluatePage />
             </Suspense>
           </div>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { onRunEvent } from './client';
 import { requestPersistence, storageSentence, useStorageFigure } from './storage-figure';
 import './durability.css';
@@ -18,6 +19,7 @@ async function readOffline(): Promise<Offline> {
  * a run starts in this tab (the moment there is work to lose) or on request.
  */
 export function StorageStatus() {
+  const { t } = useTranslation();
   const figure = useStorageFigure();
   const [offline, setOffline] = useState<Offline | null>(null);
   const [asked, setAsked] = useState(false);
@@ -43,37 +45,36 @@ export function StorageStatus() {
   const { persisted, usage, quota } = figure;
   const sentence = storageSentence(figure);
   return (
-    <section aria-label="Storage" className="storage-status">
-      <h2>Storage</h2>
+    <section aria-label={t('storage.title')} className="storage-status">
+      <h2>{t('storage.title')}</h2>
       {sentence && usage !== undefined && quota ? (
         <>
-          <meter aria-label="Storage used" min={0} max={quota} value={usage} />
+          <meter aria-label={t('storage.used')} min={0} max={quota} value={usage} />
           <p className="hint">{sentence}</p>
         </>
       ) : (
-        <p className="hint">This browser does not tell how much storage this site uses.</p>
+        <p className="hint">{t('storage.unknown')}</p>
       )}
       {persisted === true ? (
-        <p className="hint">Persistent: the browser will not clear books and runs to free space.</p>
+        <p className="hint">{t('storage.persistent')}</p>
       ) : persisted === false ? (
         <>
           <p className="hint">
-            Not persistent: the browser may clear books and runs when the disk runs low.{' '}
-            {asked || figure.declined ? 'The browser declined for now; installing the app or bookmarking it often helps.' : ''}
+            {t('storage.notPersistent')} {asked || figure.declined ? t('storage.declined') : ''}
           </p>
           <button type="button" onClick={() => void ask()}>
-            Keep data persistent
+            {t('storage.keep')}
           </button>
         </>
       ) : (
-        <p className="hint">This browser cannot keep storage persistent; books and runs may be cleared when the disk runs low.</p>
+        <p className="hint">{t('storage.cannotPersist')}</p>
       )}
       <p className="hint">
         {offline === 'ready'
-          ? 'Offline: ready. The app and its extractive engine load and read with no network.'
+          ? t('storage.offlineReady')
           : offline === 'pending'
-            ? 'Offline: getting ready (storing the app in this browser).'
-            : 'Offline: not available in this browser.'}
+            ? t('storage.offlinePending')
+            : t('storage.offlineNone')}
       </p>
     </section>
   );

@@ -1,6 +1,7 @@
 import * as Comlink from 'comlink';
 import type { AgentApi, Outcome } from '../../workers/agent.worker';
 import { EVENTS_CHANNEL, type RunEvent, Store } from '../storage/db';
+import { i18n } from './i18n';
 
 /** The page's only doorway to the worker that owns ingestion and runs. */
 export const agent = Comlink.wrap<AgentApi>(
@@ -14,7 +15,7 @@ export const store: Promise<Store> = Store.open();
 export async function call<T>(outcome: Promise<Outcome<T>>): Promise<T> {
   const o = await outcome;
   if (!o.ok) {
-    const err = new Error(o.error?.message ?? 'The worker failed without a message.');
+    const err = new Error(o.error?.message ?? i18n.t('shell.workerFailed'));
     err.name = o.error?.name ?? 'Error';
     throw err;
   }

@@ -1,4 +1,5 @@
 import type { RunRecord, RunStatus } from '../storage/db';
+import { i18n } from './i18n';
 
 /**
  * What the tab's title and a notification say about reads, decided apart from
@@ -47,7 +48,10 @@ export function shouldNotify(p: { permission: NoticePermission; hidden: boolean;
 /** The notification's words. */
 export function endNotice(run: Pick<RunRecord, 'question' | 'documentName' | 'status' | 'answer' | 'error'>): { title: string; body: string } {
   if (run.status === 'failed') {
-    return { title: `The read of ${run.documentName} stopped`, body: `${run.error ?? 'An error stopped it.'} Open the run to resume it.` };
+    return {
+      title: i18n.t('notice.stoppedTitle', { book: run.documentName }),
+      body: i18n.t('notice.stoppedBody', { error: run.error ?? i18n.t('notice.anError') }),
+    };
   }
-  return { title: `Read of ${run.documentName} finished`, body: `${run.question}\nAnswer: ${run.answer ?? ''}` };
+  return { title: i18n.t('notice.doneTitle', { book: run.documentName }), body: i18n.t('notice.doneBody', { question: run.question, answer: run.answer ?? '' }) };
 }

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
 import type { PromptSetId } from '../core/prompt-sets';
+import { i18n } from './i18n';
 import { DEFAULT_TEMPLATES, PROBLEM_OPEN, type PromptTemplates, templateProblem } from '../core/prompts';
 
 /** What a person sets for the next read; each run stores its own copy. */
@@ -81,11 +82,11 @@ export function useReadSettings(): [ReadSettings, (change: Partial<ReadSettings>
 /** A problem with the settings, said so that the person can fix it; null when they are fine. */
 export function settingsProblem(s: ReadSettings): string | null {
   const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
-  if (!whole(s.chunkTokens, 100, 100_000)) return 'Chunk size must be a whole number of tokens from 100 to 100,000.';
-  if (!whole(s.memoryTokens, 64, 8192)) return 'Memory size must be a whole number of tokens from 64 to 8,192.';
-  if (!(s.temperature >= 0 && s.temperature <= 2)) return 'Temperature must be a number from 0 to 2.';
-  if (!(s.topP > 0 && s.topP <= 1)) return 'Top p must be a number above 0 and at most 1.';
-  if (s.seed !== null && !whole(s.seed, 0, 2 ** 31 - 1)) return 'Seed must be a whole number from 0 to 2,147,483,647, or empty.';
-  if (s.skim && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return 'The share of chunks to read in skim mode must be from 1 to 100 percent.';
+  if (!whole(s.chunkTokens, 100, 100_000)) return i18n.t('settings.problem.chunk');
+  if (!whole(s.memoryTokens, 64, 8192)) return i18n.t('settings.problem.memory');
+  if (!(s.temperature >= 0 && s.temperature <= 2)) return i18n.t('settings.problem.temperature');
+  if (!(s.topP > 0 && s.topP <= 1)) return i18n.t('settings.problem.topP');
+  if (s.seed !== null && !whole(s.seed, 0, 2 ** 31 - 1)) return i18n.t('settings.problem.seed');
+  if (s.skim && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return i18n.t('settings.problem.skim');
   return s.promptSet === 'custom' ? templateProblem(s.templates) : null;
 }

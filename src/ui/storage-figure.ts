@@ -1,6 +1,7 @@
 import { useSyncExternalStore } from 'react';
 import { onRunEvent } from './client';
-import { formatBytes } from './format';
+import { formatBytes, formatNumber } from './format';
+import { i18n } from './i18n';
 
 /**
  * How much this site stores and may store, read once for the whole page so
@@ -95,11 +96,11 @@ export function useStorageFigure(): StorageFigure | null {
 
 /** Storage sizes, with gigabytes where they are that large. */
 export function formatStorage(n: number): string {
-  return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GB` : formatBytes(n);
+  return n >= 1024 ** 3 ? i18n.t('units.gb', { n: formatNumber(n / 1024 ** 3, 1) }) : formatBytes(n);
 }
 
 /** "14.7 MB used of 10.0 GB this browser allows this site.", or null when the browser does not say. */
 export function storageSentence(f: StorageFigure | null): string | null {
   if (f?.usage === undefined || !f.quota) return null;
-  return `${formatStorage(f.usage)} used of ${formatStorage(f.quota)} this browser allows this site.`;
+  return i18n.t('storage.sentence', { used: formatStorage(f.usage), quota: formatStorage(f.quota) });
 }

@@ -1,7 +1,9 @@
+import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../engines/engine';
 import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../engines/wllama-models';
 import type { DocumentRecord } from '../../storage/db';
-import { formatDuration } from '../format';
+import { formatDuration, formatNumber } from '../format';
+import { engineText } from '../i18n';
 import type { ReadSettings } from '../settings';
 import { useGpu } from './models';
 import { suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
@@ -23,6 +25,7 @@ const SAMPLE_BOOK_TOKENS = 100_000;
  * figure was reached: measured on this device, or guessed from the model size.
  */
 export function CpuEngineHint({ engineId, config, document, settings, onChoose }: Props) {
+  const { t } = useTranslation();
   const gpu = useGpu();
   const chosen = engineId === WLLAMA_ENGINE_ID;
   const noGpu = gpu !== null && (gpu.status !== 'ok' || gpu.fallback);
@@ -33,41 +36,48 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
   const threads = threadsFor(effective);
   const model = suggestionFor(effective);
   const speed = measured ?? (model ? guessSpeed(model.bytes, threads) : undefined);
-  const name = model?.label ?? String(effective.localModelName ?? 'this model');
+  const name = model?.label ?? String(effective.localModelName ?? t('cpu.thisModel'));
+  const engine = engineText(WLLAMA_ENGINE_ID, 'label', WLLAMA_INFO.label);
   let estimate: string;
   // One line says what matters; the disclosure holds how the figure was reached.
   let brief: string;
   if (!speed) {
-    estimate = `Its speed with ${name} is not known yet: press “Load model and measure speed”.`;
-    brief = `Speed with ${name}: not measured yet.`;
+    estimate = t('cpu.unknown', { name });
+    brief = t('cpu.unknownBrief', { name });
   } else {
     const bookTokens = document?.tokens ?? SAMPLE_BOOK_TOKENS;
     const chunkTokens = settings.chunkTokens > 0 ? settings.chunkTokens : 5000;
     const memoryTokens = settings.memoryTokens > 0 ? settings.memoryTokens : 1024;
     const { steps, seconds } = estimateReadSeconds({ bookTokens, chunkTokens, memoryTokens, speed });
-    const what = document ? `this book (${bookTokens.toLocaleString('en')} tokens)` : `a ${bookTokens.toLocaleString('en')}-token book`;
-    const how = speed.measured
-      ? `measured on this device with ${speed.threads} thread${speed.threads === 1 ? '' : 's'}`
-      : `a rough guess from the model's size and ${threads} thread${threads === 1 ? '' : 's'}, not a measurement: press “Load model and measure speed” for a real figure`;
-    estimate =
-      `With ${name}, reading ${what} takes at most about ${formatDuration(seconds * 1000)}: ${steps} steps, each reading up to ` +
-      `${chunkTokens + memoryTokens} tokens at ${Math.round(speed.prefillTokensPerSecond)} tokens/s and writing up to ${memoryTokens} at ` +
-      `${speed.decodeTokensPerSecond.toFixed(1)} tokens/s (${how}).`;
-    brief = `${document ? 'This book' : `A ${bookTokens.toLocaleString('en')}-token book`} takes at most about ${formatDuration(seconds * 1000)} with ${name}${speed.measured ? '' : ' (a rough guess)'}.`;
+    const tokens = formatNumber(bookTokens);
+    const what = document ? t('cpu.thisBook', { tokens }) : t('cpu.aBook', { tokens });
+    const how = speed.measured ? t('estimate.measuredThreads', { count: speed.threads }) : t('cpu.guess', { count: threads });
+    const duration = formatDuration(seconds * 1000);
+    estimate = t('cpu.estimate', {
+      name,
+      what,
+      duration,
+      steps,
+      tokens: chunkTokens + memoryTokens,
+      read: Math.round(speed.prefillTokensPerSecond),
+      memory: memoryTokens,
+      write: formatNumber(speed.decodeTokensPerSecond, 1),
+      how,
+    });
+    brief = t(speed.measured ? 'cpu.brief' : 'cpu.briefGuess', { book: document ? t('cpu.briefThisBook') : t('cpu.briefABook', { tokens }), duration, name });
   }
   return (
-    <div role="note" aria-label="CPU engine" className="hint">
+    <div role="note" aria-label={t('cpu.region')} className="hint">
       {noGpu && !chosen && (
         <>
-          <p>No usable WebGPU here: {WLLAMA_INFO.label} runs a small model on the processor instead.</p>
+          <p>{t('cpu.noGpu', { engine })}</p>
           <button type="button" onClick={() => onChoose(WLLAMA_ENGINE_ID)}>
-            Use {WLLAMA_INFO.label}
+            {t('cpu.use', { engine })}
           </button>
           <details>
-            <summary>Why, and how long it takes</summary>
+            <summary>{t('cpu.why')}</summary>
             <p>
-              This browser has no usable WebGPU, so models that need a graphics card cannot run well here. {WLLAMA_INFO.label} runs a small
-              model on the processor instead. {estimate}
+              {t('cpu.whyText', { engine })} {estimate}
             </p>
           </details>
         </>

@@ -1,8 +1,10 @@
 import { useEffect, useId, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../engines/engine';
 import type { ServerCheck } from '../../engines/openai';
 import { loadApiKey } from '../../storage/secrets';
 import { agent, call } from '../client';
+import { formatNumber } from '../format';
 import type { EngineSettingsProps } from './types';
 
 /** vLLM's default address; llama.cpp serves on :8080, Ollama on :11434. */
@@ -41,6 +43,7 @@ function toConfig(f: Fields): EngineConfig {
  * worker when it sends a request; runs and exports never hold it.
  */
 export function OpenAISettings({ onChange }: EngineSettingsProps) {
+  const { t } = useTranslation();
   const ids = { url: useId(), model: useId(), key: useId(), window: useId(), models: useId(), keyHint: useId() };
   const [fields, setFields] = useState<Fields>(saved);
   const [apiKey, setApiKey] = useState('');
@@ -101,7 +104,7 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
   return (
     <div className="settings">
       <div className="field">
-        <label htmlFor={ids.url}>Base URL</label>
+        <label htmlFor={ids.url}>{t('openai.url')}</label>
         <input
           id={ids.url}
           type="url"
@@ -112,13 +115,13 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
         />
       </div>
       <div className="field">
-        <label htmlFor={ids.model}>Model</label>
+        <label htmlFor={ids.model}>{t('webllm.model')}</label>
         <input
           id={ids.model}
           list={ids.models}
           spellCheck={false}
           value={fields.model}
-          placeholder="the first model the server lists"
+          placeholder={t('openai.firstModel')}
           onChange={(e) => update({ model: e.target.value })}
         />
         <datalist id={ids.models}>
@@ -126,14 +129,14 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
         </datalist>
       </div>
       <div className="field">
-        <label htmlFor={ids.key}>API key</label>
+        <label htmlFor={ids.key}>{t('openai.key')}</label>
         <input
           id={ids.key}
           type="password"
           autoComplete="off"
           spellCheck={false}
           value={apiKey}
-          placeholder="none"
+          placeholder={t('openai.none')}
           aria-describedby={ids.keyHint}
           onChange={(e) => {
             keyTouched.current = true;
@@ -142,31 +145,33 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
           onBlur={saveKey}
         />
         <p className="hint" id={ids.keyHint}>
-          Kept in this browser only, for this server; never stored with a run or exported.
+          {t('openai.keyHint')}
         </p>
       </div>
       <div className="field">
-        <label htmlFor={ids.window}>Context window (tokens)</label>
+        <label htmlFor={ids.window}>{t('openai.window')}</label>
         <input
           id={ids.window}
           type="number"
           min={1024}
           step={1024}
           value={fields.contextWindow}
-          placeholder={server ? String(server.serverContextWindow) : 'as the server reports'}
+          placeholder={server ? String(server.serverContextWindow) : t('openai.asReported')}
           onChange={(e) => update({ contextWindow: e.target.value })}
         />
       </div>
       <div className="controls">
         <button type="button" onClick={() => void connect()} disabled={checking}>
-          {checking ? 'Connecting…' : 'Connect'}
+          {checking ? t('openai.connecting') : t('openai.connect')}
         </button>
       </div>
       <p role="status" className="hint">
         {server &&
-          `Connected: ${server.model} (context window ${server.serverContextWindow.toLocaleString('en')} tokens, ` +
-            `${server.counts.source === 'server' ? 'token counts from the server' : 'token counts estimated here with a 10% margin'}). ` +
-            (server.models.length > 1 ? `The server also serves ${server.models.filter((m) => m.id !== server.model).map((m) => m.id).join(', ')}.` : '')}
+          `${t('openai.connected', {
+            model: server.model,
+            window: formatNumber(server.serverContextWindow),
+            counts: server.counts.source === 'server' ? t('openai.countsServer') : t('openai.countsHere'),
+          })} ` + (server.models.length > 1 ? t('openai.also', { models: server.models.filter((m) => m.id !== server.model).map((m) => m.id).join(', ') }) : '')}
       </p>
       {error && (
         <p role="alert" className="error">

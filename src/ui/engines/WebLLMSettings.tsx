@@ -1,4 +1,7 @@
 import { useEffect, useId } from 'react';
+import { useTranslation } from 'react-i18next';
+import { formatNumber } from '../format';
+import { i18n } from '../i18n';
 import type { ModelView } from '../../runner/models';
 import { formatSize, modelFacts } from './format-model';
 import type { EngineSettingsProps } from './types';
@@ -6,14 +9,15 @@ import { useGpu, useModels } from './models';
 import '../models.css';
 
 function optionLabel(m: ModelView): string {
-  const size = m.downloadBytes !== undefined ? `${m.exactSize ? '' : '~'}${formatSize(m.downloadBytes)}` : 'size unknown';
-  const state = m.cache.complete ? ' · downloaded' : '';
-  const vram = m.vramMB !== undefined ? ` · ${(m.vramMB / 1024).toFixed(1)} GB GPU memory` : '';
+  const size = m.downloadBytes !== undefined ? `${m.exactSize ? '' : '~'}${formatSize(m.downloadBytes)}` : i18n.t('webllm.sizeUnknown');
+  const state = m.cache.complete ? ` · ${i18n.t('webllm.downloaded')}` : '';
+  const vram = m.vramMB !== undefined ? ` · ${i18n.t('webllm.vram', { gb: formatNumber(m.vramMB / 1024, 1) })}` : '';
   return `${m.label} — ${size}${vram}${state}${m.unsupported ? ` (${m.unsupported})` : ''}`;
 }
 
 /** The model picker under the Engine combobox, with what this browser's GPU can and cannot do. */
 export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
+  const { t } = useTranslation();
   const id = useId();
   const gpu = useGpu();
   const { list, error } = useModels(gpu?.status === 'ok');
@@ -25,7 +29,7 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
     if (fallback && fallback.id !== config.model) onChange(fallback.engineConfig);
   }, [fallback, config.model, onChange]);
 
-  if (!gpu) return <p className="hint">Checking WebGPU…</p>;
+  if (!gpu) return <p className="hint">{t('models.checking')}</p>;
   if (gpu.status !== 'ok') {
     return (
       <p role="alert" className="error">
@@ -39,12 +43,12 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
       {gpu.fallback && (
         <div role="status" className="warning">
           <details>
-            <summary>Only a software GPU: WebLLM will run very slowly.</summary>
+            <summary>{t('webllm.software')}</summary>
             <p>{gpu.message}</p>
           </details>
         </div>
       )}
-      <label htmlFor={id}>Model</label>
+      <label htmlFor={id}>{t('webllm.model')}</label>
       <select
         id={id}
         value={current?.id ?? ''}
@@ -53,7 +57,7 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
           if (m) onChange(m.engineConfig);
         }}
       >
-        {!list && <option value="">Loading the model list…</option>}
+        {!list && <option value="">{t('webllm.loadingList')}</option>}
         {list?.models.map((m) => (
           <option key={m.id} value={m.id} disabled={Boolean(m.unsupported)}>
             {optionLabel(m)}

@@ -1,8 +1,11 @@
 import * as Comlink from 'comlink';
 import { useEffect, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../engines/engine';
 import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../engines/wllama-models';
 import { agent, call } from '../client';
+import { formatNumber } from '../format';
+import { i18n } from '../i18n';
 import type { EngineSettingsProps } from './types';
 import { saveSpeed, suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
 
@@ -17,7 +20,7 @@ function saved(): EngineConfig {
 }
 
 export function formatGB(bytes: number): string {
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${Math.round(bytes / 1e6)} MB`;
+  return bytes >= 1e9 ? i18n.t('units.gb', { n: formatNumber(bytes / 1e9, 2) }) : i18n.t('units.mb', { n: formatNumber(Math.round(bytes / 1e6)) });
 }
 
 function without(config: EngineConfig, ...names: string[]): Record<string, string | number | boolean> {
@@ -30,6 +33,7 @@ function without(config: EngineConfig, ...names: string[]): Record<string, strin
  * the thread count; and a button that loads the model and measures its speed.
  */
 export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
+  const { t } = useTranslation();
   const ids = { suggested: useId(), url: useId(), file: useId(), threads: useId(), context: useId() };
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -50,12 +54,12 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
 
   const pickFiles = async (files: File[]) => {
     setError(null);
-    setBusy('Copying the model into this browser… 0%');
+    setBusy(t('wllama.copying', { pct: 0 }));
     try {
       const stored = await call(
         agent.saveLocalModel(
           files,
-          Comlink.proxy((f: number) => setBusy(`Copying the model into this browser… ${Math.floor(f * 100)}%`)),
+          Comlink.proxy((f: number) => setBusy(t('wllama.copying', { pct: Math.floor(f * 100) }))),
         ),
       );
       update({ ...without(config, 'modelUrl'), localModel: stored.key, localModelName: stored.name });
@@ -68,7 +72,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
 
   const measure = async () => {
     setError(null);
-    setBusy('Loading the model…');
+    setBusy(t('wllama.loading'));
     try {
       const sample = await call(
         agent.measureWllama(
@@ -76,8 +80,8 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           Comlink.proxy((p: { stage: string; loaded: number; total: number }) =>
             setBusy(
               p.stage === 'download' && p.total > 0
-                ? `Downloading the model… ${Math.floor((100 * p.loaded) / p.total)}% (${formatGB(p.loaded)} of ${formatGB(p.total)})`
-                : 'Loading the model and measuring…',
+                ? t('wllama.downloading', { pct: Math.floor((100 * p.loaded) / p.total), loaded: formatGB(p.loaded), total: formatGB(p.total) })
+                : t('wllama.measuring'),
             ),
           ),
         ),
@@ -94,7 +98,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
   const threads = threadsFor(config);
   return (
     <div className="engine-settings">
-      <label htmlFor={ids.suggested}>Suggested model</label>
+      <label htmlFor={ids.suggested}>{t('wllama.suggested')}</label>
       <select
         id={ids.suggested}
         value={config.localModel ? 'file' : (suggestion?.id ?? '')}
@@ -105,26 +109,26 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       >
         {SUGGESTED_MODELS.map((m) => (
           <option key={m.id} value={m.id}>
-            {`${m.label} — ${formatGB(m.bytes)}${m.parts > 1 ? ` in ${m.parts} parts` : ''}`}
+            {`${m.label} — ${formatGB(m.bytes)}${m.parts > 1 ? ` ${t('wllama.parts', { n: m.parts })}` : ''}`}
           </option>
         ))}
-        <option value="">Another model (enter its URL)</option>
-        {config.localModel && <option value="file">A file on this device</option>}
+        <option value="">{t('wllama.another')}</option>
+        {config.localModel && <option value="file">{t('wllama.aFile')}</option>}
       </select>
       {suggestion && suggestion.bytes > MAX_FILE_BYTES_WITHOUT_MEMORY64 && (
-        <p className="hint">Over 2 GB: it needs a browser with WebAssembly memory64 (Chrome, Edge or Firefox), not Safari.</p>
+        <p className="hint">{t('wllama.over2')}</p>
       )}
 
-      <label htmlFor={ids.url}>Model URL</label>
+      <label htmlFor={ids.url}>{t('models.custom.url')}</label>
       <input
         id={ids.url}
         type="url"
-        placeholder="https://…/model.gguf (for a split model, its first part)"
+        placeholder={t('wllama.urlPlaceholder')}
         value={config.localModel ? '' : String(config.modelUrl ?? '')}
         onChange={(e) => update({ ...without(config, 'localModel', 'localModelName'), modelUrl: e.target.value })}
       />
 
-      <label htmlFor={ids.file}>Model file</label>
+      <label htmlFor={ids.file}>{t('wllama.file')}</label>
       <input
         id={ids.file}
         type="file"
@@ -139,13 +143,13 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       />
       <p className="hint">
         {config.localModel
-          ? `Using ${String(config.localModelName ?? config.localModel)}, copied into this browser's storage. It never leaves this device.`
-          : 'A GGUF file (or all parts of a split one) from this device is copied into this browser’s storage; nothing is uploaded.'}
+          ? t('wllama.using', { name: String(config.localModelName ?? config.localModel) })
+          : t('wllama.fileHint')}
       </p>
 
       <div className="row">
         <div className="field">
-          <label htmlFor={ids.threads}>Threads</label>
+          <label htmlFor={ids.threads}>{t('wllama.threads')}</label>
           <input
             id={ids.threads}
             type="number"
@@ -156,7 +160,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           />
         </div>
         <div className="field">
-          <label htmlFor={ids.context}>Largest context (tokens)</label>
+          <label htmlFor={ids.context}>{t('wllama.context')}</label>
           <input
             id={ids.context}
             type="number"
@@ -168,12 +172,12 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       </div>
       <p className="hint">
         {isolated
-          ? `${threads} of ${cores} logical cores. Each run allocates only the context it plans to use, up to this size and the model's own limit.`
-          : 'This page is not cross-origin isolated, so llama.cpp runs on 1 thread.'}
+          ? t('wllama.cores', { threads, cores })
+          : t('wllama.notIsolated')}
       </p>
 
       <button type="button" onClick={() => void measure()} disabled={busy !== null || !(config.modelUrl || config.localModel)}>
-        Load model and measure speed
+        {t('wllama.measure')}
       </button>
       {busy && (
         <p role="status" className="status">
@@ -182,8 +186,11 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       )}
       {measured && !busy && (
         <p role="status" className="status">
-          Measured here with {measured.threads} thread{measured.threads === 1 ? '' : 's'}: reads {Math.round(measured.prefillTokensPerSecond)} tokens/s,
-          writes {measured.decodeTokensPerSecond.toFixed(1)} tokens/s.
+          {t('wllama.measured', {
+            count: measured.threads,
+            read: Math.round(measured.prefillTokensPerSecond),
+            write: formatNumber(measured.decodeTokensPerSecond, 1),
+          })}
         </p>
       )}
       {error && (

@@ -1,8 +1,10 @@
 import type { ModelView } from '../../runner/models';
+import { formatNumber } from '../format';
+import { i18n } from '../i18n';
 
 export function formatSize(bytes: number): string {
   const mb = bytes / 1024 / 1024;
-  return mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${mb.toFixed(mb < 10 ? 1 : 0)} MB`;
+  return mb >= 1024 ? i18n.t('units.gb', { n: formatNumber(mb / 1024, 1) }) : i18n.t('units.mb', { n: formatNumber(mb, mb < 10 ? 1 : 0) });
 }
 
 /**
@@ -13,23 +15,25 @@ export function formatSize(bytes: number): string {
 export function cacheText(m: ModelView): string {
   if (m.cache.complete) {
     const offline = /^https?:\/\//.test(m.libUrl) && !m.libUrl.includes('localhost');
-    return offline ? 'Downloaded, usable offline' : 'Downloaded (its model library is on localhost: needs the network)';
+    return offline ? i18n.t('webllm.cache.offline') : i18n.t('webllm.cache.online');
   }
   if (m.cache.partial) {
     const pct = m.cache.bytesTotal ? Math.floor((100 * m.cache.bytesCached) / m.cache.bytesTotal) : 0;
-    return `Partly downloaded (${pct}%): Download resumes from there`;
+    return i18n.t('webllm.cache.partly', { pct });
   }
-  return 'Not downloaded';
+  return i18n.t('webllm.cache.none');
 }
 
 /** Size, GPU memory, context and cache state in one line. */
 export function modelFacts(m: ModelView): string {
   const parts = [
-    m.downloadBytes !== undefined ? `${m.exactSize ? '' : 'about '}${formatSize(m.downloadBytes)} to download` : 'size known once downloading starts',
+    m.downloadBytes !== undefined
+      ? i18n.t(m.exactSize ? 'webllm.toDownload' : 'webllm.aboutToDownload', { size: formatSize(m.downloadBytes) })
+      : i18n.t('webllm.sizeLater'),
   ];
-  if (m.vramMB !== undefined) parts.push(`needs about ${(m.vramMB / 1024).toFixed(1)} GB of GPU memory`);
-  if (m.contextLimit !== undefined) parts.push(`context up to ${m.contextLimit.toLocaleString('en')} tokens`);
+  if (m.vramMB !== undefined) parts.push(i18n.t('webllm.needsVram', { gb: formatNumber(m.vramMB / 1024, 1) }));
+  if (m.contextLimit !== undefined) parts.push(i18n.t('webllm.context', { tokens: formatNumber(m.contextLimit) }));
   parts.push(cacheText(m));
-  if (m.loaded) parts.push('loaded on the GPU');
+  if (m.loaded) parts.push(i18n.t('webllm.loaded'));
   return parts.join(' · ');
 }

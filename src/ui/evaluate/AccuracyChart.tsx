@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { useTranslation } from 'react-i18next';
 import { formatLength } from '../../eval/lengths';
 import type { CellSummary } from '../../eval/sweep';
 import type { TaskId } from '../../eval/tasks';
@@ -10,6 +11,7 @@ const PAD = { left: 44, right: 16, top: 12, bottom: 30 };
 
 /** Accuracy against document length on a log axis, one line per task, as the paper plots it. */
 export function AccuracyChart({ tasks, lengths, cells }: { tasks: readonly TaskId[]; lengths: readonly number[]; cells: readonly CellSummary[] }) {
+  const { t } = useTranslation();
   const titleId = useId();
   const sorted = [...lengths].sort((a, b) => a - b);
   const lo = Math.log2(sorted[0] ?? 1);
@@ -28,7 +30,7 @@ export function AccuracyChart({ tasks, lengths, cells }: { tasks: readonly TaskI
   return (
     <figure className="accuracy-chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={titleId}>
-        <title id={titleId}>Accuracy against document length (log scale)</title>
+        <title id={titleId}>{t('results.chart')}</title>
         {[0, 0.25, 0.5, 0.75, 1].map((a) => (
           <g key={a}>
             <line className="grid" x1={PAD.left} x2={W - PAD.right} y1={y(a)} y2={y(a)} />

@@ -1,32 +1,35 @@
+import { useTranslation } from 'react-i18next';
 import { type FileResults, paperFigures } from '../../eval/dataset-report';
+import { formatNumber } from '../format';
 
 const percent = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${x.toFixed(2)} %`);
 const paper = (x: number | null) => (x === null ? '—' : `${x.toFixed(1)} %`);
 
 /** One row per dataset file: the paper's metrics, beside the paper's RL-MemoryAgent figures at that length. */
 export function DatasetResults({ files }: { files: readonly FileResults[] }) {
+  const { t } = useTranslation();
   return (
     <div className="table-wrap">
       <table className="results">
-        <caption>Results</caption>
+        <caption>{t('results.caption')}</caption>
         <thead>
           <tr>
-            <th scope="col">File</th>
-            <th scope="col">Documents</th>
-            <th scope="col" title="The paper's length for this many documents">
-              Length
+            <th scope="col">{t('results.file')}</th>
+            <th scope="col">{t('results.documents')}</th>
+            <th scope="col" title={t('results.lengthTitle')}>
+              {t('results.length')}
             </th>
-            <th scope="col" title="Mean tokens of the contexts read">
-              Tokens
+            <th scope="col" title={t('results.tokensTitle')}>
+              {t('results.tokens')}
             </th>
-            <th scope="col">Samples</th>
-            <th scope="col" title="Substring match both ways: the paper's headline metric">
+            <th scope="col">{t('results.samples')}</th>
+            <th scope="col" title={t('results.subEmTitle')}>
               sub_em
             </th>
             <th scope="col">em</th>
             <th scope="col">f1</th>
-            <th scope="col">Paper, RL-MemoryAgent-7B</th>
-            <th scope="col">Paper, RL-MemoryAgent-14B</th>
+            <th scope="col">{t('results.paper', { model: 'RL-MemoryAgent-7B' })}</th>
+            <th scope="col">{t('results.paper', { model: 'RL-MemoryAgent-14B' })}</th>
           </tr>
         </thead>
         <tbody>
@@ -38,10 +41,10 @@ export function DatasetResults({ files }: { files: readonly FileResults[] }) {
                 <th scope="row">{s.file}</th>
                 <td>{s.num_docs ?? '—'}</td>
                 <td>{figures.length ?? '—'}</td>
-                <td>{s.tokens === null ? '—' : s.tokens.toLocaleString('en')}</td>
+                <td>{s.tokens === null ? '—' : formatNumber(s.tokens)}</td>
                 <td>
                   {f.finished - f.failed}/{f.planned ?? f.finished}
-                  {f.failed > 0 && ` (${f.failed} failed, left out)`}
+                  {f.failed > 0 && ` ${t('results.failed', { n: f.failed })}`}
                 </td>
                 <td>{percent(s.metrics?.sub_em)}</td>
                 <td>{percent(s.metrics?.em)}</td>

@@ -1,4 +1,5 @@
 import { type FormEvent, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../../core/budget';
 import { PROMPT_SET_LABELS, type PromptSetId } from '../../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates } from '../../core/prompts';
@@ -12,6 +13,8 @@ import type { DocumentRecord } from '../../storage/db';
 import { EngineSelect } from '../EngineSelect';
 import { effectivePromptSet, type PromptFiles, usePromptFiles } from '../PromptSetField';
 import { useReadSettings } from '../settings';
+import { formatNumber } from '../format';
+import { i18n } from '../i18n';
 
 interface Props {
   engines: readonly EngineInfo[];
@@ -34,6 +37,7 @@ function toggle<T>(list: readonly T[], item: T, on: boolean): T[] {
  * how many items of each file to read.
  */
 export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: Props) {
+  const { t } = useTranslation();
   const ids = {
     model: useId(),
     mode: useId(),
@@ -81,7 +85,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     e.preventDefault();
     if (dataset) {
       const items = itemsPerFile.trim() === '' ? undefined : Number(itemsPerFile);
-      if (items !== undefined && (!Number.isInteger(items) || items < 1)) return onInvalid('Items per file must be a whole number, 1 or more, or empty for all.');
+      if (items !== undefined && (!Number.isInteger(items) || items < 1)) return onInvalid(t('evaluate.problem.items'));
       return onStart({
         engineId: engine?.id ?? '',
         ...(model && { engineConfig: { model } }),
@@ -109,16 +113,16 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         return onInvalid((err as Error).message);
       }
     }
-    if (tasks.length === 0) return onInvalid('Choose at least one task.');
-    if (all.length === 0) return onInvalid('Choose at least one length.');
-    if (!Number.isInteger(samples) || samples < 1 || samples > 1000) return onInvalid('Samples per cell must be a whole number from 1 to 1,000.');
-    if (!Number.isInteger(seed) || seed < 0) return onInvalid('The seed must be a whole number, 0 or more.');
+    if (tasks.length === 0) return onInvalid(t('evaluate.problem.task'));
+    if (all.length === 0) return onInvalid(t('evaluate.problem.length'));
+    if (!Number.isInteger(samples) || samples < 1 || samples > 1000) return onInvalid(t('evaluate.problem.samples'));
+    if (!Number.isInteger(seed) || seed < 0) return onInvalid(t('evaluate.problem.seed'));
     onStart({
       engineId: engine?.id ?? '',
       ...(model && { engineConfig: { model } }),
       mode,
       // In the order the task list shows them, whatever order they were ticked in.
-      tasks: TASK_IDS.filter((t) => tasks.includes(t)),
+      tasks: TASK_IDS.filter((id) => tasks.includes(id)),
       lengths: [...new Set(all)].sort((a, b) => a - b),
       samples,
       seed,
@@ -136,9 +140,9 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
           <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
         </div>
         <div className="field">
-          <label htmlFor={ids.model}>Model</label>
+          <label htmlFor={ids.model}>{t('webllm.model')}</label>
           <select id={ids.model} value={model} onChange={(e) => setModel(e.target.value)} disabled={models.length === 0}>
-            {models.length === 0 && <option value="">None: this engine has no model</option>}
+            {models.length === 0 && <option value="">{t('evaluate.noModel')}</option>}
             {models.map((m) => (
               <option key={m.id} value={m.id}>
                 {m.label}
@@ -148,7 +152,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         </div>
       </div>
       <div className="field">
-        <label htmlFor={ids.dataset}>Dataset file</label>
+        <label htmlFor={ids.dataset}>{t('evaluate.dataset')}</label>
         <input
           key={datasetKey}
           id={ids.dataset}
@@ -159,8 +163,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
           onChange={(e) => setDatasetFiles([...(e.target.files ?? [])])}
         />
         <p className="hint" id={ids.datasetHint}>
-          RULER-HotpotQA files as published (eval_50.json … eval_6400.json), one per length. With files chosen, they are read by the
-          paper’s method instead of the generated tasks.
+          {t('evaluate.datasetHint')}
         </p>
         {dataset && (
           <>
@@ -178,7 +181,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
                 setDatasetKey((k) => k + 1);
               }}
             >
-              Clear dataset files
+              {t('evaluate.clear')}
             </button>
           </>
         )}
@@ -186,25 +189,25 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
       {dataset && (
         <>
           <div className="field">
-            <label htmlFor={ids.prompts}>Prompt set</label>
+            <label htmlFor={ids.prompts}>{t('prompts.set')}</label>
             <select
               id={ids.prompts}
               aria-describedby={ids.promptsHint}
               value={promptSet ?? 'auto'}
               onChange={(e) => setPromptSet(e.target.value === 'auto' ? null : (e.target.value as PromptSetId))}
             >
-              <option value="auto">Default: MemAgent (paper) once its file is here</option>
+              <option value="auto">{t('prompts.auto')}</option>
               <option value="memagent">{PROMPT_SET_LABELS.memagent}</option>
               <option value="memagent-boxed">{PROMPT_SET_LABELS['memagent-boxed']}</option>
-              <option value="app">{PROMPT_SET_LABELS.app}</option>
-              {readSettings.promptSet === 'custom' && <option value="custom">{PROMPT_SET_LABELS.custom}</option>}
+              <option value="app">{t('prompts.label.app')}</option>
+              {readSettings.promptSet === 'custom' && <option value="custom">{t('prompts.label.custom')}</option>}
             </select>
             <p className="hint" id={ids.promptsHint}>
               {promptSetHint(promptSet, effectiveSet, engine?.id ?? '', promptFiles)}
             </p>
           </div>
           <div className="field">
-            <label htmlFor={ids.method}>Method</label>
+            <label htmlFor={ids.method}>{t('evaluate.method')}</label>
             <select id={ids.method} aria-describedby={ids.methodHint} value={method} onChange={(e) => setChosenMethod(e.target.value as MethodId)}>
               {METHOD_IDS.map((m) => (
                 <option key={m} value={m}>
@@ -213,36 +216,36 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
               ))}
             </select>
             <p className="hint" id={ids.methodHint}>
-              {chosenMethod ? '' : 'The one the prompt set asks for. '}Chunks are exact token slices; each reply is the next memory as returned; answers are
-              scored as the paper scores them.
+              {chosenMethod ? '' : `${t('evaluate.methodAsked')} `}
+              {t('evaluate.methodHint')}
             </p>
           </div>
           <div className="field">
-            <label htmlFor={ids.items}>Items per file</label>
-            <input id={ids.items} type="number" min={1} placeholder="all" value={itemsPerFile} onChange={(e) => setItemsPerFile(e.target.value)} />
+            <label htmlFor={ids.items}>{t('evaluate.items')}</label>
+            <input id={ids.items} type="number" min={1} placeholder={t('evaluate.all')} value={itemsPerFile} onChange={(e) => setItemsPerFile(e.target.value)} />
           </div>
         </>
       )}
       {!dataset && (
         <>
           <div className="field">
-            <label htmlFor={ids.mode}>Reading mode</label>
+            <label htmlFor={ids.mode}>{t('evaluate.mode')}</label>
             <select id={ids.mode} value={mode} onChange={(e) => setMode(e.target.value as ReadingMode)}>
-              <option value="memory">Memory agent: chunk by chunk with a fixed memory</option>
-              <option value="full">Full context: the whole document in one prompt</option>
+              <option value="memory">{t('evaluate.modeMemory')}</option>
+              <option value="full">{t('evaluate.modeFull')}</option>
             </select>
-            {mode === 'full' && <p className="hint">Lengths that do not fit the engine’s context window are marked as too long.</p>}
+            {mode === 'full' && <p className="hint">{t('evaluate.fullHint')}</p>}
           </div>
           <fieldset className="checks">
-            <legend>Tasks</legend>
-            {TASK_IDS.map((t) => (
-              <label key={t} title={TASKS[t].description}>
-                <input type="checkbox" checked={tasks.includes(t)} onChange={(e) => setTasks(toggle(tasks, t, e.target.checked))} /> {t}
+            <legend>{t('evaluate.tasks')}</legend>
+            {TASK_IDS.map((id) => (
+              <label key={id} title={TASKS[id].description}>
+                <input type="checkbox" checked={tasks.includes(id)} onChange={(e) => setTasks(toggle(tasks, id, e.target.checked))} /> {id}
               </label>
             ))}
           </fieldset>
           <fieldset className="checks">
-            <legend>Lengths (tokens)</legend>
+            <legend>{t('evaluate.lengths')}</legend>
             {STANDARD_LENGTHS.map((l) => (
               <label key={l}>
                 <input type="checkbox" checked={lengths.includes(l)} onChange={(e) => setLengths(toggle(lengths, l, e.target.checked))} />{' '}
@@ -251,28 +254,28 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
             ))}
           </fieldset>
           <div className="field">
-            <label htmlFor={ids.more}>More lengths</label>
-            <input id={ids.more} type="text" placeholder="e.g. 7k, 112k, 3.5m" value={moreLengths} onChange={(e) => setMoreLengths(e.target.value)} />
+            <label htmlFor={ids.more}>{t('evaluate.more')}</label>
+            <input id={ids.more} type="text" placeholder={t('evaluate.morePlaceholder')} value={moreLengths} onChange={(e) => setMoreLengths(e.target.value)} />
           </div>
           <div className="field">
-            <label htmlFor={ids.haystack}>Essay haystack</label>
+            <label htmlFor={ids.haystack}>{t('evaluate.haystack')}</label>
             <select id={ids.haystack} value={documentId} onChange={(e) => setDocumentId(e.target.value)}>
-              <option value="">Generated essay</option>
+              <option value="">{t('evaluate.generated')}</option>
               {documents.map((d) => (
                 <option key={d.id} value={d.id}>
                   {d.name}
                 </option>
               ))}
             </select>
-            <p className="hint">The text that fills the essay tasks; a book from your library works too.</p>
+            <p className="hint">{t('evaluate.haystackHint')}</p>
           </div>
           <div className="row">
             <div className="field">
-              <label htmlFor={ids.samples}>Samples per cell</label>
+              <label htmlFor={ids.samples}>{t('evaluate.samples')}</label>
               <input id={ids.samples} type="number" min={1} max={1000} value={samples} onChange={(e) => setSamples(e.target.valueAsNumber)} />
             </div>
             <div className="field">
-              <label htmlFor={ids.seed}>Seed</label>
+              <label htmlFor={ids.seed}>{t('settings.seed')}</label>
               <input id={ids.seed} type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.valueAsNumber)} />
             </div>
           </div>
@@ -281,22 +284,22 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
       {(mode === 'memory' || dataset) && (
         <div className="row">
           <div className="field">
-            <label htmlFor={ids.chunk}>Chunk size (tokens)</label>
+            <label htmlFor={ids.chunk}>{t('settings.chunk')}</label>
             <input id={ids.chunk} type="number" min={100} max={100000} step={100} value={chunkTokens} onChange={(e) => setChunkTokens(e.target.valueAsNumber)} />
           </div>
           <div className="field">
-            <label htmlFor={ids.memory}>Memory size (tokens)</label>
+            <label htmlFor={ids.memory}>{t('settings.memory')}</label>
             <input id={ids.memory} type="number" min={64} max={8192} step={64} value={memoryTokens} onChange={(e) => setMemoryTokens(e.target.valueAsNumber)} />
           </div>
         </div>
       )}
       <p className="hint">
         {dataset
-          ? `${datasetFiles.length} file${datasetFiles.length === 1 ? '' : 's'} × ${itemsPerFile.trim() ? itemsPerFile : 'all'} items`
-          : `${cells} cell${cells === 1 ? '' : 's'} × ${Number.isInteger(samples) ? samples : '?'} samples`}
+          ? t('evaluate.filesTimes', { count: datasetFiles.length, items: itemsPerFile.trim() ? itemsPerFile : t('evaluate.all') })
+          : t('evaluate.cellsTimes', { count: cells, samples: Number.isInteger(samples) ? samples : '?' })}
       </p>
       <button type="submit" disabled={busy}>
-        Start evaluation
+        {t('evaluate.start')}
       </button>
     </form>
   );
@@ -313,17 +316,15 @@ function promptSetHint(chosen: PromptSetId | null, effective: PromptSetId, engin
   if (effective === 'memagent' || effective === 'memagent-boxed') {
     const file = files?.status.find((f) => f.set === effective);
     return files?.sets[effective]
-      ? `${PROMPT_SET_LABELS[effective]}: the MemAgent checkpoints' own prompts, read from ${file?.path} at the pinned commit (SHA-256 ${file?.sha256.slice(0, 12)}…).`
-      : `${PROMPT_SET_LABELS[effective]} needs its prompt file, which is not in this browser yet: Start evaluation will try to fetch it; Fetch prompt files and Import prompt file are under Sampling and prompts on the Read page.`;
+      ? i18n.t('prompts.hint.file', { set: PROMPT_SET_LABELS[effective], path: file?.path, sha: file?.sha256.slice(0, 12) })
+      : i18n.t('evaluate.needsFile', { set: PROMPT_SET_LABELS[effective] });
   }
-  if (effective === 'custom') return 'The templates edited under Sampling and prompts on the Read page.';
-  if (chosen === 'app') return "This app's own instruction sentences, in the layout the MemAgent checkpoints were trained on.";
-  return engineId === 'extractive'
-    ? "The extractive engine reads no instructions: this app's wording."
-    : "This app's wording until MemAgent (paper)'s prompt file is in this browser; Start evaluation tries to fetch it, and the evaluation records which set it used.";
+  if (effective === 'custom') return i18n.t('evaluate.customHint');
+  if (chosen === 'app') return i18n.t('prompts.hint.app');
+  return engineId === 'extractive' ? i18n.t('prompts.hint.extractive') : i18n.t('evaluate.autoHint');
 }
 
 function formatBytes(n: number): string {
-  if (n < 1024 * 1024) return `${Math.max(1, Math.round(n / 1024))} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  if (n < 1024 * 1024) return i18n.t('units.kb', { n: formatNumber(Math.max(1, Math.round(n / 1024))) });
+  return i18n.t('units.mb', { n: formatNumber(n / 1024 / 1024, 1) });
 }

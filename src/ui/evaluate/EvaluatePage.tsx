@@ -1,9 +1,12 @@
 import * as Comlink from 'comlink';
 import { useCallback, useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../../engines/engine';
 import type { EvaluationRequest } from '../../runner/evaluation';
 import type { DocumentRecord, EvaluationRecord } from '../../storage/db';
 import { agent, call, store } from '../client';
+import { formatDate } from '../format';
+import { engineText } from '../i18n';
 import { EvaluateForm } from './EvaluateForm';
 import { EvaluationView } from './EvaluationView';
 import { onEvaluationEvent } from './events';
@@ -12,6 +15,7 @@ import './evaluate.css';
 
 /** The paper's accuracy-versus-length table, measured on this machine with the engine of your choice. */
 export function EvaluatePage() {
+  const { t } = useTranslation();
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
   const [documents, setDocuments] = useState<DocumentRecord[]>([]);
   const [evaluations, setEvaluations] = useState<EvaluationRecord[]>([]);
@@ -64,15 +68,16 @@ export function EvaluatePage() {
     }
   };
 
-  const label = (id: string) => engines.find((e) => e.id === id)?.label ?? id;
+  const label = (id: string) => {
+    const engine = engines.find((e) => e.id === id);
+    return engine ? engineText(id, 'label', engine.label) : id;
+  };
   return (
     <div className="app">
       <header className="app-head">
-        <h1 tabIndex={-1}>Evaluate</h1>
+        <h1 tabIndex={-1}>{t('evaluate.title')}</h1>
         <p className="hint">
-          Measures accuracy against document length on RULER-style tasks and a multi-hop question over a book, on this
-          machine: the memory agent beside reading the whole document at once. With RULER-HotpotQA dataset files, the
-          paper’s own benchmark by the paper’s method.
+          {t('evaluate.intro')}
         </p>
       </header>
       <div className="layout">
@@ -82,17 +87,17 @@ export function EvaluatePage() {
             <div className="progress-row">
               <div
                 role="progressbar"
-                aria-label="Reading dataset files"
+                aria-label={t('evaluate.readingFiles')}
                 aria-valuemin={0}
                 aria-valuemax={reading.total}
                 aria-valuenow={reading.bytes}
-                aria-valuetext={`${Math.round((100 * reading.bytes) / Math.max(1, reading.total))}% read`}
+                aria-valuetext={t('evaluate.pctRead', { pct: Math.round((100 * reading.bytes) / Math.max(1, reading.total)) })}
                 className="progress"
               >
                 <div className="progress-fill" style={{ width: `${(100 * reading.bytes) / Math.max(1, reading.total)}%` }} />
               </div>
               <p className="status" aria-live="polite">
-                Reading and storing the dataset files…
+                {t('evaluate.storingFiles')}
               </p>
             </div>
           )}
@@ -102,17 +107,17 @@ export function EvaluatePage() {
             </p>
           )}
           {evaluations.length > 0 && (
-            <nav aria-label="Evaluations" className="run-list">
-              <h2>Evaluations</h2>
+            <nav aria-label={t('evaluate.list')} className="run-list">
+              <h2>{t('evaluate.list')}</h2>
               <ul>
                 {evaluations.map((e) => (
                   <li key={e.id}>
                     <button type="button" aria-current={e.id === currentId ? 'page' : undefined} onClick={() => setCurrentId(e.id)}>
                       <span className="run-q">
-                        {label(e.engineId)} · {e.dataset ? `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}` : e.spec.mode === 'memory' ? 'memory' : 'full context'}
+                        {label(e.engineId)} · {e.dataset ? `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}` : e.spec.mode === 'memory' ? t('evaluate.memoryShort') : t('evaluate.fullShort')}
                       </span>
                       <span className="hint">
-                        {new Date(e.createdAt).toLocaleString()} · {e.completed}/{e.total} · {e.status}
+                        {formatDate(e.createdAt)} · {e.completed}/{e.total} · {t(`runs.status.${e.status}`)}
                       </span>
                     </button>
                   </li>
@@ -134,7 +139,7 @@ export function EvaluatePage() {
               onCancel={control('cancelEvaluation')}
             />
           ) : (
-            <p className="empty">Choose tasks and lengths, then press Start evaluation.</p>
+            <p className="empty">{t('evaluate.empty')}</p>
           )}
         </div>
       </div>

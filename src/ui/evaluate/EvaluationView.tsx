@@ -1,4 +1,5 @@
 import { useMemo } from 'react';
+import { useTranslation } from 'react-i18next';
 import { CUTTER_LABELS } from '../../core/token-slices';
 import { datasetReport, datasetReportJson, summarizeFiles } from '../../eval/dataset-report';
 import { formatLength } from '../../eval/lengths';
@@ -6,6 +7,8 @@ import { cellsCsv, reportJson } from '../../eval/report';
 import { summarize } from '../../eval/sweep';
 import type { DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
 import { download } from '../download';
+import { formatNumber } from '../format';
+import { i18n } from '../i18n';
 import { AccuracyChart } from './AccuracyChart';
 import { DatasetResults } from './DatasetResults';
 import { ResultsTable } from './ResultsTable';
@@ -23,20 +26,13 @@ interface Props {
   onCancel(): void;
 }
 
-const STATUS_TEXT: Record<EvaluationRecord['status'], string> = {
-  running: 'Running',
-  paused: 'Paused',
-  cancelled: 'Cancelled',
-  done: 'Done',
-  failed: 'Stopped by an error',
-};
-
 function haystackName(e: EvaluationRecord): string {
-  return e.haystack.kind === 'document' ? e.haystack.name : 'generated essay';
+  return e.haystack.kind === 'document' ? e.haystack.name : i18n.t('evaluate.generatedLower');
 }
 
 /** One sweep: progress and controls, the results table, the chart and the exports. */
 export function EvaluationView({ evaluation, samples, items, step, engineLabel, onPause, onResume, onCancel }: Props) {
+  const { t } = useTranslation();
   const { spec, dataset } = evaluation;
   const cells = useMemo(() => summarize(spec, samples), [spec, samples]);
   const files = useMemo(() => (dataset ? summarizeFiles(dataset.files, items) : []), [dataset, items]);
@@ -62,69 +58,75 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
     );
 
   return (
-    <section className="run" aria-label="Evaluation">
+    <section className="run" aria-label={t('evaluate.region')}>
       <header className="run-head">
         <h2>
           {engineLabel}
           {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} ·{' '}
-          {dataset ? `method ${dataset.method}` : spec.mode === 'memory' ? 'memory agent' : 'full context'}
+          {dataset ? t('evaluate.methodOf', { method: dataset.method }) : spec.mode === 'memory' ? t('evaluate.memoryAgent') : t('evaluate.fullShort')}
         </h2>
         {dataset ? (
           <>
             <p className="hint">
-              RULER-HotpotQA: {dataset.files.map((f) => f.name).join(', ')} · chunks of {dataset.settings.chunkTokens.toLocaleString('en')} tokens,{' '}
-              {CUTTER_LABELS[dataset.cutter]} · up to {dataset.settings.memoryTokens.toLocaleString('en')} tokens per reply · temperature{' '}
-              {dataset.settings.temperature}, top p {dataset.settings.topP} · prompts: {dataset.promptRecord?.label ?? dataset.prompts.set}
+              {t('evaluate.datasetFacts', {
+                files: dataset.files.map((f) => f.name).join(', '),
+                chunk: formatNumber(dataset.settings.chunkTokens),
+                cutter: CUTTER_LABELS[dataset.cutter],
+                memory: formatNumber(dataset.settings.memoryTokens),
+                temperature: dataset.settings.temperature,
+                topP: dataset.settings.topP,
+                prompts: dataset.promptRecord?.label ?? dataset.prompts.set,
+              })}
               {dataset.prompts.sha256 ? ` (SHA-256 ${dataset.prompts.sha256.slice(0, 12)}…)` : ''}
             </p>
             {dataset.promptRecord?.note && <p className="hint">{dataset.promptRecord.note}</p>}
           </>
         ) : (
           <p className="hint">
-            {spec.tasks.length} task{spec.tasks.length === 1 ? '' : 's'} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
-            {spec.samples} sample{spec.samples === 1 ? '' : 's'} · seed {spec.seed}
-            {spec.mode === 'memory' ? ` · chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens, ${CUTTER_LABELS.boundary}` : ''} · essay
-            haystack: {haystackName(evaluation)}
+            {t('evaluate.tasksTimes', { count: spec.tasks.length })} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
+            {t('evaluate.samplesSeed', { count: spec.samples, seed: spec.seed })}
+            {spec.mode === 'memory' ? ` · ${t('evaluate.sizes', { chunk: spec.chunkTokens, memory: spec.memoryTokens, cutter: CUTTER_LABELS.boundary })}` : ''} ·{' '}
+            {t('evaluate.haystackOf', { name: haystackName(evaluation) })}
           </p>
         )}
       </header>
       <div className="progress-row">
         <div
           role="progressbar"
-          aria-label="Evaluation progress"
+          aria-label={t('evaluate.progress')}
           aria-valuemin={0}
           aria-valuemax={total}
           aria-valuenow={done}
-          aria-valuetext={`${done} of ${total} samples`}
+          aria-valuetext={t('evaluate.samplesOf', { done, total })}
           className="progress"
         >
           <div className="progress-fill" style={{ width: `${total ? (100 * (done + within)) / total : 0}%` }} />
         </div>
         <p className="status" aria-live="polite">
-          {STATUS_TEXT[evaluation.status]} · {done} of {total} samples
-          {evaluation.status === 'running' && step ? ` · sample ${step.ordinal + 1}: chunk ${step.chunk} of ${step.chunks}` : ''}
+          {t(`evaluate.status.${evaluation.status}`)} · {t('evaluate.samplesOf', { done, total })}
+          {evaluation.status === 'running' && step ? ` · ${t('evaluate.step', { n: step.ordinal + 1, chunk: step.chunk, chunks: step.chunks })}` : ''}
         </p>
       </div>
       <div className="controls">
         {evaluation.status === 'running' && (
           <button type="button" onClick={onPause}>
-            Pause
+            {t('run.pause')}
           </button>
         )}
         {(evaluation.status === 'paused' || evaluation.status === 'cancelled' || evaluation.status === 'failed') && (
           <button type="button" onClick={onResume}>
-            Resume
+            {t('run.resume')}
           </button>
         )}
         {(evaluation.status === 'running' || evaluation.status === 'paused') && (
           <button type="button" onClick={onCancel}>
-            Cancel
+            {t('run.cancel')}
           </button>
         )}
       </div>
       {evaluation.status === 'failed' && (
         <p role="alert" className="error">
-          The evaluation stopped: {evaluation.error} Fix the cause, then press Resume to continue from sample {done + 1}.
+          {t('evaluate.stopped', { error: evaluation.error, n: done + 1 })}
         </p>
       )}
       {dataset ? (
@@ -138,11 +140,11 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
       <div className="export">
         {!dataset && (
           <button type="button" onClick={() => download(`${stem}.csv`, 'text/csv', cellsCsv(cells))}>
-            Export CSV
+            {t('evaluate.exportCsv')}
           </button>
         )}
         <button type="button" onClick={exportJson}>
-          Export JSON
+          {t('inspector.exportJson')}
         </button>
       </div>
     </section>

@@ -1,26 +1,28 @@
+import { useTranslation } from 'react-i18next';
 import { formatLength } from '../../eval/lengths';
 import { formatMs, formatPercent, formatRate } from '../../eval/report';
 import type { CellSummary } from '../../eval/sweep';
 
 /** The results, one row per task × length, as the paper's table reads them. */
 export function ResultsTable({ cells }: { cells: readonly CellSummary[] }) {
+  const { t } = useTranslation();
   const qa = cells.some((c) => c.exactMatch !== null);
   const percent = (x: number | null) => (x === null ? '—' : `${formatPercent(x)} %`);
   return (
     <div className="table-wrap" tabIndex={0}>
       <table className="results">
-        <caption>Results</caption>
+        <caption>{t('results.caption')}</caption>
         <thead>
           <tr>
-            <th scope="col">Task</th>
-            <th scope="col">Length</th>
-            <th scope="col">Samples</th>
-            <th scope="col">Accuracy</th>
-            {qa && <th scope="col">Exact match</th>}
+            <th scope="col">{t('results.task')}</th>
+            <th scope="col">{t('results.length')}</th>
+            <th scope="col">{t('results.samples')}</th>
+            <th scope="col">{t('results.accuracy')}</th>
+            {qa && <th scope="col">{t('results.exact')}</th>}
             {qa && <th scope="col">F1</th>}
-            <th scope="col">Mean time per chunk</th>
-            <th scope="col" title="Prompt and reply tokens processed per second of generation">
-              Tokens/s
+            <th scope="col">{t('results.meanTime')}</th>
+            <th scope="col" title={t('results.rateTitle')}>
+              {t('results.rate')}
             </th>
           </tr>
         </thead>
@@ -31,7 +33,7 @@ export function ResultsTable({ cells }: { cells: readonly CellSummary[] }) {
               <td>{formatLength(c.length)}</td>
               <td>
                 {c.finished}/{c.planned}
-                {c.skipped > 0 && ` (${c.skipped} too long)`}
+                {c.skipped > 0 && ` ${t('results.tooLong', { n: c.skipped })}`}
               </td>
               <td>{percent(c.accuracy)}</td>
               {qa && <td>{percent(c.exactMatch)}</td>}

@@ -1,4 +1,5 @@
 import { useEffect, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { RunRecord } from '../../storage/db';
 import { store } from '../client';
 
@@ -11,6 +12,7 @@ interface Props {
 
 /** Another run over the same book, its memory at the same chunk beside this one's. */
 export function Compare({ run, others, index }: Props) {
+  const { t } = useTranslation();
   const id = useId();
   const candidates = others.filter((o) => o.id !== run.id && o.documentId === run.documentId);
   const [otherId, setOtherId] = useState('');
@@ -34,25 +36,25 @@ export function Compare({ run, others, index }: Props) {
   return (
     <div className="compare">
       <div className="field inline">
-        <label htmlFor={id}>Compare with</label>
+        <label htmlFor={id}>{t('compare.with')}</label>
         <select id={id} value={otherId} onChange={(e) => setOtherId(e.target.value)}>
-          <option value="">No other run</option>
+          <option value="">{t('compare.none')}</option>
           {candidates.map((o) => (
             <option key={o.id} value={o.id}>
-              {o.question} · {o.engineId} · chunk {o.settings.chunkTokens} / memory {o.settings.memoryTokens}
+              {o.question} · {o.engineId} · {t('compare.sizes', { chunk: o.settings.chunkTokens, memory: o.settings.memoryTokens })}
             </option>
           ))}
         </select>
       </div>
       {other && (
-        <section aria-label="Comparison" className="pane">
+        <section aria-label={t('compare.region')} className="pane">
           <h3>
-            {other.question} · memory {other.settings.memoryTokens} tokens — memory after chunk {index === null ? '–' : index + 1}
+            {other.question} · {t('compare.heading', { memory: other.settings.memoryTokens, chunk: index === null ? '–' : index + 1 })}
           </h3>
           {other.settings.chunkTokens !== run.settings.chunkTokens && (
-            <p className="hint">The runs use different chunk sizes, so the same chunk number covers different text.</p>
+            <p className="hint">{t('compare.differ')}</p>
           )}
-          <pre tabIndex={0} className="text">{memory ?? 'That run has no revision at this chunk.'}</pre>
+          <pre tabIndex={0} className="text">{memory ?? t('compare.noRevision')}</pre>
         </section>
       )}
     </div>

@@ -1,3 +1,4 @@
+import { useTranslation } from 'react-i18next';
 import { buildExport, toMarkdown } from '../../storage/export';
 import type { RunRecord } from '../../storage/db';
 import { store } from '../client';
@@ -10,6 +11,7 @@ function fileStem(run: RunRecord): string {
 
 /** Downloads the run as JSON (everything, follow-up answers included, re-importable) or Markdown (to read). */
 export function ExportButtons({ run }: { run: RunRecord }) {
+  const { t } = useTranslation();
   const exportAs = async (kind: 'json' | 'md') => {
     const s = await store;
     const [revisions, memories, followUps] = await Promise.all([s.listRevisions(run.id), s.listMemories(run.id), s.listFollowUps(run.id)]);
@@ -20,10 +22,10 @@ export function ExportButtons({ run }: { run: RunRecord }) {
   return (
     <div className="export">
       <button type="button" onClick={() => void exportAs('json')}>
-        Export JSON
+        {t('inspector.exportJson')}
       </button>
       <button type="button" onClick={() => void exportAs('md')}>
-        Export Markdown
+        {t('inspector.exportMd')}
       </button>
     </div>
   );

@@ -1,4 +1,5 @@
 import { type KeyboardEvent, useEffect, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { DocumentRecord, RevisionRecord, RunRecord } from '../../storage/db';
 import { store } from '../client';
 import { useRunAnchors } from '../ChunkPlace';
@@ -20,6 +21,7 @@ interface Props {
 
 /** Read what the agent kept, chunk by chunk. */
 export function Inspector({ run, runs, revisions, book, selected, onSelect }: Props) {
+  const { t } = useTranslation();
   const ids = { search: useId(), slider: useId() };
   const anchors = useRunAnchors(run.id);
   const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
@@ -54,33 +56,33 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
     <div className="inspector">
       <div className="inspector-bar">
         <div className="field inline">
-          <label htmlFor={ids.search}>Search memories</label>
+          <label htmlFor={ids.search}>{t('inspector.search')}</label>
           <input id={ids.search} type="search" value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={onSearchKey} />
         </div>
         <p className="hint" aria-live="polite">
           {query.trim()
             ? firstHit === null
-              ? 'No memory contains this.'
-              : `${marked.size} revisions contain it; first written at revision ${firstHit + 1}.`
+              ? t('inspector.noMatch')
+              : t('inspector.matches', { count: marked.size, first: firstHit + 1 })
             : ''}
         </p>
         {firstHit !== null && (
           <button type="button" onClick={() => onSelect(firstHit)}>
-            Go to first match
+            {t('inspector.firstMatch')}
           </button>
         )}
         <ExportButtons run={run} />
       </div>
       {revisions.length > 0 && (
         <div className="field inline">
-          <label htmlFor={ids.slider}>Revision</label>
+          <label htmlFor={ids.slider}>{t('inspector.revision')}</label>
           <input
             id={ids.slider}
             type="range"
             min={1}
             max={revisions.length}
             value={(shown ?? 0) + 1}
-            aria-valuetext={`Revision ${(shown ?? 0) + 1} of ${revisions.length}`}
+            aria-valuetext={t('inspector.revisionOf', { n: (shown ?? 0) + 1, total: revisions.length })}
             onChange={(e) => onSelect(e.target.valueAsNumber - 1)}
           />
         </div>

@@ -1,3 +1,4 @@
+import { useTranslation } from 'react-i18next';
 import type { RevisionRecord } from '../../storage/db';
 
 interface Props {
@@ -12,6 +13,7 @@ const H = 120;
 
 /** Memory size (tokens, against the cap) and how much each chunk changed it (words added + removed). */
 export function MemoryChart({ revisions, memoryCap, selected, onSelect }: Props) {
+  const { t } = useTranslation();
   if (revisions.length === 0) return null;
   const n = revisions.length;
   const x = (i: number) => (n === 1 ? W / 2 : (i / (n - 1)) * W);
@@ -28,7 +30,7 @@ export function MemoryChart({ revisions, memoryCap, selected, onSelect }: Props)
         viewBox={`0 0 ${W} ${H}`}
         preserveAspectRatio="none"
         role="img"
-        aria-label={`Memory size and change across ${n} revisions`}
+        aria-label={t('inspector.chart', { n })}
         onClick={pick}
       >
         <polyline points={size.join(' ')} className="line-size" fill="none" vectorEffect="non-scaling-stroke" />
@@ -36,8 +38,8 @@ export function MemoryChart({ revisions, memoryCap, selected, onSelect }: Props)
         {selected !== null && <line x1={x(selected)} x2={x(selected)} y1={0} y2={H} className="cursor" vectorEffect="non-scaling-stroke" />}
       </svg>
       <figcaption className="hint">
-        <span className="key-size">■</span> memory size (of {memoryCap} tokens) · <span className="key-change">■</span> words changed
-        (max {maxChange})
+        <span className="key-size">■</span> {t('inspector.chartSize', { cap: memoryCap })} · <span className="key-change">■</span>{' '}
+        {t('inspector.chartChange', { max: maxChange })}
       </figcaption>
     </figure>
   );

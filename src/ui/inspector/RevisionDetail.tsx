@@ -1,10 +1,12 @@
 import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { diffMemory } from '../../core/memory-diff';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentencesDrawnOn } from '../../core/provenance';
 import type { DocumentRecord, RevisionRecord } from '../../storage/db';
 import { ChunkPlace } from '../ChunkPlace';
 import { store } from '../client';
+import { i18n } from '../i18n';
 
 interface Props {
   runId: string;
@@ -40,6 +42,7 @@ interface Section {
  * busy) rather than naming a revision it cannot show yet.
  */
 export function RevisionDetail({ runId, revision, total, book }: Props) {
+  const { t } = useTranslation();
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [read, setRead] = useState<Section | null>(null);
   const key = revision ? `${runId}:${revision.index}` : '';
@@ -55,7 +58,7 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
         const text = await (await store).readText(book.id, revision.start, revision.end);
         section =
           text === undefined
-            ? { key: sectionKey, runId, revision, problem: 'This part of the book is still being stored; it shows once the import has written it.' }
+            ? { key: sectionKey, runId, revision, problem: i18n.t('inspector.stillStoring') }
             : { key: sectionKey, runId, revision, text };
       } catch (e) {
         section = { key: sectionKey, runId, revision, problem: (e as Error).message };
@@ -102,29 +105,33 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
 
   return (
     <div className="detail">
-      <section aria-label="Memory" aria-busy={memoryBusy} className="pane">
-        <h3>Memory{memory ? ` after chunk ${memory.revision.index + 1}` : ''}</h3>
+      <section aria-label={t('inspector.memory')} aria-busy={memoryBusy} className="pane">
+        <h3>{memory ? t('inspector.memoryAfter', { n: memory.revision.index + 1 }) : t('inspector.memory')}</h3>
         {memory?.problem ? (
           <p className="hint">{memory.problem}</p>
         ) : (
-          <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : 'No revision yet.'}</pre>
+          <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : t('inspector.noRevision')}</pre>
         )}
       </section>
-      <section aria-label="Memory changes" aria-busy={memoryBusy} className="pane">
+      <section aria-label={t('inspector.changes')} aria-busy={memoryBusy} className="pane">
         <h3>
-          Memory changes
-          {ready ? ` · +${ready.revision.wordsAdded} / −${ready.revision.wordsRemoved} words` : ''}
+          {t('inspector.changes')}
+          {ready ? ` · ${t('inspector.words', { added: ready.revision.wordsAdded, removed: ready.revision.wordsRemoved })}` : ''}
         </h3>
         <pre tabIndex={0} className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
       </section>
-      <section aria-label="Section" aria-busy={sectionBusy} className="pane">
+      <section aria-label={t('inspector.section')} aria-busy={sectionBusy} className="pane">
         <h3>
           {/* Without the book there is nothing to read: the selected revision's number stands with the reason. */}
-          Section{shown ? ` ${shown.revision.index + 1} of ${total}` : revision && !book ? ` ${revision.index + 1} of ${total}` : ''}
+          {shown
+            ? t('inspector.sectionOf', { n: shown.revision.index + 1, total })
+            : revision && !book
+              ? t('inspector.sectionOf', { n: revision.index + 1, total })
+              : t('inspector.section')}
           {shown && <ChunkPlace runId={runId} offset={shown.revision.start} />}
         </h3>
         {shown?.text === undefined ? (
-          <p className="hint">{!revision ? '' : !book ? 'This browser does not have the book of this run; add it to see its sections.' : (shown?.problem ?? '…')}</p>
+          <p className="hint">{!revision ? '' : !book ? t('inspector.noBook') : (shown?.problem ?? '…')}</p>
         ) : (
           <pre tabIndex={0} className="text">{marking !== null ? <Highlighted section={shown.text} memory={marking} /> : shown.text}</pre>
         )}
@@ -155,13 +162,14 @@ function DiffView({ before, after }: { before: string; after: string }) {
 
 /** The section with the sentences the new memory drew on marked. */
 function Highlighted({ section, memory }: { section: string; memory: string }) {
+  const { t } = useTranslation();
   const spans = sentencesDrawnOn(section, memory);
   const out: React.ReactNode[] = [];
   let at = 0;
   spans.forEach((s, i) => {
     out.push(section.slice(at, s.start));
     out.push(
-      <mark key={i} title="The memory drew on this sentence">
+      <mark key={i} title={t('inspector.drewOn')}>
         {section.slice(s.start, s.end)}
       </mark>,
     );

@@ -1,6 +1,8 @@
+import { useTranslation } from 'react-i18next';
 import type { PromptRecord } from '../../core/prompt-sets';
 import { CUTTER_LABELS } from '../../core/token-slices';
 import type { RunRecord } from '../../storage/db';
+import { i18n } from '../i18n';
 
 /** How a skim chose its chunks, with how many the memory's names added. */
 function describeSkim(run: RunRecord): string {
@@ -8,58 +10,60 @@ function describeSkim(run: RunRecord): string {
   const count = (by: string) => run.chunks.filter((c) => c.reason?.by === by).length;
   // Runs stored before reasons were kept cannot say how many were followed.
   const counted = run.chunks.some((c) => c.reason)
-    ? `: ${count('followed')} followed${skim.lookBack ? `, ${count('looked-back')} looked back` : ''}`
+    ? i18n.t(skim.lookBack ? 'runSettings.countedBack' : 'runSettings.counted', { followed: count('followed'), back: count('looked-back') })
     : '';
-  const follow = skim.followMemory ? `, following what the memory finds${skim.lookBack ? ' and looking back' : ''}${counted}` : '';
-  return `reads ${run.chunks.length} of ${skim.totalChunks} chunks (top ${Math.round(skim.keep * 100)}% by relevance and neighbours${follow})`;
+  const follow = skim.followMemory ? i18n.t(skim.lookBack ? 'runSettings.followBack' : 'runSettings.follow', { counted }) : '';
+  return i18n.t('runSettings.skim', { read: run.chunks.length, total: skim.totalChunks, top: Math.round(skim.keep * 100), follow });
 }
 
 /** The set, and for MemAgent's the file, commit and hash it was read from. */
 function describePrompts(p: PromptRecord): string {
   if (!p.file) return p.label;
-  const from = p.file.source ? (p.file.source.startsWith('imported') ? `, ${p.file.source}` : `, fetched from ${p.file.source}`) : '';
-  return `${p.label}: ${p.file.path} at commit ${p.file.commit.slice(0, 7)}, SHA-256 ${p.file.sha256}${from}`;
+  const from = p.file.source ? `, ${p.file.source.startsWith('imported') ? p.file.source : i18n.t('prompts.fetchedFrom', { source: p.file.source })}` : '';
+  return i18n.t('runSettings.promptFile', { label: p.label, path: p.file.path, commit: p.file.commit.slice(0, 7), sha: p.file.sha256, from });
 }
 
 /** The exact settings and templates a run used. */
 export function RunSettings({ run }: { run: RunRecord }) {
+  const { t } = useTranslation();
   const s = run.settings;
   return (
     <details className="run-settings">
-      <summary>Run settings</summary>
+      <summary>{t('runSettings.title')}</summary>
       <dl>
-        <dt>Engine</dt>
+        <dt>{t('read.engine')}</dt>
         <dd>
           {run.engineId}
-          {typeof run.engineConfig?.model === 'string' ? ` · model ${run.engineConfig.model}` : ''}
+          {typeof run.engineConfig?.model === 'string' ? ` · ${t('runSettings.model', { model: run.engineConfig.model })}` : ''}
         </dd>
-        <dt>Chunk size</dt>
+        <dt>{t('runSettings.chunk')}</dt>
         <dd>
-          {s.chunkTokens} tokens{s.chunkTokens !== s.requestedChunkTokens ? ` (asked for ${s.requestedChunkTokens}; the context window allows ${s.chunkTokens})` : ''}
+          {t('runSettings.tokens', { n: s.chunkTokens })}
+          {s.chunkTokens !== s.requestedChunkTokens ? ` ${t('runSettings.asked', { asked: s.requestedChunkTokens, allowed: s.chunkTokens })}` : ''}
         </dd>
-        <dt>Chunks</dt>
+        <dt>{t('runSettings.chunks')}</dt>
         <dd>{CUTTER_LABELS.boundary}</dd>
-        <dt>Memory size</dt>
-        <dd>{s.memoryTokens} tokens</dd>
-        <dt>Context per step</dt>
-        <dd>{s.contextTokens} tokens</dd>
-        <dt>Skim</dt>
+        <dt>{t('runSettings.memory')}</dt>
+        <dd>{t('runSettings.tokens', { n: s.memoryTokens })}</dd>
+        <dt>{t('runSettings.context')}</dt>
+        <dd>{t('runSettings.tokens', { n: s.contextTokens })}</dd>
+        <dt>{t('runSettings.skimTitle')}</dt>
         <dd>
-          {run.skim ? describeSkim(run) : 'off: every chunk is read'}
+          {run.skim ? describeSkim(run) : t('runSettings.skimOff')}
         </dd>
-        <dt>Sampling</dt>
+        <dt>{t('runSettings.sampling')}</dt>
         <dd>
-          temperature {s.temperature}, top p {s.topP}, seed {s.seed ?? 'random'}
+          {t('runSettings.samplingValue', { temperature: s.temperature, topP: s.topP, seed: s.seed ?? t('settings.random') })}
         </dd>
-        <dt>Prompts</dt>
+        <dt>{t('runSettings.prompts')}</dt>
         <dd>
-          {run.prompts ? describePrompts(run.prompts) : 'the templates below (run from before prompt sets)'}
+          {run.prompts ? describePrompts(run.prompts) : t('runSettings.oldTemplates')}
           {run.prompts?.note && <p className="hint">{run.prompts.note}</p>}
         </dd>
       </dl>
-      <h4>Memory update template</h4>
+      <h4>{t('settings.updateTemplate')}</h4>
       <pre tabIndex={0} className="text">{run.templates.update}</pre>
-      <h4>Final answer template</h4>
+      <h4>{t('settings.finalTemplate')}</h4>
       <pre tabIndex={0} className="text">{run.templates.final}</pre>
     </details>
   );

@@ -1,8 +1,11 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, useEffect, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
 import { type Anchor, describePlace } from '../../core/anchors';
 import { describeReason, type ReadReason } from '../../core/read-reason';
 import type { RevisionRecord } from '../../storage/db';
+import { formatNumber } from '../format';
+import { i18n } from '../i18n';
 
 interface Props {
   revisions: readonly RevisionRecord[];
@@ -32,21 +35,30 @@ export function describeRevision(
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
   const speed = r.ms > 0 ? Math.round(r.completionTokens / (r.ms / 1000)) : 0;
-  const flags = [r.finishReason === 'length' ? 'memory truncated' : '', r.retries ? `retried ${r.retries}×` : '']
+  const flags = [r.finishReason === 'length' ? i18n.t('timeline.truncatedLong') : '', r.retries ? i18n.t('timeline.retriedTimes', { n: r.retries }) : '']
     .filter(Boolean)
     .join(', ');
   // Engines that measure their own speeds (WebLLM) split reading the prompt from writing the memory.
   const measured =
     r.decodeTokensPerSecond !== undefined
-      ? `, read ${Math.round(r.prefillTokensPerSecond ?? 0)} tokens/s, first token after ${(r.timeToFirstTokenSeconds ?? 0).toFixed(1)} s`
+      ? i18n.t('timeline.measured', { read: Math.round(r.prefillTokensPerSecond ?? 0), first: formatNumber(r.timeToFirstTokenSeconds ?? 0, 1) })
       : '';
-  return `Revision ${k}: chunk ${k} of ${total}, ${through}% through the book${place ? `, ${place}` : ''}, ${r.memoryTokens} memory tokens, ${formatMs(r.ms)}, ${
-    r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed
-  } tokens/s${measured}${flags ? `, ${flags}` : ''}${reason ? `, read because: ${describeReason(reason)}` : ''}`;
+  return i18n.t('timeline.entry', {
+    k,
+    total,
+    through,
+    place: place ? `, ${place}` : '',
+    memory: r.memoryTokens,
+    time: formatMs(r.ms),
+    speed: r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed,
+    measured,
+    flags: flags ? `, ${flags}` : '',
+    reason: reason ? i18n.t('timeline.because', { reason: describeReason(reason) }) : '',
+  });
 }
 
 function formatMs(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+  return ms < 1000 ? i18n.t('timeline.ms', { n: Math.round(ms) }) : i18n.t('timeline.s', { n: formatNumber(ms / 1000, 1) });
 }
 
 /**
@@ -56,6 +68,8 @@ function formatMs(ms: number): string {
  * move the selection.
  */
 export function Timeline({ revisions, total, bookLength, anchors, reasons, selected, marked, onSelect }: Props) {
+  // Entries are worded in the interface's language: a switch redraws them.
+  useTranslation();
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: revisions.length,
@@ -108,7 +122,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
 
   return (
     <div className="timeline" ref={scroller} onKeyDown={onKeyDown}>
-      <ol aria-label="Memory revisions" className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
+      <ol aria-label={i18n.t('timeline.list')} className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
         {virtualizer.getVirtualItems().map((item) => {
           const r = revisions[item.index]!;
           const place = describePlace(anchors, r.start);
@@ -126,14 +140,14 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
             >
               <button type="button" aria-current={selected === item.index ? 'true' : undefined} onClick={() => onSelect(item.index)}>
                 <span className="rev-k">
-                  Revision {r.index + 1}
-                  {marked.has(r.index) && <span className="badge"> match</span>}
+                  {i18n.t('timeline.revision', { n: r.index + 1 })}
+                  {marked.has(r.index) && <span className="badge"> {i18n.t('timeline.match')}</span>}
                   {reason && <span className="rev-reason"> · {describeReason(reason)}</span>}
                 </span>
                 <span className="rev-meta">
-                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {r.memoryTokens} tok · {formatMs(r.ms)}
-                  {r.finishReason === 'length' && ' · truncated'}
-                  {r.retries > 0 && ' · retried'}
+                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {i18n.t('timeline.tok', { n: r.memoryTokens })} · {formatMs(r.ms)}
+                  {r.finishReason === 'length' && ` · ${i18n.t('timeline.truncated')}`}
+                  {r.retries > 0 && ` · ${i18n.t('timeline.retried')}`}
                 </span>
               </button>
             </li>

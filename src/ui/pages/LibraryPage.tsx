@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 import { Page } from './Page';
 
 interface Props {
@@ -12,8 +13,9 @@ interface Props {
 
 /** Books and runs kept in this browser, Import run, and the storage they take. */
 export function LibraryPage({ active, books, runs, storage, importProgress, error }: Props) {
+  const { t } = useTranslation();
   return (
-    <Page place="library" active={active} title="Library" intro="Books and runs kept in this browser, and the storage they take." className="library-page">
+    <Page place="library" active={active} title={t('library.title')} intro={t('library.intro')} className="library-page">
       <div className="library-main">
         {importProgress}
         {error}

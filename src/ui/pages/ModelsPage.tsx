@@ -1,3 +1,4 @@
+import { useTranslation } from 'react-i18next';
 import { LlamaModels } from '../LlamaModels';
 import { ModelManager } from '../ModelManager';
 import { ModelStorage } from '../ModelStorage';
@@ -5,12 +6,13 @@ import { Page } from './Page';
 
 /** Models that run on this device, and the storage they take. */
 export function ModelsPage({ active }: { active: boolean }) {
+  const { t } = useTranslation();
   return (
     <Page
       place="models"
       active={active}
-      title="Models"
-      intro="Language models that run on this device: WebLLM on the graphics card, llama.cpp on the processor."
+      title={t('models.title')}
+      intro={t('models.intro')}
       className="models-page"
     >
       <ModelStorage />

@@ -1,0 +1,39 @@
+import { expect, test } from '@playwright/test';
+import { PLANTED, plantedBook } from './helpers';
+
+// A browser whose language is Simplified Chinese.
+test.use({ locale: 'zh-CN' });
+
+test('a browser in Simplified Chinese reads a book through the zh-CN names, and switching to English is kept after a reload', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+  await expect(page.getByRole('navigation', { name: '页面' }).getByRole('link', { name: '书库' })).toBeVisible();
+  await expect(page.getByRole('heading', { level: 1, name: '阅读一本书' })).toBeVisible();
+  await expect(page.getByRole('combobox', { name: '引擎' })).toHaveValue('extractive');
+
+  await page.getByLabel('文档').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.6) });
+  // Sizes and counts through Intl, with the unit words of the language.
+  await expect(page.getByText(/^frankenstein\.txt — [\d.]+ KB, [\d,]+ 个词元$/)).toBeVisible();
+  await page.getByLabel('问题', { exact: true }).fill(PLANTED.question);
+  await page.getByRole('button', { name: '阅读', exact: true }).click();
+
+  const answer = page.getByRole('region', { name: '答案' });
+  await expect(answer).toContainText(PLANTED.code, { timeout: 90_000 });
+  await expect(page.getByRole('progressbar', { name: '阅读进度' })).toHaveAttribute('aria-valuetext', /^已读 \d+ \/ \d+ 块$/);
+  await expect(page.getByText(/^完成 · \d+ \/ \d+ 块/)).toBeVisible();
+  // The question and the answer are shown as they are, never translated.
+  await expect(page.getByRole('region', { name: '运行' }).getByRole('heading', { level: 2 })).toHaveText(PLANTED.question);
+  // A look at the page in Simplified Chinese, kept with the test's output.
+  await page.screenshot({ path: test.info().outputPath('read-zh-CN.png') });
+
+  await page.getByRole('combobox', { name: '语言' }).selectOption('en');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+  await expect(page.getByRole('button', { name: 'Read', exact: true })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+
+  await page.reload();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+  await expect(page.getByRole('combobox', { name: 'Language' })).toHaveValue('en');
+  await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+});
