@@ -14,13 +14,15 @@ const modelPort = Number(process.env.E2E_MODEL_PORT ?? port + 22);
 // The shared fixtures (the tiny GGUF for the llama.cpp tests), 4198 beside 4173.
 const fixturesPort = Number(process.env.E2E_FIXTURES_PORT ?? port + 25);
 const chromiumArgs = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+const webgpuArgs = [...chromiumArgs, '--enable-unsafe-webgpu'];
 
 export default defineConfig({
   testDir: 'e2e',
   timeout: 120_000,
   expect: { timeout: 30_000 },
   fullyParallel: false,
-  workers: process.env.CI ? 2 : 2,
+  // Three at a time on two cores: most of an e2e test's time is spent waiting on pages, workers and servers.
+  workers: 3,
   retries: 0,
   reporter: [['list']],
   use: {
@@ -35,13 +37,20 @@ export default defineConfig({
   },
   projects: [
     // WebGPU through SwiftShader (a software adapter, no shader-f16) only with this flag; without it there is no adapter.
-    // Listed first, so the real-kernel test (minutes of software GPU work) starts at once beside the other files.
     {
       name: 'webgpu',
       testMatch: /webllm\.spec\.ts$/,
-      use: { launchOptions: { executablePath, args: [...chromiumArgs, '--enable-unsafe-webgpu'] } },
+      testIgnore: /kernels-webllm\.spec\.ts$/,
+      use: { launchOptions: { executablePath, args: webgpuArgs } },
     },
     { name: 'default', testIgnore: /webllm\.spec\.ts$/ },
+    // Real WebLLM kernels keep both cores busy for minutes: they run last, alone, so no other test waits on a starved machine.
+    {
+      name: 'kernels',
+      testMatch: /kernels-webllm\.spec\.ts$/,
+      dependencies: ['webgpu', 'default'],
+      use: { launchOptions: { executablePath, args: webgpuArgs } },
+    },
   ],
   webServer: [
     {
