@@ -46,6 +46,26 @@ export function storedCounts(page: Page): Promise<Record<string, number>> {
   );
 }
 
+/** Every stored run and revision, read in one transaction in the page itself. */
+export function storedRunsAndRevisions<Run, Revision>(page: Page): Promise<{ runs: Run[]; revisions: Revision[] }> {
+  return page.evaluate(
+    () =>
+      new Promise<{ runs: Run[]; revisions: Revision[] }>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(['runs', 'revisions'], 'readonly');
+          const runs = tx.objectStore('runs').getAll();
+          const revisions = tx.objectStore('revisions').getAll();
+          tx.oncomplete = () => {
+            open.result.close();
+            resolve({ runs: runs.result as Run[], revisions: revisions.result as Revision[] });
+          };
+        };
+      }),
+  );
+}
+
 /** The chunk index of every stored revision, per run id, in key order. */
 export function storedRevisionIndexes(page: Page): Promise<Record<string, number[]>> {
   return page.evaluate(

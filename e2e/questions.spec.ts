@@ -1,6 +1,6 @@
 import { expect, type Page, test } from '@playwright/test';
 import { startOpenAIServer } from '../test/support/openai-server';
-import { PLANTED, plantedBook, range, storedRevisionIndexes } from './helpers';
+import { PLANTED, plantedBook, range, storedRevisionIndexes, storedRunsAndRevisions } from './helpers';
 import { openPlace } from './places';
 
 const SECOND = {
@@ -24,25 +24,11 @@ interface StoredRun {
 }
 
 /** Runs and their revisions' commit times, as stored, read in the page. */
-function stored(page: Page): Promise<{ runs: StoredRun[]; committed: Record<string, number[]> }> {
-  return page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const tx = open.result.transaction(['runs', 'revisions'], 'readonly');
-          const runs = tx.objectStore('runs').getAll();
-          const revisions = tx.objectStore('revisions').getAll();
-          tx.oncomplete = () => {
-            open.result.close();
-            const committed: Record<string, number[]> = {};
-            for (const r of revisions.result as { runId: string; committedAt: number }[]) (committed[r.runId] ??= []).push(r.committedAt);
-            resolve({ runs: runs.result as StoredRun[], committed });
-          };
-        };
-      }),
-  );
+async function stored(page: Page): Promise<{ runs: StoredRun[]; committed: Record<string, number[]> }> {
+  const { runs, revisions } = await storedRunsAndRevisions<StoredRun, { runId: string; committedAt: number }>(page);
+  const committed: Record<string, number[]> = {};
+  for (const r of revisions) (committed[r.runId] ??= []).push(r.committedAt);
+  return { runs, committed };
 }
 
 async function askTwo(page: Page, book: Buffer, name: string): Promise<void> {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { PART_CHARS } from '../src/core/text-parts';
 import { DB_VERSION, type DocumentRecord, type RunRecord, Store, type TextPartRecord } from '../src/storage/db';
 import { freshDbName, openTab, range } from './durability-setup';
-import { type Dump, fromJson, restoreDatabase } from './support/db-dump';
+import { databaseInfo, type Dump, fromJson, restoreDatabase } from './support/db-dump';
 
 /**
  * Databases written by version 1 of the schema, dumped store by store:
@@ -18,16 +18,6 @@ function fixture(name: string): Dump {
 }
 
 const restore = restoreDatabase;
-
-async function rawInfo(dbName: string): Promise<{ version: number; stores: string[] }> {
-  const db = await new Promise<IDBDatabase>((resolve) => {
-    const open = indexedDB.open(dbName);
-    open.onsuccess = () => resolve(open.result);
-  });
-  const info = { version: db.version, stores: [...db.objectStoreNames] };
-  db.close();
-  return info;
-}
 
 const records = <T>(dump: Dump, store: string) => dump.stores[store]!.records as T[];
 
@@ -54,7 +44,7 @@ describe('a version 1 database', () => {
       await restore(dbName, dump);
 
       const store = await Store.open(dbName);
-      const info = await rawInfo(dbName);
+      const info = await databaseInfo(dbName);
       expect(info.version).toBe(DB_VERSION);
       expect(info.stores).toEqual(expect.arrayContaining(['documents', 'textParts', 'runs', 'revisions', 'memories']));
       expect(info.stores).not.toContain('texts');
@@ -201,7 +191,7 @@ describe('a version 3 database', () => {
     await restore(dbName, dump);
 
     const store = await Store.open(dbName);
-    const info = await rawInfo(dbName);
+    const info = await databaseInfo(dbName);
     expect(info.version).toBe(DB_VERSION);
     expect(info.stores).toEqual(expect.arrayContaining([...Object.keys(dump.stores).filter((n) => n !== 'texts'), 'calibrations', 'runChunks']));
 
@@ -270,7 +260,7 @@ describe('a version 4 database', () => {
     await restore(dbName, dump);
 
     const store = await Store.open(dbName);
-    const info = await rawInfo(dbName);
+    const info = await databaseInfo(dbName);
     expect(info.version).toBe(DB_VERSION);
     expect(info.stores).toContain('textParts');
     expect(info.stores).not.toContain('texts');

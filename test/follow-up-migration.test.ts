@@ -6,17 +6,7 @@ import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Runner } from '../src/runner/runner';
 import { DB_VERSION, Store } from '../src/storage/db';
 import { freshDbName } from './durability-setup';
-import { type Dump, restoreDatabase } from './support/db-dump';
-
-async function rawStores(dbName: string): Promise<{ version: number; stores: string[] }> {
-  const db = await new Promise<IDBDatabase>((resolve) => {
-    const open = indexedDB.open(dbName);
-    open.onsuccess = () => resolve(open.result);
-  });
-  const info = { version: db.version, stores: [...db.objectStoreNames] };
-  db.close();
-  return info;
-}
+import { databaseInfo, type Dump, restoreDatabase } from './support/db-dump';
 
 describe('schema version 8: follow-up answers', () => {
   it('gives a database of an older version a store for follow-up answers; its finished run can be asked again, and the answer stays across a reopening', async () => {
@@ -26,7 +16,7 @@ describe('schema version 8: follow-up answers', () => {
 
     const store = await Store.open(dbName);
     expect(DB_VERSION).toBe(8);
-    expect(await rawStores(dbName)).toMatchObject({ version: 8, stores: expect.arrayContaining(['followUps', 'runs', 'textParts']) });
+    expect(await databaseInfo(dbName)).toMatchObject({ version: 8, stores: expect.arrayContaining(['followUps', 'runs', 'textParts']) });
     expect(await store.listFollowUps('v4-run-1')).toEqual([]);
 
     const tok = await loadQwenTokenizer();

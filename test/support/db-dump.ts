@@ -77,3 +77,11 @@ export async function restoreDatabase(dbName: string, dump: Dump): Promise<void>
   });
   db.close();
 }
+
+/** A database's version and store names, read past the Store: how the schema lies on disk. */
+export async function databaseInfo(dbName: string): Promise<{ version: number; stores: string[] }> {
+  const db = await request(indexedDB.open(dbName));
+  const info = { version: db.version, stores: [...db.objectStoreNames] };
+  db.close();
+  return info;
+}
