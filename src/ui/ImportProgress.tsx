@@ -1,5 +1,6 @@
 import { useTranslation } from 'react-i18next';
 import type { ImportState } from './useImport';
+import { ProgressBar } from './ProgressBar';
 
 // The stages the worker names, worded in the interface's language; any other is shown as it comes.
 const STAGES = {
@@ -21,17 +22,7 @@ export function ImportProgress({ progress }: { progress: ImportState['progress']
   const stage = known ? t(`import.stage.${known}`) : progress.stage;
   return (
     <div className="import">
-      <div
-        role="progressbar"
-        aria-label={t('import.progress')}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={pct}
-        aria-valuetext={`${stage}: ${pct}%`}
-        className="progress"
-      >
-        <div className="progress-fill" style={{ width: `${progress.fraction * 100}%` }} />
-      </div>
+      <ProgressBar label={t('import.progress')} value={pct} max={100} text={`${stage}: ${pct}%`} fill={progress.fraction} />
       <p className="hint" aria-live="polite">
         {t('import.importing', { name: progress.name, stage: stage.toLowerCase() })}
       </p>

@@ -7,6 +7,7 @@ import { refreshModels, useGpu, useModelProgress, useModels } from './engines/mo
 import { formatSpeed } from './format';
 import { refreshStorage } from './storage-figure';
 import './models.css';
+import { ProgressBar } from './ProgressBar';
 
 type Action = 'downloadModel' | 'loadModel' | 'deleteModel' | 'removeCustomModel';
 
@@ -52,17 +53,7 @@ export function ModelManager() {
       )}
       {progress && progress.state !== 'failed' && (
         <div className="model-progress">
-          <div
-            role="progressbar"
-            aria-label={t('models.download')}
-            aria-valuemin={0}
-            aria-valuemax={100}
-            aria-valuenow={pct}
-            aria-valuetext={`${pct}% — ${progress.text}`}
-            className="progress"
-          >
-            <div className="progress-fill" style={{ width: `${pct}%` }} />
-          </div>
+          <ProgressBar label={t('models.download')} value={pct} max={100} text={`${pct}% — ${progress.text}`} />
           <p className="hint" aria-live="polite">
             {t(progress.phase === 'download' ? 'models.downloading' : 'models.loading', { model: label(progress.modelId), pct })} · {progress.text}
           </p>

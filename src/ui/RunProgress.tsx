@@ -1,5 +1,6 @@
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from '../storage/db';
+import { ProgressBar } from './ProgressBar';
 import './questions.css';
 
 /** A run's progress in the list of runs: every run of several questions shows how far it has read. */
@@ -9,16 +10,12 @@ export function RunProgress({ run }: { run: RunRecord }) {
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
   const read = Math.min(run.nextChunk, total);
   return (
-    <div
-      role="progressbar"
-      aria-label={t('runs.progress', { question: run.question })}
-      aria-valuemin={0}
-      aria-valuemax={total}
-      aria-valuenow={read}
-      aria-valuetext={`${t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })}, ${t(`runs.status.${run.status}`)}`}
+    <ProgressBar
+      label={t('runs.progress', { question: run.question })}
+      value={read}
+      max={total}
+      text={`${t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })}, ${t(`runs.status.${run.status}`)}`}
       className="run-progress"
-    >
-      <div style={{ width: `${total ? (100 * read) / total : 0}%` }} />
-    </div>
+    />
   );
 }

@@ -5,6 +5,7 @@ import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
 import { RunDelete } from './RunDelete';
+import { ProgressBar } from './ProgressBar';
 
 interface Props {
   run: RunRecord;
@@ -48,17 +49,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
         <RunSettings run={run} />
       </header>
       <div className="progress-row">
-        <div
-          role="progressbar"
-          aria-label={t('run.progress')}
-          aria-valuemin={0}
-          aria-valuemax={total}
-          aria-valuenow={read}
-          aria-valuetext={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })}
-          className="progress"
-        >
-          <div className="progress-fill" style={{ width: `${total ? (100 * read) / total : 0}%` }} />
-        </div>
+        <ProgressBar label={t('run.progress')} value={read} max={total} text={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })} />
         <p className="status" aria-live="polite">
           {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read, total })}
           {run.status === 'running' && read === total ? ` · ${t('run.writingAnswerShort')}` : ''}

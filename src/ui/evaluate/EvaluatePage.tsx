@@ -12,6 +12,7 @@ import { EvaluationView } from './EvaluationView';
 import { onEvaluationEvent } from './events';
 import { useEvaluation } from './useEvaluation';
 import './evaluate.css';
+import { ProgressBar } from '../ProgressBar';
 
 /** The paper's accuracy-versus-length table, measured on this machine with the engine of your choice. */
 export function EvaluatePage() {
@@ -85,17 +86,13 @@ export function EvaluatePage() {
           <EvaluateForm engines={engines} documents={documents} busy={busy} onStart={(r) => void start(r)} onInvalid={setError} />
           {reading && (
             <div className="progress-row">
-              <div
-                role="progressbar"
-                aria-label={t('evaluate.readingFiles')}
-                aria-valuemin={0}
-                aria-valuemax={reading.total}
-                aria-valuenow={reading.bytes}
-                aria-valuetext={t('evaluate.pctRead', { pct: Math.round((100 * reading.bytes) / Math.max(1, reading.total)) })}
-                className="progress"
-              >
-                <div className="progress-fill" style={{ width: `${(100 * reading.bytes) / Math.max(1, reading.total)}%` }} />
-              </div>
+              <ProgressBar
+                label={t('evaluate.readingFiles')}
+                value={reading.bytes}
+                max={reading.total}
+                text={t('evaluate.pctRead', { pct: Math.round((100 * reading.bytes) / Math.max(1, reading.total)) })}
+                fill={reading.bytes / Math.max(1, reading.total)}
+              />
               <p className="status" aria-live="polite">
                 {t('evaluate.storingFiles')}
               </p>

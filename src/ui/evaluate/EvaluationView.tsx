@@ -13,6 +13,7 @@ import { AccuracyChart } from './AccuracyChart';
 import { DatasetResults } from './DatasetResults';
 import { ResultsTable } from './ResultsTable';
 import type { Step } from './useEvaluation';
+import { ProgressBar } from '../ProgressBar';
 
 interface Props {
   evaluation: EvaluationRecord;
@@ -91,17 +92,13 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
         )}
       </header>
       <div className="progress-row">
-        <div
-          role="progressbar"
-          aria-label={t('evaluate.progress')}
-          aria-valuemin={0}
-          aria-valuemax={total}
-          aria-valuenow={done}
-          aria-valuetext={t('evaluate.samplesOf', { done, total })}
-          className="progress"
-        >
-          <div className="progress-fill" style={{ width: `${total ? (100 * (done + within)) / total : 0}%` }} />
-        </div>
+        <ProgressBar
+          label={t('evaluate.progress')}
+          value={done}
+          max={total}
+          text={t('evaluate.samplesOf', { done, total })}
+          fill={total ? (done + within) / total : 0}
+        />
         <p className="status" aria-live="polite">
           {t(`evaluate.status.${evaluation.status}`)} · {t('evaluate.samplesOf', { done, total })}
           {evaluation.status === 'running' && step ? ` · ${t('evaluate.step', { n: step.ordinal + 1, chunk: step.chunk, chunks: step.chunks })}` : ''}
