@@ -1,6 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import './ui/i18n';
+import { warmUpMarks } from './ui/inspector/useMarks';
 import { Shell } from './ui/Shell';
 import './ui/styles.css';
 
@@ -9,3 +10,5 @@ createRoot(document.getElementById('root')!).render(
     <Shell />
   </StrictMode>,
 );
+
+warmUpMarks();

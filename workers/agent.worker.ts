@@ -9,6 +9,7 @@ import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm-model
 import { EVENTS_CHANNEL, type RunEvent, Store } from '../src/storage/db';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runner/prompt-files';
+import { hashBesideWith } from '../src/ingest/hash-beside';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
 function storedKey(config: EngineConfig | undefined): EngineOptions {
@@ -41,6 +42,7 @@ const runner = store.then(async (s) => {
         return true;
       }),
     estimateStorage: () => navigator.storage.estimate(),
+    hashBeside: hashBesideWith(() => new Worker(new URL('./hash.worker.ts', import.meta.url), { type: 'module' })),
     prompts,
   });
   // Books whose import a closed or crashed tab cut short are removed before anything else is served.

@@ -1,6 +1,7 @@
 import { type Anchor, cutAnchors } from '../core/anchors';
 import { binaryKind, startsWith, SUPPORTED } from './charset';
 import { IngestError } from './errors';
+import { hashBytes } from './hash';
 import { findGutenberg } from './gutenberg';
 import { chapterAnchors, markdownAnchors } from './structure';
 import { decodeText } from './text';
@@ -37,8 +38,8 @@ export interface IngestOptions {
   stripGutenberg?: boolean;
   /** Most bytes an EPUB or DOCX may expand to (default: 50× the file, 64 MiB to 1 GiB). */
   maxUnzippedBytes?: number;
-  /** The bytes' SHA-256 where the caller has it already. */
-  hash?: string;
+  /** The bytes' SHA-256 where the caller has it already, or is having it made elsewhere while the bytes are read. */
+  hash?: string | Promise<string>;
   /**
    * The caller gives the bytes up: reading may rewrite them. A text file's line
    * ends are then normalised in the bytes before they are decoded, so that a
@@ -124,13 +125,7 @@ function formatOf(name: string, bytes: Uint8Array): DocumentFormat {
   return 'text';
 }
 
-async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-/** The identity of a file's bytes, computed before anything else reads them. */
-export { sha256 as hashBytes };
+export { hashBytes };
 
 /**
  * A file's bytes → its text and structure, or an IngestError that says why not
@@ -145,8 +140,9 @@ export async function ingestBytes(
   const refusal = sizeRefusal(name, bytes.length);
   if (refusal) throw refusal;
   const format = formatOf(name, bytes);
-  // pdf.js takes over (detaches) the buffer it reads, and the text reader may rewrite it: the hash comes first.
-  const hash = options.hash ?? (await sha256(bytes));
+  // pdf.js takes over (detaches) the buffer it reads, and the text reader may rewrite it: the hash is
+  // begun first (WebCrypto copies the bytes it is given) and awaited once the text is read.
+  const hashing = options.hash ?? hashBytes(bytes);
   const limits = { maxBytes: options.maxUnzippedBytes ?? defaultZipLimit(bytes.length) };
   const bytesLength = bytes.length;
   progress('Reading', 0);
@@ -195,7 +191,7 @@ export async function ingestBytes(
       text = text.slice(cut.start, cut.end);
     }
   }
-  const doc: IngestedText = { name, hash, bytes: bytesLength, format, encoding, text, anchors };
+  const doc: IngestedText = { name, hash: await hashing, bytes: bytesLength, format, encoding, text, anchors };
   if (pages !== undefined) doc.pages = pages;
   if (title) doc.title = title;
   if (stripped) doc.stripped = stripped;

@@ -55,6 +55,12 @@ export interface RunnerDeps {
   store: Store;
   createEngine(engineId: string, config?: EngineConfig): Promise<Engine>;
   tokenizerFor(engineId: string, config?: EngineConfig): Promise<Tokenizer>;
+  /**
+   * The SHA-256 of a copy of `bytes`, made on another thread so that the bytes
+   * can be read meanwhile; undefined where that is not done (no such thread,
+   * or a file too large to hold twice).
+   */
+  hashBeside?(bytes: Uint8Array<ArrayBuffer>): Promise<string> | undefined;
   publish(event: RunEvent): void;
   /** Runs `work` holding the run's lock, waiting for it if another tab holds it. */
   withLock?(name: string, work: () => Promise<void>): Promise<void>;
@@ -138,9 +144,14 @@ export class Runner {
   ): Promise<DocumentRecord> {
     const { store } = this.deps;
     const report = throttle(request.onProgress);
-    const hash = await hashBytes(holder.bytes!);
-    const existing = await this.settledDocument(hash, request);
-    if (existing) return existing;
+    // Where the bytes can be hashed elsewhere, they are read meanwhile, and a file stored before is
+    // known once both are done; otherwise the hash comes first and such a file is not read at all.
+    const beside = this.deps.hashBeside?.(holder.bytes!);
+    const hash = beside ?? (await hashBytes(holder.bytes!));
+    if (!beside) {
+      const existing = await this.settledDocument(hash as string, request);
+      if (existing) return existing;
+    }
     // How much room the browser grants is asked while the file is read.
     const room = this.deps.estimateStorage?.().catch(() => undefined);
     const options: IngestOptions = {
@@ -152,6 +163,13 @@ export class Runner {
     };
     const reading = ingestBytes(name, holder.bytes!, options);
     holder.bytes = null;
+    if (beside) {
+      const existing = await this.settledDocument(await beside, request);
+      if (existing) {
+        reading.catch(() => undefined);
+        return existing;
+      }
+    }
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
     await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
     // A long book is stored with an estimate and counted afterwards: reading can start at once.

@@ -1,12 +1,11 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { diffMemory } from '../../core/memory-diff';
 import { INITIAL_MEMORY } from '../../core/prompts';
-import { sentencesDrawnOn } from '../../core/provenance';
 import type { DocumentRecord, RevisionRecord } from '../../storage/db';
 import { ChunkPlace } from '../ChunkPlace';
 import { store } from '../client';
 import { i18n } from '../i18n';
+import { useDrawnOn, useMemoryDiff } from './useMarks';
 
 interface Props {
   runId: string;
@@ -141,9 +140,11 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
 }
 
 function DiffView({ before, after }: { before: string; after: string }) {
+  const diff = useMemoryDiff(before, after);
+  if (!diff) return <>{after}</>;
   return (
     <>
-      {diffMemory(before, after).parts.map((p, i) =>
+      {diff.parts.map((p, i) =>
         p.kind === 'added' ? (
           <ins key={i}>
             {p.text}
@@ -163,7 +164,8 @@ function DiffView({ before, after }: { before: string; after: string }) {
 /** The section with the sentences the new memory drew on marked. */
 function Highlighted({ section, memory }: { section: string; memory: string }) {
   const { t } = useTranslation();
-  const spans = sentencesDrawnOn(section, memory);
+  const spans = useDrawnOn(section, memory);
+  if (!spans) return <>{section}</>;
   const out: React.ReactNode[] = [];
   let at = 0;
   spans.forEach((s, i) => {
