@@ -71,6 +71,30 @@ async function sampleWorkerHeap(browser: Browser): Promise<{ now(): Promise<numb
   };
 }
 
+/** The worker's `memagent:` marks (see src/runner/marks.ts), as wall-clock milliseconds comparable with the page's Date.now(). */
+async function workerMarks(browser: Browser): Promise<Record<string, number>> {
+  const cdp = await browser.newBrowserCDPSession();
+  try {
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    const worker = targetInfos.find((t) => t.type === 'worker' && t.url.includes('agent.worker'));
+    if (!worker) return {};
+    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false });
+    const reply = new Promise<string>((resolve) =>
+      cdp.on('Target.receivedMessageFromTarget', (m) => {
+        const msg = JSON.parse(m.message) as { id?: number; result?: { result: { value: string } } };
+        if (msg.id === 1 && msg.result) resolve(msg.result.result.value);
+      }),
+    );
+    const expression =
+      "JSON.stringify(Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('memagent:'))" +
+      '.map((m) => [m.name.slice(9), performance.timeOrigin + m.startTime])))';
+    await cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id: 1, method: 'Runtime.evaluate', params: { expression } }) });
+    return JSON.parse(await reply) as Record<string, number>;
+  } finally {
+    await cdp.detach();
+  }
+}
+
 /** Every running process with its parent, from /proc. */
 function processes(): [pid: number, parent: number][] {
   const out: [number, number][] = [];
@@ -137,7 +161,23 @@ interface Imported {
   heapPeak?: number;
   /** The most the renderer holding the page and its worker grew in resident memory. */
   rendererGrowth?: number;
+  /** Milliseconds in each stage from upload to the first step (the press on Read not counted). */
+  stages: Record<string, number>;
 }
+
+/** The stages of an import and of a read's start, in order, each named by the mark that ends it. */
+const STAGES: [from: string, to: string, label: string][] = [
+  ['upload', 'import-file', 'file to the worker'],
+  ['import-file', 'import-bytes', 'file read'],
+  ['import-bytes', 'import-read', 'decoded and hashed'],
+  ['import-read', 'import-counted', 'tokens estimated'],
+  ['import-counted', 'import-usable', 'first part stored'],
+  ['import-usable', 'usable', 'shown'],
+  ['read', 'run-requested', 'Read to the worker'],
+  ['run-requested', 'run-stored', 'run planned and stored'],
+  ['run-stored', 'run-reading', 'reading begun'],
+  ['run-reading', 'first', 'first chunk cut, engine called'],
+];
 
 async function importBook(browser: Browser, url: string, path: string, options: { measure: boolean }): Promise<Imported> {
   const context = await browser.newContext();
@@ -184,6 +224,7 @@ async function importBook(browser: Browser, url: string, path: string, options: 
     const marks = await page.evaluate(
       () => (window as unknown as { __marks: { uploadAt: number; usableAt: number; storedAt: number; readAt: number; bar: boolean; longest: number } }).__marks,
     );
+    const worker = await workerMarks(browser);
     const first = await page.evaluate(
       () =>
         new Promise<{ committedAt: number; ms: number }>((done) => {
@@ -194,7 +235,10 @@ async function importBook(browser: Browser, url: string, path: string, options: 
           };
         }),
     );
+    const at: Record<string, number> = { ...worker, upload: marks.uploadAt, usable: marks.usableAt, read: marks.readAt, first: first.committedAt - first.ms };
+    const stages = Object.fromEntries(STAGES.filter(([a, b]) => at[a] && at[b]).map(([a, b, label]) => [label, at[b]! - at[a]!]));
     return {
+      stages,
       usableMs: marks.usableAt - marks.uploadAt,
       storedMs: marks.storedAt - marks.uploadAt,
       // The first step began when its engine call began: commit time less the call's own time.
@@ -250,6 +294,14 @@ export async function bigBooksBench(): Promise<void> {
     console.log(
       `  parts     readable once its first part is stored         usable ${ms(now.usable)} + Read to first step ${ms(now.first)} = ${ms(now.total)}  ` +
         `(${(base.total / now.total).toFixed(1)}x sooner; target <= 300 ms; whole text stored after ${ms(now.stored).trim()})`,
+    );
+
+    console.log(
+      '  where the time goes, with parts (median ms): ' +
+        STAGES.map(([, , label]) => label)
+          .filter((label) => runs.parts.every((r) => r.stages[label] !== undefined))
+          .map((label) => `${label} ${median(runs.parts.map((r) => r.stages[label]!)).toFixed(0)}`)
+          .join(', '),
     );
 
     // From here on one browser runs: its renderers are the ones measured.

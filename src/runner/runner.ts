@@ -24,6 +24,7 @@ import type { DocumentRecord, FollowUpRecord, RunEvent, RunProgress, RunRecord, 
 import { DocumentGoneError, StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 import type { PromptChoice, PromptLibrary } from './prompt-files';
+import { mark } from './marks';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 
 export interface RunRequest {
@@ -146,6 +147,7 @@ export class Runner {
     const report = throttle(request.onProgress);
     // Where the bytes can be hashed elsewhere, they are read meanwhile, and a file stored before is
     // known once both are done; otherwise the hash comes first and such a file is not read at all.
+    mark('import-bytes');
     const beside = this.deps.hashBeside?.(holder.bytes!);
     const hash = beside ?? (await hashBytes(holder.bytes!));
     if (!beside) {
@@ -164,13 +166,19 @@ export class Runner {
     const reading = ingestBytes(name, holder.bytes!, options);
     holder.bytes = null;
     if (beside) {
-      const existing = await this.settledDocument(await beside, request);
+      const sum = await beside.catch((e: unknown) => {
+        reading.catch(() => undefined);
+        throw e;
+      });
+      mark('import-hashed');
+      const existing = await this.settledDocument(sum, request);
       if (existing) {
         reading.catch(() => undefined);
         return existing;
       }
     }
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
+    mark('import-read');
     await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
     // A long book is stored with an estimate and counted afterwards: reading can start at once.
     const exact = doc.text.length <= (this.deps.countAtImportChars ?? COUNT_AT_IMPORT_CHARS);
@@ -178,6 +186,7 @@ export class Runner {
       ? countTokens(doc.text, tokenizer, (f) => report({ stage: 'Counting tokens', fraction: 0.5 + 0.4 * f }))
       : estimateTokens(doc.text, tokenizer);
     const storedFrom = exact ? 0.9 : 0.5;
+    mark('import-counted');
     report({ stage: 'Storing', fraction: storedFrom });
     const record: Omit<DocumentRecord, 'partChars' | 'importing'> = {
       id: doc.hash,
@@ -200,6 +209,7 @@ export class Runner {
       store.storeDocument(record, doc.text, doc.stripped, {
         ...this.deps.textStorage,
         onUsable: (d) => {
+          mark('import-usable');
           usable = d;
           this.lastText = { id: d.id, text: doc.text };
           request.onUsable?.(d);
@@ -340,6 +350,7 @@ export class Runner {
   async ingestFile(file: Blob & { name: string }, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
     const refusal = sizeRefusal(file.name, file.size);
     if (refusal) throw refusal;
+    mark('import-file', true);
     request.onProgress?.({ stage: 'Reading the file', fraction: 0 });
     return this.ingestOwned(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) }, engineId, request);
   }
@@ -389,6 +400,7 @@ export class Runner {
    * questions' order, once all are stored.
    */
   async startMany(request: Omit<RunRequest, 'question'>, questionList: readonly string[]): Promise<string[]> {
+    mark('run-requested', true);
     const questions = questionList.map((q) => q.trim());
     if (questions.length === 0 || !questions[0]) throw new RunRequestError('Enter a question before reading: the memory keeps what helps answer it.');
     const empty = questions.findIndex((q) => !q);
@@ -477,6 +489,7 @@ export class Runner {
       for (const id of created) await store.deleteRun(id).catch(() => undefined);
       throw e;
     }
+    mark('run-stored');
     for (const run of runs) {
       this.deps.publish({ type: 'status', runId: run.id, status: 'running' });
       void this.execute(run.id);
@@ -699,6 +712,7 @@ export class Runner {
         if (!(await store.getRun(runId))) return;
         throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
       }
+      mark('run-reading');
       const engine = await this.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
       recoverable = engine;
