@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +7,7 @@ import { PromptOptionError, resolveCliPrompts } from '../src/cli/prompts';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { serveFiles } from './support/serve-fixtures';
+import { runCli } from './support/cli';
 
 const PATH = 'taskutils/memory_eval/utils/recurrent.py';
 
@@ -114,17 +114,7 @@ describe('choosing the prompts of a command-line read', () => {
   });
 });
 
-function memagent(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memagent.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const memagent = (args: string[], env: Record<string, string>) => runCli(args, { env });
 
 describe('memagent read with the pinned hashes', () => {
   it('refuses a file that is not the pinned one, and records on the journal that the app’s wording was used instead', async () => {
