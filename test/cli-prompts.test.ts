@@ -96,8 +96,10 @@ describe('choosing the prompts of a command-line read', () => {
     expect((await resolveCliPrompts({ prompts: 'memagent-boxed' }, 'openai', { specs, cacheDir, fetch: offline })).set.templates).toEqual(r.set.templates);
     const other = join(dir, 'other.py');
     writeFileSync(other, 'TEMPLATE = "x"\n');
+    // Hashed before the call: an await between the call and `rejects` would leave its rejection unhandled for a moment.
+    const otherHash = await sha256Hex(Buffer.from('TEMPLATE = "x"\n'));
     await expect(resolveCliPrompts({ 'prompts-file': other }, 'openai', { specs, cacheDir })).rejects.toThrow(
-      new RegExp(`other\\.py was refused: its SHA-256 is ${await sha256Hex(Buffer.from('TEMPLATE = "x"\n'))}, which is neither recurrent\\.py \\(${specs[0]!.sha256}\\)`),
+      new RegExp(`other\\.py was refused: its SHA-256 is ${otherHash}, which is neither recurrent\\.py \\(${specs[0]!.sha256}\\)`),
     );
     await expect(resolveCliPrompts({ 'prompts-file': copy, prompts: 'app' }, 'openai', { specs, cacheDir })).rejects.toThrow(PromptOptionError);
   });
