@@ -3,4 +3,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../src/cli/memagent.ts');
+await import('../src/cli/main.ts');

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +7,7 @@ import { PromptOptionError, resolveCliPrompts } from '../src/cli/prompts';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { serveFiles } from './support/serve-fixtures';
+import { runCli } from './support/cli';
 
 const PATH = 'taskutils/memory_eval/utils/recurrent.py';
 
@@ -96,8 +96,10 @@ describe('choosing the prompts of a command-line read', () => {
     expect((await resolveCliPrompts({ prompts: 'memagent-boxed' }, 'openai', { specs, cacheDir, fetch: offline })).set.templates).toEqual(r.set.templates);
     const other = join(dir, 'other.py');
     writeFileSync(other, 'TEMPLATE = "x"\n');
+    // Hashed before the call: an await between the call and `rejects` would leave its rejection unhandled for a moment.
+    const otherHash = await sha256Hex(Buffer.from('TEMPLATE = "x"\n'));
     await expect(resolveCliPrompts({ 'prompts-file': other }, 'openai', { specs, cacheDir })).rejects.toThrow(
-      new RegExp(`other\\.py was refused: its SHA-256 is ${await sha256Hex(Buffer.from('TEMPLATE = "x"\n'))}, which is neither recurrent\\.py \\(${specs[0]!.sha256}\\)`),
+      new RegExp(`other\\.py was refused: its SHA-256 is ${otherHash}, which is neither recurrent\\.py \\(${specs[0]!.sha256}\\)`),
     );
     await expect(resolveCliPrompts({ 'prompts-file': copy, prompts: 'app' }, 'openai', { specs, cacheDir })).rejects.toThrow(PromptOptionError);
   });
@@ -114,17 +116,7 @@ describe('choosing the prompts of a command-line read', () => {
   });
 });
 
-function memagent(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memagent.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const memagent = (args: string[], env: Record<string, string>) => runCli(args, { env });
 
 describe('memagent read with the pinned hashes', () => {
   it('refuses a file that is not the pinned one, and records on the journal that the app’s wording was used instead', async () => {

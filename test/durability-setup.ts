@@ -23,7 +23,7 @@ export function bookBytes(): Uint8Array<ArrayBuffer> {
 }
 
 export function request(documentId: string, extra: Partial<RunRequest> = {}): RunRequest {
-  return { documentId, question: QUESTION, engineId: 'extractive', requestedChunkTokens: 600, memoryTokens: 128, ...extra };
+  return { documentId, question: QUESTION, engineId: 'extractive', chunkTokens: 600, memoryTokens: 128, ...extra };
 }
 
 export const range = (n: number): number[] => [...Array(n).keys()];

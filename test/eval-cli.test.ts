@@ -9,12 +9,12 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** `npx tsx src/cli/eval.ts …`, as `npm run eval --` runs it. */
+/** `npm run eval -- …`: an alias of `memagent eval`. */
 function evalCommand(args: string[]) {
-  return run('npx', ['tsx', 'src/cli/eval.ts', ...args], { cwd: ROOT, timeout: 60_000 });
+  return run('npm', ['run', '--silent', 'eval', '--', ...args], { cwd: ROOT, timeout: 60_000 });
 }
 
-describe('npm run eval', () => {
+describe('npm run eval (memagent eval)', () => {
   it('prints the accuracy table and writes the JSON report', async () => {
     const json = join(mkdtempSync(join(tmpdir(), 'memagent-eval-')), 'report.json');
     const { stdout } = await evalCommand(['--engine', 'extractive', '--tasks', 'niah_single_1,vt', '--lengths', '8k', '--samples', '1', '--json', json]);

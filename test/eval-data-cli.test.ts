@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,24 +14,9 @@ import { standinSpecs } from './support/prompt-standins';
 import { hasPython, runPython } from './support/python';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES as TEMPLATES } from './fixtures/hotpotqa';
 import { type OpenAITestServer, type RequestRecord, startOpenAIServer } from './support/openai-server';
+import { runCli } from './support/cli';
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function memagent(args: string[]): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memagent.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const memagent = (args: string[]) => runCli(args);
 
 const CHUNK = 120;
 
@@ -241,7 +225,7 @@ describe('memagent eval --data with MemAgent (paper)', () => {
       // The stand-in, known by the hash the test passes in, read as --prompts memagent --prompts-file reads it.
       const prompts = await resolveCliPrompts({ prompts: 'memagent', 'prompts-file': STANDIN_PATH }, 'openai', { specs, cacheDir: join(dir, 'paper-cache') });
       const json = join(dir, 'paper.json');
-      const plan = planDatasetEval({ data: [listFile, linesFile], prompts, chunk: CHUNK, concurrency: 1, json });
+      const plan = planDatasetEval({ data: [listFile, linesFile], prompts, settings: { chunkTokens: CHUNK }, concurrency: 1, json });
       // The paper's set reads by the method recurrent unless told otherwise; the boxed set by recurrent-boxed.
       expect(plan.settings.method).toBe('recurrent');
       const boxed = await resolveCliPrompts({ prompts: 'memagent-boxed', 'prompts-file': STANDIN_PATH.replace('recurrent.py', 'recurrent_boxed.py') }, 'openai', { specs, cacheDir: join(dir, 'paper-cache') });

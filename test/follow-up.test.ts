@@ -54,7 +54,7 @@ class RecordingEngine implements Engine {
 }
 
 function request(documentId: string, extra: Partial<RunRequest> = {}): RunRequest {
-  return { documentId, question: QUESTION, engineId: 'extractive', requestedChunkTokens: 600, memoryTokens: 128, temperature: 0.3, topP: 0.8, seed: 7, ...extra };
+  return { documentId, question: QUESTION, engineId: 'extractive', chunkTokens: 600, memoryTokens: 128, temperature: 0.3, topP: 0.8, seed: 7, ...extra };
 }
 
 /** A finished run of the planted book. */

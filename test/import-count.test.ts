@@ -49,7 +49,7 @@ describe('token counts of long books', () => {
   it('reads a book whose count is not exact yet while cutting it, and ends with the exact chunks', async () => {
     const { store, runner } = await setup(100_000);
     const doc = await runner.ingest('book.txt', new TextEncoder().encode(book.repeat(2)), 'extractive');
-    const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', requestedChunkTokens: 2000, memoryTokens: 128 });
+    const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', chunkTokens: 2000, memoryTokens: 128 });
     const started = (await store.getRun(runId))!;
     expect(started.chunks).toEqual([]);
     expect(started.chunking?.estimate).toBe(Math.ceil(doc.tokens / 2000));

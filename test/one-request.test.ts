@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { qwenModels } from '../src/engines/webllm-models';
 import { type CompletionChunk, type CompletionParams, type LoadParams, WllamaEngine, WllamaHost, type WllamaRuntime } from '../src/engines/wllama';
 import { FakeCaches } from './support/fake-caches';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
+import { runCli } from './support/cli';
 
 /**
  * A ChatML chat template written for these tests in the way Qwen2.5's
@@ -108,15 +108,7 @@ class CapturingRuntime implements WllamaRuntime {
   }
 }
 
-function memagentCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memagent.ts', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
+const memagentCli = (args: string[]) => runCli(args);
 
 describe('one request on every engine', () => {
   it('WebLLM, llama.cpp, the OpenAI-compatible engine and the CLI send the same conversation and the same neutral sampling for a step', async () => {

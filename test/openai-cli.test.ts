@@ -1,38 +1,19 @@
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliOutcome, runCli } from './support/cli';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 
 /** The corpus book, as its real bytes (BOM, CRLF, Gutenberg header), relative to the repository root. */
 const BOOK = '../shared/corpus/frankenstein.txt';
 const QUESTION = 'Which university did Victor become a student at when he was seventeen?';
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs the CLI in its own process: the TypeScript through tsx's loader (what
- * `npx tsx` does, without npx's second of start-up), or as installed, `npx memagent`.
- */
-function memagent(args: string[], options: { installed?: boolean } = {}): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const [command, ...prefix] = options.installed ? ['npx', 'memagent'] : [process.execPath, '--import', 'tsx', 'src/cli/memagent.ts'];
-    // No prompt file can be fetched from here (a closed port), so reads use the app's wording, as offline, whatever the network.
-    const hermetic = args[0] === 'read' || args[0] === 'eval' ? ['--prompts-base', 'http://127.0.0.1:9'] : [];
-    const env = { ...process.env, MEMAGENT_CACHE_DIR: join(tmpdir(), 'memagent-cli-no-cache') };
-    const child = spawn(command!, [...prefix, ...args, ...hermetic], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** The CLI, as its TypeScript or as installed (`npx memagent`). */
+function memagent(args: string[], options: { installed?: boolean } = {}): Promise<CliOutcome> {
+  // No prompt file can be fetched from here (a closed port), so reads use the app's wording, as offline, whatever the network.
+  const hermetic = args[0] === 'read' || args[0] === 'eval' ? ['--prompts-base', 'http://127.0.0.1:9'] : [];
+  return runCli([...args, ...hermetic], { ...options, env: { MEMAGENT_CACHE_DIR: join(tmpdir(), 'memagent-cli-no-cache') } });
 }
 
 interface Line {

@@ -55,7 +55,7 @@ describe('runs against an OpenAI-compatible server', () => {
     server.fail({ kind: 429, retryAfter: 0 }, { kind: 'drop' });
     const held = server.holdAfterNext(4);
     const first = runner();
-    const id = await first.start({ documentId: doc.id, question: QUESTION, engineId: 'openai', engineConfig: config, requestedChunkTokens: 1000, memoryTokens: 256 });
+    const id = await first.start({ documentId: doc.id, question: QUESTION, engineId: 'openai', engineConfig: config, chunkTokens: 1000, memoryTokens: 256 });
     await held;
     await first.pause(id);
     server.release();

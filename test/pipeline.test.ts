@@ -36,7 +36,7 @@ describe('a book read while it is still being cut', () => {
     const { store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
     const text = book.repeat(3);
     const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
-    const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', requestedChunkTokens: 400, memoryTokens: 128 });
+    const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', chunkTokens: 400, memoryTokens: 128 });
     const started = (await store.getRun(runId))!;
     expect(started.chunks).toEqual([]);
     expect(started.chunking!.estimate).toBe(Math.ceil(doc.tokens / 400));

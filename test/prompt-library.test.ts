@@ -139,7 +139,7 @@ describe('runs and their prompt set', () => {
     give(store);
     const doc = await runner.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
     const start = (prompts: 'auto' | 'memagent' | 'custom', templates?: typeof DEFAULT_TEMPLATES) =>
-      runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', requestedChunkTokens: 1000, memoryTokens: 256, prompts, templates });
+      runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', chunkTokens: 1000, memoryTokens: 256, prompts, templates });
     return { prompts, runner, store, start };
   }
 
@@ -193,7 +193,7 @@ describe('runs and their prompt set', () => {
     const doc = await runner.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
     const read = async (set: 'memagent' | 'app', reply: string) => {
       finalReply = reply;
-      const id = await runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', requestedChunkTokens: 1000, memoryTokens: 256, prompts: set });
+      const id = await runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', chunkTokens: 1000, memoryTokens: 256, prompts: set });
       await until(async () => (await store.getRun(id))?.status === 'done');
       const run = (await store.getRun(id))!;
       return [run.answer, run.reply];

@@ -23,7 +23,7 @@ describe('reading progress for the tab title', () => {
     const { store, runner } = await testRunner(engine, tok);
     const doc = await runner.ingest('book.txt', new TextEncoder().encode(corpusText('frankenstein.txt').slice(0, 20_000)), 'extractive');
     expect(await store.readingProgress()).toEqual([]);
-    const runId = await runner.start({ documentId: doc.id, question: 'Who writes the letters?', engineId: 'extractive', requestedChunkTokens: 600, memoryTokens: 64 });
+    const runId = await runner.start({ documentId: doc.id, question: 'Who writes the letters?', engineId: 'extractive', chunkTokens: 600, memoryTokens: 64 });
     await until(async () => (await store.getRun(runId))?.nextChunk === 3);
     const [progress] = await store.readingProgress();
     const run = (await store.getRun(runId))!;

@@ -66,7 +66,7 @@ class CountingEngine implements Engine {
 }
 
 function request(documentId: string): Omit<RunRequest, 'question'> {
-  return { documentId, engineId: 'extractive', requestedChunkTokens: 300, memoryTokens: 128 };
+  return { documentId, engineId: 'extractive', chunkTokens: 300, memoryTokens: 128 };
 }
 
 const range = (n: number) => [...Array(n).keys()];

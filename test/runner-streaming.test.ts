@@ -51,7 +51,7 @@ describe('the memory being written streams to every tab', () => {
       documentId: doc.id,
       question: 'What is the vault code for the Marlowe archive?',
       engineId: 'extractive',
-      requestedChunkTokens: 500,
+      chunkTokens: 500,
       memoryTokens: 256,
     });
     await until(async () => (await store.getRun(runId))?.status === 'done');
@@ -74,7 +74,7 @@ describe('the memory being written streams to every tab', () => {
       documentId: doc.id,
       question: 'What is the vault code for the Marlowe archive?',
       engineId: 'extractive',
-      requestedChunkTokens: 500,
+      chunkTokens: 500,
       memoryTokens: 256,
     });
     await until(() => events.some((e) => e.type === 'writing'));
@@ -94,7 +94,7 @@ describe('settings and templates of a run', () => {
       documentId: doc.id,
       question: 'What is the vault code?',
       engineId: 'extractive',
-      requestedChunkTokens: 800,
+      chunkTokens: 800,
       memoryTokens: 128,
       temperature: 0.3,
       topP: 0.8,
@@ -112,7 +112,7 @@ describe('settings and templates of a run', () => {
     const { store, runner, doc } = await setup();
     const broken = { update: DEFAULT_TEMPLATES.update.replace('{section}', ''), final: DEFAULT_TEMPLATES.final };
     await expect(
-      runner.start({ documentId: doc.id, question: 'Q?', engineId: 'extractive', requestedChunkTokens: 800, memoryTokens: 128, templates: broken }),
+      runner.start({ documentId: doc.id, question: 'Q?', engineId: 'extractive', chunkTokens: 800, memoryTokens: 128, templates: broken }),
     ).rejects.toThrow(RunRequestError);
     expect(await store.listRuns()).toEqual([]);
   });

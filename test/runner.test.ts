@@ -107,7 +107,7 @@ afterEach(() => {
 });
 
 function request(documentId: string, extra: Partial<RunRequest> = {}): RunRequest {
-  return { documentId, question: QUESTION, engineId: 'extractive', requestedChunkTokens: 600, memoryTokens: 128, ...extra };
+  return { documentId, question: QUESTION, engineId: 'extractive', chunkTokens: 600, memoryTokens: 128, ...extra };
 }
 
 const range = (n: number) => [...Array(n).keys()];

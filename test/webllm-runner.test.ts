@@ -67,7 +67,7 @@ async function setup(lose: number[]) {
   return { store, engine, runner, events, settled, doc };
 }
 
-const request = (documentId: string) => ({ documentId, question: 'Who is the stranger?', engineId: 'webllm', requestedChunkTokens: 500, memoryTokens: 64 });
+const request = (documentId: string) => ({ documentId, question: 'Who is the stranger?', engineId: 'webllm', chunkTokens: 500, memoryTokens: 64 });
 
 describe('the runner with a GPU engine', () => {
   it('prepares the engine with the planned context, and records speeds on each revision', async () => {

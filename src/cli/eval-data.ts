@@ -5,8 +5,8 @@
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
 import { isAbortError } from '../core/generation';
+import type { ReadSettings } from '../core/plan';
 import { APP_PROMPT_SET, promptRecord } from '../core/prompt-sets';
 import { templateOverhead } from '../core/prompts';
 import { CUTTER_LABELS } from '../core/token-slices';
@@ -24,8 +24,8 @@ export interface DatasetEvalArgs {
   method?: string;
   /** The prompt set chosen by --prompts, --prompts-file and --prompts-base (prompts.ts). */
   prompts?: ResolvedPrompts;
-  chunk?: number;
-  memory?: number;
+  /** The read settings the flags give (chunk, memory, temperature, top p); the paper's where absent. */
+  settings?: Partial<ReadSettings>;
   /** Items read from each file, from its first (default all). */
   samples?: number;
   concurrency: number;
@@ -64,8 +64,7 @@ export function planDatasetEval(args: DatasetEvalArgs): DatasetPlan {
       method,
       templates: { ...prompts.set.templates },
       initialMemory: prompts.set.initialMemory,
-      chunkTokens: args.chunk ?? DEFAULT_CHUNK_TOKENS,
-      memoryTokens: args.memory ?? DEFAULT_MEMORY_TOKENS,
+      ...args.settings,
     }),
     prompts: promptsUsed(prompts.record),
     promptsLabel: prompts.record.label,

@@ -3,6 +3,7 @@ import compatWasmUrl from '@wllama/wllama-compat/wasm/wllama.wasm?url';
 import compatWorkerUrl from '@wllama/wllama-compat/wasm/wllama.js?url';
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../core/generation';
+import { DEFAULT_READ_SETTINGS } from '../core/plan';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig } from './engine';
 import { llamaCppParams, stepRequest } from './request';
@@ -426,7 +427,7 @@ export class WllamaEngine implements Engine {
       let timings: CompletionChunk['timings'];
       await runtime.createChatCompletion({
         // Sampled as every step is (sampling over the whole vocabulary costs time on a CPU), at the default temperature and top p.
-        ...llamaCppParams(stepRequest([{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }], { maxTokens: 32, temperature: 0.7, topP: 0.95 })),
+        ...llamaCppParams(stepRequest([{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }], { maxTokens: 32, temperature: DEFAULT_READ_SETTINGS.temperature, topP: DEFAULT_READ_SETTINGS.topP })),
         ignore_eos: true,
         cache_prompt: false,
         stream: true,

@@ -1,7 +1,7 @@
 import { type AnswerStyle, extractAnswer } from '../core/answer';
-import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
 import { abortError, isAbortError, type TextGenerator } from '../core/generation';
 import { type LoopMethod, memoryLoop } from '../core/loop';
+import { DEFAULT_READ_SETTINGS, type ReadSettings } from '../core/plan';
 import type { PromptTemplates } from '../core/prompts';
 import { type ChunkCutter, sliceTokens } from '../core/token-slices';
 import type { Tokenizer } from '../core/tokenizer';
@@ -44,14 +44,13 @@ export function defaultMethod(templates: PromptTemplates, answerStyle?: AnswerSt
   return templates.final.includes('\\boxed') ? 'recurrent-boxed' : 'recurrent';
 }
 
-export interface MethodSettings {
+/**
+ * The method's settings: the read settings, where the chunk size is exact
+ * (the paper: 5000 tokens) and the memory size is every request's max_tokens,
+ * memory updates and the answer alike (the paper: 1024).
+ */
+export interface MethodSettings extends Omit<ReadSettings, 'seed'> {
   method: MethodId;
-  /** C: tokens per chunk, exactly (the paper: 5000). */
-  chunkTokens: number;
-  /** max_tokens of every request, memory updates and the answer alike (the paper: 1024). */
-  memoryTokens: number;
-  temperature: number;
-  topP: number;
   templates: PromptTemplates;
   /** The memory before the first chunk: the prompt set's NO_MEMORY (this app's when absent). */
   initialMemory?: string;
@@ -59,7 +58,7 @@ export interface MethodSettings {
 
 /** Settings with the paper's values wherever none is given. */
 export function methodSettings(settings: Partial<MethodSettings> & Pick<MethodSettings, 'method' | 'templates'>): MethodSettings {
-  return { chunkTokens: DEFAULT_CHUNK_TOKENS, memoryTokens: DEFAULT_MEMORY_TOKENS, temperature: 0.7, topP: 0.95, ...settings };
+  return { ...DEFAULT_READ_SETTINGS, ...settings };
 }
 
 /** One dataset item read and scored. */

@@ -1,8 +1,8 @@
 import { extractAnswer } from '../core/answer';
-import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS, planBudget } from '../core/budget';
 import { chunkAll } from '../core/chunker';
 import { abortError, type TextGenerator } from '../core/generation';
 import { memoryLoop } from '../core/loop';
+import { DEFAULT_READ_SETTINGS, planRead, type ReadSettings } from '../core/plan';
 import { DEFAULT_TEMPLATES, type PromptTemplates, renderTemplate, templateOverhead } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Haystack } from './haystack';
@@ -13,18 +13,16 @@ import { generateSample, type TaskId } from './tasks';
 /** "memory": the MemAgent loop; "full": the whole document in one prompt, for engines whose window holds it. */
 export type ReadingMode = 'memory' | 'full';
 
-export interface SweepSpec {
+/** A sweep: what is generated, and the read settings every sample is read with. */
+export interface SweepSpec extends Omit<ReadSettings, 'seed'> {
   tasks: TaskId[];
   /** Target document lengths in tokens. */
   lengths: number[];
   /** Samples per task × length cell. */
   samples: number;
+  /** The sweep's seed: each sample's own sampling seed is derived from it. */
   seed: number;
   mode: ReadingMode;
-  chunkTokens: number;
-  memoryTokens: number;
-  temperature: number;
-  topP: number;
   templates: PromptTemplates;
 }
 
@@ -34,10 +32,7 @@ export function sweepSpec(spec: Partial<SweepSpec> & Pick<SweepSpec, 'tasks' | '
     samples: 5,
     seed: 0,
     mode: 'memory',
-    chunkTokens: DEFAULT_CHUNK_TOKENS,
-    memoryTokens: DEFAULT_MEMORY_TOKENS,
-    temperature: 0.7,
-    topP: 0.95,
+    ...DEFAULT_READ_SETTINGS,
     templates: { ...DEFAULT_TEMPLATES },
     ...spec,
   };
@@ -161,13 +156,7 @@ interface Generated {
 
 async function readWithMemory(spec: SweepSpec, planned: PlannedSample, ctx: SweepContext, sample: Generated): Promise<Reading> {
   const count = (s: string) => ctx.tokenizer.count(s);
-  const budget = planBudget({
-    contextWindow: ctx.contextWindow,
-    templateTokens: templateOverhead(spec.templates.update, count),
-    questionTokens: count(sample.question),
-    memoryTokens: spec.memoryTokens,
-    requestedChunkTokens: spec.chunkTokens,
-  });
+  const budget = planRead(spec, { contextWindow: ctx.contextWindow, count, updateTemplate: spec.templates.update, questionTokens: count(sample.question) });
   const chunks = chunkAll(sample.document, ctx.tokenizer, budget.chunkTokens);
   const out = { reply: '', answer: '', chunks: chunks.length, chunkMs: 0, answerMs: 0, promptTokens: 0, completionTokens: 0 };
   const loop = memoryLoop({

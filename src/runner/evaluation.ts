@@ -1,4 +1,5 @@
-import { BudgetError, planBudget } from '../core/budget';
+import { BudgetError } from '../core/budget';
+import { planRead, readSettingsProblem } from '../core/plan';
 import { isAbortError } from '../core/generation';
 import { APP_PROMPT_SET, customPromptSet, PROMPT_SET_LABELS, PromptFileError, type PromptRecord, type PromptSet, promptRecord } from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
@@ -129,6 +130,8 @@ export class Evaluator {
       if (!doc) throw new EvaluationRequestError('That document is no longer stored. Add the file again.');
       haystack = { kind: 'document', documentId: doc.id, name: doc.name };
     }
+    const wrong = readSettingsProblem({ chunkTokens: request.chunkTokens, memoryTokens: request.memoryTokens });
+    if (wrong) throw new EvaluationRequestError(wrong.message);
     const spec = sweepSpec({
       tasks: tasks as TaskId[],
       lengths,
@@ -143,12 +146,11 @@ export class Evaluator {
     if (spec.mode === 'memory') {
       // A budget that cannot work fails here, not at the first sample.
       try {
-        planBudget({
+        planRead(spec, {
           contextWindow: engine.contextWindow,
-          templateTokens: templateOverhead(spec.templates.update, (s) => engine.tokenizer.count(s)),
+          count: (s) => engine.tokenizer.count(s),
+          updateTemplate: spec.templates.update,
           questionTokens: QUESTION_TOKENS_BOUND,
-          memoryTokens: spec.memoryTokens,
-          requestedChunkTokens: spec.chunkTokens,
         });
       } catch (e) {
         if (e instanceof BudgetError) throw new EvaluationRequestError(e.message);

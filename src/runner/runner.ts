@@ -1,7 +1,7 @@
-import { planBudget } from '../core/budget';
 import { type ChunkLease, ChunkLists } from '../core/chunk-lists';
 import { isAbortError, type TextGenerator } from '../core/generation';
 import { answerFromMemory, APP_LOOP_METHOD, type LoopMethod, memoryLoop } from '../core/loop';
+import { planRead, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
@@ -15,7 +15,7 @@ import {
   type PromptSet,
   promptRecord,
 } from '../core/prompt-sets';
-import { DEFAULT_TEMPLATES, finalPrompt, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
+import { DEFAULT_TEMPLATES, finalPrompt, type PromptTemplates, templateProblem } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import { Turns } from '../core/turns';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
@@ -27,16 +27,12 @@ import type { PromptChoice, PromptLibrary } from './prompt-files';
 import { mark } from './marks';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 
-export interface RunRequest {
+/** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
+export interface RunRequest extends Partial<ReadSettings> {
   documentId: string;
   question: string;
   engineId: string;
   engineConfig?: EngineConfig;
-  requestedChunkTokens: number;
-  memoryTokens: number;
-  temperature?: number;
-  topP?: number;
-  seed?: number;
   /** The edited templates, read when `prompts` is 'custom' (or when no set is named). */
   templates?: PromptTemplates;
   /**
@@ -405,6 +401,9 @@ export class Runner {
     if (questions.length === 0 || !questions[0]) throw new RunRequestError('Enter a question before reading: the memory keeps what helps answer it.');
     const empty = questions.findIndex((q) => !q);
     if (empty >= 0) throw new RunRequestError(`Question ${empty + 1} is empty: type a question there or remove it.`);
+    const asked = readSettings(request);
+    const wrong = readSettingsProblem(asked);
+    if (wrong) throw new RunRequestError(wrong.message);
     const { store } = this.deps;
     const doc = await store.getDocument(request.documentId);
     const text = doc && (await this.bookText(doc));
@@ -415,33 +414,18 @@ export class Runner {
     const problem = templateProblem(templates);
     if (problem) throw new RunRequestError(problem);
     const count = (s: string) => engine.tokenizer.count(s);
-    let budget;
+    let settings: RunSettings;
     try {
-      budget = planBudget({
-        contextWindow: engine.contextWindow,
-        templateTokens: templateOverhead(templates.update, count),
-        // The longest question sets the room left for chunks: every run then cuts the book the same way.
-        questionTokens: Math.max(...questions.map(count)),
-        memoryTokens: request.memoryTokens,
-        requestedChunkTokens: request.requestedChunkTokens,
-      });
+      // The longest question sets the room left for chunks: every run then cuts the book the same way.
+      settings = planRead(asked, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens: Math.max(...questions.map(count)) });
     } catch (e) {
       throw new RunRequestError((e as Error).message);
     }
-    const settings: RunSettings = {
-      requestedChunkTokens: request.requestedChunkTokens,
-      chunkTokens: budget.chunkTokens,
-      memoryTokens: budget.memoryTokens,
-      contextTokens: budget.contextTokens,
-      temperature: request.temperature ?? 0.7,
-      topP: request.topP ?? 0.95,
-      seed: request.seed,
-    };
     const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
     // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
     // A skim ranks every chunk first, so it cuts the whole book before it starts.
     const pipelined = !skim;
-    const allChunks = pipelined ? [] : this.chunkLists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: budget.chunkTokens }, text);
+    const allChunks = pipelined ? [] : this.chunkLists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: settings.chunkTokens }, text);
     const index = skim ? new SkimIndex(text, allChunks) : null;
     const runs: RunRecord[] = [];
     const now = Date.now();
@@ -459,7 +443,7 @@ export class Runner {
         templates,
         prompts: prompts.record,
         chunks,
-        ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / budget.chunkTokens)) } } : {}),
+        ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / settings.chunkTokens)) } } : {}),
         ...(skim && request.skim
           ? {
               skim: {

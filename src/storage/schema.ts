@@ -1,4 +1,5 @@
 import type { Anchor } from '../core/anchors';
+import type { ReadPlan } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';
 import type { FinishReason } from '../core/generation';
 import type { PromptRecord } from '../core/prompt-sets';
@@ -52,17 +53,8 @@ export interface StrippedText {
   footer: string;
 }
 
-export interface RunSettings {
-  /** Chunk size the person asked for. */
-  requestedChunkTokens: number;
-  /** Chunk size the budget allowed. */
-  chunkTokens: number;
-  memoryTokens: number;
-  contextTokens: number;
-  temperature: number;
-  topP: number;
-  seed?: number;
-}
+/** A run's settings as planned (src/core/plan.ts): stored with the run, so that a resume reads on exactly as it began. */
+export type RunSettings = ReadPlan;
 
 export interface SkimPlan {
   /** Share of the book's chunks chosen by rank, before neighbours. */

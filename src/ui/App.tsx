@@ -2,6 +2,7 @@ import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
 import type { DocumentRecord, RunRecord } from '../storage/db';
+import { readSettings } from '../core/plan';
 import type { RunRequest } from '../runner/runner';
 import { checkExportSize } from '../storage/export';
 import { agent, call, onRunEvent, store } from './client';
@@ -150,11 +151,7 @@ export function App({ place }: { place: Place }) {
         documentId: document.id,
         engineId: request.engineId,
         engineConfig: request.engineConfig,
-        requestedChunkTokens: request.chunkTokens,
-        memoryTokens: request.memoryTokens,
-        temperature: request.temperature,
-        topP: request.topP,
-        seed: request.seed ?? undefined,
+        ...readSettings(request),
         prompts: request.promptSet ?? 'auto',
         templates: request.promptSet === 'custom' ? request.templates : undefined,
         skim: request.skim

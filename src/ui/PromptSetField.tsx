@@ -5,7 +5,7 @@ import { DEFAULT_TEMPLATES, type PromptTemplates } from '../core/prompts';
 import type { PromptFileStatus } from '../runner/prompt-files';
 import { agent, call, onRunEvent } from './client';
 import { i18n } from './i18n';
-import type { ReadSettings } from './settings';
+import type { ReadFormSettings } from './settings';
 
 /** A prompt set's name in the interface's language (the MemAgent sets keep theirs). */
 function setLabel(id: PromptSetId): string {
@@ -36,13 +36,13 @@ export function usePromptFiles(): [PromptFiles | null, () => Promise<void>] {
 }
 
 /** The set a read uses: the one chosen, else MemAgent (paper) for a model engine once its file is here. */
-export function effectivePromptSet(settings: Pick<ReadSettings, 'promptSet'>, engineId: string, files: PromptFiles | null): PromptSetId {
+export function effectivePromptSet(settings: Pick<ReadFormSettings, 'promptSet'>, engineId: string, files: PromptFiles | null): PromptSetId {
   if (settings.promptSet) return settings.promptSet;
   return engineId !== 'extractive' && files?.sets.memagent ? 'memagent' : 'app';
 }
 
 /** The templates a set shows in the form; null for a MemAgent set whose file is not here. */
-export function templatesOf(set: PromptSetId, settings: Pick<ReadSettings, 'templates'>, files: PromptFiles | null): PromptTemplates | null {
+export function templatesOf(set: PromptSetId, settings: Pick<ReadFormSettings, 'templates'>, files: PromptFiles | null): PromptTemplates | null {
   if (set === 'custom') return settings.templates;
   if (set === 'app') return DEFAULT_TEMPLATES;
   return files?.sets[set]?.templates ?? null;
@@ -59,11 +59,11 @@ function describeFile(f: PromptFileStatus): string {
 }
 
 interface Props {
-  settings: ReadSettings;
+  settings: ReadFormSettings;
   engineId: string;
   files: PromptFiles | null;
   refresh(): Promise<void>;
-  onChange(change: Partial<ReadSettings>): void;
+  onChange(change: Partial<ReadFormSettings>): void;
 }
 
 /**

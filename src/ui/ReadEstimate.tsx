@@ -10,14 +10,14 @@ import { useGpu, useModels } from './engines/models';
 import { useMeasuredSpeed } from './engines/wllama-speed';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
-import type { ReadSettings } from './settings';
+import type { ReadFormSettings } from './settings';
 
 interface Props {
   document: DocumentRecord | null;
   engineId: string;
   /** The chosen engine's configuration: which model, so that only its own measurements count. */
   engineConfig?: EngineConfig;
-  settings: ReadSettings;
+  settings: ReadFormSettings;
   /** Hears the expected time of the read in milliseconds, or null while there is none. */
   onEstimate?(ms: number | null): void;
 }
@@ -126,7 +126,7 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
 }
 
 /** The estimate of a whole read and, when skimming, of the chunks a skim reads. */
-function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadSettings, apart: { speed: TokenSpeed } | undefined) {
+function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadFormSettings, apart: { speed: TokenSpeed } | undefined) {
   const chunks = Math.ceil(document.tokens / settings.chunkTokens);
   const promptTokens = Math.min(settings.chunkTokens, document.tokens) + settings.memoryTokens + PROMPT_OVERHEAD;
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };

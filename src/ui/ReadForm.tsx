@@ -8,12 +8,12 @@ import { CpuEngineHint } from './engines/CpuEngineHint';
 import type { DocumentRecord } from '../storage/db';
 import { formatBytes, formatTokens } from './format';
 import { engineText } from './i18n';
-import { type ReadSettings, useReadSettings } from './settings';
+import { type ReadFormSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
 import { QuestionList } from './QuestionList';
 
-export interface ReadRequest extends ReadSettings {
+export interface ReadRequest extends ReadFormSettings {
   /** The first question. */
   question: string;
   /** Every question, the first included: one run each over the same book. */

@@ -2,11 +2,11 @@ import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
 import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
-import type { ReadSettings } from './settings';
+import type { ReadFormSettings } from './settings';
 
 interface Props {
-  settings: ReadSettings;
-  onChange(change: Partial<ReadSettings>): void;
+  settings: ReadFormSettings;
+  onChange(change: Partial<ReadFormSettings>): void;
 }
 
 type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent';

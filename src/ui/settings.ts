@@ -1,16 +1,12 @@
 import { useState } from 'react';
-import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../core/budget';
+import { DEFAULT_READ_SETTINGS, type ReadSettingName, type ReadSettings, readSettingsProblem } from '../core/plan';
 import type { PromptSetId } from '../core/prompt-sets';
 import { i18n } from './i18n';
 import { DEFAULT_TEMPLATES, PROBLEM_OPEN, type PromptTemplates, templateProblem } from '../core/prompts';
 
-/** What a person sets for the next read; each run stores its own copy. */
-export interface ReadSettings {
-  chunkTokens: number;
-  memoryTokens: number;
-  temperature: number;
-  topP: number;
-  /** Empty for a random seed. */
+/** What a person sets for the next read: the read settings (core/plan.ts) and the form's own choices; each run stores its own copy. */
+export interface ReadFormSettings extends Omit<ReadSettings, 'seed'> {
+  /** Empty (null, which JSON keeps) for a random seed. */
   seed: number | null;
   /** The edited templates: used when `promptSet` is 'custom'. */
   templates: PromptTemplates;
@@ -28,12 +24,8 @@ export interface ReadSettings {
   skimLookBack: boolean;
 }
 
-// The paper's evaluation samples at temperature 0.7, top_p 0.95.
-export const DEFAULT_SETTINGS: ReadSettings = {
-  chunkTokens: DEFAULT_CHUNK_TOKENS,
-  memoryTokens: DEFAULT_MEMORY_TOKENS,
-  temperature: 0.7,
-  topP: 0.95,
+export const DEFAULT_SETTINGS: ReadFormSettings = {
+  ...DEFAULT_READ_SETTINGS,
   seed: null,
   templates: { ...DEFAULT_TEMPLATES },
   promptSet: null,
@@ -53,9 +45,9 @@ const EARLIER_DEFAULT = {
 };
 
 /** The settings kept in this browser, brought up to date. */
-export function loadReadSettings(storage: Pick<Storage, 'getItem'> = localStorage): ReadSettings {
+export function loadReadSettings(storage: Pick<Storage, 'getItem'> = localStorage): ReadFormSettings {
   try {
-    const saved = JSON.parse(storage.getItem(KEY) ?? 'null') as Partial<ReadSettings> | null;
+    const saved = JSON.parse(storage.getItem(KEY) ?? 'null') as Partial<ReadFormSettings> | null;
     if (!saved) return DEFAULT_SETTINGS;
     const templates = { ...DEFAULT_SETTINGS.templates, ...saved.templates };
     const unchanged = [DEFAULT_TEMPLATES, EARLIER_DEFAULT].some((d) => d.update === templates.update && d.final === templates.final);
@@ -68,9 +60,9 @@ export function loadReadSettings(storage: Pick<Storage, 'getItem'> = localStorag
 }
 
 /** Settings kept in this browser between visits. */
-export function useReadSettings(): [ReadSettings, (change: Partial<ReadSettings>) => void] {
-  const [settings, setSettings] = useState<ReadSettings>(() => loadReadSettings());
-  const update = (change: Partial<ReadSettings>) =>
+export function useReadSettings(): [ReadFormSettings, (change: Partial<ReadFormSettings>) => void] {
+  const [settings, setSettings] = useState<ReadFormSettings>(() => loadReadSettings());
+  const update = (change: Partial<ReadFormSettings>) =>
     setSettings((current) => {
       const next = { ...current, ...change };
       localStorage.setItem(KEY, JSON.stringify(next));
@@ -79,14 +71,16 @@ export function useReadSettings(): [ReadSettings, (change: Partial<ReadSettings>
   return [settings, update];
 }
 
+/** Which message of the settings panel says what is wrong with each read setting. */
+const PROBLEM_KEY = { chunkTokens: 'chunk', memoryTokens: 'memory', temperature: 'temperature', topP: 'topP', seed: 'seed' } as const satisfies Record<
+  ReadSettingName,
+  string
+>;
+
 /** A problem with the settings, said so that the person can fix it; null when they are fine. */
-export function settingsProblem(s: ReadSettings): string | null {
-  const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
-  if (!whole(s.chunkTokens, 100, 100_000)) return i18n.t('settings.problem.chunk');
-  if (!whole(s.memoryTokens, 64, 8192)) return i18n.t('settings.problem.memory');
-  if (!(s.temperature >= 0 && s.temperature <= 2)) return i18n.t('settings.problem.temperature');
-  if (!(s.topP > 0 && s.topP <= 1)) return i18n.t('settings.problem.topP');
-  if (s.seed !== null && !whole(s.seed, 0, 2 ** 31 - 1)) return i18n.t('settings.problem.seed');
+export function settingsProblem(s: ReadFormSettings): string | null {
+  const wrong = readSettingsProblem(s);
+  if (wrong) return i18n.t(`settings.problem.${PROBLEM_KEY[wrong.setting]}`);
   if (s.skim && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return i18n.t('settings.problem.skim');
   return s.promptSet === 'custom' ? templateProblem(s.templates) : null;
 }

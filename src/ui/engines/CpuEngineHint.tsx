@@ -4,7 +4,7 @@ import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WL
 import type { DocumentRecord } from '../../storage/db';
 import { formatDuration, formatNumber } from '../format';
 import { engineText } from '../i18n';
-import type { ReadSettings } from '../settings';
+import type { ReadFormSettings } from '../settings';
 import { useGpu } from './models';
 import { suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
 
@@ -13,7 +13,7 @@ interface Props {
   /** The llama.cpp engine's configuration as its settings form holds it. */
   config: EngineConfig;
   document: DocumentRecord | null;
-  settings: Pick<ReadSettings, 'chunkTokens' | 'memoryTokens'>;
+  settings: Pick<ReadFormSettings, 'chunkTokens' | 'memoryTokens'>;
   onChoose(engineId: string): void;
 }
 

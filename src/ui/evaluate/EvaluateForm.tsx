@@ -1,6 +1,6 @@
 import { type FormEvent, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../../core/budget';
+import { DEFAULT_READ_SETTINGS } from '../../core/plan';
 import { PROMPT_SET_LABELS, type PromptSetId } from '../../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates } from '../../core/prompts';
 import type { EngineInfo } from '../../engines/engine';
@@ -63,8 +63,8 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [moreLengths, setMoreLengths] = useState('');
   const [samples, setSamples] = useState(5);
   const [seed, setSeed] = useState(0);
-  const [chunkTokens, setChunkTokens] = useState(DEFAULT_CHUNK_TOKENS);
-  const [memoryTokens, setMemoryTokens] = useState(DEFAULT_MEMORY_TOKENS);
+  const [chunkTokens, setChunkTokens] = useState(DEFAULT_READ_SETTINGS.chunkTokens);
+  const [memoryTokens, setMemoryTokens] = useState(DEFAULT_READ_SETTINGS.memoryTokens);
   const [documentId, setDocumentId] = useState('');
   const [datasetFiles, setDatasetFiles] = useState<File[]>([]);
   // A new key empties the file input when the files are cleared.

@@ -1,0 +1,151 @@
+/**
+ * The command line's flags: how they are parsed and checked. A flag that
+ * cannot be used is a UsageError, which main.ts prints with exit code 2.
+ */
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { DEFAULT_READ_SETTINGS, READ_LIMITS, type ReadSettingName, type ReadSettings, readSettingsProblem } from '../core/plan';
+import { ENGINES } from '../engines/registry';
+import { TASK_IDS } from '../eval/tasks';
+
+/** A command line that cannot be run as given: the message says what to change. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The flags of both commands: which server or engine, and which prompts. */
+const COMMON_OPTIONS = {
+  prompts: { type: 'string' },
+  'prompts-file': { type: 'string' },
+  'prompts-base': { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key': { type: 'string' },
+  context: { type: 'string' },
+  retries: { type: 'string' },
+  'retry-delay': { type: 'string' },
+  engine: { type: 'string' },
+  chunk: { type: 'string' },
+  memory: { type: 'string' },
+  temperature: { type: 'string' },
+  'top-p': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The common flags and a command's own; an unknown flag or a missing value is a usage error. */
+export function parseFlags<T extends ParseArgsOptionsConfig>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+export function wholeNumber(name: string, value: string | undefined, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min) {
+    throw new UsageError(`--${name} must be a whole number${min ? ` of at least ${min}` : ''}, got "${value}".`);
+  }
+  return n;
+}
+
+function number(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got "${value}".`);
+  return n;
+}
+
+/** The flag that sets each read setting. */
+export const SETTING_FLAGS: Readonly<Record<ReadSettingName, string>> = {
+  chunkTokens: 'chunk',
+  memoryTokens: 'memory',
+  temperature: 'temperature',
+  topP: 'top-p',
+  seed: 'seed',
+};
+
+type SettingFlagValues = { chunk?: string; memory?: string; temperature?: string; 'top-p'?: string; seed?: string };
+
+/**
+ * The read settings the flags give (absent ones left out, for the plan's
+ * defaults), checked against the same limits as the app's Read form.
+ * `seed` is left to the caller where the command gives the flag another meaning.
+ */
+export function settingsFlags(v: SettingFlagValues, options: { seed: boolean }): Partial<ReadSettings> {
+  const given: Partial<ReadSettings> = {};
+  for (const [setting, flag] of Object.entries(SETTING_FLAGS) as [ReadSettingName, keyof SettingFlagValues][]) {
+    if (setting === 'seed' && !options.seed) continue;
+    const value = number(flag, v[flag]);
+    if (value !== undefined) given[setting] = value;
+  }
+  const wrong = readSettingsProblem(given);
+  if (wrong) throw new UsageError(`--${SETTING_FLAGS[wrong.setting]} ${v[SETTING_FLAGS[wrong.setting] as keyof SettingFlagValues]} cannot be used. ${wrong.message}`);
+  return given;
+}
+
+export const HELP = `memagent: read a whole book with a language model that keeps notes (the MemAgent memory loop).
+
+Usage:
+  memagent read <file> --question TEXT --base-url URL [--model NAME] [options]
+  memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
+  memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
+  npm run eval -- [eval options]   (the same as memagent eval)
+
+Server (both commands):
+  --base-url URL       the server's OpenAI API, e.g. http://127.0.0.1:8000/v1
+  --model NAME         served model name (default: the first the server lists)
+  --api-key KEY        bearer key; MEMAGENT_API_KEY or OPENAI_API_KEY in the environment also work
+  --context N          context window in tokens, for servers that do not report it (Ollama)
+  --retries N          attempts repeated after 429, 5xx or a dropped connection (default 8)
+  --retry-delay MS     first wait before a retry, doubled each time (default 1000)
+  --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url)
+
+Read settings (both commands; the limits are the app's):
+  --chunk N            chunk size in tokens, ${READ_LIMITS.chunkTokens.min} to ${READ_LIMITS.chunkTokens.max} (default ${DEFAULT_READ_SETTINGS.chunkTokens}, less if the context needs it;
+                       exact with --data)
+  --memory N           memory size in tokens, ${READ_LIMITS.memoryTokens.min} to ${READ_LIMITS.memoryTokens.max} (default ${DEFAULT_READ_SETTINGS.memoryTokens})
+  --temperature X      0 to 2 (default ${DEFAULT_READ_SETTINGS.temperature})
+  --top-p X            above 0, at most 1 (default ${DEFAULT_READ_SETTINGS.topP})
+
+Prompts (both commands):
+  --prompts SET        memagent (the prompts of the paper's runs, read from MemAgent's recurrent.py),
+                       memagent-boxed (recurrent_boxed.py), app (this app's wording), or FILE.json
+                       holding edited templates {"update": ..., "final": ...}. Default: memagent for a
+                       model, fetched once from the MemAgent repository at a pinned commit and kept in
+                       the cache; app's wording while that file cannot be had (said so), and for extractive
+  --prompts-file PATH  a local copy of recurrent.py or recurrent_boxed.py (checked by its SHA-256)
+  --prompts-base URL   a mirror to fetch <URL>/taskutils/memory_eval/utils/recurrent.py from
+
+read:
+  --question, -q TEXT  what the memory is kept for (on --resume, the journal's question)
+  --out FILE           journal of revisions, one JSON line each (default <file>.memagent.jsonl)
+  --resume             continue the read the journal holds, from its next chunk
+  --force              start over, replacing an existing journal
+  --seed N             sampling seed, 0 to ${READ_LIMITS.seed.max} (default random)
+  --keep-gutenberg     keep Project Gutenberg's header and footer
+
+eval:
+  --concurrency N      samples read at once (default 8): a batching server turns them into throughput
+  --tasks LIST         comma-separated: ${TASK_IDS.join(', ')} (default all)
+  --lengths LIST       document lengths, e.g. 8k,32k,128k (default 8k)
+  --samples N          samples per task and length (default 5)
+  --seed N             sweep seed (default 0): each sample's own seed comes from it
+  --mode memory|full   the memory loop, or the whole document in one prompt (default memory)
+  --haystack FILE      the book whose sentences fill the "essay" tasks, in any format the app
+                       imports (default: Frankenstein, carried in data/haystack/)
+  --json FILE          every sample and the table as JSON;  --csv FILE: the table as CSV
+
+eval --data (RULER-HotpotQA files as published, read by the paper's method):
+  --data FILE          a dataset file (JSON list or JSON Lines); repeat it, one file per length
+  --method M           recurrent (the answer after "the answer is") or recurrent-boxed (the answer
+                       in \\boxed{}); default: the one the prompt set asks for: recurrent with
+                       memagent, recurrent-boxed with memagent-boxed (and with this app's wording)
+  --samples N          items read from each file (default all)
+  --json FILE          the method, the prompts (set and SHA-256) and every file's metrics and samples
+`;
+
+export function printHelp(): number {
+  process.stdout.write(HELP);
+  return 0;
+}

@@ -1,0 +1,90 @@
+/**
+ * The engine and the prompts the flags choose, opened once for either
+ * command, and the words that describe them before anything is read.
+ */
+import type { PromptRecord } from '../core/prompt-sets';
+import type { Engine, EngineConfig } from '../engines/engine';
+import { OpenAIEngine, type RetryNotice } from '../engines/openai';
+import { createEngine, ENGINES } from '../engines/registry';
+import { UsageError, wholeNumber } from './args';
+import { type PromptFlags, PromptOptionError, type ResolvedPrompts, resolveCliPrompts } from './prompts';
+
+export interface ServerFlags {
+  'base-url'?: string;
+  model?: string;
+  'api-key'?: string;
+  context?: string;
+  retries?: string;
+  'retry-delay'?: string;
+  engine?: string;
+}
+
+/** The engine the flags name: --engine, or openai with --base-url. */
+export function engineIdOf(v: ServerFlags): string {
+  const id = v.engine ?? (v['base-url'] ? 'openai' : undefined);
+  if (!id) {
+    throw new UsageError('Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), or --engine extractive to try the loop without a model.');
+  }
+  if (!ENGINES.some((e) => e.id === id)) throw new UsageError(`Unknown engine "${id}". Engines: ${ENGINES.map((e) => e.id).join(', ')}.`);
+  return id;
+}
+
+/** Checks the engine flags before anything slow is done: a mistake is said at once. */
+export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConfig; retry: { maxRetries?: number; baseDelayMs?: number } } {
+  const id = engineIdOf(v);
+  const config: Record<string, string | number> = {};
+  if (v['base-url']) config.baseUrl = v['base-url'];
+  if (v.model) config.model = v.model;
+  const context = wholeNumber('context', v.context, 1);
+  if (context) config.contextWindow = context;
+  const maxRetries = wholeNumber('retries', v.retries);
+  const baseDelayMs = wholeNumber('retry-delay', v['retry-delay']);
+  return { id, config, retry: { ...(maxRetries !== undefined && { maxRetries }), ...(baseDelayMs !== undefined && { baseDelayMs }) } };
+}
+
+/**
+ * The engine the flags name; for a server, connected and measured before
+ * anything is read. The key comes from --api-key or the environment
+ * (MEMAGENT_API_KEY, then OPENAI_API_KEY), which keeps it out of shell history.
+ */
+export async function openEngine(v: ServerFlags, onRetry: (n: RetryNotice) => void): Promise<{ engine: Engine; config: EngineConfig }> {
+  const { id, config, retry } = engineConfigOf(v);
+  const engine = await createEngine(id, config, {
+    apiKey: v['api-key'] ?? process.env.MEMAGENT_API_KEY ?? process.env.OPENAI_API_KEY,
+    retry,
+    onRetry,
+  });
+  return { engine, config };
+}
+
+/** The prompt set the flags choose (see prompts.ts); a flag that cannot be used is a usage error. */
+export async function choosePrompts(flags: PromptFlags, engineId: string, say: (line: string) => void): Promise<ResolvedPrompts> {
+  try {
+    return await resolveCliPrompts(flags, engineId, { say });
+  } catch (e) {
+    if (e instanceof PromptOptionError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+export function describePrompts(record: PromptRecord): string {
+  return `prompts ${record.label}${record.file ? ` (${record.file.path.split('/').pop()}, SHA-256 ${record.file.sha256.slice(0, 12)}…)` : ''}`;
+}
+
+export function describeEngine(engine: Engine): string {
+  if (!(engine instanceof OpenAIEngine)) return `engine ${engine.id}`;
+  const { server } = engine;
+  return (
+    `model ${server.model} at ${server.baseUrl} (context ${server.serverContextWindow.toLocaleString('en')} tokens, ` +
+    `token counts ${server.counts.source === 'server' ? 'from the server' : 'estimated locally with a margin'})`
+  );
+}
+
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A progress line on stderr; on a terminal it first clears the line a step's progress left. */
+export function sayOnStderr(line: string): void {
+  process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}\n`);
+}

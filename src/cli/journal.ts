@@ -1,0 +1,113 @@
+/**
+ * The read journal: one JSON line per step, each on disk before the next step
+ * starts, so that `memagent read --resume` continues where a read stopped.
+ */
+import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import type { ReadPlan } from '../core/plan';
+import type { PromptRecord } from '../core/prompt-sets';
+import type { PromptTemplates } from '../core/prompts';
+import { UsageError } from './args';
+
+export const JOURNAL_FORMAT = 'memagent-read';
+export const JOURNAL_VERSION = 1;
+
+export interface JournalHeader {
+  type: typeof JOURNAL_FORMAT;
+  version: number;
+  document: { name: string; hash: string; chars: number };
+  question: string;
+  engine: { id: string; model?: string; baseUrl?: string };
+  settings: ReadPlan;
+  templates: PromptTemplates;
+  /** Which prompt set the templates are, and for MemAgent's the file and hash they were read from. */
+  prompts?: PromptRecord;
+  /** The set's memory before the first chunk (this app's when absent). */
+  initialMemory?: string;
+  /** [start, end, tokens] of every chunk: a resume reads exactly these, whatever the server now allows. */
+  chunks: [number, number, number][];
+  createdAt: string;
+}
+
+export interface JournalRevision {
+  type: 'revision';
+  index: number;
+  start: number;
+  end: number;
+  chunkTokens: number;
+  memory: string;
+  memoryTokens: number;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+  finishReason: string;
+  retries: number;
+  committedAt: string;
+}
+
+export interface JournalAnswer {
+  type: 'answer';
+  answer: string;
+  reply: string;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+  retries: number;
+  committedAt: string;
+}
+
+export interface Journal {
+  header: JournalHeader;
+  revisions: JournalRevision[];
+  answer?: JournalAnswer;
+  /** Bytes of complete lines: a line cut off by a crash is dropped on resume. */
+  validBytes: number;
+}
+
+/** Reads a journal; a last line without its newline was being written when the read stopped, and does not count. */
+export function readJournal(path: string): Journal {
+  const bytes = readFileSync(path);
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
+  const parsed = lines.map((line, i) => {
+    try {
+      return JSON.parse(line) as { type?: string };
+    } catch {
+      throw new UsageError(`${path} line ${i + 1} is not JSON: the journal is damaged. Start over with --force.`);
+    }
+  });
+  const header = parsed[0] as JournalHeader | undefined;
+  if (!header || header.type !== JOURNAL_FORMAT || header.version !== JOURNAL_VERSION) {
+    throw new UsageError(`${path} is not a memagent read journal. Choose another --out, or --force to replace it.`);
+  }
+  const revisions: JournalRevision[] = [];
+  let answer: JournalAnswer | undefined;
+  for (const [i, line] of parsed.slice(1).entries()) {
+    if (line.type === 'revision') {
+      const r = line as JournalRevision;
+      if (r.index !== revisions.length || answer) throw new UsageError(`${path} line ${i + 2} holds revision ${r.index + 1} out of order: the journal is damaged.`);
+      revisions.push(r);
+    } else if (line.type === 'answer') {
+      answer = line as JournalAnswer;
+    }
+  }
+  return { header, revisions, answer, validBytes: end };
+}
+
+/** Appends lines, each on disk before the next step starts, so that a crash loses at most the step in flight. */
+export class JournalWriter {
+  private readonly fd: number;
+
+  constructor(path: string, fresh: boolean, validBytes = 0) {
+    if (!fresh) truncateSync(path, validBytes);
+    this.fd = openSync(path, fresh ? 'w' : 'a');
+  }
+
+  append(line: object): void {
+    writeSync(this.fd, `${JSON.stringify(line)}\n`);
+    fsyncSync(this.fd);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}

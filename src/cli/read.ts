@@ -1,0 +1,197 @@
+/**
+ * `memagent read <file>`: a whole book read by the memory loop, every
+ * revision journaled (journal.ts) so that a read stopped anywhere resumes.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { type ChunkSpan, chunkAll } from '../core/chunker';
+import { isAbortError } from '../core/generation';
+import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
+import { planRead, readSettings } from '../core/plan';
+import { OpenAIEngine } from '../engines/openai';
+import { ingestBytes } from '../ingest/ingest';
+import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
+import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, sayOnStderr, seconds } from './engine';
+import { type Journal, type JournalAnswer, type JournalHeader, type JournalRevision, JOURNAL_FORMAT, JOURNAL_VERSION, JournalWriter, readJournal } from './journal';
+
+export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
+  const buf = readFileSync(path);
+  const out = new Uint8Array(new ArrayBuffer(buf.byteLength));
+  out.set(buf);
+  return out;
+}
+
+/** read's own flags; the server, prompt and settings flags are common (args.ts). */
+const READ_OPTIONS = {
+  question: { type: 'string', short: 'q' },
+  out: { type: 'string', short: 'o' },
+  resume: { type: 'boolean' },
+  force: { type: 'boolean' },
+  seed: { type: 'string' },
+  'keep-gutenberg': { type: 'boolean' },
+} as const;
+
+export async function readCommand(argv: string[]): Promise<number> {
+  const { values: v, positionals } = parseFlags(argv, READ_OPTIONS);
+  if (v.help) return printHelp();
+  const file = positionals[0];
+  if (!file) throw new UsageError('Name the file to read: memagent read <file> --question "..."');
+  if (!existsSync(file)) throw new UsageError(`There is no file ${file}.`);
+  const out = v.out ?? `${file}.memagent.jsonl`;
+  // Checked before the book is read or a server asked: a mistake is said at once.
+  const settings = readSettings(settingsFlags(v, { seed: true }));
+  engineConfigOf(v);
+  const tty = process.stderr.isTTY;
+  const say = sayOnStderr;
+
+  const doc = await ingestBytes(basename(file), readFileBytes(file), { stripGutenberg: !v['keep-gutenberg'] });
+  let journal: Journal | null = null;
+  if (v.resume && existsSync(out)) {
+    journal = readJournal(out);
+    const h = journal.header;
+    if (h.document.hash !== doc.hash) throw new UsageError(`${out} was written for another file ("${h.document.name}"), not ${file}.`);
+    if (v.question !== undefined && v.question.trim() !== h.question) {
+      throw new UsageError(`${out} reads for another question ("${h.question}"). Drop --question to continue it, or choose another --out.`);
+    }
+    if (h.chunks.at(-1)?.[1] !== doc.text.length) throw new UsageError(`${out} does not cover this text: its chunks were cut for another version. Start over with --force.`);
+    const clash = (flag: string, given: string | undefined, kept: number | undefined) => {
+      if (given !== undefined && Number(given) !== kept) throw new UsageError(`${out} was read with --${flag} ${kept}; a resume keeps it. Drop --${flag}, or start over with --force.`);
+    };
+    clash('chunk', v.chunk, h.settings.requestedChunkTokens);
+    clash('memory', v.memory, h.settings.memoryTokens);
+    const asked = v['prompts-file'] !== undefined ? 'file' : v.prompts === undefined ? undefined : /\.json$/i.test(v.prompts) ? 'custom' : v.prompts;
+    if (asked !== undefined && h.prompts && asked !== h.prompts.set) {
+      throw new UsageError(`${out} was read with the prompts ${h.prompts.label}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`);
+    }
+  } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
+    throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
+  }
+  const question = (v.question ?? journal?.header.question ?? '').trim();
+  if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
+
+  let step = journal?.revisions.length ?? 0;
+  const { engine } = await openEngine(v, (n) =>
+    say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`),
+  );
+
+  let header: JournalHeader;
+  let chunks: ChunkSpan[];
+  if (journal) {
+    header = journal.header;
+    chunks = header.chunks.map(([start, end, tokens]) => ({ start, end, tokens }));
+  } else {
+    const prompts = await choosePrompts(v, engine.id, say);
+    const templates = { ...prompts.set.templates };
+    const count = (s: string) => engine.tokenizer.count(s);
+    const plan = planRead(settings, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens: count(question) });
+    chunks = chunkAll(doc.text, engine.tokenizer, plan.chunkTokens);
+    header = {
+      type: JOURNAL_FORMAT,
+      version: JOURNAL_VERSION,
+      document: { name: doc.name, hash: doc.hash, chars: doc.text.length },
+      question,
+      engine: {
+        id: engine.id,
+        ...(engine instanceof OpenAIEngine && { model: engine.model, baseUrl: engine.server.baseUrl }),
+      },
+      settings: plan,
+      templates,
+      prompts: prompts.record,
+      initialMemory: prompts.set.initialMemory,
+      chunks: chunks.map((c) => [c.start, c.end, c.tokens]),
+      createdAt: new Date().toISOString(),
+    };
+  }
+  if (journal?.answer) {
+    say(`${out} is a finished read: every chunk is read and answered.`);
+    process.stdout.write(`${journal.answer.answer}\n`);
+    return 0;
+  }
+
+  const total = chunks.length;
+  const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
+  say(
+    `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
+      `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
+      `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
+  );
+  if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
+
+  const writer = new JournalWriter(out, !journal, journal?.validBytes);
+  if (!journal) writer.append(header);
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.once('SIGINT', onSigint);
+  const t0 = performance.now();
+  try {
+    const loop = memoryLoop({
+      text: doc.text,
+      chunks,
+      question: header.question,
+      generator: engine,
+      templates: header.templates,
+      memoryTokens: header.settings.memoryTokens,
+      sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
+      ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
+      method: { ...APP_LOOP_METHOD, answerStyle: header.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
+      resume: journal?.revisions.length ? { nextChunk: step, memory: journal.revisions.at(-1)!.memory } : undefined,
+      signal: stop.signal,
+    });
+    for await (const event of loop) {
+      const { usage } = event.result;
+      const retries = event.result.retries ?? 0;
+      if (event.kind === 'revision') {
+        const span = chunks[event.index]!;
+        const memoryTokens = engine.tokenizer.count(event.memory);
+        writer.append({
+          type: 'revision',
+          index: event.index,
+          start: span.start,
+          end: span.end,
+          chunkTokens: span.tokens,
+          memory: event.memory,
+          memoryTokens,
+          promptTokens: usage.promptTokens,
+          completionTokens: usage.completionTokens,
+          ms: Math.round(event.ms),
+          finishReason: event.result.finishReason,
+          retries,
+          committedAt: new Date().toISOString(),
+        } satisfies JournalRevision);
+        step = event.index + 1;
+        const line =
+          `chunk ${step}/${total} (${Math.round((100 * step) / total)}%) · memory ${memoryTokens.toLocaleString('en')} tokens · ${seconds(event.ms)}` +
+          (event.result.finishReason === 'length' ? ' · memory cut at its cap' : '') +
+          (retries ? ` · ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '');
+        process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
+      } else {
+        writer.append({
+          type: 'answer',
+          answer: event.answer,
+          reply: event.reply,
+          promptTokens: usage.promptTokens,
+          completionTokens: usage.completionTokens,
+          ms: Math.round(event.ms),
+          retries,
+          committedAt: new Date().toISOString(),
+        } satisfies JournalAnswer);
+        say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
+        if (!event.answer) say(`The reply gives no answer in the form ${header.prompts?.label ?? 'the prompts'} ask for; the whole reply follows.`);
+        process.stdout.write(`${event.answer || event.reply}\n`);
+      }
+    }
+    return 0;
+  } catch (e) {
+    const saved = `${step} of ${total} chunks are saved in ${out}`;
+    if (isAbortError(e) && stop.signal.aborted) {
+      say(`Stopped. ${saved}; run the same command with --resume to continue.`);
+      return 130;
+    }
+    say(`${e instanceof Error ? e.message : String(e)}`);
+    say(`${saved}; run the same command with --resume to continue from chunk ${step + 1}.`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+    writer.close();
+  }
+}
