@@ -78,12 +78,11 @@ export function App({ place }: { place: Place }) {
 
   useEffect(() => {
     void agent.engines().then(setEngines);
+    // Runs that were reading when the page went away carry on by themselves: the worker resumes them.
     void (async () => {
       const all = await (await store).listRuns();
       setRuns(all);
       setRunId((current) => current ?? all[0]?.id ?? null);
-      // Runs that were reading when the page went away carry on from their next chunk.
-      for (const run of all) if (run.status === 'running') void call(agent.resumeRun(run.id));
     })();
     // Each run in the list shows its progress: refreshed at most every 300 ms while runs read.
     let progressTimer: ReturnType<typeof setTimeout> | undefined;

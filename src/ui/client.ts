@@ -1,7 +1,8 @@
 import * as Comlink from 'comlink';
-import type { AgentApi, Outcome } from '../../workers/agent.worker';
-import { EVENTS_CHANNEL, type RunEvent, Store } from '../storage/db';
+import type { AgentApi, Outcome } from '../agent/protocol';
+import { Store } from '../storage/db';
 import { i18n } from './i18n';
+import { EVENTS_CHANNEL, type RunEvent } from '../agent/protocol';
 
 /** The page's only doorway to the worker that owns ingestion and runs. */
 export const agent = Comlink.wrap<AgentApi>(
