@@ -1,10 +1,9 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
-import type { DocumentRecord, RunRecord } from '../storage/db';
+import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
 import type { RunRequest } from '../runner/runner';
-import { checkExportSize } from '../storage/export';
-import { agent, call, onRunEvent, store } from './client';
+import { agent, call, onRunEvent } from './client';
 import { ImportProgress } from './ImportProgress';
 import { Library } from './Library';
 import { LibraryPage } from './pages/LibraryPage';

@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { DocumentRecord, RunRecord } from '../storage/db';
-import { agent, call, onRunEvent, store } from './client';
+import { type DocumentRecord, type RunRecord, store } from './data';
+import { agent, call, onRunEvent } from './client';
 import { formatBytes, formatDate, formatNumber, formatTokens } from './format';
 import type { ImportState } from './useImport';
 

@@ -3,9 +3,8 @@ import { useTranslation } from 'react-i18next';
 import { diffMemory } from '../../core/memory-diff';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentencesDrawnOn } from '../../core/provenance';
-import type { DocumentRecord, RevisionRecord } from '../../storage/db';
+import { type DocumentRecord, type RevisionRecord, store } from '../data';
 import { ChunkPlace } from '../ChunkPlace';
-import { store } from '../client';
 import { i18n } from '../i18n';
 
 interface Props {
