@@ -14,6 +14,15 @@ export interface StoreTextOptions {
   onProgress?(fraction: number): void;
 }
 
+/**
+ * The transactions that write a document's record are on disk when they
+ * complete ('strict'), not only handed to the operating system: a crash right
+ * after an import then finds the book whole, or marked as cut short and
+ * removed, never a record whose text was lost. Batches in between need not
+ * be: the last one, on disk, holds all before it.
+ */
+const STORED: IDBTransactionOptions = { durability: 'strict' };
+
 /** Books: their records and their texts in parts. Deleting one deletes its runs too. */
 export class Documents extends Connection {
   /**
@@ -40,7 +49,7 @@ export class Documents extends Connection {
     const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
     const what = `"${doc.name}"`;
     const first = await this.guard(what, async (failure) => {
-      const tx = this.db.transaction(['documents', 'textParts'], 'readwrite');
+      const tx = this.db.transaction(['documents', 'textParts'], 'readwrite', STORED);
       failure.tx = tx;
       const existing = await tx.objectStore('documents').get(doc.id);
       if (existing) {
@@ -63,7 +72,7 @@ export class Documents extends Connection {
       const last = upto === total;
       await this.guard(what, async (failure) => {
         // Only the last batch holds the document's record: readers of it never wait for the parts before.
-        const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite');
+        const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite', last ? STORED : undefined);
         failure.tx = tx;
         const store = tx.objectStore('textParts');
         // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.

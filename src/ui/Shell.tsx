@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { App } from './App';
 import { AppUpdate } from './AppUpdate';
 import { LanguageSwitch } from './LanguageSwitch';
+import { LostBooksNotice } from './LostBooksNotice';
 import { PLACES, usePlace } from './route';
 import { useReadNotices } from './useReadNotices';
 import './shell.css';
@@ -50,6 +51,7 @@ export function Shell() {
       </header>
       <main className="places">
         <AppUpdate />
+        <LostBooksNotice />
         <App place={place} />
         {/* Evaluate mounts only while shown: its sweeps live in the worker, and its form starts afresh. */}
         {place === 'evaluate' && (
