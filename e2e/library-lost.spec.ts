@@ -42,7 +42,9 @@ test('an empty library says the books are gone when the browser deleted the data
   await reopen(page);
   await expect(notice).toContainText("the browser deleted this site's database");
   await expect(notice).toContainText('Add the books again');
-  // After another reload too, until it is dismissed.
+  // On every page, and after another reload, until it is dismissed.
+  await openPlace(page, 'Read');
+  await expect(notice).toBeVisible();
   await reopen(page);
   await expect(notice).toBeVisible();
 
