@@ -16,10 +16,10 @@ export interface StoreTextOptions {
 
 /**
  * The transactions that write a document's record are on disk when they
- * complete ('strict'), not only handed to the operating system: a crash right
- * after an import then finds the book whole, or marked as cut short and
- * removed, never a record whose text was lost. Batches in between need not
- * be: the last one, on disk, holds all before it.
+ * complete ('strict'), not only handed to the operating system: a book the
+ * page has shown as stored outlives a system crash or a power cut, not only a
+ * crash of the tab or the browser. The batches in between are not: the book
+ * is whole only once the last one, which is, has been written after them.
  */
 const STORED: IDBTransactionOptions = { durability: 'strict' };
 

@@ -1,4 +1,4 @@
-import type { RunProgress, RunRecord, RunStatus, RevisionRecord, MemoryRecord, FollowUpRecord } from './schema';
+import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus } from './schema';
 import { Connection, StaleRunError } from './connection';
 import { joinRun, packChunks, splitRun } from './run-chunks';
 
