@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
-import { EVENTS_CHANNEL } from '../src/storage/schema';
 import { CORPUS, range, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
+import { EVENTS_CHANNEL } from '../src/agent/protocol';
 
 /**
  * A real language-model runtime through the whole app: llama.cpp (WebAssembly)

@@ -4,8 +4,9 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type RunnerDeps, type RunRequest, Runner } from '../src/runner/runner';
-import { type RunEvent, Store } from '../src/storage/db';
+import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
+import type { RunEvent } from '../src/agent/protocol';
 
 export const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 export const QUESTION = 'What is the vault code for the Marlowe archive?';

@@ -8,9 +8,10 @@ import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
 import { PromptLibrary } from '../src/runner/prompt-files';
-import { type EvaluationEvent, Store } from '../src/storage/db';
+import { Store } from '../src/storage/db';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
+import type { EvaluationEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 

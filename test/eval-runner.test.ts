@@ -5,8 +5,9 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
-import { type EvaluationEvent, Store } from '../src/storage/db';
+import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
+import type { EvaluationEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 

@@ -8,9 +8,10 @@ import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { RunRequestError, type RunRequest } from '../src/runner/runner';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
-import type { FollowUpRecord, RunEvent } from '../src/storage/db';
+import type { FollowUpRecord } from '../src/storage/db';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
+import type { RunEvent } from '../src/agent/protocol';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 const QUESTION = 'What is the vault code for the Marlowe archive?';

@@ -3,9 +3,9 @@ import { chunkAll } from '../src/core/chunker';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { estimateTokens } from '../src/runner/token-counts';
-import type { RunEvent } from '../src/storage/db';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
+import type { RunEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 let book: string;

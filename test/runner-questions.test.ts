@@ -5,9 +5,9 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type RunRequest, RunRequestError } from '../src/runner/runner';
-import type { RunEvent } from '../src/storage/db';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
+import type { RunEvent } from '../src/agent/protocol';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 const SECOND = 'The ferry to Carrow Island leaves from pier 17.';

@@ -3,7 +3,8 @@ import { afterEach } from 'vitest';
 import type { Engine } from '../src/engines/engine';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { Runner, type RunnerDeps } from '../src/runner/runner';
-import { type RunEvent, Store } from '../src/storage/db';
+import { Store } from '../src/storage/db';
+import type { RunEvent } from '../src/agent/protocol';
 
 const stores: Store[] = [];
 afterEach(() => stores.splice(0).forEach((s) => s.close()));

@@ -5,9 +5,9 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { RunRequestError } from '../src/runner/runner';
-import type { RunEvent } from '../src/storage/db';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
+import type { RunEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 let bytes: Uint8Array<ArrayBuffer>;

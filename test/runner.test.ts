@@ -6,8 +6,9 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type RunRequest, Runner, RunRequestError } from '../src/runner/runner';
-import { type RevisionRecord, type RunEvent, type RunRecord, StaleRunError, Store } from '../src/storage/db';
+import { type RevisionRecord, type RunRecord, StaleRunError, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
+import type { RunEvent } from '../src/agent/protocol';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 const QUESTION = 'What is the vault code for the Marlowe archive?';

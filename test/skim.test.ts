@@ -5,10 +5,10 @@ import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Haystack } from '../src/eval/haystack';
 import { generateSample } from '../src/eval/tasks';
-import type { RunEvent } from '../src/storage/db';
 import { buildExport, ImportError, parseExport } from '../src/storage/export';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
+import type { RunEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 let book: string;

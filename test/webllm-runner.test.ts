@@ -4,8 +4,9 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/g
 import type { Engine } from '../src/engines/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Runner } from '../src/runner/runner';
-import { type RunEvent, Store } from '../src/storage/db';
+import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
+import type { RunEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 let book: Uint8Array<ArrayBuffer>;

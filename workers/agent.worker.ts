@@ -6,7 +6,8 @@ import { type IngestRequest, Runner, type RunRequest } from '../src/runner/runne
 import { type EvaluationRequest, evaluationService } from '../src/runner/evaluation';
 import type { ModelService } from '../src/runner/models';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm-models';
-import { EVENTS_CHANNEL, type RunEvent, Store } from '../src/storage/db';
+import { Store } from '../src/storage/db';
+import { type AgentApi, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../src/agent/protocol';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runner/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
@@ -54,12 +55,21 @@ channel.onmessage = async (e: MessageEvent<RunEvent>) => (await runner).handleCo
 // A book whose count a closed tab left unfinished is counted now.
 void runner.then((r) => r.counts.pending()).catch(() => undefined);
 
-/** Errors cross to the page as plain data, so their message and kind survive. */
-export interface Outcome<T> {
-  ok: boolean;
-  value?: T;
-  error?: { name: string; message: string };
+/**
+ * Runs and sweeps that were running when their tab reloaded, closed or crashed
+ * go on from their next chunk or sample, whichever page opens: every tab's
+ * worker offers, and the job's Web Lock lets one of them write.
+ */
+async function resumeInterrupted(): Promise<void> {
+  const [r, s] = await Promise.all([runner, store]);
+  for (const run of await s.listRuns()) if (run.status === 'running') void r.resume(run.id).catch(() => undefined);
+  const sweeps = (await s.listEvaluations()).filter((e) => e.status === 'running');
+  // The evaluator is made only when a sweep needs it.
+  if (sweeps.length === 0) return;
+  const evaluator = await evaluationService(store, prompts);
+  for (const sweep of sweeps) void evaluator.resume(sweep.id).catch(() => undefined);
 }
+void resumeInterrupted().catch(() => undefined);
 
 async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
   try {
@@ -75,7 +85,7 @@ let modelService: Promise<ModelService> | undefined;
 const models = () => (modelService ??= import('../src/runner/models').then((m) => new m.ModelService(store)));
 const watchers = new Map<number, () => void>();
 
-const api = {
+const api: AgentApi = {
   engines: async () => ENGINES,
   /**
    * `onProgress` and `onUsable` arrive as Comlink.proxy from the page: the import bar follows the first;
@@ -166,7 +176,5 @@ const api = {
   /** A local copy of a pinned prompt file, checked by its hash before anything is kept. */
   importPromptFile: (file: File) => attempt(async () => (await prompts.import(file.name, new Uint8Array(await file.arrayBuffer()))).id),
 };
-
-export type AgentApi = typeof api;
 
 Comlink.expose(api);

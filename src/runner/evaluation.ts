@@ -16,8 +16,6 @@ import { isTaskId, type TaskId } from '../eval/tasks';
 import {
   type DatasetItemRecord,
   type DatasetSampleRecord,
-  EVALUATION_EVENTS_CHANNEL,
-  type EvaluationEvent,
   type EvaluationHaystack,
   type EvaluationRecord,
   type EvaluationSampleRecord,
@@ -25,6 +23,7 @@ import {
   type Store,
 } from '../storage/db';
 import type { PromptChoice, PromptLibrary } from './prompt-files';
+import { EVALUATION_EVENTS_CHANNEL, type EvaluationEvent } from '../agent/events';
 
 export interface EvaluationRequest {
   engineId: string;

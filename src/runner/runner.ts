@@ -20,12 +20,13 @@ import type { Tokenizer } from '../core/tokenizer';
 import { Turns } from '../core/turns';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
-import type { DocumentRecord, FollowUpRecord, RunEvent, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
+import type { DocumentRecord, FollowUpRecord, RunProgress, RunRecord, RunSettings, Store, StoreTextOptions } from '../storage/db';
 import { DocumentGoneError, StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 import type { PromptChoice, PromptLibrary } from './prompt-files';
 import { mark } from './marks';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
+import type { RunEvent } from '../agent/events';
 
 /** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
 export interface RunRequest extends Partial<ReadSettings> {

@@ -1,6 +1,7 @@
 import { nextTask } from '../core/tasks';
 import type { Tokenizer } from '../core/tokenizer';
-import type { RunEvent, Store } from '../storage/db';
+import type { Store } from '../storage/db';
+import type { RunEvent } from '../agent/events';
 
 /** Texts up to this many characters (about 250K tokens, a fraction of a second) are counted while they are imported. */
 export const COUNT_AT_IMPORT_CHARS = 1_000_000;

@@ -65,13 +65,3 @@ export interface DatasetItemRecord extends DatasetItem {
   ordinal: number;
   file: string;
 }
-
-/** What every tab hears about a sweep; results are read from storage. */
-export type EvaluationEvent =
-  | { type: 'sample'; evaluationId: string; ordinal: number }
-  /** Progress inside a long sample; not stored. */
-  | { type: 'step'; evaluationId: string; ordinal: number; chunk: number; chunks: number }
-  | { type: 'status'; evaluationId: string; status: EvaluationStatus; error?: string }
-  | { type: 'control'; evaluationId: string; action: 'pause' | 'cancel' };
-
-export const EVALUATION_EVENTS_CHANNEL = 'memagent-evaluation-events';

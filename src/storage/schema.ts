@@ -164,22 +164,6 @@ export interface FollowUpRecord {
   askedAt: number;
 }
 
-/** What every tab hears about a run; texts are read from storage when shown. */
-export type RunEvent =
-  | { type: 'revision'; runId: string; index: number }
-  /** More of the book was cut into chunks; `done` once the count is exact. */
-  | { type: 'chunks'; runId: string; known: number; done: boolean }
-  /** The memory being written for chunk `index` (index = chunk count: the answer), so far. */
-  | { type: 'writing'; runId: string; index: number; text: string }
-  | { type: 'status'; runId: string; status: RunStatus; error?: string }
-  | { type: 'control'; runId: string; action: 'pause' | 'cancel' }
-  /** Follow-up answer `index` of a finished run is stored. */
-  | { type: 'followUp'; runId: string; index: number }
-  /** A document's record changed (its token count became exact). */
-  | { type: 'document'; documentId: string };
-
-export const EVENTS_CHANNEL = 'memagent-events';
-
 /** A MemAgent prompt file as kept for offline use: its bytes, checked against the pinned hash before each use. */
 export interface PromptFileRecord {
   /** Path in the MemAgent repository (the key). */

@@ -1,11 +1,10 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
-import type { DocumentRecord, RunRecord } from '../storage/db';
 import { readSettings } from '../core/plan';
+import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
 import type { RunRequest } from '../runner/runner';
-import { checkExportSize } from '../storage/export';
-import { agent, call, onRunEvent, store } from './client';
+import { agent, call, onRunEvent } from './client';
 import { ImportProgress } from './ImportProgress';
 import { Library } from './Library';
 import { LibraryPage } from './pages/LibraryPage';
@@ -79,12 +78,11 @@ export function App({ place }: { place: Place }) {
 
   useEffect(() => {
     void agent.engines().then(setEngines);
+    // Runs that were reading when the page went away carry on by themselves: the worker resumes them.
     void (async () => {
       const all = await (await store).listRuns();
       setRuns(all);
       setRunId((current) => current ?? all[0]?.id ?? null);
-      // Runs that were reading when the page went away carry on from their next chunk.
-      for (const run of all) if (run.status === 'running') void call(agent.resumeRun(run.id));
     })();
     // Each run in the list shows its progress: refreshed at most every 300 ms while runs read.
     let progressTimer: ReturnType<typeof setTimeout> | undefined;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Anchor, describePlace } from '../core/anchors';
-import { store } from './client';
+import { store } from './data';
 
 // Anchors per run: read once, since every revision of a run shares its book.
 const cache = new Map<string, Promise<readonly Anchor[]>>();

@@ -1,8 +1,8 @@
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import * as Comlink from 'comlink';
 import { useTranslation } from 'react-i18next';
-import type { FollowUpRecord, RunRecord } from '../storage/db';
-import { agent, call, onRunEvent, store } from './client';
+import { type FollowUpRecord, type RunRecord, store } from './data';
+import { agent, call, onRunEvent } from './client';
 import { formatDuration } from './format';
 import './follow-up.css';
 

@@ -1,9 +1,10 @@
 import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { DocumentRecord, RunRecord } from '../storage/db';
-import { agent, call, onRunEvent, store } from './client';
+import { type DocumentRecord, type RunRecord, store } from './data';
+import { agent, call, onRunEvent } from './client';
 import { formatBytes, formatDate, formatNumber, formatTokens } from './format';
 import type { ImportState } from './useImport';
+import { noteLibrary } from './lost-books';
 
 interface Props {
   /** The document the Read form uses. */
@@ -38,6 +39,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     void (async () => {
       const all = await (await store).listDocuments();
       all.sort((a, b) => b.addedAt - a.addedAt);
+      noteLibrary(all);
       if (alive) setDocs(all);
     })();
     return () => {

@@ -4,8 +4,8 @@ import { estimateRead, modelKey, skimmedChunks, type StepSample, type TokenSpeed
 import { DEFAULT_SKIM } from '../core/skim';
 import { followBudget } from '../core/skim-follow';
 import type { EngineConfig } from '../engines/engine';
-import type { DocumentRecord } from '../storage/db';
-import { onRunEvent, store } from './client';
+import { type DocumentRecord, store } from './data';
+import { onRunEvent } from './client';
 import { useGpu, useModels } from './engines/models';
 import { useMeasuredSpeed } from './engines/wllama-speed';
 import { formatDuration, formatNumber, formatSpeed } from './format';

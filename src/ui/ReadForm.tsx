@@ -5,7 +5,7 @@ import { EngineSelect } from './EngineSelect';
 import { ENGINE_SETTINGS } from './engines';
 import { usePreferredEngine } from './engines/models';
 import { CpuEngineHint } from './engines/CpuEngineHint';
-import type { DocumentRecord } from '../storage/db';
+import type { DocumentRecord } from './data';
 import { formatBytes, formatTokens } from './format';
 import { engineText } from './i18n';
 import { type ReadFormSettings, useReadSettings } from './settings';

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { RunRecord } from '../storage/db';
+import type { RunRecord } from './data';
 import './durability.css';
 
 interface Props {

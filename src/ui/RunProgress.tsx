@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import type { RunRecord } from '../storage/db';
+import type { RunRecord } from './data';
 import { ProgressBar } from './ProgressBar';
 import './questions.css';
 

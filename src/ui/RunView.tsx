@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import type { DocumentRecord, RevisionRecord, RunRecord } from '../storage/db';
+import type { DocumentRecord, RevisionRecord, RunRecord } from './data';
 import { estimateRemaining, formatRemaining } from './format';
 import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';

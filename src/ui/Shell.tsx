@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { App } from './App';
 import { AppUpdate } from './AppUpdate';
 import { LanguageSwitch } from './LanguageSwitch';
-import { agent, call, store } from './client';
+import { LostBooksNotice } from './LostBooksNotice';
 import { PLACES, usePlace } from './route';
 import { useReadNotices } from './useReadNotices';
 import './shell.css';
@@ -16,15 +16,6 @@ export function Shell() {
   const place = usePlace();
   const shown = useRef(place);
   useReadNotices();
-
-  useEffect(() => {
-    // Sweeps that were running when the page went away carry on, whichever page opens.
-    void (async () => {
-      for (const e of await (await store).listEvaluations()) {
-        if (e.status === 'running') void call(agent.resumeEvaluation(e.id)).catch(() => undefined);
-      }
-    })();
-  }, []);
 
   useEffect(() => {
     if (shown.current === place) return;
@@ -60,6 +51,7 @@ export function Shell() {
       </header>
       <main className="places">
         <AppUpdate />
+        <LostBooksNotice />
         <App place={place} />
         {/* Evaluate mounts only while shown: its sweeps live in the worker, and its form starts afresh. */}
         {place === 'evaluate' && (

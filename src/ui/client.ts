@@ -1,15 +1,11 @@
 import * as Comlink from 'comlink';
-import type { AgentApi, Outcome } from '../../workers/agent.worker';
-import { EVENTS_CHANNEL, type RunEvent, Store } from '../storage/db';
+import { type AgentApi, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../agent/protocol';
 import { i18n } from './i18n';
 
 /** The page's only doorway to the worker that owns ingestion and runs. */
 export const agent = Comlink.wrap<AgentApi>(
   new Worker(new URL('../../workers/agent.worker.ts', import.meta.url), { type: 'module', name: 'agent' }),
 );
-
-/** The UI reads what storage says; the worker is the only writer. */
-export const store: Promise<Store> = Store.open();
 
 /** Unwraps a worker outcome, re-raising its error with its kind and message. */
 export async function call<T>(outcome: Promise<Outcome<T>>): Promise<T> {

@@ -1,5 +1,5 @@
 import { median } from '../core/estimate';
-import type { DocumentRecord } from '../storage/db';
+import type { DocumentRecord } from './data';
 import { currentLanguage, i18n } from './i18n';
 
 // Numbers, sizes, dates and durations in the interface's language; unit words come from its resources.

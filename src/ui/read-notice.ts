@@ -1,4 +1,4 @@
-import type { RunRecord, RunStatus } from '../storage/db';
+import type { RunRecord, RunStatus } from './data';
 import { i18n } from './i18n';
 
 /**

@@ -1,6 +1,6 @@
 import * as Comlink from 'comlink';
 import { useCallback, useState } from 'react';
-import type { DocumentRecord } from '../storage/db';
+import type { DocumentRecord } from './data';
 import { agent, call } from './client';
 
 export interface ImportState {

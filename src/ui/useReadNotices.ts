@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
-import { onRunEvent, store } from './client';
+import { onRunEvent } from './client';
+import { store } from './data';
 import { endNotice, type NoticePermission, progressTitle, shouldAskPermission, shouldNotify } from './read-notice';
 
 const ASKED_KEY = 'memagent-notifications-asked';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
-import type { DocumentRecord, RevisionRecord, RunRecord, RunStatus } from '../storage/db';
-import { onRunEvent, store } from './client';
+import { type DocumentRecord, type RevisionRecord, type RunRecord, type RunStatus, store } from './data';
+import { onRunEvent } from './client';
 
 export interface RunView {
   run: RunRecord | null;

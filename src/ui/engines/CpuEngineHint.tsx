@@ -1,7 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../engines/engine';
 import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../engines/wllama-models';
-import type { DocumentRecord } from '../../storage/db';
+import type { DocumentRecord } from '../data';
 import { formatDuration, formatNumber } from '../format';
 import { engineText } from '../i18n';
 import type { ReadFormSettings } from '../settings';

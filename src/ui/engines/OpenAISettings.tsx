@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../engines/engine';
 import type { ServerCheck } from '../../engines/openai';
-import { loadApiKey } from '../../storage/secrets';
+import { loadApiKey } from '../data';
 import { agent, call } from '../client';
 import { formatNumber } from '../format';
 import type { EngineSettingsProps } from './types';

@@ -9,7 +9,7 @@ import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../e
 import type { ReadingMode } from '../../eval/sweep';
 import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../runner/evaluation';
-import type { DocumentRecord } from '../../storage/db';
+import type { DocumentRecord } from '../data';
 import { EngineSelect } from '../EngineSelect';
 import { effectivePromptSet, type PromptFiles, usePromptFiles } from '../PromptSetField';
 import { useReadSettings } from '../settings';

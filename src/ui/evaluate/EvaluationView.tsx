@@ -5,7 +5,7 @@ import { datasetReport, datasetReportJson, summarizeFiles } from '../../eval/dat
 import { formatLength } from '../../eval/lengths';
 import { cellsCsv, reportJson } from '../../eval/report';
 import { summarize } from '../../eval/sweep';
-import type { DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
+import type { DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from '../data';
 import { download } from '../download';
 import { formatNumber } from '../format';
 import { i18n } from '../i18n';

@@ -1,4 +1,4 @@
-import { EVALUATION_EVENTS_CHANNEL, type EvaluationEvent } from '../../storage/db';
+import { EVALUATION_EVENTS_CHANNEL, type EvaluationEvent } from '../../agent/protocol';
 
 export function onEvaluationEvent(listener: (event: EvaluationEvent) => void): () => void {
   const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);

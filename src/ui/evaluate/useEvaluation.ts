@@ -1,6 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from '../../storage/db';
-import { store } from '../client';
+import { type DatasetSampleRecord, type EvaluationRecord, type EvaluationSampleRecord, store } from '../data';
 import { onEvaluationEvent } from './events';
 
 export interface Step {

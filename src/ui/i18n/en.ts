@@ -157,6 +157,12 @@ export const en = {
     modelsDeclined: 'The browser declined for now; installing the app or visiting it often usually lets it agree.',
     keepModels: 'Keep models on this device',
   },
+  lostBooks: {
+    region: 'Books gone',
+    what: "The books this browser stored are gone: the browser deleted this site's database. Browsers do this when they find the database damaged after a crash, or when site data is cleared.",
+    todo: 'Add the books again to read them; their runs could not be kept.',
+    dismiss: 'Dismiss',
+  },
   update: {
     region: 'App update',
     ready: 'A new version of memagent-web is ready. A run that is reading continues after the reload.',

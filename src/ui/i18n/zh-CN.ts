@@ -154,6 +154,12 @@ export const zhCN: Messages = {
     modelsDeclined: '浏览器暂时拒绝了；安装本应用或经常访问通常能让它同意。',
     keepModels: '在本设备上保留模型',
   },
+  lostBooks: {
+    region: '书籍已丢失',
+    what: '此浏览器保存的书籍已不存在：浏览器删除了本站的数据库。浏览器在崩溃后发现数据库损坏，或网站数据被清除时，会这样做。',
+    todo: '请重新添加这些书籍再阅读；它们的运行记录无法保留。',
+    dismiss: '关闭',
+  },
   update: {
     region: '应用更新',
     ready: 'memagent-web 的新版本已就绪。正在阅读的运行会在重新加载后继续。',

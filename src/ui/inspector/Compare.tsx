@@ -1,7 +1,6 @@
 import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { RunRecord } from '../../storage/db';
-import { store } from '../client';
+import { type RunRecord, store } from '../data';
 
 interface Props {
   run: RunRecord;

@@ -1,7 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import { buildExport, toMarkdown } from '../../storage/export';
-import type { RunRecord } from '../../storage/db';
-import { store } from '../client';
+import { buildExport, type RunRecord, store, toMarkdown } from '../data';
 import { download } from '../download';
 
 function fileStem(run: RunRecord): string {

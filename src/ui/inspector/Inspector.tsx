@@ -1,7 +1,6 @@
 import { type KeyboardEvent, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { DocumentRecord, RevisionRecord, RunRecord } from '../../storage/db';
-import { store } from '../client';
+import { type DocumentRecord, type RevisionRecord, type RunRecord, store } from '../data';
 import { useRunAnchors } from '../ChunkPlace';
 import { Compare } from './Compare';
 import { ExportButtons } from './ExportButtons';

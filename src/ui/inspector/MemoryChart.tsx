@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import type { RevisionRecord } from '../../storage/db';
+import type { RevisionRecord } from '../data';
 
 interface Props {
   revisions: readonly RevisionRecord[];

@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { INITIAL_MEMORY } from '../../core/prompts';
-import type { DocumentRecord, RevisionRecord } from '../../storage/db';
+import { type DocumentRecord, type RevisionRecord, store } from '../data';
 import { ChunkPlace } from '../ChunkPlace';
-import { store } from '../client';
 import { i18n } from '../i18n';
 import { useDrawnOn, useMemoryDiff } from './useMarks';
 

@@ -1,7 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import type { PromptRecord } from '../../core/prompt-sets';
 import { CUTTER_LABELS } from '../../core/token-slices';
-import type { RunRecord } from '../../storage/db';
+import type { RunRecord } from '../data';
 import { i18n } from '../i18n';
 
 /** How a skim chose its chunks, with how many the memory's names added. */

@@ -3,7 +3,7 @@ import { type KeyboardEvent, useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type Anchor, describePlace } from '../../core/anchors';
 import { describeReason, type ReadReason } from '../../core/read-reason';
-import type { RevisionRecord } from '../../storage/db';
+import type { RevisionRecord } from '../data';
 import { formatNumber } from '../format';
 import { i18n } from '../i18n';
 

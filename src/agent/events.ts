@@ -1,0 +1,34 @@
+import type { RunStatus } from '../storage/schema';
+import type { EvaluationStatus } from '../storage/evaluation-schema';
+
+/*
+ * What the worker tells every tab, and what one tab tells the workers of the
+ * others. Kept apart from the API type (protocol.ts re-exports it all) so that
+ * the runner and the sweeps, which publish these, import nothing that names them.
+ */
+
+/** What every tab hears about a run; texts are read from storage when shown. */
+export type RunEvent =
+  | { type: 'revision'; runId: string; index: number }
+  /** More of the book was cut into chunks; `done` once the count is exact. */
+  | { type: 'chunks'; runId: string; known: number; done: boolean }
+  /** The memory being written for chunk `index` (index = chunk count: the answer), so far. */
+  | { type: 'writing'; runId: string; index: number; text: string }
+  | { type: 'status'; runId: string; status: RunStatus; error?: string }
+  | { type: 'control'; runId: string; action: 'pause' | 'cancel' }
+  /** Follow-up answer `index` of a finished run is stored. */
+  | { type: 'followUp'; runId: string; index: number }
+  /** A document's record changed (its token count became exact). */
+  | { type: 'document'; documentId: string };
+
+export const EVENTS_CHANNEL = 'memagent-events';
+
+/** What every tab hears about a sweep; results are read from storage. */
+export type EvaluationEvent =
+  | { type: 'sample'; evaluationId: string; ordinal: number }
+  /** Progress inside a long sample; not stored. */
+  | { type: 'step'; evaluationId: string; ordinal: number; chunk: number; chunks: number }
+  | { type: 'status'; evaluationId: string; status: EvaluationStatus; error?: string }
+  | { type: 'control'; evaluationId: string; action: 'pause' | 'cancel' };
+
+export const EVALUATION_EVENTS_CHANNEL = 'memagent-evaluation-events';

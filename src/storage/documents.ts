@@ -1,0 +1,188 @@
+import type { DocumentRecord, StrippedText, TextPartRecord } from './schema';
+import { cutParts, PART_CHARS, partCount, partsCovering, sliceParts } from '../core/text-parts';
+import { Connection, DocumentGoneError } from './connection';
+
+/** How a document's text is written: see Store.storeDocument. */
+export interface StoreTextOptions {
+  /** Characters per part; PART_CHARS by default. */
+  partChars?: number;
+  /** Characters written per transaction after the first part. */
+  batchChars?: number;
+  /** The document is stored with its first part: reading may start while the rest is written. */
+  onUsable?(doc: DocumentRecord): void;
+  /** Share of the text stored so far, 0 to 1. */
+  onProgress?(fraction: number): void;
+}
+
+/**
+ * The transactions that write a document's record are on disk when they
+ * complete ('strict'), not only handed to the operating system: a book the
+ * page has shown as stored outlives a system crash or a power cut, not only a
+ * crash of the tab or the browser. The batches in between are not: the book
+ * is whole only once the last one, which is, has been written after them.
+ */
+const STORED: IDBTransactionOptions = { durability: 'strict' };
+
+/** Books: their records and their texts in parts. Deleting one deletes its runs too. */
+export class Documents extends Connection {
+  /**
+   * Stores a document and its text in parts, or returns the document already
+   * stored with the same id. The document is committed with its first part in
+   * one transaction, then `onUsable` hears of it (marked `importing` while
+   * more parts follow), and the remaining parts are written in transactions of
+   * about `batchChars` characters; the last of them clears the mark. A failure
+   * is thrown translated (see errors.ts); parts already written stay, with the
+   * mark, for the caller to remove (deleteDocument) or, after a crash, for the
+   * next start of the app.
+   */
+  async storeDocument(
+    doc: Omit<DocumentRecord, 'partChars' | 'importing'>,
+    text: string,
+    stripped?: StrippedText,
+    options: StoreTextOptions = {},
+  ): Promise<DocumentRecord> {
+    const partChars = options.partChars ?? PART_CHARS;
+    const total = Math.max(1, partCount(text.length, partChars));
+    // Small batches: a reader of the text never waits long for the batch being written.
+    const perBatch = Math.max(1, Math.floor((options.batchChars ?? 4 * PART_CHARS) / partChars));
+    const parts = cutParts(text, partChars);
+    const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
+    const what = `"${doc.name}"`;
+    const first = await this.guard(what, async (failure) => {
+      const tx = this.db.transaction(['documents', 'textParts'], 'readwrite', STORED);
+      failure.tx = tx;
+      const existing = await tx.objectStore('documents').get(doc.id);
+      if (existing) {
+        await tx.done;
+        return existing;
+      }
+      const part: TextPartRecord = { documentId: doc.id, part: 0, text: parts.next().value ?? '' };
+      if (stripped) part.stripped = stripped;
+      await Promise.all([tx.objectStore('documents').put(record), tx.objectStore('textParts').put(part), tx.done]);
+      return null;
+    });
+    if (first) return first;
+    options.onUsable?.(record);
+    options.onProgress?.(1 / total);
+    let complete: DocumentRecord = record;
+    for (let from = 1; from < total; from += perBatch) {
+      const upto = Math.min(total, from + perBatch);
+      const batch: TextPartRecord[] = [];
+      for (let part = from; part < upto; part++) batch.push({ documentId: doc.id, part, text: parts.next().value! });
+      const last = upto === total;
+      await this.guard(what, async (failure) => {
+        // Only the last batch holds the document's record: readers of it never wait for the parts before.
+        const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite', last ? STORED : undefined);
+        failure.tx = tx;
+        const store = tx.objectStore('textParts');
+        // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.
+        const [first, now] = await Promise.all([store.getKey([doc.id, 0]), last ? tx.objectStore('documents').get(doc.id) : undefined]);
+        if (first === undefined || (last && !now?.importing)) {
+          tx.abort();
+          await tx.done.catch(() => undefined);
+          throw new DocumentGoneError(`"${doc.name}" was deleted while it was being stored.`);
+        }
+        if (!last) return await Promise.all([...batch.map((p) => store.put(p)), tx.done]);
+        // The record as it is now (its exact token count may have landed meanwhile), without the mark.
+        const { importing: _, ...done } = now!;
+        complete = done;
+        await Promise.all([...batch.map((p) => store.put(p)), tx.objectStore('documents').put(done), tx.done]);
+      });
+      options.onProgress?.(upto / total);
+    }
+    return complete;
+  }
+
+  /**
+   * Characters [start, end) of a document's text (all of it by default), read
+   * from the parts that hold them. Undefined when the document is not stored,
+   * or while an import has not yet written the parts the range needs.
+   */
+  readText(id: string, start = 0, end = Infinity): Promise<string | undefined> {
+    return this.read('the text of this book', async () => {
+      const tx = this.db.transaction(['documents', 'textParts']);
+      const doc = await tx.objectStore('documents').get(id);
+      if (!doc) return undefined;
+      const to = Math.min(end, doc.chars);
+      const from = Math.min(Math.max(0, start), to);
+      if (from === to) return '';
+      const { first, last } = partsCovering(from, to, doc.partChars);
+      const range = IDBKeyRange.bound([id, first], [id, last]);
+      // While an import writes the text, the parts a range needs may not be there yet: counted before they are read.
+      if (doc.importing && (await tx.objectStore('textParts').count(range)) !== last - first + 1) return undefined;
+      const parts = await tx.objectStore('textParts').getAll(range);
+      if (parts.length !== last - first + 1 || parts.some((p, i) => p.part !== first + i)) {
+        if (doc.importing) return undefined;
+        throw Object.assign(new Error(`parts ${first}-${last} of ${id} are incomplete`), { name: 'NotReadableError' });
+      }
+      return sliceParts(
+        parts.map((p) => p.text),
+        first,
+        doc.partChars,
+        from,
+        to,
+      );
+    });
+  }
+
+  /** The whole text of a document (see readText). */
+  getText(id: string): Promise<string | undefined> {
+    return this.readText(id);
+  }
+
+  /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
+  deleteDocument(id: string): Promise<{ runs: number }> {
+    return this.guard('the deletion of the book', async (failure) => {
+      const tx = this.db.transaction(['documents', 'textParts', 'runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
+      failure.tx = tx;
+      const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
+      await Promise.all([
+        tx.objectStore('documents').delete(id),
+        tx.objectStore('textParts').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
+        ...runIds.flatMap((runId) => {
+          const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+          return [
+            tx.objectStore('runs').delete(runId),
+            tx.objectStore('runChunks').delete(runId),
+            tx.objectStore('revisions').delete(range),
+            tx.objectStore('memories').delete(range),
+            tx.objectStore('followUps').delete(range),
+          ];
+        }),
+        tx.done,
+      ]);
+      return { runs: runIds.length };
+    });
+  }
+
+  /** What was cut from a document's text on import (Project Gutenberg's header and footer), if anything. */
+  getStripped(id: string): Promise<StrippedText | undefined> {
+    return this.read('the text of this book', async () => (await this.db.get('textParts', [id, 0]))?.stripped);
+  }
+
+  getDocument(id: string): Promise<DocumentRecord | undefined> {
+    return this.read('the book', () => this.db.get('documents', id));
+  }
+
+  /** Replaces a document's estimated token count with the exact one; a deleted document stays deleted. */
+  setDocumentTokens(id: string, tokens: number): Promise<DocumentRecord | undefined> {
+    return this.guard('the token count of the book', async (failure) => {
+      const tx = this.db.transaction('documents', 'readwrite');
+      failure.tx = tx;
+      const doc = await tx.store.get(id);
+      if (!doc) {
+        await tx.done;
+        return undefined;
+      }
+      const { tokensEstimated: _, ...rest } = doc;
+      // The import may still be writing parts; it clears its own mark, so the mark is left as it is now.
+      const next: DocumentRecord = { ...rest, tokens };
+      await Promise.all([tx.store.put(next), tx.done]);
+      return next;
+    });
+  }
+
+  listDocuments(): Promise<DocumentRecord[]> {
+    return this.read('the list of books', () => this.db.getAll('documents'));
+  }
+}
