@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { LINE_ITEMS, LIST_ITEMS } from '../test/fixtures/hotpotqa';
-
-/** Ticks exactly `names` in the checkbox group `group`. */
-async function tickOnly(page: Page, group: string, names: readonly string[]): Promise<void> {
-  const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');
-  for (const box of await boxes.all()) await box.uncheck();
-  for (const name of names) await page.getByRole('group', { name: group }).getByRole('checkbox', { name, exact: true }).check();
-}
+import { storedRecords, tickOnly } from './helpers';
 
 async function startSweep(page: Page, tasks: readonly string[], lengths: readonly string[], samples: number): Promise<void> {
   await page.goto('/');
@@ -75,23 +69,10 @@ test('a sweep resumes after a reload from its next unfinished sample', async ({ 
   expect(stored.some((s) => s.committedAt > reloadedAt)).toBe(true);
 });
 
-/** Every stored evaluation sample's position and commit time, read in the page. */
-function storedSamples(page: Page): Promise<{ ordinal: number; committedAt: number }[]> {
-  return page.evaluate(
-    () =>
-      new Promise<{ ordinal: number; committedAt: number }[]>((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const req = db.transaction('evaluationSamples', 'readonly').objectStore('evaluationSamples').getAll();
-          req.onsuccess = () => {
-            db.close();
-            resolve((req.result as { ordinal: number; committedAt: number }[]).map(({ ordinal, committedAt }) => ({ ordinal, committedAt })));
-          };
-        };
-      }),
-  );
+/** Every stored evaluation sample's position and commit time. */
+async function storedSamples(page: Page): Promise<{ ordinal: number; committedAt: number }[]> {
+  const samples = await storedRecords<{ ordinal: number; committedAt: number }>(page, 'evaluationSamples');
+  return samples.map(({ ordinal, committedAt }) => ({ ordinal, committedAt }));
 }
 
 test("RULER-HotpotQA dataset files are read by the paper's method, beside the paper's figures", async ({ page }) => {

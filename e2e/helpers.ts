@@ -46,6 +46,26 @@ export function storedCounts(page: Page): Promise<Record<string, number>> {
   );
 }
 
+/** Every record of one IndexedDB store, read in the page itself. */
+export function storedRecords<T>(page: Page, store: string): Promise<T[]> {
+  return page.evaluate(
+    (name) =>
+      new Promise<T[]>((resolve, reject) => {
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const req = open.result.transaction(name, 'readonly').objectStore(name).getAll();
+          req.onsuccess = () => {
+            open.result.close();
+            resolve(req.result as T[]);
+          };
+          req.onerror = () => reject(req.error);
+        };
+      }),
+    store,
+  );
+}
+
 /** Every stored run and revision, read in one transaction in the page itself. */
 export function storedRunsAndRevisions<Run, Revision>(page: Page): Promise<{ runs: Run[]; revisions: Revision[] }> {
   return page.evaluate(
@@ -85,6 +105,13 @@ export function storedRevisionIndexes(page: Page): Promise<Record<string, number
         };
       }),
   );
+}
+
+/** Ticks exactly `names` in the checkbox group `group`. */
+export async function tickOnly(page: Page, group: string, names: readonly string[]): Promise<void> {
+  const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');
+  for (const box of await boxes.all()) await box.uncheck();
+  for (const name of names) await page.getByRole('group', { name: group }).getByRole('checkbox', { name, exact: true }).check();
 }
 
 export function range(n: number): number[] {

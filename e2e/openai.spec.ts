@@ -1,6 +1,6 @@
 import { expect, type Page, test } from '@playwright/test';
 import { startOpenAIServer } from '../test/support/openai-server';
-import { PLANTED, plantedBook, range, readBook, storedRevisionIndexes, storedRunsAndRevisions } from './helpers';
+import { PLANTED, plantedBook, range, readBook, storedRevisionIndexes, storedRecords, storedRunsAndRevisions, tickOnly } from './helpers';
 
 // The port playwright.config.ts gives the test server that allows the page's origin.
 const pagePort = Number(process.env.E2E_PORT ?? 4173);
@@ -44,6 +44,32 @@ test('reads a book through an OpenAI-compatible server, retrying a busy one', as
   const runs = JSON.stringify(stored.runs);
   expect(runs).toContain(SERVER);
   expect(runs).not.toContain(KEY);
+});
+
+test('an evaluation sweep from the Evaluate page reads through the server with the key typed into its settings', async ({ page, request }) => {
+  // The server answers nothing without the key: every completion it counts came with it.
+  expect((await request.get(`${SERVER}/models`)).status()).toBe(401);
+  const stats = async () => (await (await request.get(`http://127.0.0.1:${openaiPort}/__test/stats`)).json()) as { chatCompletions: number };
+  const before = (await stats()).chatCompletions;
+  await page.goto('/');
+  await page.getByRole('link', { name: 'Evaluate' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Evaluate' })).toBeVisible();
+  // The Read form's own server settings, on this page too.
+  await chooseServer(page, SERVER, KEY);
+  await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText('Connected: memagent-test');
+  await tickOnly(page, 'Tasks', ['niah_single_1']);
+  await tickOnly(page, 'Lengths (tokens)', ['8K']);
+  await page.getByLabel('Samples per cell').fill('1');
+  await page.getByRole('button', { name: 'Start evaluation' }).click();
+
+  await expect(page.getByText(/^Done · 1 of 1 samples/)).toBeVisible();
+  await expect(page.getByRole('table', { name: 'Results' }).getByRole('row', { name: /niah_single_1/ })).toContainText('1/1');
+  // Each chunk of the 8K haystack and the answer went to the server.
+  expect((await stats()).chatCompletions - before).toBeGreaterThanOrEqual(3);
+  // The sweep keeps the server's address to resume with, never the key.
+  const stored = JSON.stringify(await storedRecords(page, 'evaluations'));
+  expect(stored).toContain(SERVER);
+  expect(stored).not.toContain(KEY);
 });
 
 test("a server that does not allow the page's origin: the alert says what to configure", async ({ page }) => {

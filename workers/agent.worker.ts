@@ -18,6 +18,9 @@ function storedKey(config: EngineConfig | undefined): EngineOptions {
   return typeof baseUrl === 'string' ? { apiKey: () => loadApiKey(baseUrl) } : {};
 }
 
+/** Runs and evaluation sweeps open their engines alike: the stored config, and the key kept for its server. */
+const openEngine = (engineId: string, config?: EngineConfig) => createEngine(engineId, config, storedKey(config));
+
 // The worker owns every run; the page only asks and listens.
 const channel = new BroadcastChannel(EVENTS_CHANNEL);
 const store = Store.open();
@@ -32,7 +35,7 @@ const fetchPromptsAnyway = () => void prompts.refresh().catch(() => undefined);
 const runner = store.then(async (s) => {
   const r = new Runner({
     store: s,
-    createEngine: (engineId, config) => createEngine(engineId, config, storedKey(config)),
+    createEngine: openEngine,
     tokenizerFor,
     publish: (event) => channel.postMessage(event),
     withLock: (name, work) => navigator.locks.request(name, () => work()),
@@ -66,7 +69,7 @@ async function resumeInterrupted(): Promise<void> {
   const sweeps = (await s.listEvaluations()).filter((e) => e.status === 'running');
   // The evaluator is made only when a sweep needs it.
   if (sweeps.length === 0) return;
-  const evaluator = await evaluationService(store, prompts);
+  const evaluator = await evaluationService(store, prompts, openEngine);
   for (const sweep of sweeps) void evaluator.resume(sweep.id).catch(() => undefined);
 }
 void resumeInterrupted().catch(() => undefined);
@@ -120,10 +123,10 @@ const api: AgentApi = {
     ),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
-    attempt(async () => (await evaluationService(store, prompts)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
-  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).resume(id)),
-  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).pause(id)),
-  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts)).cancel(id)),
+    attempt(async () => (await evaluationService(store, prompts, openEngine)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
+  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts, openEngine)).resume(id)),
+  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts, openEngine)).pause(id)),
+  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts, openEngine)).cancel(id)),
   importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer: (config: EngineConfig, apiKey?: string) =>

@@ -39,6 +39,4 @@ export interface EngineInfo {
   id: string;
   label: string;
   description: string;
-  /** Models to choose from, for engines that run more than one. */
-  models?: readonly { id: string; label: string }[];
 }

@@ -4,7 +4,6 @@ import { isAbortError } from '../core/generation';
 import { APP_PROMPT_SET, customPromptSet, PROMPT_SET_LABELS, PromptFileError, type PromptRecord, type PromptSet, promptRecord } from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
-import { createEngine } from '../engines/registry';
 import { DatasetError, readDataset } from '../eval/dataset';
 import { promptsUsed } from '../eval/dataset-report';
 import { generatedEssay } from '../eval/essay';
@@ -486,13 +485,14 @@ let service: Promise<Evaluator> | undefined;
 /**
  * The worker's evaluator, made on first use: events go to every tab, and a
  * pause or cancel from another tab reaches the sweep this tab is reading.
+ * Its engines open as a run's do (`openEngine`: the stored config and the server's stored key).
  */
-export function evaluationService(store: Promise<Store>, prompts?: PromptLibrary): Promise<Evaluator> {
+export function evaluationService(store: Promise<Store>, prompts: PromptLibrary | undefined, openEngine: EvaluatorDeps['createEngine']): Promise<Evaluator> {
   service ??= store.then((s) => {
     const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
     const evaluator = new Evaluator({
       store: s,
-      createEngine: (engineId, config) => createEngine(engineId, config),
+      createEngine: openEngine,
       publish: (event) => channel.postMessage(event),
       withLock: (name, work) => navigator.locks.request(name, () => work()),
       ...(prompts && { prompts }),

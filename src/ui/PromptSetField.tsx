@@ -4,6 +4,7 @@ import { DEFAULT_PROMPTS_BASE, type FileSetId, PROMPT_SET_LABELS, type PromptSet
 import { DEFAULT_TEMPLATES, type PromptTemplates } from '../core/prompts';
 import type { PromptFileStatus } from '../runner/prompt-files';
 import { agent, call, onRunEvent } from './client';
+import { engineUi } from './engines';
 import { i18n } from './i18n';
 import type { ReadFormSettings } from './settings';
 
@@ -38,7 +39,7 @@ export function usePromptFiles(): [PromptFiles | null, () => Promise<void>] {
 /** The set a read uses: the one chosen, else MemAgent (paper) for a model engine once its file is here. */
 export function effectivePromptSet(settings: Pick<ReadFormSettings, 'promptSet'>, engineId: string, files: PromptFiles | null): PromptSetId {
   if (settings.promptSet) return settings.promptSet;
-  return engineId !== 'extractive' && files?.sets.memagent ? 'memagent' : 'app';
+  return !engineUi(engineId).noModel && files?.sets.memagent ? 'memagent' : 'app';
 }
 
 /** The templates a set shows in the form; null for a MemAgent set whose file is not here. */
@@ -79,7 +80,8 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [base, setBase] = useState(settings.promptsBase);
   const effective = effectivePromptSet(settings, engineId, files);
-  const fileSet: FileSetId | null = effective === 'memagent' || effective === 'memagent-boxed' ? effective : settings.promptSet === null && engineId !== 'extractive' ? 'memagent' : null;
+  const { noModel } = engineUi(engineId);
+  const fileSet: FileSetId | null = effective === 'memagent' || effective === 'memagent-boxed' ? effective : settings.promptSet === null && !noModel ? 'memagent' : null;
   const missing = fileSet !== null && files !== null && !files.sets[fileSet];
 
   // The worker fetches from the mirror kept here; it learns it at start and on each change.
@@ -126,7 +128,7 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
     hint =
       settings.promptSet === 'app'
         ? t('prompts.hint.app')
-        : engineId === 'extractive'
+        : noModel
           ? t('prompts.hint.extractive')
           : t('prompts.hint.auto');
   } else {

@@ -1,13 +1,12 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { estimateRead, modelKey, skimmedChunks, type StepSample, type TokenSpeed } from '../core/estimate';
+import { estimateRead, modelKey, skimmedChunks, type StepSample } from '../core/estimate';
 import { DEFAULT_SKIM } from '../core/skim';
 import { followBudget } from '../core/skim-follow';
 import type { EngineConfig } from '../engines/engine';
 import { type DocumentRecord, store } from './data';
 import { onRunEvent } from './client';
-import { useGpu, useModels } from './engines/models';
-import { useMeasuredSpeed } from './engines/wllama-speed';
+import { engineUi, type SpeedApart } from './engines';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
 import type { ReadFormSettings } from './settings';
@@ -27,37 +26,35 @@ const PROMPT_OVERHEAD = 250;
 const NO_CONFIG: EngineConfig = {};
 
 /**
- * Speeds measured apart from any read, and where: WebLLM's calibration of the
- * model on this GPU (made when it is loaded in Models), or llama.cpp's "Load
- * model and measure speed" on this device.
- */
-function useMeasuredApart(engineId: string, config: EngineConfig): { speed: TokenSpeed; where: string } | undefined {
-  const gpu = useGpu();
-  const webllm = engineId === 'webllm';
-  const { list } = useModels(webllm && gpu?.status === 'ok');
-  const cpu = useMeasuredSpeed(config);
-  if (webllm) {
-    // Until the model picker has filled in the config, the model is the list's default, as a run would take it.
-    const id = typeof config.model === 'string' && config.model ? config.model : list?.defaultId;
-    const speed = list?.models.find((m) => m.id === id)?.speed;
-    return speed && { speed, where: i18n.t('estimate.calibrated') };
-  }
-  if (engineId === 'wllama' && cpu?.measured) {
-    return { speed: cpu, where: i18n.t('estimate.measuredThreads', { count: cpu.threads }) };
-  }
-  return undefined;
-}
-
-/**
  * Expected time of the next read, before it starts: from this engine's past
  * steps with this model where there are any, else from the model's measured
  * reading and writing speeds. It says which.
  */
-export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, settings, onEstimate }: Props) {
+export function ReadEstimate(props: Props) {
+  const { useSpeedApart = noSpeedApart, notMeasured = notMeasuredYet } = engineUi(props.engineId);
+  // Each engine measures its speed its own way (its own hooks): a change of engine starts afresh.
+  return <EngineEstimate key={props.engineId} {...props} useSpeedApart={useSpeedApart} notMeasured={notMeasured} />;
+}
+
+const notMeasuredYet = () => i18n.t('estimate.notMeasured');
+
+/** No speed measured apart from reads: only past steps count. */
+function noSpeedApart(): SpeedApart | undefined {
+  return undefined;
+}
+
+interface EngineEstimateProps extends Props {
+  /** Where the chosen engine's speed was measured apart from reads (the engine's own hook). */
+  useSpeedApart(config: EngineConfig): SpeedApart | undefined;
+  /** What to say while nothing is measured. */
+  notMeasured(): string;
+}
+
+function EngineEstimate({ document, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured }: EngineEstimateProps) {
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const model = modelKey(engineConfig);
-  const apart = useMeasuredApart(engineId, engineConfig);
+  const apart = useSpeedApart(engineConfig);
 
   useEffect(() => {
     let alive = true;
@@ -83,13 +80,9 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
   if (!plan) return null;
   const { chunks, promptTokens, full, skim, read } = plan;
   if (!full) {
-    const how =
-      engineId === 'webllm'
-        ? t('estimate.notMeasuredWebllm')
-        : t('estimate.notMeasured');
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {t('estimate.aboutChunks', { chunks })} {how}
+        {t('estimate.aboutChunks', { chunks })} {notMeasured()}
       </p>
     );
   }
@@ -126,7 +119,7 @@ export function ReadEstimate({ document, engineId, engineConfig = NO_CONFIG, set
 }
 
 /** The estimate of a whole read and, when skimming, of the chunks a skim reads. */
-function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadFormSettings, apart: { speed: TokenSpeed } | undefined) {
+function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadFormSettings, apart: SpeedApart | undefined) {
   const chunks = Math.ceil(document.tokens / settings.chunkTokens);
   const promptTokens = Math.min(settings.chunkTokens, document.tokens) + settings.memoryTokens + PROMPT_OVERHEAD;
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };

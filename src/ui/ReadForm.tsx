@@ -1,13 +1,11 @@
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
-import { EngineSelect } from './EngineSelect';
-import { ENGINE_SETTINGS } from './engines';
+import { ENGINE_UI } from './engines';
+import { EngineFields, useEngineChoice } from './engines/EngineChoice';
 import { usePreferredEngine } from './engines/models';
-import { CpuEngineHint } from './engines/CpuEngineHint';
 import type { DocumentRecord } from './data';
 import { formatBytes, formatTokens } from './format';
-import { engineText } from './i18n';
 import { type ReadFormSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
@@ -39,15 +37,11 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
   const { t } = useTranslation();
   const ids = { doc: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
-  const [engineId, setEngineId] = useState('');
   const [settings, updateSettings] = useReadSettings();
-  const [engineConfigs, setEngineConfigs] = useState<Record<string, EngineConfig>>({});
   const [estimateMs, setEstimateMs] = useState<number | null>(null);
   // Until the person picks one: WebLLM where a hardware GPU can run it, else the first engine.
-  const preferred = usePreferredEngine();
-  const engine = engines.find((e) => e.id === (engineId || preferred)) ?? engines[0];
-  const EngineSettings = engine ? ENGINE_SETTINGS[engine.id] : undefined;
-  const engineConfig = (engine && engineConfigs[engine.id]) || {};
+  const choice = useEngineChoice(engines, usePreferredEngine());
+  const { engine, config: engineConfig } = choice;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -77,12 +71,11 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
       </div>
       <QuestionList questions={questions} onChange={setQuestions} />
       <div className="field">
-        <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
-        {engine && <p className="hint">{engineText(engine.id, 'description', engine.description)}</p>}
-        {engine && EngineSettings && (
-          <EngineSettings config={engineConfig} onChange={(c) => setEngineConfigs((all) => ({ ...all, [engine.id]: c }))} />
+        <EngineFields engines={engines} choice={choice} />
+        {Object.entries(ENGINE_UI).map(
+          ([id, { Note }]) =>
+            Note && <Note key={id} engineId={engine?.id ?? ''} config={choice.configs[id] ?? {}} document={document} settings={settings} onChoose={choice.choose} />,
         )}
-        <CpuEngineHint engineId={engine?.id ?? ''} config={engineConfigs.wllama ?? {}} document={document} settings={settings} onChoose={setEngineId} />
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />
       <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} onEstimate={setEstimateMs} />

@@ -1,21 +1,11 @@
 import { useTranslation } from 'react-i18next';
-import type { EngineConfig } from '../../engines/engine';
 import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../engines/wllama-models';
 import type { DocumentRecord } from '../data';
 import { formatDuration, formatNumber } from '../format';
 import { engineText } from '../i18n';
-import type { ReadFormSettings } from '../settings';
 import { useGpu } from './models';
+import type { EngineNoteProps } from './types';
 import { suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
-
-interface Props {
-  engineId: string;
-  /** The llama.cpp engine's configuration as its settings form holds it. */
-  config: EngineConfig;
-  document: DocumentRecord | null;
-  settings: Pick<ReadFormSettings, 'chunkTokens' | 'memoryTokens'>;
-  onChoose(engineId: string): void;
-}
 
 const SAMPLE_BOOK_TOKENS = 100_000;
 
@@ -24,7 +14,7 @@ const SAMPLE_BOOK_TOKENS = 100_000;
  * engine; when it is chosen, says how long a read would take and how that
  * figure was reached: measured on this device, or guessed from the model size.
  */
-export function CpuEngineHint({ engineId, config, document, settings, onChoose }: Props) {
+export function CpuEngineHint({ engineId, config, document, settings, onChoose }: EngineNoteProps) {
   const { t } = useTranslation();
   const gpu = useGpu();
   const chosen = engineId === WLLAMA_ENGINE_ID;

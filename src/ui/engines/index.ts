@@ -1,15 +1,28 @@
-import type { ComponentType } from 'react';
+import { i18n } from '../i18n';
+import { CpuEngineHint } from './CpuEngineHint';
 import { OpenAISettings } from './OpenAISettings';
+import type { EngineUi } from './types';
+import { useCalibratedSpeed } from './webllm-speed';
 import { WebLLMSettings } from './WebLLMSettings';
+import { useSpeedMeasuredHere } from './wllama-speed';
 import { WllamaSettings } from './WllamaSettings';
 
-import type { EngineSettingsProps } from './types';
+export type { EngineNoteProps, EngineSettingsProps, EngineUi, SpeedApart } from './types';
 
-export type { EngineSettingsProps };
-
-/** Engine id → its settings form; engines without one need no choices. */
-export const ENGINE_SETTINGS: Readonly<Record<string, ComponentType<EngineSettingsProps>>> = {
-  openai: OpenAISettings,
-  webllm: WebLLMSettings,
-  wllama: WllamaSettings,
+/**
+ * Engine id → what the page shows and asks of it. The Read and Evaluate forms,
+ * the estimate and the prompt set read this table and never an engine id.
+ */
+export const ENGINE_UI: Readonly<Record<string, EngineUi>> = {
+  extractive: { noModel: true },
+  openai: { Settings: OpenAISettings },
+  webllm: { Settings: WebLLMSettings, useSpeedApart: useCalibratedSpeed, notMeasured: () => i18n.t('estimate.notMeasuredWebllm') },
+  wllama: { Settings: WllamaSettings, useSpeedApart: useSpeedMeasuredHere, Note: CpuEngineHint },
 };
+
+const NONE: EngineUi = {};
+
+/** The entry of an engine; one the table does not know has no choices. */
+export function engineUi(engineId: string): EngineUi {
+  return ENGINE_UI[engineId] ?? NONE;
+}

@@ -1,7 +1,42 @@
+import type { ComponentType } from 'react';
+import type { TokenSpeed } from '../../core/estimate';
 import type { EngineConfig } from '../../engines/engine';
+import type { DocumentRecord } from '../data';
+import type { ReadFormSettings } from '../settings';
 
 /** The props of an engine's own settings form, shown under the Engine combobox when it is chosen. */
 export interface EngineSettingsProps {
   config: EngineConfig;
   onChange(config: EngineConfig): void;
+}
+
+/** A speed measured apart from any read, and where it was measured, in words. */
+export interface SpeedApart {
+  speed: TokenSpeed;
+  where: string;
+}
+
+/** The props of a note an engine shows beside the engine choice, whichever engine is chosen. */
+export interface EngineNoteProps {
+  /** The engine chosen now. */
+  engineId: string;
+  /** This engine's own configuration, as its settings form holds it (empty until it is chosen once). */
+  config: EngineConfig;
+  document: DocumentRecord | null;
+  settings: Pick<ReadFormSettings, 'chunkTokens' | 'memoryTokens'>;
+  onChoose(engineId: string): void;
+}
+
+/** What the page knows of one engine: everything engine-specific that generic forms ask of it. */
+export interface EngineUi {
+  /** Its settings form; an engine without one needs no choices. */
+  Settings?: ComponentType<EngineSettingsProps>;
+  /** Its speed measured apart from any read (a calibration, a measure button): a hook, called while it is chosen. */
+  useSpeedApart?(config: EngineConfig): SpeedApart | undefined;
+  /** What the estimate says while this engine's speed is not measured, in the page's language. */
+  notMeasured?(): string;
+  /** A note beside the engine choice, shown whichever engine is chosen (an offer to use this one instead). */
+  Note?: ComponentType<EngineNoteProps>;
+  /** Reads with a heuristic and no model: it takes no model and no prompt set. */
+  noModel?: boolean;
 }

@@ -1,6 +1,8 @@
 import { useSyncExternalStore } from 'react';
 import type { EngineConfig } from '../../engines/engine';
 import { effectiveThreads, type SpeedSample, SUGGESTED_MODELS, type SuggestedModel } from '../../engines/wllama-models';
+import { i18n } from '../i18n';
+import type { SpeedApart } from './types';
 
 /** Speeds measured with "Load model and measure speed", per model and thread count, kept between visits. */
 const KEY = 'memagent-wllama-speed';
@@ -43,6 +45,12 @@ function subscribe(listener: () => void): () => void {
 export function useMeasuredSpeed(config: EngineConfig): SpeedSample | undefined {
   const speeds = useSyncExternalStore(subscribe, all);
   return speeds[`${modelKey(config)}|${threadsFor(config)}`];
+}
+
+/** The speed "Load model and measure speed" measured for this model and thread count on this device. */
+export function useSpeedMeasuredHere(config: EngineConfig): SpeedApart | undefined {
+  const cpu = useMeasuredSpeed(config);
+  return cpu?.measured ? { speed: cpu, where: i18n.t('estimate.measuredThreads', { count: cpu.threads }) } : undefined;
 }
 
 export function suggestionFor(config: EngineConfig): SuggestedModel | undefined {

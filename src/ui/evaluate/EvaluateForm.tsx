@@ -10,7 +10,8 @@ import type { ReadingMode } from '../../eval/sweep';
 import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../runner/evaluation';
 import type { DocumentRecord } from '../data';
-import { EngineSelect } from '../EngineSelect';
+import { engineUi } from '../engines';
+import { EngineFields, useEngineChoice } from '../engines/EngineChoice';
 import { effectivePromptSet, type PromptFiles, usePromptFiles } from '../PromptSetField';
 import { useReadSettings } from '../settings';
 import { formatNumber } from '../format';
@@ -55,8 +56,9 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     promptsHint: useId(),
     items: useId(),
   };
-  const [engineId, setEngineId] = useState('');
-  const [model, setModel] = useState('');
+  // The engines and their settings forms as the Read form has them; a sweep sends the config a read would.
+  const choice = useEngineChoice(engines);
+  const { engine, config: engineConfig } = choice;
   const [mode, setMode] = useState<ReadingMode>('memory');
   const [tasks, setTasks] = useState<TaskId[]>([...DEFAULT_TASKS]);
   const [lengths, setLengths] = useState<number[]>([...DEFAULT_LENGTHS]);
@@ -76,8 +78,6 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [chosenMethod, setChosenMethod] = useState<MethodId | null>(null);
   const [itemsPerFile, setItemsPerFile] = useState('');
   const dataset = datasetFiles.length > 0;
-  const engine = engines.find((e) => e.id === engineId) ?? engines[0];
-  const models = engine?.models ?? [];
   const effectiveSet = effectivePromptSet({ promptSet }, engine?.id ?? '', promptFiles);
   const method = chosenMethod ?? methodFor(effectiveSet, readSettings.templates);
 
@@ -88,7 +88,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
       if (items !== undefined && (!Number.isInteger(items) || items < 1)) return onInvalid(t('evaluate.problem.items'));
       return onStart({
         engineId: engine?.id ?? '',
-        ...(model && { engineConfig: { model } }),
+        engineConfig,
         mode: 'memory',
         tasks: [],
         lengths: [],
@@ -119,7 +119,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     if (!Number.isInteger(seed) || seed < 0) return onInvalid(t('evaluate.problem.seed'));
     onStart({
       engineId: engine?.id ?? '',
-      ...(model && { engineConfig: { model } }),
+      engineConfig,
       mode,
       // In the order the task list shows them, whatever order they were ticked in.
       tasks: TASK_IDS.filter((id) => tasks.includes(id)),
@@ -135,22 +135,17 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const cells = tasks.length * (lengths.length + (moreLengths.trim() ? moreLengths.split(',').length : 0));
   return (
     <form className="read-form eval-form" onSubmit={submit}>
-      <div className="row">
-        <div className="field">
-          <EngineSelect engines={engines} value={engine?.id ?? ''} onChange={setEngineId} />
-        </div>
+      <div className="field">
+        <EngineFields engines={engines} choice={choice} />
+      </div>
+      {engine && engineUi(engine.id).noModel && (
         <div className="field">
           <label htmlFor={ids.model}>{t('webllm.model')}</label>
-          <select id={ids.model} value={model} onChange={(e) => setModel(e.target.value)} disabled={models.length === 0}>
-            {models.length === 0 && <option value="">{t('evaluate.noModel')}</option>}
-            {models.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.label}
-              </option>
-            ))}
+          <select id={ids.model} value="" disabled>
+            <option value="">{t('evaluate.noModel')}</option>
           </select>
         </div>
-      </div>
+      )}
       <div className="field">
         <label htmlFor={ids.dataset}>{t('evaluate.dataset')}</label>
         <input
@@ -321,7 +316,7 @@ function promptSetHint(chosen: PromptSetId | null, effective: PromptSetId, engin
   }
   if (effective === 'custom') return i18n.t('evaluate.customHint');
   if (chosen === 'app') return i18n.t('prompts.hint.app');
-  return engineId === 'extractive' ? i18n.t('prompts.hint.extractive') : i18n.t('evaluate.autoHint');
+  return engineUi(engineId).noModel ? i18n.t('prompts.hint.extractive') : i18n.t('evaluate.autoHint');
 }
 
 function formatBytes(n: number): string {
