@@ -1,6 +1,7 @@
 import type { DocumentRecord, StrippedText, TextPartRecord } from './schema';
 import { cutParts, PART_CHARS, partCount, partsCovering, sliceParts } from '../core/text-parts';
 import { Connection, DocumentGoneError } from './connection';
+import { deleteRunIn, RUN_STORES } from './runs';
 
 /** How a document's text is written: see Store.storeDocument. */
 export interface StoreTextOptions {
@@ -133,22 +134,13 @@ export class Documents extends Connection {
   /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
   deleteDocument(id: string): Promise<{ runs: number }> {
     return this.guard('the deletion of the book', async (failure) => {
-      const tx = this.db.transaction(['documents', 'textParts', 'runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
+      const tx = this.db.transaction(['documents', 'textParts', ...RUN_STORES], 'readwrite');
       failure.tx = tx;
       const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
       await Promise.all([
         tx.objectStore('documents').delete(id),
         tx.objectStore('textParts').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
-        ...runIds.flatMap((runId) => {
-          const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-          return [
-            tx.objectStore('runs').delete(runId),
-            tx.objectStore('runChunks').delete(runId),
-            tx.objectStore('revisions').delete(range),
-            tx.objectStore('memories').delete(range),
-            tx.objectStore('followUps').delete(range),
-          ];
-        }),
+        ...runIds.flatMap((runId) => deleteRunIn(tx, runId)),
         tx.done,
       ]);
       return { runs: runIds.length };

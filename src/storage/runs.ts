@@ -1,6 +1,22 @@
 import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus } from './schema';
-import { Connection, StaleRunError } from './connection';
+import type { IDBPTransaction, StoreNames } from 'idb';
+import { Connection, type MemagentDB, StaleRunError } from './connection';
 import { joinRun, packChunks, splitRun } from './run-chunks';
+
+/** The stores that hold a run and what was written for it. */
+export const RUN_STORES = ['runs', 'runChunks', 'revisions', 'memories', 'followUps'] as const;
+
+/** The deletions of a run and of all that was written for it, in a transaction over (at least) RUN_STORES. */
+export function deleteRunIn(tx: IDBPTransaction<MemagentDB, ArrayLike<StoreNames<MemagentDB>>, 'readwrite'>, runId: string): Promise<unknown>[] {
+  const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+  return [
+    tx.objectStore('runs').delete(runId),
+    tx.objectStore('runChunks').delete(runId),
+    tx.objectStore('revisions').delete(range),
+    tx.objectStore('memories').delete(range),
+    tx.objectStore('followUps').delete(range),
+  ];
+}
 
 /** Runs: their records and chunk lists, and each revision committed with the run's progress. */
 export class Runs extends Connection {
@@ -16,17 +32,9 @@ export class Runs extends Connection {
   /** Deletes a run with its revisions and memories, in one transaction; its document stays. */
   deleteRun(runId: string): Promise<void> {
     return this.guard('the deletion of the run', async (failure) => {
-      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
+      const tx = this.db.transaction(RUN_STORES, 'readwrite');
       failure.tx = tx;
-      const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-      await Promise.all([
-        tx.objectStore('runs').delete(runId),
-        tx.objectStore('runChunks').delete(runId),
-        tx.objectStore('revisions').delete(range),
-        tx.objectStore('memories').delete(range),
-        tx.objectStore('followUps').delete(range),
-        tx.done,
-      ]);
+      await Promise.all([...deleteRunIn(tx, runId), tx.done]);
     });
   }
 
