@@ -4,7 +4,7 @@ import { type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import { formatBytes, formatDate, formatNumber, formatTokens } from './format';
 import type { ImportState } from './useImport';
-import { noteLibrary } from './lost-books';
+import { noteDeleting, noteLibrary } from './lost-books';
 
 interface Props {
   /** The document the Read form uses. */
@@ -49,6 +49,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
 
   const remove = async (doc: DocumentRecord) => {
     setConfirming(null);
+    noteDeleting(doc.id, docs);
     try {
       await call(agent.deleteDocument(doc.id));
       onDeleted(doc.id);

@@ -49,6 +49,16 @@ export function noteLibrary(docs: readonly DocumentRecord[]): void {
   else if (docs.length === 0 && mark() !== 'lost') setMark(null);
 }
 
+/**
+ * The person is deleting a book. When no whole book would be left, the mark
+ * goes now, before the worker deletes: a reload straight after must not find
+ * the mark with an empty library and take the deletion for a loss. Should the
+ * deletion fail, the next listing sets the mark again.
+ */
+export function noteDeleting(id: string, docs: readonly DocumentRecord[]): void {
+  if (!docs.some((d) => d.id !== id && !d.importing) && mark() === 'held') setMark(null);
+}
+
 /** Whether the page should say that the stored books are gone. */
 export function booksLost(): boolean {
   return mark() === 'lost';
