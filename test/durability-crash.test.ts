@@ -7,7 +7,7 @@ import { bookBytes, FakeLocks, freshDbName, killTab, memories, openTab, range, r
 /** A run read straight through: what every interrupted run must end up equal to. */
 async function reference(): Promise<{ run: RunRecord; memories: string[] }> {
   const tab = await openTab(freshDbName('crash-ref'));
-  const doc = await tab.runner.ingest('book.txt', bookBytes(), 'extractive');
+  const doc = await tab.library.ingest('book.txt', bookBytes(), 'extractive');
   const runId = await tab.runner.start(request(doc.id));
   await tab.log.status(runId, 'done');
   const result = { run: (await tab.store.getRun(runId))!, memories: await memories(tab.store, runId) };
@@ -25,7 +25,7 @@ describe('a tab that dies in the middle of a run', () => {
     for (const k of range(n + 1)) {
       const dbName = freshDbName('crash');
       const first = await openTab(dbName, { dieAt: k });
-      const doc = await first.runner.ingest('book.txt', bookBytes(), 'extractive');
+      const doc = await first.library.ingest('book.txt', bookBytes(), 'extractive');
       const runId = await first.runner.start(request(doc.id));
       await first.engine.dead;
       killTab(first);
@@ -64,7 +64,7 @@ describe('two tabs on one run', () => {
     const commitsA = vi.spyOn(a.store, 'commitRevision');
     const commitsB = vi.spyOn(b.store, 'commitRevision');
 
-    const doc = await a.runner.ingest('book.txt', bookBytes(), 'extractive');
+    const doc = await a.library.ingest('book.txt', bookBytes(), 'extractive');
     const runId = await a.runner.start(request(doc.id));
     await a.engine.dead;
     const lock = `memagent-run-${runId}`;
@@ -90,7 +90,7 @@ describe('two tabs on one run', () => {
     const channel: Tab[] = [];
     const a = await openTab(dbName, { name: 'a', locks, channel });
     const b = await openTab(dbName, { name: 'b', locks, channel });
-    const doc = await a.runner.ingest('book.txt', bookBytes(), 'extractive');
+    const doc = await a.library.ingest('book.txt', bookBytes(), 'extractive');
     let runId = '';
     let paused: Promise<void> | undefined;
     a.log.onEvent = (e) => {
@@ -116,7 +116,7 @@ describe('Pause, Cancel and Delete', () => {
     const n = ref.run.chunks.length;
     const dbName = freshDbName('cancel');
     const tab = await openTab(dbName);
-    const doc = await tab.runner.ingest('book.txt', bookBytes(), 'extractive');
+    const doc = await tab.library.ingest('book.txt', bookBytes(), 'extractive');
     let runId = '';
     let cancelled: Promise<void> | undefined;
     tab.log.onEvent = (e) => {
@@ -141,7 +141,7 @@ describe('Pause, Cancel and Delete', () => {
 
   it('Delete removes the run, its revisions and memories, and nothing else', async () => {
     const tab = await openTab(freshDbName('delete'));
-    const doc = await tab.runner.ingest('book.txt', bookBytes(), 'extractive');
+    const doc = await tab.library.ingest('book.txt', bookBytes(), 'extractive');
     const keep = await tab.runner.start(request(doc.id));
     await tab.log.status(keep, 'done');
     let gone = '';

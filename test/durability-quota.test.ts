@@ -53,7 +53,7 @@ function revision(runId: string, index: number): RevisionRecord {
 /** A run read straight through with room to spare: what every interrupted run must end up equal to. */
 async function reference(): Promise<{ run: RunRecord; memories: string[] }> {
   const tab = await openTab(freshDbName('quota-ref'));
-  const doc = await tab.runner.ingest('book.txt', bookBytes(), 'extractive');
+  const doc = await tab.library.ingest('book.txt', bookBytes(), 'extractive');
   const runId = await tab.runner.start(request(doc.id));
   await tab.log.status(runId, 'done');
   const result = { run: (await tab.store.getRun(runId))!, memories: await memories(tab.store, runId) };
@@ -68,7 +68,7 @@ async function startRun(prefix: string, onRevision: (index: number) => void): Pr
   tab.log.onEvent = (e) => {
     if (e.type === 'revision') onRevision(e.index);
   };
-  const doc = await tab.runner.ingest('book.txt', bookBytes(), 'extractive');
+  const doc = await tab.library.ingest('book.txt', bookBytes(), 'extractive');
   const runId = await tab.runner.start(request(doc.id));
   return { tab, runId, dbName };
 }
@@ -172,7 +172,7 @@ describe('a full disk', () => {
 
   it('refuses a run that does not fit at the start and stores nothing of it', async () => {
     const tab = await openTab(freshDbName('quota-start'));
-    const doc = await tab.runner.ingest('book.txt', bookBytes(), 'extractive');
+    const doc = await tab.library.ingest('book.txt', bookBytes(), 'extractive');
     fault.fill();
     await expect(tab.runner.start(request(doc.id))).rejects.toThrow(StorageFullError);
     fault.free();

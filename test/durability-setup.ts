@@ -3,7 +3,10 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/g
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type RunnerDeps, type RunRequest, Runner } from '../src/runner/runner';
+import type { RunRequest } from '../src/runs/plan';
+import type { Library } from '../src/library/library';
+import type { Runs } from '../src/runs/runs';
+import { type RunnerDeps, wireParts } from './runner-setup';
 import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
 import type { RunEvent } from '../src/agent/protocol';
@@ -161,7 +164,8 @@ export interface Tab {
   store: Store;
   engine: MortalEngine;
   log: EventLog;
-  runner: Runner;
+  runner: Runs;
+  library: Library;
 }
 
 /**
@@ -178,7 +182,7 @@ export async function openTab(
   const engine = new MortalEngine(await qwen(), options.dieAt);
   const log = new EventLog();
   const channel = options.channel;
-  const runner = new Runner({
+  const { library, runner } = wireParts({
     store,
     createEngine: async () => engine,
     tokenizerFor: qwen,
@@ -190,7 +194,7 @@ export async function openTab(
     ...(options.locks ? { withLock: options.locks.forTab(name), tryLock: options.locks.tryForTab(name) } : {}),
     ...options.deps,
   });
-  const tab = { name, store, engine, log, runner };
+  const tab = { name, store, engine, log, runner, library };
   channel?.push(tab);
   return tab;
 }

@@ -6,8 +6,10 @@ import { pyStrip } from '../src/core/pytext';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
-import { PromptLibrary } from '../src/runner/prompt-files';
+import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
+import { EngineCache } from '../src/jobs/engines';
+import { RequestError } from '../src/jobs/request-error';
+import { PromptLibrary } from '../src/runs/prompt-files';
 import { Store } from '../src/storage/db';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
@@ -87,7 +89,7 @@ function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok), pro
       wake = check;
       check();
     });
-  return { events, finished, evaluator: new Evaluator({ store, createEngine: async () => engine, publish, stepIntervalMs: 0, ...(prompts && { prompts }) }) };
+  return { events, finished, evaluator: new Evaluator({ store, engines: new EngineCache(async () => engine), publish, stepIntervalMs: 0, ...(prompts && { prompts }) }) };
 }
 
 const files = () => [
@@ -225,7 +227,7 @@ describe('Evaluator with dataset files', () => {
     const store = await openStore();
     const { evaluator: e } = evaluator(store);
     const broken = new File(['{"context": "a", "input": "b", "answers": ["c"]}\n{"context": "a"'], 'eval_100.jsonl');
-    await expect(e.start(request({ files: [...files(), broken] }))).rejects.toThrow(EvaluationRequestError);
+    await expect(e.start(request({ files: [...files(), broken] }))).rejects.toThrow(RequestError);
     await expect(e.start(request({ files: [...files(), broken] }))).rejects.toThrow(/eval_100\.jsonl ends in the middle of an item \(line 2\)/);
     await expect(e.start(request({ files: [files()[0]!, files()[0]!] }))).rejects.toThrow(/Two dataset files are named eval_50\.json/);
     await expect(e.start({ ...request(), chunkTokens: 200_000 })).rejects.toThrow(/One step of the method needs up to/);

@@ -4,7 +4,9 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/g
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
+import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
+import { EngineCache } from '../src/jobs/engines';
+import { RequestError } from '../src/jobs/request-error';
 import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
 import type { EvaluationEvent } from '../src/agent/protocol';
@@ -77,7 +79,7 @@ async function openStore(): Promise<Store> {
 
 function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok)) {
   const log = new EventLog();
-  return { log, engine, evaluator: new Evaluator({ store, createEngine: async () => engine, publish: log.publish, stepIntervalMs: 0 }) };
+  return { log, engine, evaluator: new Evaluator({ store, engines: new EngineCache(async () => engine), publish: log.publish, stepIntervalMs: 0 }) };
 }
 
 afterEach(() => {
@@ -176,7 +178,7 @@ describe('Evaluator with the IndexedDB store', () => {
   it('refuses requests it cannot carry out, with what to change', async () => {
     const store = await openStore();
     const { evaluator: e } = evaluator(store);
-    await expect(e.start(request({ tasks: [] }))).rejects.toThrow(EvaluationRequestError);
+    await expect(e.start(request({ tasks: [] }))).rejects.toThrow(RequestError);
     await expect(e.start(request({ lengths: [100] }))).rejects.toThrow(/1K to 64M/);
     await expect(e.start(request({ samples: 0 }))).rejects.toThrow(/Samples per cell/);
     await expect(e.start(request({ documentId: 'missing' }))).rejects.toThrow(/no longer stored/);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { Runner } from '../src/runner/runner';
+import { wireParts } from './runner-setup';
 import { DB_VERSION, Store } from '../src/storage/db';
 import { freshDbName } from './durability-setup';
 import { databaseInfo, type Dump, restoreDatabase } from './support/db-dump';
@@ -20,7 +20,7 @@ describe('schema version 8: follow-up answers', () => {
     expect(await store.listFollowUps('v4-run-1')).toEqual([]);
 
     const tok = await loadQwenTokenizer();
-    const runner = new Runner({ store, createEngine: async () => new ExtractiveEngine(tok), tokenizerFor: async () => tok, publish: () => undefined });
+    const { runner } = wireParts({ store, createEngine: async () => new ExtractiveEngine(tok), tokenizerFor: async () => tok, publish: () => undefined });
     const done = (await store.getRun('v4-run-1'))!;
     expect(done.status).toBe('done');
     const answer = await runner.askFollowUp('v4-run-1', done.question);

@@ -6,7 +6,8 @@ import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { RunRequestError, type RunRequest } from '../src/runner/runner';
+import { type RunRequest } from '../src/runs/plan';
+import { RequestError } from '../src/jobs/request-error';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import type { FollowUpRecord } from '../src/storage/db';
 import { corpusText } from './helpers';
@@ -62,7 +63,7 @@ function request(documentId: string, extra: Partial<RunRequest> = {}): RunReques
 async function finishedRun() {
   const engine = new RecordingEngine(tok);
   const t = await testRunner(engine, tok);
-  const doc = await t.runner.ingest('book.txt', bytes, 'extractive');
+  const doc = await t.library.ingest('book.txt', bytes, 'extractive');
   const runId = await t.runner.start(request(doc.id));
   await until(async () => (await t.store.getRun(runId))?.status === 'done');
   return { ...t, engine, doc, runId, run: (await t.store.getRun(runId))! };
@@ -157,12 +158,12 @@ describe('follow-up questions', () => {
 
     const long = `${'Which of the many names in this book '.repeat(Math.ceil(run.settings.contextTokens / 6))}?`;
     await expect(runner.askFollowUp(runId, long)).rejects.toThrow(/too long for the memory and the \d+-token context this read used: shorten it by about \d+ tokens/);
-    await expect(runner.askFollowUp('no-such-run', FOLLOW_UP)).rejects.toBeInstanceOf(RunRequestError);
+    await expect(runner.askFollowUp('no-such-run', FOLLOW_UP)).rejects.toBeInstanceOf(RequestError);
     expect(await store.listFollowUps(runId)).toEqual([]);
   });
 
   it('keeps nothing when the run is deleted while its answer is written, and deleting a run or its book removes its answers', async () => {
-    const { store, runner, engine, doc, runId } = await finishedRun();
+    const { store, runner, library, engine, doc, runId } = await finishedRun();
     let open!: () => void;
     engine.gate = new Promise((resolve) => (open = resolve));
     const asking = runner.askFollowUp(runId, FOLLOW_UP);
@@ -175,7 +176,7 @@ describe('follow-up questions', () => {
     const second = await runner.start(request(doc.id));
     await until(async () => (await store.getRun(second))?.status === 'done');
     await runner.askFollowUp(second, FOLLOW_UP);
-    await runner.deleteDocument(doc.id);
+    await library.deleteDocument(doc.id);
     expect(await store.listFollowUps(second)).toEqual([]);
   });
 });

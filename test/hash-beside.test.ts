@@ -42,19 +42,19 @@ describe('hashing a file beside its reading', () => {
 
   it('stores a book under the hash of its bytes as they were before reading normalised its line ends', async () => {
     const thread = new HashingThread();
-    const { runner } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
+    const { library, runner } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
     const bytes = new TextEncoder().encode(CRLF_BOOK);
     const id = await hashBytes(bytes);
-    const doc = await runner.ingest('storm.txt', bytes, 'extractive');
+    const doc = await library.ingest('storm.txt', bytes, 'extractive');
     expect(thread.posted).toBe(1);
     expect(doc.id).toBe(id);
   });
 
   it('returns the stored document when the same bytes are added again', async () => {
     const thread = new HashingThread();
-    const { store, runner } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
-    const first = await runner.ingest('storm.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
-    const again = await runner.ingest('storm again.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
+    const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
+    const first = await library.ingest('storm.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
+    const again = await library.ingest('storm again.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
     expect(again).toEqual(first);
     expect((await store.listDocuments()).map((d) => d.name)).toEqual(['storm.txt']);
   });

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { chunkAll } from '../src/core/chunker';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { estimateTokens } from '../src/runner/token-counts';
+import { estimateTokens } from '../src/library/token-counts';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
 import type { RunEvent } from '../src/agent/protocol';
@@ -26,16 +26,16 @@ describe('token counts of long books', () => {
   });
 
   it('counts a short book exactly while it is imported', async () => {
-    const { store, runner } = await setup(1_000_000);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode(book), 'extractive');
+    const { store, runner, library } = await setup(1_000_000);
+    const doc = await library.ingest('book.txt', new TextEncoder().encode(book), 'extractive');
     expect(doc.tokensEstimated).toBeUndefined();
     expect(doc.tokens).toBe(tok.count((await store.getText(doc.id))!));
   });
 
   it('stores a long book with an estimate at once, then the exact count, and tells the pages', async () => {
-    const { store, events, runner } = await setup(100_000);
+    const { store, events, runner, library } = await setup(100_000);
     const text = book.repeat(2);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
+    const doc = await library.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
     expect(doc.tokensEstimated).toBe(true);
     const imported = events.length; // the import itself told the pages when the book's text was whole
     const stored = (await store.getText(doc.id))!;
@@ -47,8 +47,8 @@ describe('token counts of long books', () => {
   });
 
   it('reads a book whose count is not exact yet while cutting it, and ends with the exact chunks', async () => {
-    const { store, runner } = await setup(100_000);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode(book.repeat(2)), 'extractive');
+    const { store, runner, library } = await setup(100_000);
+    const doc = await library.ingest('book.txt', new TextEncoder().encode(book.repeat(2)), 'extractive');
     const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', chunkTokens: 2000, memoryTokens: 128 });
     const started = (await store.getRun(runId))!;
     expect(started.chunks).toEqual([]);
@@ -60,22 +60,22 @@ describe('token counts of long books', () => {
   });
 
   it('finishes a count that a closed tab left unfinished', async () => {
-    const { store, events, runner } = await setup(100_000);
+    const { store, events, runner, library } = await setup(100_000);
     const text = book.slice(0, 150_000);
     const id = 'unfinished';
     await store.storeDocument({ id, name: 'a.txt', bytes: text.length, encoding: 'utf-8', chars: text.length, tokens: 1, tokensEstimated: true, addedAt: 0 }, text);
-    await runner.counts.pending();
+    await library.counts.pending();
     expect(await store.getDocument(id)).toMatchObject({ tokens: tok.count(text) });
     expect((await store.getDocument(id))!.tokensEstimated).toBeUndefined();
     expect(counted(events, id)).toBe(true);
   });
 
   it('leaves a document deleted while it was being counted deleted', async () => {
-    const { store, events, runner } = await setup(100_000);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode(book.repeat(2)), 'extractive');
-    await runner.deleteDocument(doc.id);
+    const { store, events, runner, library } = await setup(100_000);
+    const doc = await library.ingest('book.txt', new TextEncoder().encode(book.repeat(2)), 'extractive');
+    await library.deleteDocument(doc.id);
     events.length = 0; // the import's own event, that its text is whole, came before
-    await runner.counts.count(doc.id, book, tok);
+    await library.counts.count(doc.id, book, tok);
     expect(await store.getDocument(doc.id)).toBeUndefined();
     expect(counted(events, doc.id)).toBe(false);
   });

@@ -35,7 +35,7 @@ describe('importing a book in parts', () => {
     tab.log.onEvent = (e) => {
       if (e.type === 'revision' && e.index === 0) order.push('first step');
     };
-    const doc = await tab.runner.ingest('book.txt', book, 'extractive', {
+    const doc = await tab.library.ingest('book.txt', book, 'extractive', {
       onUsable: (d) => {
         order.push('usable');
         runId = tab.runner.start(request(d.id));
@@ -55,7 +55,7 @@ describe('importing a book in parts', () => {
     const dbName = freshDbName('fails');
     const tab = await openTab(dbName, { deps: SMALL_PARTS });
     let started: Promise<string> | undefined;
-    const importing = tab.runner.ingest('book.txt', book, 'extractive', {
+    const importing = tab.library.ingest('book.txt', book, 'extractive', {
       onUsable: (d) => {
         started = tab.runner.start(request(d.id));
         fault.fill({ stores: ['textParts'], allowed: 30 });
@@ -86,7 +86,7 @@ describe('importing a book in parts', () => {
       const dbName = freshDbName('translated');
       const tab = await openTab(dbName, { deps: SMALL_PARTS });
       fault.fill({ stores: ['documents'], error: () => error });
-      const failure = await tab.runner.ingest('book.txt', book, 'extractive').catch((e: Error) => e);
+      const failure = await tab.library.ingest('book.txt', book, 'extractive').catch((e: Error) => e);
       fault.free();
       expect((failure as Error).message).toMatch(message);
       expect((failure as Error).message).not.toContain(error.message);
@@ -100,7 +100,7 @@ describe('importing a book in parts', () => {
     const locks = new FakeLocks();
     const tab = await openTab(dbName, { name: 'a', locks, deps: SMALL_PARTS });
     let usable: DocumentRecord | undefined;
-    const importing = tab.runner
+    const importing = tab.library
       .ingest('book.txt', book, 'extractive', {
         onUsable: (d) => {
           usable = d;
@@ -119,11 +119,11 @@ describe('importing a book in parts', () => {
     expect(left.textParts).toBeLessThan(usable!.chars / 1000);
 
     const reopened = await openTab(dbName, { name: 'b', locks });
-    expect(await reopened.runner.recoverImports()).toBe(1);
+    expect(await reopened.library.recoverImports()).toBe(1);
     expect(await counts(dbName)).toMatchObject({ documents: 0, textParts: 0, runs: 0, runChunks: 0, revisions: 0, memories: 0 });
     expect(reopened.log.events).toContainEqual({ type: 'document', documentId: usable!.id });
     // The same file imports afresh, whole.
-    const again = await reopened.runner.ingest('book.txt', book, 'extractive');
+    const again = await reopened.library.ingest('book.txt', book, 'extractive');
     expect(await reopened.store.readText(again.id)).toBe(new TextDecoder().decode(book));
     reopened.store.close();
   });
@@ -135,10 +135,10 @@ describe('importing a book in parts', () => {
     const b = await openTab(dbName, { name: 'b', locks });
     let fromB: Promise<DocumentRecord> | undefined;
     let recovered: Promise<number> | undefined;
-    const fromA = a.runner.ingest('book.txt', book, 'extractive', {
+    const fromA = a.library.ingest('book.txt', book, 'extractive', {
       onUsable: () => {
-        recovered = b.runner.recoverImports();
-        fromB = b.runner.ingest('copy.txt', book, 'extractive');
+        recovered = b.library.recoverImports();
+        fromB = b.library.ingest('copy.txt', book, 'extractive');
       },
     });
     const doc = await fromA;
@@ -155,7 +155,7 @@ describe('importing a book in parts', () => {
     const a = await openTab(dbName, { name: 'a', locks, deps: SMALL_PARTS });
     const b = await openTab(dbName, { name: 'b', locks });
     let refusal: Promise<unknown> | undefined;
-    await a.runner.ingest('book.txt', book, 'extractive', {
+    await a.library.ingest('book.txt', book, 'extractive', {
       onUsable: (d) => {
         refusal = b.runner.start(request(d.id)).catch((e: Error) => e.message);
       },

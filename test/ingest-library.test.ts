@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { INITIAL_MEMORY } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import type { IngestProgress } from '../src/ingest/ingest';
-import { Runner } from '../src/runner/runner';
+import { wireParts } from './runner-setup';
 import { type RunRecord, Store, StorageFullError } from '../src/storage/db';
 import { FACT, makeEpub, owned } from './fixtures/documents';
 import { corpusBytes } from './helpers';
@@ -22,14 +22,14 @@ const words: Tokenizer = {
 let dbCount = 0;
 async function setup(estimate?: { usage?: number; quota?: number }) {
   const store = await Store.open(`library-${dbCount++}`);
-  const runner = new Runner({
+  const { library, runner } = wireParts({
     store,
     createEngine: () => Promise.reject(new Error('no engine in these tests')),
     tokenizerFor: async () => words,
     publish: () => undefined,
     estimateStorage: estimate ? async () => estimate : undefined,
   });
-  return { store, runner };
+  return { store, runner, library };
 }
 
 function run(id: string, documentId: string): RunRecord {
@@ -52,9 +52,9 @@ function run(id: string, documentId: string): RunRecord {
 
 describe('the library in storage', () => {
   it('stores a document with its structure, counted tokens and what Gutenberg stripping removed', async () => {
-    const { store, runner } = await setup();
+    const { store, runner, library } = await setup();
     const progress: IngestProgress[] = [];
-    const doc = await runner.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive', {
+    const doc = await library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive', {
       onProgress: (p) => progress.push(p),
     });
     expect(doc.format).toBe('text');
@@ -72,18 +72,18 @@ describe('the library in storage', () => {
   });
 
   it('keeps the same file added twice as one document, whatever its name', async () => {
-    const { store, runner } = await setup();
+    const { store, runner, library } = await setup();
     const epub = makeEpub();
-    const a = await runner.ingest('a.epub', epub, 'extractive');
-    const b = await runner.ingest('b.epub', owned(epub), 'extractive');
+    const a = await library.ingest('a.epub', epub, 'extractive');
+    const b = await library.ingest('b.epub', owned(epub), 'extractive');
     expect(b).toEqual(a);
     expect(await store.listDocuments()).toHaveLength(1);
   });
 
   it('deletes a document with its text, runs, revisions and memories in one go, and nothing of other documents', async () => {
-    const { store, runner } = await setup();
-    const keep = await runner.ingest('keep.epub', makeEpub({ toc: 'ncx' }), 'extractive');
-    const drop = await runner.ingest('drop.epub', makeEpub(), 'extractive');
+    const { store, runner, library } = await setup();
+    const keep = await library.ingest('keep.epub', makeEpub({ toc: 'ncx' }), 'extractive');
+    const drop = await library.ingest('drop.epub', makeEpub(), 'extractive');
     await store.createRun(run('r1', drop.id));
     await store.createRun(run('r2', drop.id));
     await store.createRun(run('r3', keep.id));
@@ -110,7 +110,7 @@ describe('the library in storage', () => {
         );
       }
     }
-    expect(await runner.deleteDocument(drop.id)).toEqual({ runs: 2 });
+    expect(await library.deleteDocument(drop.id)).toEqual({ runs: 2 });
     expect((await store.listDocuments()).map((d) => d.name)).toEqual(['keep.epub']);
     expect(await store.getText(drop.id)).toBeUndefined();
     expect((await store.listRuns()).map((r) => r.id)).toEqual(['r3']);
@@ -123,17 +123,17 @@ describe('the library in storage', () => {
   });
 
   it('refuses a book the browser has no room for, before storing anything', async () => {
-    const { store, runner } = await setup({ usage: 9_900_000, quota: 10_000_000 });
-    await expect(runner.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive')).rejects.toThrow(StorageFullError);
-    await expect(runner.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive')).rejects.toThrow(
+    const { store, runner, library } = await setup({ usage: 9_900_000, quota: 10_000_000 });
+    await expect(library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive')).rejects.toThrow(StorageFullError);
+    await expect(library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive')).rejects.toThrow(
       /"frankenstein\.txt" needs about 0\.8 MB of storage, but this browser allows this site only 0\.1 MB more/,
     );
     expect(await store.listDocuments()).toEqual([]);
   });
 
   it('refuses a file too large to read without reading it', async () => {
-    const { runner } = await setup();
+    const { runner, library } = await setup();
     const huge = { name: 'huge.txt', size: 300 * 1024 * 1024, arrayBuffer: () => Promise.reject(new Error('read')) };
-    await expect(runner.ingestFile(huge as unknown as Blob & { name: string }, 'extractive')).rejects.toThrow(/largest file this app reads is 256 MB/);
+    await expect(library.ingestFile(huge as unknown as Blob & { name: string }, 'extractive')).rejects.toThrow(/largest file this app reads is 256 MB/);
   });
 });

@@ -12,10 +12,10 @@ const marks = () =>
 describe('marks on the performance timeline', () => {
   it("keep an import's stages in order, and only the latest import's", async () => {
     const tok = await loadQwenTokenizer();
-    const { runner } = await testRunner(new ExtractiveEngine(tok), tok);
+    const { library, runner } = await testRunner(new ExtractiveEngine(tok), tok);
     const book = (words: string) => new File([`CHAPTER I\n\n${words}\n`.repeat(50)], 'book.txt');
-    await runner.ingestFile(book('The lighthouse keeper counted ships.'), 'extractive');
-    await runner.ingestFile(book('The miller ground the winter wheat.'), 'extractive');
+    await library.ingestFile(book('The lighthouse keeper counted ships.'), 'extractive');
+    await library.ingestFile(book('The miller ground the winter wheat.'), 'extractive');
     expect(marks().filter((m) => m.startsWith('import-'))).toEqual(['import-file', 'import-bytes', 'import-read', 'import-counted', 'import-usable']);
   });
 });

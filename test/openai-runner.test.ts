@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineConfig } from '../src/engines/engine';
 import { createEngine, tokenizerFor } from '../src/engines/registry';
-import { Runner } from '../src/runner/runner';
+import { wireParts } from './runner-setup';
 import { type RunRecord, Store } from '../src/storage/db';
 import { buildExport } from '../src/storage/export';
 import { corpusText } from './helpers';
@@ -17,8 +17,8 @@ let store: Store;
 let bytes: Uint8Array<ArrayBuffer>;
 
 /** A runner as the worker builds one: the key comes from elsewhere at each request, never from the run. */
-function runner(): Runner {
-  return new Runner({
+function parts() {
+  return wireParts({
     store,
     createEngine: (id, config) => createEngine(id, config, { apiKey: async () => KEY, retry: { baseDelayMs: 5, maxDelayMs: 20 } }),
     tokenizerFor,
@@ -49,12 +49,12 @@ afterAll(async () => {
 
 describe('runs against an OpenAI-compatible server', () => {
   it('store each step’s retries, keep the server but never a key, and resume from the stored config', async () => {
-    const doc = await runner().ingest('excerpt.txt', bytes, 'openai');
+    const doc = await parts().library.ingest('excerpt.txt', bytes, 'openai');
     // A careless caller passes a key in the config: it must not reach the run.
     const config: EngineConfig = { baseUrl: server.url, model: 'memagent-test', apiKey: 'sk-leaked-by-caller' };
     server.fail({ kind: 429, retryAfter: 0 }, { kind: 'drop' });
     const held = server.holdAfterNext(4);
-    const first = runner();
+    const first = parts().runner;
     const id = await first.start({ documentId: doc.id, question: QUESTION, engineId: 'openai', engineConfig: config, chunkTokens: 1000, memoryTokens: 256 });
     await held;
     await first.pause(id);
@@ -62,7 +62,7 @@ describe('runs against an OpenAI-compatible server', () => {
     expect((await settled(id)).status).toBe('paused');
 
     // Another runner, as after a reload: it knows the run only from storage.
-    await runner().resume(id);
+    await parts().runner.resume(id);
     const run = await settled(id);
     expect(run.status).toBe('done');
     expect(run.answer).toContain('4829137');

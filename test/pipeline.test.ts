@@ -33,9 +33,9 @@ describe('cutting from a chunk boundary', () => {
 
 describe('a book read while it is still being cut', () => {
   it('commits its first revision before the count is exact, and ends with the exact chunks', async () => {
-    const { store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
+    const { library, store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
     const text = book.repeat(3);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
+    const doc = await library.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
     const runId = await runner.start({ documentId: doc.id, question: 'Who is Elizabeth?', engineId: 'extractive', chunkTokens: 400, memoryTokens: 128 });
     const started = (await store.getRun(runId))!;
     expect(started.chunks).toEqual([]);

@@ -6,7 +6,7 @@ import type { Tokenizer } from '../src/core/tokenizer';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { PromptLibrary } from '../src/runner/prompt-files';
+import { PromptLibrary } from '../src/runs/prompt-files';
 import { DB_VERSION, Store } from '../src/storage/db';
 import { buildExport, parseExport, type RunExport, toMarkdown } from '../src/storage/export';
 import { loadReadSettings } from '../src/ui/settings';
@@ -135,9 +135,9 @@ describe('runs and their prompt set', () => {
   async function setup() {
     let give!: (s: Store) => void;
     const prompts = new PromptLibrary(new Promise<Store>((r) => (give = r)), { specs, fetch: offline });
-    const { runner, store } = await testRunner(new ExtractiveEngine(tok), tok, { prompts });
+    const { library, runner, store } = await testRunner(new ExtractiveEngine(tok), tok, { prompts });
     give(store);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
+    const doc = await library.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
     const start = (prompts: 'auto' | 'memagent' | 'custom', templates?: typeof DEFAULT_TEMPLATES) =>
       runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', chunkTokens: 1000, memoryTokens: 256, prompts, templates });
     return { prompts, runner, store, start };
@@ -187,10 +187,10 @@ describe('runs and their prompt set', () => {
     };
     let give!: (s: Store) => void;
     const prompts = new PromptLibrary(new Promise<Store>((r) => (give = r)), { specs, fetch: offline });
-    const { runner, store } = await testRunner(engine, tok, { prompts });
+    const { library, runner, store } = await testRunner(engine, tok, { prompts });
     give(store);
     await prompts.import('recurrent.py', STANDIN);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
+    const doc = await library.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
     const read = async (set: 'memagent' | 'app', reply: string) => {
       finalReply = reply;
       const id = await runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', chunkTokens: 1000, memoryTokens: 256, prompts: set });

@@ -20,8 +20,8 @@ describe('reading progress for the tab title', () => {
         return inner.generate(messages, options);
       },
     });
-    const { store, runner } = await testRunner(engine, tok);
-    const doc = await runner.ingest('book.txt', new TextEncoder().encode(corpusText('frankenstein.txt').slice(0, 20_000)), 'extractive');
+    const { library, store, runner } = await testRunner(engine, tok);
+    const doc = await library.ingest('book.txt', new TextEncoder().encode(corpusText('frankenstein.txt').slice(0, 20_000)), 'extractive');
     expect(await store.readingProgress()).toEqual([]);
     const runId = await runner.start({ documentId: doc.id, question: 'Who writes the letters?', engineId: 'extractive', chunkTokens: 600, memoryTokens: 64 });
     await until(async () => (await store.getRun(runId))?.nextChunk === 3);

@@ -4,7 +4,8 @@ import type { Tokenizer } from '../src/core/tokenizer';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type RunRequest, RunRequestError } from '../src/runner/runner';
+import { type RunRequest } from '../src/runs/plan';
+import { RequestError } from '../src/jobs/request-error';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
 import type { RunEvent } from '../src/agent/protocol';
@@ -73,7 +74,7 @@ const range = (n: number) => [...Array(n).keys()];
 
 async function setup(engine: CountingEngine) {
   const t = await testRunner(engine, tok);
-  const doc = await t.runner.ingest('book.txt', book, 'extractive');
+  const doc = await t.library.ingest('book.txt', book, 'extractive');
   const ended = (runId: string) => until(() => t.events.some((e) => e.type === 'status' && e.runId === runId && (e.status === 'done' || e.status === 'failed')));
   return { ...t, doc, ended };
 }
@@ -145,7 +146,7 @@ describe('several questions about one book', () => {
   it('refuses an empty question among several and stores nothing', async () => {
     const engine = new CountingEngine(tok);
     const { store, runner, doc } = await setup(engine);
-    await expect(runner.startMany(request(doc.id), [QUESTIONS[0]!, '  '])).rejects.toThrow(RunRequestError);
+    await expect(runner.startMany(request(doc.id), [QUESTIONS[0]!, '  '])).rejects.toThrow(RequestError);
     await expect(runner.startMany(request(doc.id), [QUESTIONS[0]!, ''])).rejects.toThrow('Question 2 is empty');
     expect(await store.listRuns()).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { RunRequestError } from '../src/runner/runner';
+import { RequestError } from '../src/jobs/request-error';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
 import type { RunEvent } from '../src/agent/protocol';
@@ -39,8 +39,8 @@ class StreamingEngine implements Engine {
 }
 
 async function setup() {
-  const { store, events, runner } = await testRunner(new StreamingEngine(tok), tok);
-  const doc = await runner.ingest('book.txt', bytes, 'extractive');
+  const { library, store, events, runner } = await testRunner(new StreamingEngine(tok), tok);
+  const doc = await library.ingest('book.txt', bytes, 'extractive');
   return { store, events, runner, doc };
 }
 
@@ -113,7 +113,7 @@ describe('settings and templates of a run', () => {
     const broken = { update: DEFAULT_TEMPLATES.update.replace('{section}', ''), final: DEFAULT_TEMPLATES.final };
     await expect(
       runner.start({ documentId: doc.id, question: 'Q?', engineId: 'extractive', chunkTokens: 800, memoryTokens: 128, templates: broken }),
-    ).rejects.toThrow(RunRequestError);
+    ).rejects.toThrow(RequestError);
     expect(await store.listRuns()).toEqual([]);
   });
 });

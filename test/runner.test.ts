@@ -5,7 +5,9 @@ import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type RunRequest, Runner, RunRequestError } from '../src/runner/runner';
+import type { RunRequest } from '../src/runs/plan';
+import { wireParts } from './runner-setup';
+import { RequestError } from '../src/jobs/request-error';
 import { type RevisionRecord, type RunRecord, StaleRunError, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
 import type { RunEvent } from '../src/agent/protocol';
@@ -94,13 +96,13 @@ async function setup() {
   stores.push(store);
   const engine = new GatedEngine(tok);
   const log = new EventLog();
-  const runner = new Runner({
+  const { library, runner } = wireParts({
     store,
     createEngine: async () => engine,
     tokenizerFor: async () => tok,
     publish: log.publish,
   });
-  return { store, engine, log, runner };
+  return { store, engine, log, runner, library };
 }
 
 afterEach(() => {
@@ -115,18 +117,18 @@ const range = (n: number) => [...Array(n).keys()];
 
 describe('Runner with the IndexedDB store', () => {
   it('stores the same file added twice as one document', async () => {
-    const { store, runner } = await setup();
-    const first = await runner.ingest('book.txt', fileBytes, 'extractive');
-    const second = await runner.ingest('same-book-renamed.txt', fileBytes.slice(), 'extractive');
+    const { store, runner, library } = await setup();
+    const first = await library.ingest('book.txt', fileBytes, 'extractive');
+    const second = await library.ingest('same-book-renamed.txt', fileBytes.slice(), 'extractive');
     expect(second.id).toBe(first.id);
     expect(await store.listDocuments()).toHaveLength(1);
     expect(first.tokens).toBe(tok.count((await store.getText(first.id))!));
   });
 
   it('commits revisions 0..N-1 exactly once each, then ends done with the answer', async () => {
-    const { store, log, runner } = await setup();
+    const { store, log, runner, library } = await setup();
     const commit = vi.spyOn(store, 'commitRevision');
-    const doc = await runner.ingest('book.txt', fileBytes, 'extractive');
+    const doc = await library.ingest('book.txt', fileBytes, 'extractive');
     const runId = await runner.start(request(doc.id));
     expect((await log.done(runId)) as unknown).toMatchObject({ status: 'done' });
 
@@ -144,18 +146,18 @@ describe('Runner with the IndexedDB store', () => {
   it('pauses in the middle of a step and resumes from the next chunk without a duplicate', async () => {
     // The reference: the same run read straight through.
     const straight = await setup();
-    const refDoc = await straight.runner.ingest('book.txt', fileBytes, 'extractive');
+    const refDoc = await straight.library.ingest('book.txt', fileBytes, 'extractive');
     const refId = await straight.runner.start(request(refDoc.id));
     await straight.log.done(refId);
     const reference = (await straight.store.getRun(refId))!;
     const n = reference.chunks.length;
     const referenceMemories = await Promise.all(range(n).map((i) => straight.store.getMemory(refId, i)));
 
-    const { store, engine, log, runner } = await setup();
+    const { store, engine, log, runner, library } = await setup();
     const commit = vi.spyOn(store, 'commitRevision');
     const k = 3;
     engine.holdAt = k; // the step that reads chunk k waits at the gate
-    const doc = await runner.ingest('book.txt', fileBytes, 'extractive');
+    const doc = await library.ingest('book.txt', fileBytes, 'extractive');
     const runId = await runner.start(request(doc.id));
     await engine.held;
     await runner.pause(runId);
@@ -180,10 +182,10 @@ describe('Runner with the IndexedDB store', () => {
   });
 
   it('refuses an empty question and stores nothing', async () => {
-    const { store, log, runner } = await setup();
-    const doc = await runner.ingest('book.txt', fileBytes, 'extractive');
+    const { store, log, runner, library } = await setup();
+    const doc = await library.ingest('book.txt', fileBytes, 'extractive');
     const before = log.events.length;
-    await expect(runner.start(request(doc.id, { question: '  \n ' }))).rejects.toThrow(RunRequestError);
+    await expect(runner.start(request(doc.id, { question: '  \n ' }))).rejects.toThrow(RequestError);
     await expect(runner.start(request(doc.id, { question: '' }))).rejects.toThrow(/Enter a question/);
     expect(await store.listRuns()).toEqual([]);
     expect(log.events.length).toBe(before);

@@ -64,8 +64,8 @@ describe('the skim planner', () => {
 });
 
 async function runWith(text: string, question: string, skim: { keep: number; followMemory: boolean; lookBack?: boolean } | undefined) {
-  const { store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
-  const doc = await runner.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
+  const { library, store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
+  const doc = await library.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
   const runId = await runner.start({ documentId: doc.id, question, engineId: 'extractive', chunkTokens: 500, memoryTokens: 256, skim });
   await until(async () => (await store.getRun(runId))?.status === 'done', 1000);
   return { run: (await store.getRun(runId))!, revisions: await store.listRevisions(runId), memories: await store.listMemories(runId) };

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { Runner } from '../src/runner/runner';
+import { wireParts } from './runner-setup';
 import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
 import type { RunEvent } from '../src/agent/protocol';
@@ -54,7 +54,7 @@ async function setup(lose: number[]) {
   const engine = new LosingEngine(tok, new Set(lose));
   const events: RunEvent[] = [];
   let settle: (e: RunEvent) => void = () => undefined;
-  const runner = new Runner({
+  const { library, runner } = wireParts({
     store,
     createEngine: async () => engine,
     tokenizerFor: async () => tok,
@@ -64,7 +64,7 @@ async function setup(lose: number[]) {
     },
   });
   const settled = () => new Promise<RunEvent>((r) => (settle = r));
-  const doc = await runner.ingest('book.txt', book, 'webllm');
+  const doc = await library.ingest('book.txt', book, 'webllm');
   return { store, engine, runner, events, settled, doc };
 }
 

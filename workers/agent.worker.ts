@@ -2,14 +2,17 @@
 import * as Comlink from 'comlink';
 import type { EngineConfig } from '../src/engines/engine';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
-import { type IngestRequest, Runner, type RunRequest } from '../src/runner/runner';
-import { type EvaluationRequest, evaluationService } from '../src/runner/evaluation';
+import { type IngestRequest, Library } from '../src/library/library';
+import type { RunRequest } from '../src/runs/plan';
+import { Runs } from '../src/runs/runs';
+import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
+import { EngineCache } from '../src/jobs/engines';
 import type { ModelService } from '../src/runner/models';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm-models';
 import { Store } from '../src/storage/db';
-import { type AgentApi, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../src/agent/protocol';
+import { type AgentApi, EVALUATION_EVENTS_CHANNEL, type EvaluationEvent, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../src/agent/protocol';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
-import { PromptLibrary } from '../src/runner/prompt-files';
+import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
@@ -18,11 +21,12 @@ function storedKey(config: EngineConfig | undefined): EngineOptions {
   return typeof baseUrl === 'string' ? { apiKey: () => loadApiKey(baseUrl) } : {};
 }
 
-/** Runs and evaluation sweeps open their engines alike: the stored config, and the key kept for its server. */
-const openEngine = (engineId: string, config?: EngineConfig) => createEngine(engineId, config, storedKey(config));
+/** Runs and evaluation sweeps open their engines alike: the stored config, and the key kept for its server. One cache serves both. */
+const engines = new EngineCache((engineId: string, config?: EngineConfig) => createEngine(engineId, config, storedKey(config)));
 
-// The worker owns every run; the page only asks and listens.
+// The worker owns every run and sweep; the page only asks and listens.
 const channel = new BroadcastChannel(EVENTS_CHANNEL);
+const sweepChannel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
 const store = Store.open();
 // Every import and run counts tokens: load the tokenizer while the page is still being read.
 void tokenizerFor('extractive').catch(() => undefined);
@@ -32,13 +36,16 @@ const prompts = new PromptLibrary(store);
 /** Fetches the prompt files still missing, in the background: called where the app goes online anyway. */
 const fetchPromptsAnyway = () => void prompts.refresh().catch(() => undefined);
 
-const runner = store.then(async (s) => {
-  const r = new Runner({
+/** Runs `work` holding Web Lock `name`, waiting for it while another tab holds it: one tab writes a job or stores a book. */
+const withLock = (name: string, work: () => Promise<void>) => navigator.locks.request(name, () => work());
+
+const house = store.then(async (s) => {
+  const publish = (event: RunEvent) => channel.postMessage(event);
+  const library = new Library({
     store: s,
-    createEngine: openEngine,
     tokenizerFor,
-    publish: (event) => channel.postMessage(event),
-    withLock: (name, work) => navigator.locks.request(name, () => work()),
+    publish,
+    withLock,
     tryLock: (name, work) =>
       navigator.locks.request(name, { ifAvailable: true }, async (lock) => {
         if (!lock) return false;
@@ -47,16 +54,22 @@ const runner = store.then(async (s) => {
       }),
     estimateStorage: () => navigator.storage.estimate(),
     hashBeside: hashBesideWith(() => new Worker(new URL('./hash.worker.ts', import.meta.url), { type: 'module' })),
-    prompts,
   });
+  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts });
+  const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts });
+  // Pauses and cancels from other tabs, and a standby for each job another tab starts reading.
+  channel.onmessage = (e: MessageEvent<RunEvent>) => runs.handleControl(e.data);
+  sweepChannel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
   // Books whose import a closed or crashed tab cut short are removed before anything else is served.
-  await r.recoverImports().catch(() => undefined);
-  return r;
+  await library.recoverImports().catch(() => undefined);
+  return { library, runs, evaluator };
 });
+const library = house.then((h) => h.library);
+const runner = house.then((h) => h.runs);
+const sweeps = house.then((h) => h.evaluator);
 
-channel.onmessage = async (e: MessageEvent<RunEvent>) => (await runner).handleControl(e.data);
 // A book whose count a closed tab left unfinished is counted now.
-void runner.then((r) => r.counts.pending()).catch(() => undefined);
+void library.then((l) => l.counts.pending()).catch(() => undefined);
 
 /**
  * Runs and sweeps that were running when their tab reloaded, closed or crashed
@@ -64,13 +77,9 @@ void runner.then((r) => r.counts.pending()).catch(() => undefined);
  * worker offers, and the job's Web Lock lets one of them write.
  */
 async function resumeInterrupted(): Promise<void> {
-  const [r, s] = await Promise.all([runner, store]);
-  for (const run of await s.listRuns()) if (run.status === 'running') void r.resume(run.id).catch(() => undefined);
-  const sweeps = (await s.listEvaluations()).filter((e) => e.status === 'running');
-  // The evaluator is made only when a sweep needs it.
-  if (sweeps.length === 0) return;
-  const evaluator = await evaluationService(store, prompts, openEngine);
-  for (const sweep of sweeps) void evaluator.resume(sweep.id).catch(() => undefined);
+  const [{ runs, evaluator }, s] = await Promise.all([house, store]);
+  for (const run of await s.listRuns()) if (run.status === 'running') void runs.resume(run.id).catch(() => undefined);
+  for (const sweep of await s.listEvaluations()) if (sweep.status === 'running') void evaluator.resume(sweep.id).catch(() => undefined);
 }
 void resumeInterrupted().catch(() => undefined);
 
@@ -102,13 +111,13 @@ const api: AgentApi = {
     onUsable?: IngestRequest['onUsable'],
   ) =>
     attempt(async () =>
-      (await runner).ingestFile(file, engineId, {
+      (await library).ingestFile(file, engineId, {
         ...options,
         onProgress,
         onUsable: (doc) => void Promise.resolve(onUsable?.(doc)).catch(() => undefined),
       }),
     ),
-  deleteDocument: (id: string) => attempt(async () => (await runner).deleteDocument(id)),
+  deleteDocument: (id: string) => attempt(async () => (await library).deleteDocument(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runner).start(request)),
   /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
   startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runner).startMany(request, questions)),
@@ -123,10 +132,10 @@ const api: AgentApi = {
     ),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
-    attempt(async () => (await evaluationService(store, prompts, openEngine)).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
-  resumeEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts, openEngine)).resume(id)),
-  pauseEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts, openEngine)).pause(id)),
-  cancelEvaluation: (id: string) => attempt(async () => (await evaluationService(store, prompts, openEngine)).cancel(id)),
+    attempt(async () => (await sweeps).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
+  resumeEvaluation: (id: string) => attempt(async () => (await sweeps).resume(id)),
+  pauseEvaluation: (id: string) => attempt(async () => (await sweeps).pause(id)),
+  cancelEvaluation: (id: string) => attempt(async () => (await sweeps).cancel(id)),
   importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer: (config: EngineConfig, apiKey?: string) =>

@@ -5,12 +5,15 @@ import type { GpuCapability } from '../engines/webgpu';
 import type { CustomModelSpec, ModelProgress } from '../engines/webllm-models';
 import type { StoredModel } from '../engines/wllama-files';
 import type { SpeedSample } from '../engines/wllama-models';
-import type { EvaluationRequest } from '../runner/evaluation';
+import type { EvaluationRequest } from '../runs/evaluator';
 import type { ModelList } from '../runner/models';
-import type { PromptFileStatus } from '../runner/prompt-files';
-import type { IngestRequest, RunRequest } from '../runner/runner';
+import type { PromptFileStatus } from '../runs/prompt-files';
+import type { IngestRequest } from '../library/library';
+import type { RunRequest } from '../runs/plan';
 import type { CalibrationRecord } from '../storage/model-schema';
 import type { DocumentRecord, FollowUpRecord } from '../storage/schema';
+
+export type { EvaluationRequest, IngestRequest, PromptFileStatus, RunRequest };
 
 /*
  * What the page and the agent worker say to each other: the calls the worker

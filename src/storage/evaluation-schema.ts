@@ -1,11 +1,12 @@
 import type { PromptRecord } from '../core/prompt-sets';
 import type { ChunkCutter } from '../core/token-slices';
 import type { DatasetItem } from '../eval/dataset';
+import type { JobStatus } from './schema';
 import type { PromptsUsed } from '../eval/dataset-report';
 import type { ItemResult, MethodId, MethodSettings } from '../eval/method';
 import type { SampleResult, SweepSpec } from '../eval/sweep';
 
-export type EvaluationStatus = 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
+export type EvaluationStatus = JobStatus;
 
 /** Where the "essay" haystack comes from: the built-in generated essay or a stored document. */
 export type EvaluationHaystack = { kind: 'generated' } | { kind: 'document'; documentId: string; name: string };

@@ -68,7 +68,9 @@ export interface SkimPlan {
   totalChunks: number;
 }
 
-export type RunStatus = 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
+/** Where a job (a run or an evaluation sweep) stands; every kind of job has the same life. */
+export type JobStatus = 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
+export type RunStatus = JobStatus;
 
 export interface RunRecord {
   id: string;

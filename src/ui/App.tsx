@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
 import { readSettings } from '../core/plan';
 import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
-import type { RunRequest } from '../runner/runner';
+import type { RunRequest } from '../agent/protocol';
 import { agent, call, onRunEvent } from './client';
 import { ImportProgress } from './ImportProgress';
 import { Library } from './Library';

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DEFAULT_PROMPTS_BASE, type FileSetId, PROMPT_SET_LABELS, type PromptSet, type PromptSetId } from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates } from '../core/prompts';
-import type { PromptFileStatus } from '../runner/prompt-files';
+import type { PromptFileStatus } from '../agent/protocol';
 import { agent, call, onRunEvent } from './client';
 import { engineUi } from './engines';
 import { i18n } from './i18n';

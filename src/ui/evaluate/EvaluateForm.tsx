@@ -8,7 +8,7 @@ import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths
 import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../eval/method';
 import type { ReadingMode } from '../../eval/sweep';
 import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
-import type { EvaluationRequest } from '../../runner/evaluation';
+import type { EvaluationRequest } from '../../agent/protocol';
 import type { DocumentRecord } from '../data';
 import { engineUi } from '../engines';
 import { EngineFields, useEngineChoice } from '../engines/EngineChoice';

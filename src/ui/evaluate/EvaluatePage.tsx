@@ -2,7 +2,7 @@ import * as Comlink from 'comlink';
 import { useCallback, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../../engines/engine';
-import type { EvaluationRequest } from '../../runner/evaluation';
+import type { EvaluationRequest } from '../../agent/protocol';
 import { type DocumentRecord, type EvaluationRecord, store } from '../data';
 import { agent, call } from '../client';
 import { formatDate } from '../format';

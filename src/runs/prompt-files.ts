@@ -21,6 +21,7 @@ import {
 } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 import type { Store } from '../storage/db';
+import { RequestError } from '../jobs/request-error';
 
 /** What the person chose: a set, or nothing yet (the default for the engine). */
 export type PromptChoice = 'auto' | PromptSetId;
@@ -227,5 +228,31 @@ export class PromptLibrary {
       const note = `MemAgent (paper) was not used: its prompt file is not in this browser yet. ${why} This run uses this app's wording. ${this.howToGet(wanted)}`;
       return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET, { note }) };
     }
+  }
+}
+
+/**
+ * The prompt set a read or a sweep uses, and what it records about it. Without
+ * the prompt files (the CLI, tests) only this app's wording and edited
+ * templates can be used; a set that cannot be had is refused in words.
+ */
+export async function choosePromptSet(
+  files: Pick<PromptLibrary, 'resolve'> | undefined,
+  choice: PromptChoice,
+  engineId: string,
+  templates?: PromptTemplates,
+): Promise<{ set: PromptSet; record: PromptRecord }> {
+  if (!files) {
+    if (choice !== 'custom' && choice !== 'app' && choice !== 'auto') {
+      throw new RequestError(`${PROMPT_SET_LABELS[choice]} cannot be used here: its prompt file cannot be fetched.`);
+    }
+    const set = choice === 'custom' ? customPromptSet(templates ?? APP_PROMPT_SET.templates) : { ...APP_PROMPT_SET };
+    return { set, record: promptRecord(set) };
+  }
+  try {
+    return await files.resolve(choice, engineId, templates);
+  } catch (e) {
+    if (e instanceof PromptFileError) throw new RequestError(e.message);
+    throw e;
   }
 }

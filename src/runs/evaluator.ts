@@ -1,8 +1,6 @@
 import { BudgetError } from '../core/budget';
 import { planRead, readSettingsProblem } from '../core/plan';
-import { isAbortError } from '../core/generation';
-import { APP_PROMPT_SET, customPromptSet, PROMPT_SET_LABELS, PromptFileError, type PromptRecord, type PromptSet, promptRecord } from '../core/prompt-sets';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
+import { type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
 import { DatasetError, readDataset } from '../eval/dataset';
 import { promptsUsed } from '../eval/dataset-report';
@@ -18,11 +16,13 @@ import {
   type EvaluationHaystack,
   type EvaluationRecord,
   type EvaluationSampleRecord,
-  StaleRunError,
   type Store,
 } from '../storage/db';
-import type { PromptChoice, PromptLibrary } from './prompt-files';
-import { EVALUATION_EVENTS_CHANNEL, type EvaluationEvent } from '../agent/events';
+import type { EvaluationEvent } from '../agent/events';
+import type { EngineCache } from '../jobs/engines';
+import { type JobContext, JobHost, type JobHostDeps } from '../jobs/host';
+import { RequestError } from '../jobs/request-error';
+import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
 
 export interface EvaluationRequest {
   engineId: string;
@@ -75,19 +75,15 @@ export type EvaluationStore = Pick<
 
 export interface EvaluatorDeps {
   store: EvaluationStore;
-  createEngine(engineId: string, config?: EngineConfig): Promise<Engine>;
+  engines: EngineCache;
   publish(event: EvaluationEvent): void;
   /** Runs `work` holding the sweep's lock, waiting for it if another tab holds it. */
-  withLock?(name: string, work: () => Promise<void>): Promise<void>;
+  withLock?: JobHostDeps['withLock'];
   newId?(): string;
   /** Least time between two progress events inside a sample. */
   stepIntervalMs?: number;
   /** The MemAgent prompt files; without it dataset evaluations use this app's wording or edited templates. */
   prompts?: Pick<PromptLibrary, 'resolve'>;
-}
-
-export class EvaluationRequestError extends Error {
-  override name = 'EvaluationRequestError';
 }
 
 /** Enough for any question the generators ask: used to check the budget before a sweep starts. */
@@ -99,37 +95,50 @@ const QUESTION_TOKENS_BOUND = 96;
  * transaction, so that a reload resumes from the next unfinished sample.
  */
 export class Evaluator {
-  private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
-  private readonly engines = new Map<string, Promise<Engine>>();
+  private readonly host: JobHost;
   private readonly haystacks = new Map<string, Haystack>();
 
-  constructor(private readonly deps: EvaluatorDeps) {}
+  constructor(private readonly deps: EvaluatorDeps) {
+    const { store, publish } = deps;
+    this.host = new JobHost(
+      {
+        lockName: (id) => `memagent-evaluation-${id}`,
+        status: async (id) => (await store.getEvaluation(id))?.status,
+        setStatus: (id, status, error) => store.setEvaluationStatus(id, status, error),
+        announce: (evaluationId, status, error) => publish({ type: 'status', evaluationId, status, ...(error !== undefined && { error }) }),
+        control: (evaluationId, action) => publish({ type: 'control', evaluationId, action }),
+        read: (id, job) => this.read(id, job),
+        words: { noun: 'evaluation', continuesFrom: 'its next unfinished sample' },
+      },
+      deps,
+    );
+  }
 
   /** `onRead` hears how many bytes of the dataset files are read and stored so far, of how many. */
   async start(request: EvaluationRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
     if (request.dataset) return this.startDataset(request, request.dataset, onRead);
     const { store } = this.deps;
     const tasks = [...new Set(request.tasks)];
-    if (tasks.length === 0) throw new EvaluationRequestError('Choose at least one task.');
+    if (tasks.length === 0) throw new RequestError('Choose at least one task.');
     const unknown = tasks.filter((t) => !isTaskId(t));
-    if (unknown.length) throw new EvaluationRequestError(`Unknown task ${unknown.join(', ')}.`);
-    if (request.mode !== 'memory' && request.mode !== 'full') throw new EvaluationRequestError('The reading mode is memory or full.');
+    if (unknown.length) throw new RequestError(`Unknown task ${unknown.join(', ')}.`);
+    if (request.mode !== 'memory' && request.mode !== 'full') throw new RequestError('The reading mode is memory or full.');
     const lengths = [...new Set(request.lengths)].sort((a, b) => a - b);
-    if (lengths.length === 0) throw new EvaluationRequestError('Choose at least one length.');
+    if (lengths.length === 0) throw new RequestError('Choose at least one length.');
     if (lengths.some((l) => !Number.isInteger(l) || l < MIN_LENGTH || l > MAX_LENGTH)) {
-      throw new EvaluationRequestError('Lengths go from 1K to 64M tokens.');
+      throw new RequestError('Lengths go from 1K to 64M tokens.');
     }
     if (!Number.isInteger(request.samples) || request.samples < 1 || request.samples > 1000) {
-      throw new EvaluationRequestError('Samples per cell must be a whole number from 1 to 1,000.');
+      throw new RequestError('Samples per cell must be a whole number from 1 to 1,000.');
     }
     let haystack: EvaluationHaystack = { kind: 'generated' };
     if (request.documentId) {
       const doc = await store.getDocument(request.documentId);
-      if (!doc) throw new EvaluationRequestError('That document is no longer stored. Add the file again.');
+      if (!doc) throw new RequestError('That document is no longer stored. Add the file again.');
       haystack = { kind: 'document', documentId: doc.id, name: doc.name };
     }
     const wrong = readSettingsProblem({ chunkTokens: request.chunkTokens, memoryTokens: request.memoryTokens });
-    if (wrong) throw new EvaluationRequestError(wrong.message);
+    if (wrong) throw new RequestError(wrong.message);
     const spec = sweepSpec({
       tasks: tasks as TaskId[],
       lengths,
@@ -140,7 +149,7 @@ export class Evaluator {
       ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
     });
     const engineConfig = withoutSecrets(request.engineConfig);
-    const engine = await this.engine(request.engineId, engineConfig);
+    const engine = await this.deps.engines.open(request.engineId, engineConfig);
     if (spec.mode === 'memory') {
       // A budget that cannot work fails here, not at the first sample.
       try {
@@ -151,7 +160,7 @@ export class Evaluator {
           questionTokens: QUESTION_TOKENS_BOUND,
         });
       } catch (e) {
-        if (e instanceof BudgetError) throw new EvaluationRequestError(e.message);
+        if (e instanceof BudgetError) throw new RequestError(e.message);
         throw e;
       }
     }
@@ -170,7 +179,7 @@ export class Evaluator {
     if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
     await store.createEvaluation(evaluation);
     this.deps.publish({ type: 'status', evaluationId: evaluation.id, status: 'running' });
-    void this.execute(evaluation.id);
+    void this.host.execute(evaluation.id);
     return evaluation.id;
   }
 
@@ -181,17 +190,17 @@ export class Evaluator {
    */
   private async startDataset(request: EvaluationRequest, dataset: DatasetRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
     const { store } = this.deps;
-    if (dataset.files.length === 0) throw new EvaluationRequestError('Choose at least one dataset file.');
+    if (dataset.files.length === 0) throw new RequestError('Choose at least one dataset file.');
     const names = dataset.files.map((f) => f.name);
     const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice) throw new EvaluationRequestError(`Two dataset files are named ${twice}: results are shown by file name, so give each length once.`);
-    if (dataset.method !== undefined && !isMethodId(dataset.method)) throw new EvaluationRequestError('The method is recurrent or recurrent-boxed.');
+    if (twice) throw new RequestError(`Two dataset files are named ${twice}: results are shown by file name, so give each length once.`);
+    if (dataset.method !== undefined && !isMethodId(dataset.method)) throw new RequestError('The method is recurrent or recurrent-boxed.');
     const limit = dataset.itemsPerFile;
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new EvaluationRequestError('Items per file must be a whole number, 1 or more.');
-    const prompts = await this.promptSet(request.engineId, dataset);
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new RequestError('Items per file must be a whole number, 1 or more.');
+    const prompts = await choosePromptSet(this.deps.prompts, dataset.prompts ?? (dataset.templates ? 'custom' : 'auto'), request.engineId, dataset.templates);
     const templates = { ...prompts.set.templates };
     const problem = templateProblem(templates);
-    if (problem) throw new EvaluationRequestError(problem);
+    if (problem) throw new RequestError(problem);
     const settings = methodSettings({
       method: dataset.method ?? defaultMethod(templates, prompts.set.answerStyle),
       templates,
@@ -199,13 +208,13 @@ export class Evaluator {
       ...(request.chunkTokens !== undefined && { chunkTokens: request.chunkTokens }),
       ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
     });
-    if (!Number.isInteger(settings.chunkTokens) || settings.chunkTokens < 1) throw new EvaluationRequestError('The chunk size must be a whole number of tokens.');
-    if (!Number.isInteger(settings.memoryTokens) || settings.memoryTokens < 1) throw new EvaluationRequestError('The memory size must be a whole number of tokens.');
+    if (!Number.isInteger(settings.chunkTokens) || settings.chunkTokens < 1) throw new RequestError('The chunk size must be a whole number of tokens.');
+    if (!Number.isInteger(settings.memoryTokens) || settings.memoryTokens < 1) throw new RequestError('The memory size must be a whole number of tokens.');
     const engineConfig = withoutSecrets(request.engineConfig);
-    const engine = await this.engine(request.engineId, engineConfig);
+    const engine = await this.deps.engines.open(request.engineId, engineConfig);
     const step = methodStepTokens(settings, engine);
     if (step > engine.contextWindow) {
-      throw new EvaluationRequestError(
+      throw new RequestError(
         `One step of the method needs up to ${step.toLocaleString('en')} tokens (a ${settings.chunkTokens.toLocaleString('en')}-token chunk, ` +
           `a ${settings.memoryTokens.toLocaleString('en')}-token memory and as long a reply); the engine holds ${engine.contextWindow.toLocaleString('en')}. ` +
           'Choose a smaller chunk size or an engine with a longer context.',
@@ -250,7 +259,7 @@ export class Evaluator {
       }
     } catch (e) {
       await store.deleteDatasetItems(id).catch(() => undefined);
-      if (e instanceof DatasetError) throw new EvaluationRequestError(e.message);
+      if (e instanceof DatasetError) throw new RequestError(e.message);
       throw e;
     }
 
@@ -277,77 +286,36 @@ export class Evaluator {
     if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
     await store.createEvaluation(evaluation);
     this.deps.publish({ type: 'status', evaluationId: id, status: 'running' });
-    void this.execute(id);
+    void this.host.execute(id);
     return id;
-  }
-
-  /** The prompt set a dataset evaluation uses, chosen by the rules of a read. */
-  private async promptSet(engineId: string, dataset: DatasetRequest): Promise<{ set: PromptSet; record: PromptRecord }> {
-    const choice = dataset.prompts ?? (dataset.templates ? 'custom' : 'auto');
-    if (choice === 'custom') {
-      const set = customPromptSet(dataset.templates ?? DEFAULT_TEMPLATES);
-      return { set, record: promptRecord(set) };
-    }
-    if (!this.deps.prompts) {
-      if (choice !== 'app' && choice !== 'auto') throw new EvaluationRequestError(`${PROMPT_SET_LABELS[choice]} cannot be used here: its prompt file cannot be fetched.`);
-      return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
-    }
-    try {
-      return await this.deps.prompts.resolve(choice, engineId, dataset.templates);
-    } catch (e) {
-      if (e instanceof PromptFileError) throw new EvaluationRequestError(e.message);
-      throw e;
-    }
   }
 
   /** Continues a paused, cancelled, failed or interrupted sweep from its next unfinished sample. */
   async resume(id: string): Promise<void> {
-    const evaluation = await this.deps.store.getEvaluation(id);
-    if (!evaluation) throw new EvaluationRequestError('That evaluation is no longer stored.');
-    if (evaluation.status === 'done') return;
-    if (evaluation.status !== 'running') {
-      await this.deps.store.setEvaluationStatus(id, 'running');
-      this.deps.publish({ type: 'status', evaluationId: id, status: 'running' });
-    }
-    void this.execute(id);
+    if (!(await this.host.resume(id))) throw new RequestError('That evaluation is no longer stored.');
   }
 
   pause(id: string): Promise<void> {
-    return this.stop(id, 'paused');
+    return this.host.pause(id);
   }
 
   cancel(id: string): Promise<void> {
-    return this.stop(id, 'cancelled');
+    return this.host.cancel(id);
   }
 
-  /** A pause or cancel that another tab asked for. */
+  /**
+   * What another tab did: a pause or cancel stops the reader here; a sweep
+   * that starts reading there gets a standby here, which carries on from the
+   * next sample if that tab closes or crashes.
+   */
   handleControl(event: EvaluationEvent): void {
-    if (event.type === 'control') this.active.get(event.evaluationId)?.controller.abort();
+    if (event.type === 'control') this.host.abort(event.evaluationId);
+    else if (event.type === 'status' && event.status === 'running') this.host.standBy(event.evaluationId);
   }
 
-  /** Resolves once the sweep's current reading has stopped (at once if none is going). */
-  async settled(id: string): Promise<void> {
-    await this.active.get(id)?.done;
-  }
-
-  private async stop(id: string, status: 'paused' | 'cancelled'): Promise<void> {
-    const evaluation = await this.deps.store.getEvaluation(id);
-    if (!evaluation || evaluation.status === 'done') return;
-    await this.deps.store.setEvaluationStatus(id, status);
-    this.active.get(id)?.controller.abort();
-    this.deps.publish({ type: 'control', evaluationId: id, action: status === 'paused' ? 'pause' : 'cancel' });
-    this.deps.publish({ type: 'status', evaluationId: id, status });
-  }
-
-  private engine(engineId: string, config?: EngineConfig): Promise<Engine> {
-    const key = `${engineId}\u0000${JSON.stringify(config ?? {})}`;
-    let e = this.engines.get(key);
-    if (!e) {
-      e = this.deps.createEngine(engineId, config);
-      e.catch(() => this.engines.delete(key));
-      this.engines.set(key, e);
-    }
-    return e;
+  /** Resolves once the sweep's current reading here has stopped (at once if none is going). */
+  settled(id: string): Promise<void> {
+    return this.host.settled(id);
   }
 
   private async essay(source: EvaluationHaystack): Promise<Haystack> {
@@ -363,8 +331,9 @@ export class Evaluator {
   }
 
   /** Reads a dataset evaluation's unfinished items in order, storing each with the evaluation's progress. */
-  private async readDataset(evaluation: EvaluationRecord, settings: MethodSettings, engine: Engine, finished: ReadonlySet<number>, signal: AbortSignal): Promise<void> {
+  private async readDataset(evaluation: EvaluationRecord, settings: MethodSettings, engine: Engine, finished: ReadonlySet<number>, job: JobContext): Promise<void> {
     const { store, publish } = this.deps;
+    const { signal } = job;
     const interval = this.deps.stepIntervalMs ?? 200;
     let lastStep = 0;
     if (finished.size < evaluation.total) await engine.prepare?.(methodStepTokens(settings, engine), signal);
@@ -385,73 +354,53 @@ export class Evaluator {
       });
       const sample: DatasetSampleRecord = { ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() };
       await store.commitEvaluationSample(sample);
+      job.stored();
       publish({ type: 'sample', evaluationId: evaluation.id, ordinal });
     }
   }
 
-  /** One reader per sweep: a sweep that is stopping finishes its step before the next reader starts. */
-  private execute(id: string): Promise<void> {
-    const current = this.active.get(id);
-    if (current && !current.controller.signal.aborted) return current.done;
-    const controller = new AbortController();
-    const work = () => this.read(id, controller.signal);
-    const done = (current?.done ?? Promise.resolve())
-      .then(() => (this.deps.withLock ? this.deps.withLock(`memagent-evaluation-${id}`, work) : work()))
-      .finally(() => {
-        if (this.active.get(id)?.controller === controller) this.active.delete(id);
-      });
-    this.active.set(id, { controller, done });
-    return done;
-  }
-
-  private async read(id: string, signal: AbortSignal): Promise<void> {
+  /** Reads a sweep's unfinished samples in order, each stored with the sweep's progress (the host's JobKind.read). */
+  private async read(id: string, job: JobContext): Promise<void> {
     const { store, publish } = this.deps;
-    // Read after the lock is held: another tab may have moved the sweep on.
+    const { signal } = job;
     const evaluation = await store.getEvaluation(id);
     if (!evaluation || evaluation.status !== 'running' || signal.aborted) return;
-    try {
-      const engine = await this.engine(evaluation.engineId, evaluation.engineConfig);
-      const finished = new Set(await store.listEvaluationOrdinals(id));
-      const interval = this.deps.stepIntervalMs ?? 200;
-      let lastStep = 0;
-      if (evaluation.dataset) {
-        await this.readDataset(evaluation, evaluation.dataset.settings, engine, finished, signal);
-        await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
-        publish({ type: 'status', evaluationId: id, status: 'done' });
-        return;
-      }
-      const essay = await this.essay(evaluation.haystack);
-      const sweep = runSweep(
-        evaluation.spec,
-        {
-          generator: engine,
-          tokenizer: engine.tokenizer,
-          contextWindow: engine.contextWindow,
-          essay,
-          signal,
-          onStep: ({ ordinal, chunk, chunks }) => {
-            const t = Date.now();
-            if (t - lastStep < interval && chunk < chunks) return;
-            lastStep = t;
-            publish({ type: 'step', evaluationId: id, ordinal, chunk, chunks });
-          },
-        },
-        finished,
-      );
-      for await (const result of sweep) {
-        const sample: EvaluationSampleRecord = { ...result, evaluationId: id, committedAt: Date.now() };
-        await store.commitEvaluationSample(sample);
-        publish({ type: 'sample', evaluationId: id, ordinal: result.ordinal });
-      }
+    const engine = await job.engine(evaluation.engineId, evaluation.engineConfig);
+    const finished = new Set(await store.listEvaluationOrdinals(id));
+    const interval = this.deps.stepIntervalMs ?? 200;
+    let lastStep = 0;
+    if (evaluation.dataset) {
+      await this.readDataset(evaluation, evaluation.dataset.settings, engine, finished, job);
       await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
       publish({ type: 'status', evaluationId: id, status: 'done' });
-    } catch (e) {
-      if (isAbortError(e) || signal.aborted) return; // pause or cancel recorded the status
-      if (e instanceof StaleRunError) return; // another writer owns this sweep
-      const message = e instanceof Error ? e.message : String(e);
-      await store.setEvaluationStatus(id, 'failed', message);
-      publish({ type: 'status', evaluationId: id, status: 'failed', error: message });
+      return;
     }
+    const essay = await this.essay(evaluation.haystack);
+    const sweep = runSweep(
+      evaluation.spec,
+      {
+        generator: engine,
+        tokenizer: engine.tokenizer,
+        contextWindow: engine.contextWindow,
+        essay,
+        signal,
+        onStep: ({ ordinal, chunk, chunks }) => {
+          const t = Date.now();
+          if (t - lastStep < interval && chunk < chunks) return;
+          lastStep = t;
+          publish({ type: 'step', evaluationId: id, ordinal, chunk, chunks });
+        },
+      },
+      finished,
+    );
+    for await (const result of sweep) {
+      const sample: EvaluationSampleRecord = { ...result, evaluationId: id, committedAt: Date.now() };
+      await store.commitEvaluationSample(sample);
+      job.stored();
+      publish({ type: 'sample', evaluationId: id, ordinal: result.ordinal });
+    }
+    await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
+    publish({ type: 'status', evaluationId: id, status: 'done' });
   }
 }
 
@@ -478,27 +427,4 @@ async function* textPieces(file: Blob, onBytes?: (bytes: number) => void): Async
   }
   const rest = decoder.decode();
   if (rest) yield rest;
-}
-
-let service: Promise<Evaluator> | undefined;
-
-/**
- * The worker's evaluator, made on first use: events go to every tab, and a
- * pause or cancel from another tab reaches the sweep this tab is reading.
- * Its engines open as a run's do (`openEngine`: the stored config and the server's stored key).
- */
-export function evaluationService(store: Promise<Store>, prompts: PromptLibrary | undefined, openEngine: EvaluatorDeps['createEngine']): Promise<Evaluator> {
-  service ??= store.then((s) => {
-    const channel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
-    const evaluator = new Evaluator({
-      store: s,
-      createEngine: openEngine,
-      publish: (event) => channel.postMessage(event),
-      withLock: (name, work) => navigator.locks.request(name, () => work()),
-      ...(prompts && { prompts }),
-    });
-    channel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
-    return evaluator;
-  });
-  return service;
 }

@@ -1,0 +1,330 @@
+import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
+import type { Tokenizer } from '../core/tokenizer';
+import type { DocumentRecord, Store, StoreTextOptions } from '../storage/db';
+import { DocumentGoneError, StorageError, StorageFullError } from '../storage/db';
+import type { RunEvent } from '../agent/events';
+import { mark } from '../jobs/marks';
+import { RequestError } from '../jobs/request-error';
+import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
+
+export interface LibraryDeps {
+  store: Store;
+  tokenizerFor(engineId: string): Promise<Tokenizer>;
+  /**
+   * The SHA-256 of a copy of `bytes`, made on another thread so that the bytes
+   * can be read meanwhile; undefined where that is not done (no such thread,
+   * or a file too large to hold twice).
+   */
+  hashBeside?(bytes: Uint8Array<ArrayBuffer>): Promise<string> | undefined;
+  /** Tells every tab that a document's record changed. */
+  publish(event: RunEvent): void;
+  /** Runs `work` holding lock `name`, waiting for it if another tab holds it. */
+  withLock?(name: string, work: () => Promise<void>): Promise<void>;
+  /** Runs `work` holding the lock if nobody holds it; false (and `work` not run) if someone does. */
+  tryLock?(name: string, work: () => Promise<void>): Promise<boolean>;
+  /** Texts longer than this (characters) are stored with an estimated count and counted afterwards; COUNT_AT_IMPORT_CHARS by default. */
+  countAtImportChars?: number;
+  /** Bytes this site uses and may use (navigator.storage.estimate), to refuse a book that cannot fit. */
+  estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
+  /** How texts are cut into parts and written (the Store's defaults otherwise). */
+  textStorage?: Pick<StoreTextOptions, 'partChars' | 'batchChars'>;
+}
+
+export interface IngestRequest {
+  /** Cut Project Gutenberg's header and footer (default true). */
+  stripGutenberg?: boolean;
+  onProgress?(progress: IngestProgress): void;
+  /**
+   * The document can be read: it is stored with the first part of its text,
+   * while the rest is still being written. The import's own promise settles
+   * once the whole text is stored (or nothing of it is left).
+   */
+  onUsable?(doc: DocumentRecord): void;
+}
+/**
+ * The books: imports them (any format, counted and stored in parts, usable
+ * before the whole text is written), keeps the text most recently used at
+ * hand, finishes counts left unfinished, and deletes a book with its runs.
+ */
+export class Library {
+  /** The text most recently imported or read: one book, held while it is likely to be read. */
+  private lastText: { id: string; text: string } | null = null;
+  /** Imports whose text is being written, by document id: they end with the whole text stored. */
+  private readonly imports = new Map<string, Promise<DocumentRecord>>();
+  /** Exact token counts of long books, made after they are stored. */
+  readonly counts: TokenCounts;
+  /** Told before a document is deleted: its readers stop first. */
+  private readonly deleting = new Set<(documentId: string) => Promise<void>>();
+
+  constructor(private readonly deps: LibraryDeps) {
+    this.counts = new TokenCounts(deps);
+  }
+
+  /** `listener` runs before each document is deleted (its runs stop reading it). */
+  onDelete(listener: (documentId: string) => Promise<void>): void {
+    this.deleting.add(listener);
+  }
+
+  /**
+   * A file → a stored document: read (any format), counted in the engine's
+   * tokens and stored with its structure, or refused with a message. The same
+   * bytes added again return the stored document without reading them again.
+   */
+  ingest(name: string, bytes: Uint8Array<ArrayBuffer>, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
+    return this.ingestOwned(name, { bytes }, engineId, request);
+  }
+
+  /**
+   * Reads the bytes the holder owns and lets go of them once they are text, so
+   * that a large book is held as bytes and text together only while it is
+   * decoded, not while it is counted and stored.
+   */
+  private async ingestOwned(
+    name: string,
+    holder: { bytes: Uint8Array<ArrayBuffer> | null },
+    engineId: string,
+    request: IngestRequest,
+  ): Promise<DocumentRecord> {
+    const { store } = this.deps;
+    const report = throttle(request.onProgress);
+    // Where the bytes can be hashed elsewhere, they are read meanwhile, and a file stored before is
+    // known once both are done; otherwise the hash comes first and such a file is not read at all.
+    mark('import-bytes');
+    const beside = this.deps.hashBeside?.(holder.bytes!);
+    const hash = beside ?? (await hashBytes(holder.bytes!));
+    if (!beside) {
+      const existing = await this.settledDocument(hash as string, request);
+      if (existing) return existing;
+    }
+    // How much room the browser grants is asked while the file is read.
+    const room = this.deps.estimateStorage?.().catch(() => undefined);
+    const options: IngestOptions = {
+      hash,
+      stripGutenberg: request.stripGutenberg ?? true,
+      // The bytes are this import's own: reading may rewrite them (see IngestOptions.consumeBytes).
+      consumeBytes: true,
+      onProgress: (p) => report({ stage: p.stage, fraction: 0.5 * p.fraction }),
+    };
+    const reading = ingestBytes(name, holder.bytes!, options);
+    holder.bytes = null;
+    if (beside) {
+      const sum = await beside.catch((e: unknown) => {
+        reading.catch(() => undefined);
+        throw e;
+      });
+      mark('import-hashed');
+      const existing = await this.settledDocument(sum, request);
+      if (existing) {
+        reading.catch(() => undefined);
+        return existing;
+      }
+    }
+    const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
+    mark('import-read');
+    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
+    // A long book is stored with an estimate and counted afterwards: reading can start at once.
+    const exact = doc.text.length <= (this.deps.countAtImportChars ?? COUNT_AT_IMPORT_CHARS);
+    const tokens = exact
+      ? countTokens(doc.text, tokenizer, (f) => report({ stage: 'Counting tokens', fraction: 0.5 + 0.4 * f }))
+      : estimateTokens(doc.text, tokenizer);
+    const storedFrom = exact ? 0.9 : 0.5;
+    mark('import-counted');
+    report({ stage: 'Storing', fraction: storedFrom });
+    const record: Omit<DocumentRecord, 'partChars' | 'importing'> = {
+      id: doc.hash,
+      name: doc.name,
+      bytes: doc.bytes,
+      encoding: doc.encoding,
+      chars: doc.text.length,
+      tokens,
+      ...(exact ? {} : { tokensEstimated: true as const }),
+      addedAt: Date.now(),
+      format: doc.format,
+      anchors: doc.anchors,
+    };
+    if (doc.pages !== undefined) record.pages = doc.pages;
+    if (doc.title) record.title = doc.title;
+    if (doc.stripped) record.stripped = { header: doc.stripped.header.length, footer: doc.stripped.footer.length };
+    let usable: DocumentRecord | null = null;
+    // One tab stores a book at a time: the same file added in two tabs at once is stored once.
+    const storing = this.holding(`memagent-import-${doc.hash}`, () =>
+      store.storeDocument(record, doc.text, doc.stripped, {
+        ...this.deps.textStorage,
+        onUsable: (d) => {
+          mark('import-usable');
+          usable = d;
+          this.lastText = { id: d.id, text: doc.text };
+          request.onUsable?.(d);
+        },
+        onProgress: (f) => report({ stage: 'Storing', fraction: storedFrom + (1 - storedFrom) * f }),
+      }),
+    );
+    this.imports.set(doc.hash, storing);
+    let stored: DocumentRecord;
+    try {
+      stored = await storing;
+    } catch (e) {
+      throw await this.importFailed(name, doc.hash, usable !== null, e);
+    } finally {
+      this.imports.delete(doc.hash);
+    }
+    report({ stage: 'Done', fraction: 1 });
+    if (!usable) request.onUsable?.(stored); // stored before by another tab: usable as it is
+    // Every tab: a book that was usable with part of its text stored is whole now.
+    else if ((usable as DocumentRecord).importing) this.deps.publish({ type: 'document', documentId: stored.id });
+    // A count that fails (the tab closing) leaves the estimate; the next start of the worker counts again.
+    if (stored.tokensEstimated && usable) void this.counts.count(stored.id, doc.text, tokenizer).catch(() => undefined);
+    return stored;
+  }
+
+  /** Runs `work` holding lock `name` where there are locks (one tab imports a book at a time). */
+  private async holding<T>(name: string, work: () => Promise<T>): Promise<T> {
+    if (!this.deps.withLock) return work();
+    let out: { value: T } | undefined;
+    await this.deps.withLock(name, async () => {
+      out = { value: await work() };
+    });
+    return out!.value;
+  }
+
+  /**
+   * A document already stored under this hash, once its import is over: a
+   * finished one at once, one still being imported (here or in another tab)
+   * when that import ends. An import that was cut short is removed, and
+   * undefined returned: the file is imported afresh.
+   */
+  private async settledDocument(hash: string, request: IngestRequest): Promise<DocumentRecord | undefined> {
+    const { store } = this.deps;
+    let existing = await store.getDocument(hash);
+    if (existing?.importing) {
+      const here = this.imports.get(hash);
+      if (here) {
+        request.onUsable?.(existing);
+        return here;
+      }
+      // Another tab may be importing it: wait for that import to end, then look again.
+      await this.holding(`memagent-import-${hash}`, async () => undefined);
+      existing = await store.getDocument(hash);
+      if (existing?.importing) {
+        await this.deleteDocument(hash);
+        existing = undefined;
+      }
+    }
+    if (!existing) return undefined;
+    if (existing.tokensEstimated) void this.counts.pending().catch(() => undefined);
+    request.onUsable?.(existing);
+    return existing;
+  }
+
+  /**
+   * An import that failed while storing: what it wrote is removed (with any
+   * run started on it meanwhile), and the error says so in words.
+   */
+  private async importFailed(name: string, id: string, wasUsable: boolean, e: unknown): Promise<unknown> {
+    let kept = '';
+    if (wasUsable) {
+      const removed = await this.deleteDocument(id).catch(() => null);
+      this.deps.publish({ type: 'document', documentId: id });
+      const runs = removed?.runs ?? 0;
+      kept = removed
+        ? ` Nothing of it was kept${runs ? `, and the read${runs > 1 ? 's' : ''} started on it ${runs > 1 ? 'were' : 'was'} removed` : ''}.`
+        : // The database is out of reach (closed by the browser): the next start of the app removes it.
+          ' What was stored of it is removed the next time the app opens.';
+    }
+    if (e instanceof DocumentGoneError) return new RequestError(`"${name}" was deleted before it was completely stored.`);
+    if (e instanceof StorageFullError) {
+      return new StorageFullError(
+        `"${name}" does not fit in this browser's storage. Delete documents you no longer need from the Library, ` +
+          `or free space for this site, then add it again.${kept}`,
+      );
+    }
+    if (e instanceof StorageError) return new StorageError(`${e.message}${kept}`, e.kind);
+    return e;
+  }
+
+  /**
+   * Removes what imports cut short left behind (a tab closed or crashed while
+   * a book was being stored): such a book is deleted with any run started on
+   * it, so that no book is ever left with part of its text. An import still
+   * going on in another tab holds its lock and is left alone.
+   */
+  async recoverImports(): Promise<number> {
+    let removed = 0;
+    for (const doc of await this.deps.store.listDocuments()) {
+      if (!doc.importing || this.imports.has(doc.id)) continue;
+      const free = this.deps.tryLock
+        ? await this.deps.tryLock(`memagent-import-${doc.id}`, async () => {
+            await this.deleteDocument(doc.id);
+          })
+        : (await this.deleteDocument(doc.id), true);
+      if (!free) continue;
+      removed++;
+      this.deps.publish({ type: 'document', documentId: doc.id });
+    }
+    return removed;
+  }
+
+  /**
+   * A document's text: the one just imported or read is kept here, so that a
+   * read started right after an import does not wait to load a long book again.
+   */
+  async text(documentId: string): Promise<string | undefined> {
+    if (this.lastText?.id === documentId) return this.lastText.text;
+    const text = await this.deps.store.readText(documentId);
+    if (text !== undefined) this.lastText = { id: documentId, text };
+    return text;
+  }
+
+  /**
+   * The whole text of a stored book, to read it. A book still being imported
+   * elsewhere is not whole yet: if that import was cut short, the book is
+   * removed (and undefined returned); if it is still going on, the person is
+   * asked to wait for it.
+   */
+  async bookText(doc: DocumentRecord): Promise<string | undefined> {
+    const text = await this.text(doc.id);
+    if (text !== undefined || !doc.importing) return text;
+    if (await this.recoverImports()) return undefined;
+    throw new RequestError(`"${doc.name}" is still being stored by another tab. Wait until its import has finished, then try again.`);
+  }
+
+  /** A picked file: a file too large is refused before its bytes are read into memory. */
+  async ingestFile(file: Blob & { name: string }, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
+    const refusal = sizeRefusal(file.name, file.size);
+    if (refusal) throw refusal;
+    mark('import-file', true);
+    request.onProgress?.({ stage: 'Reading the file', fraction: 0 });
+    return this.ingestOwned(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) }, engineId, request);
+  }
+
+  /** Refuses, before writing anything, a text that the browser's storage has no room for. */
+  private async checkRoom(name: string, bytes: number, estimate: { usage?: number; quota?: number } | undefined): Promise<void> {
+    if (!estimate?.quota) return;
+    const free = estimate.quota - (estimate.usage ?? 0);
+    if (bytes > free) {
+      const mb = (n: number) => `${Math.max(0, n / 1024 / 1024).toFixed(1)} MB`;
+      throw new StorageFullError(
+        `"${name}" needs about ${mb(bytes)} of storage, but this browser allows this site only ${mb(free)} more. ` +
+          'Delete documents you no longer need from the Library, or free space for this site, then add it again.',
+      );
+    }
+  }
+
+  /** Deletes a document with its runs, revisions and memories; runs still reading are stopped first. */
+  async deleteDocument(id: string): Promise<{ runs: number }> {
+    if (this.lastText?.id === id) this.lastText = null;
+    for (const listener of this.deleting) await listener(id);
+    return this.deps.store.deleteDocument(id);
+  }
+}
+
+/** Passes progress on when the stage changes or it moved by a percent: a 100 MB import sends ~100 messages, not millions. */
+function throttle(listener: IngestRequest['onProgress']): (p: IngestProgress) => void {
+  let last: IngestProgress | null = null;
+  return (p) => {
+    if (!listener) return;
+    if (last && last.stage === p.stage && p.fraction - last.fraction < 0.01 && p.fraction < 1) return;
+    last = p;
+    void Promise.resolve(listener(p)).catch(() => undefined);
+  };
+}

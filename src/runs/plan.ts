@@ -1,0 +1,124 @@
+import type { ChunkLists } from '../core/chunk-lists';
+import { planRead, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
+import { DEFAULT_TEMPLATES, type PromptTemplates, templateProblem } from '../core/prompts';
+import type { PlannedChunk } from '../core/read-reason';
+import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
+import { type EngineConfig, withoutSecrets } from '../engines/engine';
+import type { Library } from '../library/library';
+import type { RunRecord, RunSettings, Store } from '../storage/db';
+import type { EngineCache } from '../jobs/engines';
+import { RequestError } from '../jobs/request-error';
+import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
+
+/** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
+export interface RunRequest extends Partial<ReadSettings> {
+  documentId: string;
+  question: string;
+  engineId: string;
+  engineConfig?: EngineConfig;
+  /** The edited templates, read when `prompts` is 'custom' (or when no set is named). */
+  templates?: PromptTemplates;
+  /**
+   * The prompt set: 'auto' (nothing chosen: MemAgent (paper) for a model once
+   * its file is here), a set by name, or 'custom' for `templates`. Absent: the
+   * templates given, or this app's wording.
+   */
+  prompts?: PromptChoice;
+  /**
+   * Read only the chunks most relevant to the question (off when absent);
+   * follow names the memory finds, and with lookBack also to earlier chunks.
+   */
+  skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
+}
+
+export interface PlanDeps {
+  store: Store;
+  library: Library;
+  engines: EngineCache;
+  lists: ChunkLists;
+  prompts?: PromptLibrary;
+  newId?(): string;
+}
+
+/**
+ * Plans one run per question about one book, together, so that they share
+ * one chunk size and so one chunk list, cut once: the budget from the
+ * engine's window and the longest question, the prompt set, and for a skim
+ * the chunks it reads. Nothing is stored; a request that cannot work is
+ * refused in words.
+ */
+export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'question'>, questionList: readonly string[]): Promise<RunRecord[]> {
+  const questions = questionList.map((q) => q.trim());
+  if (questions.length === 0 || !questions[0]) throw new RequestError('Enter a question before reading: the memory keeps what helps answer it.');
+  const empty = questions.findIndex((q) => !q);
+  if (empty >= 0) throw new RequestError(`Question ${empty + 1} is empty: type a question there or remove it.`);
+  const asked = readSettings(request);
+  const wrong = readSettingsProblem(asked);
+  if (wrong) throw new RequestError(wrong.message);
+  const { store, library, engines } = deps;
+  const doc = await store.getDocument(request.documentId);
+  const text = doc && (await library.bookText(doc));
+  if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
+  const engine = await engines.open(request.engineId, request.engineConfig);
+  const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
+  const templates = { ...prompts.set.templates };
+  const problem = templateProblem(templates);
+  if (problem) throw new RequestError(problem);
+  const count = (s: string) => engine.tokenizer.count(s);
+  let settings: RunSettings;
+  try {
+    // The longest question sets the room left for chunks: every run then cuts the book the same way.
+    settings = planRead(asked, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens: Math.max(...questions.map(count)) });
+  } catch (e) {
+    throw new RequestError((e as Error).message);
+  }
+  const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
+  // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
+  // A skim ranks every chunk first, so it cuts the whole book before it starts.
+  const pipelined = !skim;
+  const allChunks = pipelined ? [] : deps.lists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: settings.chunkTokens }, text);
+  const index = skim ? new SkimIndex(text, allChunks) : null;
+  const runs: RunRecord[] = [];
+  const now = Date.now();
+  for (const question of questions) {
+    const chunks: PlannedChunk[] =
+      skim && index ? new SkimPlanner(index, question, skim).plan().map(({ index: i, reason }) => ({ ...allChunks[i]!, reason })) : [...allChunks];
+    runs.push({
+      id: deps.newId?.() ?? crypto.randomUUID(),
+      documentId: doc.id,
+      documentName: doc.name,
+      question,
+      engineId: request.engineId,
+      engineConfig: withoutSecrets(request.engineConfig),
+      settings,
+      templates,
+      prompts: prompts.record,
+      chunks,
+      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / settings.chunkTokens)) } } : {}),
+      ...(skim && request.skim
+        ? {
+            skim: {
+              ...skim,
+              followMemory: request.skim.followMemory,
+              ...(request.skim.followMemory && request.skim.lookBack ? { lookBack: true } : {}),
+              totalChunks: allChunks.length,
+            },
+          }
+        : {}),
+      status: 'running',
+      nextChunk: 0,
+      memory: prompts.set.initialMemory,
+      // Apart by a millisecond each, so that the list of runs (newest first) keeps the questions' order.
+      createdAt: now + (questions.length - 1 - runs.length),
+      updatedAt: now,
+    });
+  }
+  return runs;
+}
+
+/** The set a request asks for: a set by name, else 'custom' for edited templates, else this app's wording. */
+function promptChoice(request: Pick<RunRequest, 'prompts' | 'templates'>): PromptChoice {
+  if (request.prompts) return request.prompts;
+  const edited = request.templates && (request.templates.update !== DEFAULT_TEMPLATES.update || request.templates.final !== DEFAULT_TEMPLATES.final);
+  return edited ? 'custom' : 'app';
+}

@@ -1,0 +1,143 @@
+import type { RunEvent } from '../agent/events';
+import type { Library } from '../library/library';
+import type { FollowUpRecord, Store } from '../storage/db';
+import { ImportError, parseExport } from '../storage/export';
+import type { EngineCache } from '../jobs/engines';
+import { JobHost, type JobHostDeps } from '../jobs/host';
+import { mark } from '../jobs/marks';
+import { RequestError } from '../jobs/request-error';
+import { FollowUps } from './follow-up';
+import { planRuns, type RunRequest } from './plan';
+import type { PromptLibrary } from './prompt-files';
+import { RunReader } from './read';
+
+export interface RunsDeps {
+  store: Store;
+  library: Library;
+  engines: EngineCache;
+  publish(event: RunEvent): void;
+  /** Runs `work` holding the run's lock, waiting for it if another tab holds it. */
+  withLock?: JobHostDeps['withLock'];
+  newId?(): string;
+  /** The MemAgent prompt files; without it only this app's wording and edited templates can be used. */
+  prompts?: PromptLibrary;
+}
+
+/**
+ * The runs of this worker: each is planned and stored, then read as a job of
+ * the job host (one writer across tabs, stopped and resumed from storage), its
+ * revisions committed before anyone is told; finished runs answer follow-ups.
+ */
+export class Runs {
+  private readonly host: JobHost;
+  private readonly reader: RunReader;
+  private readonly followUps: FollowUps;
+
+  constructor(private readonly deps: RunsDeps) {
+    const { store, publish } = deps;
+    this.reader = new RunReader(deps);
+    this.followUps = new FollowUps({ ...deps, reader: this.reader });
+    this.host = new JobHost(
+      {
+        lockName: (id) => `memagent-run-${id}`,
+        status: async (id) => (await store.getRun(id))?.status,
+        setStatus: (id, status, error) => store.setRunStatus(id, status, error),
+        announce: (runId, status, error) => publish({ type: 'status', runId, status, ...(error !== undefined && { error }) }),
+        control: (runId, action) => publish({ type: 'control', runId, action }),
+        read: (id, job) => this.reader.read(id, job),
+        words: { noun: 'run', continuesFrom: 'its last saved revision' },
+      },
+      deps,
+    );
+    // A book being deleted: its runs stop reading here first.
+    deps.library.onDelete(async (documentId) => {
+      this.reader.forget(documentId);
+      for (const run of await store.listRuns()) if (run.documentId === documentId) this.host.abort(run.id);
+    });
+  }
+
+  /** Plans and stores a run, then starts reading; returns its id once stored. */
+  async start(request: RunRequest): Promise<string> {
+    return (await this.startMany(request, [request.question]))[0]!;
+  }
+
+  /**
+   * Several questions about one book: one run per question, planned together
+   * (planRuns). On an engine that serves one request at a time the runs take
+   * turns, a step each; on a server they are read at once. Returns the runs'
+   * ids, in the questions' order, once all are stored.
+   */
+  async startMany(request: Omit<RunRequest, 'question'>, questions: readonly string[]): Promise<string[]> {
+    mark('run-requested', true);
+    const { store } = this.deps;
+    const runs = await planRuns({ ...this.deps, lists: this.reader.lists }, request, questions);
+    const created: string[] = [];
+    try {
+      for (const run of runs) {
+        await store.createRun(run);
+        created.push(run.id);
+      }
+    } catch (e) {
+      // All the questions' runs or none: a read that could not store its last run leaves no other behind.
+      for (const id of created) await store.deleteRun(id).catch(() => undefined);
+      throw e;
+    }
+    mark('run-stored');
+    for (const run of runs) {
+      this.deps.publish({ type: 'status', runId: run.id, status: 'running' });
+      void this.host.execute(run.id);
+    }
+    return runs.map((r) => r.id);
+  }
+
+  /** Continues a paused, cancelled, failed or interrupted run from its next chunk. */
+  async resume(runId: string): Promise<void> {
+    if (!(await this.host.resume(runId))) throw new RequestError('That run is no longer stored.');
+  }
+
+  pause(runId: string): Promise<void> {
+    return this.host.pause(runId);
+  }
+
+  cancel(runId: string): Promise<void> {
+    return this.host.cancel(runId);
+  }
+
+  /** Resolves once the run's current reader here has stopped. */
+  settled(runId: string): Promise<void> {
+    return this.host.settled(runId);
+  }
+
+  /** Deletes a run with its revisions and memories (its document stays); a reader of it, here or in another tab, stops first. */
+  async deleteRun(runId: string): Promise<void> {
+    this.host.abort(runId);
+    this.deps.publish({ type: 'control', runId, action: 'cancel' });
+    await this.deps.store.deleteRun(runId);
+    // Other tabs re-read their lists on a status event; the run is no longer in storage.
+    this.deps.publish({ type: 'status', runId, status: 'cancelled' });
+  }
+
+  /**
+   * What another tab did. A pause or cancel stops the reader here. A run that
+   * starts reading there gets a standby here, waiting for the run's lock: if
+   * that tab closes or crashes, this one carries on from the next chunk.
+   */
+  handleControl(event: RunEvent): void {
+    if (event.type === 'control') this.host.abort(event.runId);
+    else if (event.type === 'status' && event.status === 'running') this.host.standBy(event.runId);
+  }
+
+  /** Answers a new question from a finished run's final memory, stored with the run (see FollowUps). */
+  async askFollowUp(runId: string, question: string, onToken?: (text: string) => void): Promise<FollowUpRecord> {
+    return this.followUps.ask(runId, question, onToken);
+  }
+
+  /** Validates a run export, then stores it whole; returns the run's id. */
+  async importRun(json: string): Promise<string> {
+    const { run, revisions, memories, followUps } = parseExport(json);
+    if (await this.deps.store.getRun(run.id)) throw new ImportError('This run is already in this browser; open it from the list of runs.');
+    await this.deps.store.importRun(run, revisions, memories, followUps);
+    this.deps.publish({ type: 'status', runId: run.id, status: run.status });
+    return run.id;
+  }
+}
