@@ -38,7 +38,7 @@ describe('a tab that dies in the middle of a run', () => {
       expect(stored.memory).toBe(k === 0 ? INITIAL_MEMORY : ref.memories[k - 1]);
 
       const commit = vi.spyOn(second.store, 'commitRevision');
-      await second.runner.resume(runId);
+      await second.runner.jobs.resume(runId);
       await second.log.status(runId, 'done');
       // The next tab read only what was left: chunks k..n-1, then the answer.
       expect(commit.mock.calls.map(([r]) => r.index)).toEqual(range(n).slice(k));
@@ -94,7 +94,7 @@ describe('two tabs on one run', () => {
     let runId = '';
     let paused: Promise<void> | undefined;
     a.log.onEvent = (e) => {
-      if (e.type === 'revision' && e.index === 1) paused ??= b.runner.pause(runId);
+      if (e.type === 'revision' && e.index === 1) paused ??= b.runner.jobs.pause(runId);
     };
     runId = await a.runner.start(request(doc.id));
     await b.log.status(runId, 'paused');
@@ -120,7 +120,7 @@ describe('Pause, Cancel and Delete', () => {
     let runId = '';
     let cancelled: Promise<void> | undefined;
     tab.log.onEvent = (e) => {
-      if (e.type === 'revision' && e.index === 2) cancelled ??= tab.runner.cancel(runId);
+      if (e.type === 'revision' && e.index === 2) cancelled ??= tab.runner.jobs.cancel(runId);
     };
     runId = await tab.runner.start(request(doc.id));
     await tab.log.status(runId, 'cancelled');
@@ -132,7 +132,7 @@ describe('Pause, Cancel and Delete', () => {
     expect(run.status).toBe('cancelled');
     expect(await indexes(reloaded, runId)).toEqual(range(run.nextChunk));
     expect(run.nextChunk).toBeGreaterThanOrEqual(3);
-    await reloaded.runner.resume(runId);
+    await reloaded.runner.jobs.resume(runId);
     await reloaded.log.status(runId, 'done');
     expect(await indexes(reloaded, runId)).toEqual(range(n));
     expect(await reloaded.store.getRun(runId)).toMatchObject({ status: 'done', answer: ref.run.answer });
@@ -147,7 +147,7 @@ describe('Pause, Cancel and Delete', () => {
     let gone = '';
     let cancelled: Promise<void> | undefined;
     tab.log.onEvent = (e) => {
-      if (e.type === 'revision' && e.runId === gone && e.index === 1) cancelled ??= tab.runner.cancel(gone);
+      if (e.type === 'revision' && e.runId === gone && e.index === 1) cancelled ??= tab.runner.jobs.cancel(gone);
     };
     gone = await tab.runner.start(request(doc.id, { question: 'Who made the creature?' }));
     await tab.log.status(gone, 'cancelled');

@@ -85,7 +85,7 @@ describe('a version 1 database', () => {
       expect(k).toBeLessThan(paused.chunks.length);
 
       const tab = await openTab(dbName);
-      await tab.runner.resume(paused.id);
+      await tab.runner.jobs.resume(paused.id);
       await tab.log.status(paused.id, 'done');
       const n = paused.chunks.length;
       expect(tab.log.revisions(paused.id)).toEqual(range(n).slice(k));
@@ -315,7 +315,7 @@ describe('a version 4 database', () => {
     expect(k).toBeLessThan(n);
 
     const tab = await openTab(dbName);
-    await tab.runner.resume(paused.id);
+    await tab.runner.jobs.resume(paused.id);
     await tab.log.status(paused.id, 'done');
     expect(tab.log.revisions(paused.id)).toEqual(range(n).slice(k));
     const finished = (await tab.store.getRun(paused.id))!;

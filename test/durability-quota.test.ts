@@ -113,7 +113,7 @@ describe('a full disk', () => {
     expect(await memories(tab.store, runId)).toEqual(ref.memories.slice(0, k));
     expect(run.memory).toBe(ref.memories[k - 1]);
 
-    await tab.runner.resume(runId);
+    await tab.runner.jobs.resume(runId);
     await tab.log.status(runId, 'done');
     const done = (await tab.store.getRun(runId))!;
     expect(done).toMatchObject({ status: 'done', nextChunk: n, answer: ref.run.answer });
@@ -141,7 +141,7 @@ describe('a full disk', () => {
 
     // The page is reloaded after space was freed: the run is resumed from where storage has it.
     const reloaded = await openTab(dbName);
-    await reloaded.runner.resume(runId);
+    await reloaded.runner.jobs.resume(runId);
     await reloaded.log.status(runId, 'done');
     expect(await reloaded.store.getRun(runId)).toMatchObject({ status: 'done', nextChunk: n, answer: ref.run.answer });
     expect((await reloaded.store.listRevisions(runId)).map((r) => r.index)).toEqual(range(n));
@@ -162,7 +162,7 @@ describe('a full disk', () => {
     expect(run.answer).toBeUndefined();
 
     const before = tab.engine.calls;
-    await tab.runner.resume(runId);
+    await tab.runner.jobs.resume(runId);
     await tab.log.status(runId, 'done');
     expect(tab.engine.calls - before).toBe(1); // the answer step, no chunk read again
     expect(await tab.store.getRun(runId)).toMatchObject({ status: 'done', answer: ref.run.answer });

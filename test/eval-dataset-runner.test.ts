@@ -217,7 +217,7 @@ describe('Evaluator with dataset files', () => {
     expect(before.length).toBeLessThan(4);
 
     const second = evaluator(store);
-    await second.evaluator.resume(id);
+    await second.evaluator.jobs.resume(id);
     await second.finished(id);
     expect((await store.listDatasetSamples(id)).map((s) => s.ordinal)).toEqual([0, 1, 2, 3]);
     expect(second.events.flatMap((ev) => (ev.type === 'sample' ? [ev.ordinal] : []))).toEqual([0, 1, 2, 3].filter((o) => !before.includes(o)));

@@ -131,7 +131,7 @@ describe('Evaluator with the IndexedDB store', () => {
 
     // A reload: a new worker finds the sweep still running and carries on.
     const second = evaluator(store);
-    await second.evaluator.resume(id);
+    await second.evaluator.jobs.resume(id);
     await second.log.finished(id);
     expect(second.log.samples(id)).toEqual([2, 3]);
     expect(await store.listEvaluationOrdinals(id)).toEqual([0, 1, 2, 3]);
@@ -139,7 +139,7 @@ describe('Evaluator with the IndexedDB store', () => {
 
     // The old reader wakes up and finds its sample stored already: nothing is written twice.
     gated.open();
-    await first.evaluator.settled(id);
+    await first.evaluator.jobs.settled(id);
     expect(first.log.samples(id)).toEqual([0, 1]);
     expect((await store.getEvaluation(id))!.completed).toBe(4);
   });
@@ -151,11 +151,11 @@ describe('Evaluator with the IndexedDB store', () => {
     const { evaluator: e, log } = evaluator(store, gated);
     const id = await e.start(request());
     await gated.held;
-    await e.pause(id);
+    await e.jobs.pause(id);
     gated.open();
-    await e.settled(id);
+    await e.jobs.settled(id);
     expect((await store.getEvaluation(id))!).toMatchObject({ status: 'paused', completed: 1 });
-    await e.resume(id);
+    await e.jobs.resume(id);
     await log.finished(id);
     expect(await store.listEvaluationOrdinals(id)).toEqual([0, 1, 2, 3]);
     expect(log.events).toContainEqual({ type: 'control', evaluationId: id, action: 'pause' });

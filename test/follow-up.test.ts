@@ -141,7 +141,7 @@ describe('follow-up questions', () => {
     // The engine is busy reading for that run.
     await until(() => engine.calls.length > 0 && engine.gate !== null);
     await expect(runner.askFollowUp(runId, FOLLOW_UP)).rejects.toThrow(`The engine is busy reading for "${QUESTION}"`);
-    await runner.pause(reading);
+    await runner.jobs.pause(reading);
     engine.gate = null;
     engine.failWith = new Error('The model server did not answer (HTTP 503).');
     // The paused step lets go of the engine at its next await.

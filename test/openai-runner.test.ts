@@ -57,12 +57,12 @@ describe('runs against an OpenAI-compatible server', () => {
     const first = parts().runner;
     const id = await first.start({ documentId: doc.id, question: QUESTION, engineId: 'openai', engineConfig: config, chunkTokens: 1000, memoryTokens: 256 });
     await held;
-    await first.pause(id);
+    await first.jobs.pause(id);
     server.release();
     expect((await settled(id)).status).toBe('paused');
 
     // Another runner, as after a reload: it knows the run only from storage.
-    await parts().runner.resume(id);
+    await parts().runner.jobs.resume(id);
     const run = await settled(id);
     expect(run.status).toBe('done');
     expect(run.answer).toContain('4829137');

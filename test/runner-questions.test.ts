@@ -117,7 +117,7 @@ describe('several questions about one book', () => {
     const { store, events, runner, doc, ended } = await setup(engine);
     const [a, b] = (await runner.startMany(request(doc.id), QUESTIONS)) as [string, string];
     await until(() => events.filter((e) => e.type === 'revision' && e.runId === b).length >= 3);
-    await runner.pause(b);
+    await runner.jobs.pause(b);
     await ended(a);
     const paused = (await store.getRun(b))!;
     const done = (await store.getRun(a))!;
@@ -126,7 +126,7 @@ describe('several questions about one book', () => {
     expect(paused.nextChunk).toBeGreaterThanOrEqual(3);
     expect(paused.nextChunk).toBeLessThan(done.chunks.length);
 
-    await runner.resume(b);
+    await runner.jobs.resume(b);
     await ended(b);
     const resumed = (await store.getRun(b))!;
     expect(resumed.status).toBe('done');

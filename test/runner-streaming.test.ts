@@ -78,7 +78,7 @@ describe('the memory being written streams to every tab', () => {
       memoryTokens: 256,
     });
     await until(() => events.some((e) => e.type === 'writing'));
-    await runner.pause(runId);
+    await runner.jobs.pause(runId);
     const pausedAt = events.length;
     await new Promise((r) => setTimeout(r, 300));
     expect(events.slice(pausedAt).filter((e) => e.type === 'writing' || e.type === 'revision')).toEqual([]);

@@ -160,7 +160,7 @@ describe('Runner with the IndexedDB store', () => {
     const doc = await library.ingest('book.txt', fileBytes, 'extractive');
     const runId = await runner.start(request(doc.id));
     await engine.held;
-    await runner.pause(runId);
+    await runner.jobs.pause(runId);
     engine.open(); // the held step now finishes, after the pause
     expect(await engine.settled).toMatchObject({ name: 'AbortError' });
     await new Promise((r) => setTimeout(r, 20)); // room for a wrongful commit to land
@@ -169,7 +169,7 @@ describe('Runner with the IndexedDB store', () => {
     expect(run).toMatchObject({ status: 'paused', nextChunk: k });
     expect((await store.listRevisions(runId)).map((r) => r.index)).toEqual(range(k));
 
-    await runner.resume(runId);
+    await runner.jobs.resume(runId);
     await log.done(runId);
     run = (await store.getRun(runId))!;
     expect(run.status).toBe('done');

@@ -107,7 +107,7 @@ describe('the runner with a GPU engine', () => {
     expect(engine.recovered).toEqual([1, 2, 3]);
     expect((await store.getRun(runId))!.nextChunk).toBe(1);
     stopped = settled();
-    await runner.resume(runId);
+    await runner.jobs.resume(runId);
     expect(await stopped).toMatchObject({ status: 'done' });
     expect((await store.getRun(runId))!.error).toBeUndefined();
   });

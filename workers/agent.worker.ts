@@ -65,7 +65,7 @@ const house = store.then(async (s) => {
   return { library, runs, evaluator };
 });
 const library = house.then((h) => h.library);
-const runner = house.then((h) => h.runs);
+const runs = house.then((h) => h.runs);
 const sweeps = house.then((h) => h.evaluator);
 
 // A book whose count a closed tab left unfinished is counted now.
@@ -78,8 +78,8 @@ void library.then((l) => l.counts.pending()).catch(() => undefined);
  */
 async function resumeInterrupted(): Promise<void> {
   const [{ runs, evaluator }, s] = await Promise.all([house, store]);
-  for (const run of await s.listRuns()) if (run.status === 'running') void runs.resume(run.id).catch(() => undefined);
-  for (const sweep of await s.listEvaluations()) if (sweep.status === 'running') void evaluator.resume(sweep.id).catch(() => undefined);
+  for (const run of await s.listRuns()) if (run.status === 'running') void runs.jobs.resume(run.id).catch(() => undefined);
+  for (const sweep of await s.listEvaluations()) if (sweep.status === 'running') void evaluator.jobs.resume(sweep.id).catch(() => undefined);
 }
 void resumeInterrupted().catch(() => undefined);
 
@@ -118,25 +118,25 @@ const api: AgentApi = {
       }),
     ),
   deleteDocument: (id: string) => attempt(async () => (await library).deleteDocument(id)),
-  startRun: (request: RunRequest) => attempt(async () => (await runner).start(request)),
+  startRun: (request: RunRequest) => attempt(async () => (await runs).start(request)),
   /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
-  startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runner).startMany(request, questions)),
-  resumeRun: (runId: string) => attempt(async () => (await runner).resume(runId)),
-  pauseRun: (runId: string) => attempt(async () => (await runner).pause(runId)),
-  cancelRun: (runId: string) => attempt(async () => (await runner).cancel(runId)),
-  deleteRun: (runId: string) => attempt(async () => (await runner).deleteRun(runId)),
+  startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runs).startMany(request, questions)),
+  resumeRun: (runId: string) => attempt(async () => (await runs).jobs.resume(runId)),
+  pauseRun: (runId: string) => attempt(async () => (await runs).jobs.pause(runId)),
+  cancelRun: (runId: string) => attempt(async () => (await runs).jobs.cancel(runId)),
+  deleteRun: (runId: string) => attempt(async () => (await runs).deleteRun(runId)),
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` (a Comlink.proxy) sees the reply so far. */
   askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
     attempt(async () =>
-      (await runner).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined))),
+      (await runs).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined))),
     ),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
     attempt(async () => (await sweeps).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
-  resumeEvaluation: (id: string) => attempt(async () => (await sweeps).resume(id)),
-  pauseEvaluation: (id: string) => attempt(async () => (await sweeps).pause(id)),
-  cancelEvaluation: (id: string) => attempt(async () => (await sweeps).cancel(id)),
-  importRun: (json: string) => attempt(async () => (await runner).importRun(json)),
+  resumeEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.resume(id)),
+  pauseEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.pause(id)),
+  cancelEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.cancel(id)),
+  importRun: (json: string) => attempt(async () => (await runs).importRun(json)),
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer: (config: EngineConfig, apiKey?: string) =>
     attempt(async () => {

@@ -3,6 +3,7 @@ import type { Engine, EngineConfig } from '../engines/engine';
 import { StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import type { JobStatus } from '../storage/schema';
 import type { EngineCache } from './engines';
+import { RequestError } from './request-error';
 
 /**
  * What one kind of job (a run, an evaluation sweep) tells the host: where its
@@ -88,16 +89,20 @@ export class JobHost {
     return done;
   }
 
-  /** Continues a paused, cancelled, failed or interrupted job from where storage says; false if it is not stored. */
-  async resume(id: string): Promise<boolean> {
-    const status = await this.kind.status(id);
-    if (status === undefined) return false;
-    if (status === 'done') return true;
-    if (status !== 'running') await this.kind.setStatus(id, 'running');
-    // Told even when storage already said running (a pause whose write did not fit): every tab shows it going again.
+  /** A job just stored as running: every tab hears of it, and this tab reads it. */
+  begin(id: string): void {
     this.kind.announce(id, 'running');
     void this.execute(id);
-    return true;
+  }
+
+  /** Continues a paused, cancelled, failed or interrupted job from where storage says (its next chunk, its next sample). */
+  async resume(id: string): Promise<void> {
+    const status = await this.kind.status(id);
+    if (status === undefined) throw new RequestError(`That ${this.kind.words.noun} is no longer stored.`);
+    if (status === 'done') return;
+    if (status !== 'running') await this.kind.setStatus(id, 'running');
+    // Told even when storage already said running (a pause whose write did not fit): every tab shows it going again.
+    this.begin(id);
   }
 
   pause(id: string): Promise<void> {

@@ -95,12 +95,13 @@ const QUESTION_TOKENS_BOUND = 96;
  * transaction, so that a reload resumes from the next unfinished sample.
  */
 export class Evaluator {
-  private readonly host: JobHost;
+  /** Each sweep's life: start, pause, resume, cancel (see JobHost). */
+  readonly jobs: JobHost;
   private readonly haystacks = new Map<string, Haystack>();
 
   constructor(private readonly deps: EvaluatorDeps) {
     const { store, publish } = deps;
-    this.host = new JobHost(
+    this.jobs = new JobHost(
       {
         lockName: (id) => `memagent-evaluation-${id}`,
         status: async (id) => (await store.getEvaluation(id))?.status,
@@ -178,8 +179,7 @@ export class Evaluator {
     };
     if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
     await store.createEvaluation(evaluation);
-    this.deps.publish({ type: 'status', evaluationId: evaluation.id, status: 'running' });
-    void this.host.execute(evaluation.id);
+    this.jobs.begin(evaluation.id);
     return evaluation.id;
   }
 
@@ -285,22 +285,8 @@ export class Evaluator {
     };
     if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
     await store.createEvaluation(evaluation);
-    this.deps.publish({ type: 'status', evaluationId: id, status: 'running' });
-    void this.host.execute(id);
+    this.jobs.begin(id);
     return id;
-  }
-
-  /** Continues a paused, cancelled, failed or interrupted sweep from its next unfinished sample. */
-  async resume(id: string): Promise<void> {
-    if (!(await this.host.resume(id))) throw new RequestError('That evaluation is no longer stored.');
-  }
-
-  pause(id: string): Promise<void> {
-    return this.host.pause(id);
-  }
-
-  cancel(id: string): Promise<void> {
-    return this.host.cancel(id);
   }
 
   /**
@@ -309,14 +295,11 @@ export class Evaluator {
    * next sample if that tab closes or crashes.
    */
   handleControl(event: EvaluationEvent): void {
-    if (event.type === 'control') this.host.abort(event.evaluationId);
-    else if (event.type === 'status' && event.status === 'running') this.host.standBy(event.evaluationId);
+    if (event.type === 'control') this.jobs.abort(event.evaluationId);
+    else if (event.type === 'status' && event.status === 'running') this.jobs.standBy(event.evaluationId);
   }
 
-  /** Resolves once the sweep's current reading here has stopped (at once if none is going). */
-  settled(id: string): Promise<void> {
-    return this.host.settled(id);
-  }
+
 
   private async essay(source: EvaluationHaystack): Promise<Haystack> {
     if (source.kind === 'generated') return generatedEssay();

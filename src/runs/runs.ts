@@ -5,7 +5,6 @@ import { ImportError, parseExport } from '../storage/export';
 import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
 import { mark } from '../jobs/marks';
-import { RequestError } from '../jobs/request-error';
 import { FollowUps } from './follow-up';
 import { planRuns, type RunRequest } from './plan';
 import type { PromptLibrary } from './prompt-files';
@@ -29,7 +28,8 @@ export interface RunsDeps {
  * revisions committed before anyone is told; finished runs answer follow-ups.
  */
 export class Runs {
-  private readonly host: JobHost;
+  /** Each run's life: start, pause, resume, cancel (see JobHost). */
+  readonly jobs: JobHost;
   private readonly reader: RunReader;
   private readonly followUps: FollowUps;
 
@@ -37,7 +37,7 @@ export class Runs {
     const { store, publish } = deps;
     this.reader = new RunReader(deps);
     this.followUps = new FollowUps({ ...deps, reader: this.reader });
-    this.host = new JobHost(
+    this.jobs = new JobHost(
       {
         lockName: (id) => `memagent-run-${id}`,
         status: async (id) => (await store.getRun(id))?.status,
@@ -52,7 +52,7 @@ export class Runs {
     // A book being deleted: its runs stop reading here first.
     deps.library.onDelete(async (documentId) => {
       this.reader.forget(documentId);
-      for (const run of await store.listRuns()) if (run.documentId === documentId) this.host.abort(run.id);
+      for (const run of await store.listRuns()) if (run.documentId === documentId) this.jobs.abort(run.id);
     });
   }
 
@@ -83,34 +83,13 @@ export class Runs {
       throw e;
     }
     mark('run-stored');
-    for (const run of runs) {
-      this.deps.publish({ type: 'status', runId: run.id, status: 'running' });
-      void this.host.execute(run.id);
-    }
+    for (const run of runs) this.jobs.begin(run.id);
     return runs.map((r) => r.id);
-  }
-
-  /** Continues a paused, cancelled, failed or interrupted run from its next chunk. */
-  async resume(runId: string): Promise<void> {
-    if (!(await this.host.resume(runId))) throw new RequestError('That run is no longer stored.');
-  }
-
-  pause(runId: string): Promise<void> {
-    return this.host.pause(runId);
-  }
-
-  cancel(runId: string): Promise<void> {
-    return this.host.cancel(runId);
-  }
-
-  /** Resolves once the run's current reader here has stopped. */
-  settled(runId: string): Promise<void> {
-    return this.host.settled(runId);
   }
 
   /** Deletes a run with its revisions and memories (its document stays); a reader of it, here or in another tab, stops first. */
   async deleteRun(runId: string): Promise<void> {
-    this.host.abort(runId);
+    this.jobs.abort(runId);
     this.deps.publish({ type: 'control', runId, action: 'cancel' });
     await this.deps.store.deleteRun(runId);
     // Other tabs re-read their lists on a status event; the run is no longer in storage.
@@ -123,8 +102,8 @@ export class Runs {
    * that tab closes or crashes, this one carries on from the next chunk.
    */
   handleControl(event: RunEvent): void {
-    if (event.type === 'control') this.host.abort(event.runId);
-    else if (event.type === 'status' && event.status === 'running') this.host.standBy(event.runId);
+    if (event.type === 'control') this.jobs.abort(event.runId);
+    else if (event.type === 'status' && event.status === 'running') this.jobs.standBy(event.runId);
   }
 
   /** Answers a new question from a finished run's final memory, stored with the run (see FollowUps). */

@@ -6,6 +6,7 @@ import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
 import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
+import { JobControls, JobStopAlert } from './JobControls';
 
 interface Props {
   run: RunRecord;
@@ -56,34 +57,15 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
           {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
         </p>
       </div>
-      <div className="controls">
-        {run.status === 'running' && (
-          <button type="button" onClick={onPause}>
-            {t('run.pause')}
-          </button>
-        )}
-        {(run.status === 'paused' || run.status === 'cancelled' || run.status === 'failed') && (
-          <button type="button" onClick={onResume}>
-            {t('run.resume')}
-          </button>
-        )}
-        {(run.status === 'running' || run.status === 'paused') && (
-          <button type="button" onClick={onCancel}>
-            {t('run.cancel')}
-          </button>
-        )}
+      <JobControls status={run.status} onPause={onPause} onResume={onResume} onCancel={onCancel}>
         {run.status !== 'running' && onDelete && <RunDelete key={run.id} run={run} revisions={read} onDelete={onDelete} />}
-      </div>
-      {run.status === 'paused' && run.error && (
-        <p role="alert" className="error">
-          {t('run.pausedBy', { error: run.error })}
-        </p>
-      )}
-      {run.status === 'failed' && (
-        <p role="alert" className="error">
-          {t('run.stopped', { error: run.error, chunk: run.nextChunk + 1 })}
-        </p>
-      )}
+      </JobControls>
+      <JobStopAlert
+        status={run.status}
+        error={run.error}
+        paused={t('run.pausedBy', { error: run.error })}
+        failed={t('run.stopped', { error: run.error, chunk: run.nextChunk + 1 })}
+      />
       {run.status === 'running' && writing && (
         <section aria-label={t('run.writingRegion')} className="pane writing">
           <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { type DocumentRecord, type RevisionRecord, type RunRecord, type RunStatus, store } from './data';
+import { type DocumentRecord, type RevisionRecord, type RunRecord, store } from './data';
+import { type HeardStop, heardStop, StoredView, withHeardStop } from './stored-view';
 import { onRunEvent } from './client';
 
 export interface RunView {
@@ -24,27 +25,16 @@ export function useRun(runId: string | null): RunView {
       setView({ run: null, revisions: [], book: null, writing: null });
       return;
     }
-    let alive = true;
     let revisions: RevisionRecord[] = [];
     let book: DocumentRecord | null = null;
     let bookChanged = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let loading = false;
-    let again = false;
-    // A stop whose own write did not fit (storage full) is known only from its event; shown until storage moves on.
-    let stopped: { status: RunStatus; error: string } | null = null;
+    let stopped: HeardStop | null = null;
 
-    const refresh = async () => {
-      if (loading) {
-        again = true;
-        return;
-      }
-      loading = true;
+    const view = new StoredView(async () => {
       let run: RunRecord | null;
       try {
         const s = await store;
-        const stored = (await s.getRun(runId)) ?? null;
-        run = stored && stopped && stored.status === 'running' ? { ...stored, ...stopped } : stored;
+        run = withHeardStop((await s.getRun(runId)) ?? null, stopped);
         const fresh = await s.listRevisionsFrom(runId, revisions.length);
         if (run && (book === null || bookChanged)) {
           bookChanged = false;
@@ -53,15 +43,9 @@ export function useRun(runId: string | null): RunView {
         if (fresh.length) revisions = [...revisions, ...fresh];
       } catch {
         return; // storage out of reach (the page says so); the next event tries again
-      } finally {
-        loading = false;
       }
-      if (alive) setView((v) => ({ run, revisions, book, writing: v.writing && v.writing.index >= revisions.length ? v.writing : null }));
-      if (again && alive) {
-        again = false;
-        void refresh();
-      }
-    };
+      if (view.open) setView((v) => ({ run, revisions, book, writing: v.writing && v.writing.index >= revisions.length ? v.writing : null }));
+    });
 
     const unsubscribe = onRunEvent((event) => {
       if (event.type === 'document') {
@@ -74,18 +58,14 @@ export function useRun(runId: string | null): RunView {
         const { index, text: written } = event;
         return setView((v) => ({ ...v, writing: { index, text: written } }));
       } else if (event.type === 'status') {
-        stopped = event.error && event.status !== 'running' ? { status: event.status, error: event.error } : null;
+        stopped = heardStop(event);
       }
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        void refresh();
-      }, 30);
+      view.soon();
     });
-    void refresh();
+    void view.refresh();
     return () => {
-      alive = false;
+      view.close();
       unsubscribe();
-      if (timer) clearTimeout(timer);
     };
   }, [runId]);
 

@@ -14,6 +14,7 @@ import { DatasetResults } from './DatasetResults';
 import { ResultsTable } from './ResultsTable';
 import type { Step } from './useEvaluation';
 import { ProgressBar } from '../ProgressBar';
+import { JobControls, JobStopAlert } from '../JobControls';
 
 interface Props {
   evaluation: EvaluationRecord;
@@ -104,28 +105,13 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
           {evaluation.status === 'running' && step ? ` · ${t('evaluate.step', { n: step.ordinal + 1, chunk: step.chunk, chunks: step.chunks })}` : ''}
         </p>
       </div>
-      <div className="controls">
-        {evaluation.status === 'running' && (
-          <button type="button" onClick={onPause}>
-            {t('run.pause')}
-          </button>
-        )}
-        {(evaluation.status === 'paused' || evaluation.status === 'cancelled' || evaluation.status === 'failed') && (
-          <button type="button" onClick={onResume}>
-            {t('run.resume')}
-          </button>
-        )}
-        {(evaluation.status === 'running' || evaluation.status === 'paused') && (
-          <button type="button" onClick={onCancel}>
-            {t('run.cancel')}
-          </button>
-        )}
-      </div>
-      {evaluation.status === 'failed' && (
-        <p role="alert" className="error">
-          {t('evaluate.stopped', { error: evaluation.error, n: done + 1 })}
-        </p>
-      )}
+      <JobControls status={evaluation.status} onPause={onPause} onResume={onResume} onCancel={onCancel} />
+      <JobStopAlert
+        status={evaluation.status}
+        error={evaluation.error}
+        paused={t('evaluate.pausedBy', { error: evaluation.error })}
+        failed={t('evaluate.stopped', { error: evaluation.error, n: done + 1 })}
+      />
       {dataset ? (
         <DatasetResults files={files} />
       ) : (

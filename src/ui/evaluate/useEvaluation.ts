@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { type DatasetSampleRecord, type EvaluationRecord, type EvaluationSampleRecord, store } from '../data';
 import { onEvaluationEvent } from './events';
+import { type HeardStop, heardStop, StoredView, withHeardStop } from '../stored-view';
 
 export interface Step {
   ordinal: number;
@@ -28,39 +29,31 @@ export function useEvaluation(id: string | null): EvaluationView {
   useEffect(() => {
     setView({ evaluation: null, samples: [], items: [], step: null });
     if (!id) return;
-    let alive = true;
     let samples: EvaluationSampleRecord[] = [];
     let items: DatasetSampleRecord[] = [];
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let loading = false;
-    let again = false;
+    let stopped: HeardStop | null = null;
 
-    const refresh = async () => {
-      if (loading) {
-        again = true;
-        return;
-      }
-      loading = true;
-      const s = await store;
-      const evaluation = (await s.getEvaluation(id)) ?? null;
+    const view = new StoredView(async () => {
+      let evaluation: EvaluationRecord | null;
       let last: number;
-      if (evaluation?.dataset) {
-        const fresh = await s.listDatasetSamples(id, items.length ? items[items.length - 1]!.ordinal + 1 : 0);
-        if (fresh.length) items = [...items, ...fresh];
-        last = items.length ? items[items.length - 1]!.ordinal : -1;
-      } else {
-        const fresh = await s.listEvaluationSamples(id, samples.length ? samples[samples.length - 1]!.ordinal + 1 : 0);
-        if (fresh.length) samples = [...samples, ...fresh];
-        last = samples.length ? samples[samples.length - 1]!.ordinal : -1;
+      try {
+        const s = await store;
+        evaluation = withHeardStop((await s.getEvaluation(id)) ?? null, stopped);
+        if (evaluation?.dataset) {
+          const fresh = await s.listDatasetSamples(id, items.length ? items[items.length - 1]!.ordinal + 1 : 0);
+          if (fresh.length) items = [...items, ...fresh];
+          last = items.length ? items[items.length - 1]!.ordinal : -1;
+        } else {
+          const fresh = await s.listEvaluationSamples(id, samples.length ? samples[samples.length - 1]!.ordinal + 1 : 0);
+          if (fresh.length) samples = [...samples, ...fresh];
+          last = samples.length ? samples[samples.length - 1]!.ordinal : -1;
+        }
+      } catch {
+        return; // storage out of reach (the page says so); the next event tries again
       }
-      loading = false;
       // A step of a sample that is now stored is over.
-      if (alive) setView((v) => ({ evaluation, samples, items, step: v.step && v.step.ordinal > last ? v.step : null }));
-      if (again && alive) {
-        again = false;
-        void refresh();
-      }
-    };
+      if (view.open) setView((v) => ({ evaluation, samples, items, step: v.step && v.step.ordinal > last ? v.step : null }));
+    });
 
     const unsubscribe = onEvaluationEvent((event) => {
       if (event.evaluationId !== id || event.type === 'control') return;
@@ -68,16 +61,13 @@ export function useEvaluation(id: string | null): EvaluationView {
         setView((v) => ({ ...v, step: { ordinal: event.ordinal, chunk: event.chunk, chunks: event.chunks } }));
         return;
       }
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        void refresh();
-      }, 30);
+      if (event.type === 'status') stopped = heardStop(event);
+      view.soon();
     });
-    void refresh();
+    void view.refresh();
     return () => {
-      alive = false;
+      view.close();
       unsubscribe();
-      if (timer) clearTimeout(timer);
     };
   }, [id]);
 

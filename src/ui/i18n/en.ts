@@ -521,6 +521,7 @@ export const en = {
     status: { running: 'Running', paused: 'Paused', cancelled: 'Cancelled', done: 'Done', failed: 'Stopped by an error' },
     step: 'sample {{n}}: chunk {{chunk}} of {{chunks}}',
     stopped: 'The evaluation stopped: {{error}} Fix the cause, then press Resume to continue from sample {{n}}.',
+    pausedBy: 'The evaluation is paused: {{error}}',
     exportCsv: 'Export CSV',
   },
   results: {

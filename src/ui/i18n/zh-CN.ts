@@ -510,6 +510,7 @@ export const zhCN: Messages = {
     status: { running: '运行中', paused: '已暂停', cancelled: '已取消', done: '完成', failed: '因错误而停止' },
     step: '样本 {{n}}：第 {{chunk}} / {{chunks}} 块',
     stopped: '评估已停止：{{error}} 排除原因后，按“继续”从样本 {{n}} 接着运行。',
+    pausedBy: '评估已暂停：{{error}}',
     exportCsv: '导出 CSV',
   },
   results: {
