@@ -2,7 +2,6 @@ import { BudgetError } from '../core/budget';
 import { planRead, readSettingsProblem } from '../core/plan';
 import { type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
-import { DatasetError, readDataset } from '../eval/dataset';
 import { promptsUsed } from '../eval/dataset-report';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
@@ -22,6 +21,7 @@ import type { EvaluationEvent } from '../agent/events';
 import type { EngineCache } from '../jobs/engines';
 import { type JobContext, JobHost, type JobHostDeps } from '../jobs/host';
 import { RequestError } from '../jobs/request-error';
+import { storeDatasetFiles } from './dataset-files';
 import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
 
 export interface EvaluationRequest {
@@ -165,22 +165,10 @@ export class Evaluator {
         throw e;
       }
     }
-    const now = Date.now();
-    const evaluation: EvaluationRecord = {
-      id: this.deps.newId?.() ?? crypto.randomUUID(),
-      engineId: request.engineId,
-      haystack,
-      spec,
-      total: planSweep(spec).length,
-      completed: 0,
-      status: 'running',
-      createdAt: now,
-      updatedAt: now,
-    };
-    if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
-    await store.createEvaluation(evaluation);
-    this.jobs.begin(evaluation.id);
-    return evaluation.id;
+    return this.create(
+      { id: this.deps.newId?.() ?? crypto.randomUUID(), engineId: request.engineId, haystack, spec, total: planSweep(spec).length },
+      engineConfig,
+    );
   }
 
   /**
@@ -222,71 +210,39 @@ export class Evaluator {
     }
 
     const id = this.deps.newId?.() ?? crypto.randomUUID();
-    const files: NonNullable<EvaluationRecord['dataset']>['files'] = [];
-    let ordinal = 0;
-    const totalBytes = dataset.files.reduce((n, f) => n + f.size, 0);
-    let bytesBefore = 0;
-    try {
-      for (const file of dataset.files) {
-        let batch: DatasetItemRecord[] = [];
-        let chars = 0;
-        let items = 0;
-        let numDocs: number | null = null;
-        let reportedAt = 0;
-        const read = (bytes: number) => {
-          // A few reports a second, not one per block read.
-          if (Date.now() - reportedAt < 100) return;
-          reportedAt = Date.now();
-          onRead?.(bytesBefore + bytes, totalBytes);
-        };
-        for await (const item of readDataset(textPieces(file, read), file.name)) {
-          if (limit !== undefined && items >= limit) break;
-          batch.push({ ...item, evaluationId: id, ordinal: ordinal++, file: file.name });
-          numDocs ??= item.numDocs;
-          items++;
-          chars += item.context.length;
-          // A few megabytes a transaction: long contexts are written without holding a whole file.
-          if (chars > 8_000_000 || batch.length >= 64) {
-            await store.putDatasetItems(batch);
-            batch = [];
-            chars = 0;
-          }
-        }
-        if (batch.length) await store.putDatasetItems(batch);
-        files.push({ name: file.name, numDocs, items });
-        bytesBefore += file.size;
-        onRead?.(bytesBefore, totalBytes);
-      }
-    } catch (e) {
-      await store.deleteDatasetItems(id).catch(() => undefined);
-      if (e instanceof DatasetError) throw new RequestError(e.message);
-      throw e;
-    }
+    const { files, items: total } = await storeDatasetFiles(store, id, dataset.files, limit, onRead);
 
-    const now = Date.now();
-    const evaluation: EvaluationRecord = {
-      id,
-      engineId: request.engineId,
-      haystack: { kind: 'generated' },
-      spec: sweepSpec({ tasks: [], lengths: [], samples: 1, mode: 'memory', chunkTokens: settings.chunkTokens, memoryTokens: settings.memoryTokens, templates }),
-      dataset: {
-        method: settings.method,
-        cutter: METHOD_CUTTER,
-        files,
-        settings,
-        prompts: promptsUsed(prompts.record),
-        promptRecord: prompts.record,
+    return this.create(
+      {
+        id,
+        engineId: request.engineId,
+        haystack: { kind: 'generated' },
+        spec: sweepSpec({ tasks: [], lengths: [], samples: 1, mode: 'memory', chunkTokens: settings.chunkTokens, memoryTokens: settings.memoryTokens, templates }),
+        dataset: {
+          method: settings.method,
+          cutter: METHOD_CUTTER,
+          files,
+          settings,
+          prompts: promptsUsed(prompts.record),
+          promptRecord: prompts.record,
+        },
+        total,
       },
-      total: ordinal,
-      completed: 0,
-      status: 'running',
-      createdAt: now,
-      updatedAt: now,
-    };
+      engineConfig,
+    );
+  }
+
+  /** Stores a new sweep, running and with nothing done yet, then starts it; returns its id. */
+  private async create(
+    sweep: Omit<EvaluationRecord, 'completed' | 'status' | 'createdAt' | 'updatedAt' | 'engineConfig'>,
+    engineConfig: EvaluationRecord['engineConfig'],
+  ): Promise<string> {
+    const now = Date.now();
+    const evaluation: EvaluationRecord = { ...sweep, completed: 0, status: 'running', createdAt: now, updatedAt: now };
     if (engineConfig && Object.keys(engineConfig).length) evaluation.engineConfig = engineConfig;
-    await store.createEvaluation(evaluation);
-    this.jobs.begin(id);
-    return id;
+    await this.deps.store.createEvaluation(evaluation);
+    this.jobs.begin(evaluation.id);
+    return evaluation.id;
   }
 
   /**
@@ -390,24 +346,4 @@ export class Evaluator {
 /** The most tokens one step of the method holds: template, a question, the chunk, the memory and the reply. */
 function methodStepTokens(settings: MethodSettings, engine: Engine): number {
   return templateOverhead(settings.templates.update, (s) => engine.tokenizer.count(s)) + QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens;
-}
-
-/** A file's text in pieces, decoded as UTF-8 (a byte-order mark kept for the reader to skip); `onBytes` hears the bytes read so far. */
-async function* textPieces(file: Blob, onBytes?: (bytes: number) => void): AsyncGenerator<string> {
-  const reader = file.stream().getReader();
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-  let bytes = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      bytes += value.byteLength;
-      onBytes?.(bytes);
-      yield decoder.decode(value, { stream: true });
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  const rest = decoder.decode();
-  if (rest) yield rest;
 }
