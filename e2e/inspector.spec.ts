@@ -119,4 +119,18 @@ test('two runs over the same book compare side by side at the same chunk', async
   await page.getByRole('slider', { name: 'Revision' }).fill('1');
   await expect(comparison).toContainText('memory after chunk 1');
   await expect(comparison).not.toContainText(PLANTED.code);
+
+  // The other run, opened from the Library, shows its own section of the book: the same part of it as the run shown before.
+  const section = page.getByRole('region', { name: 'Section', exact: true });
+  await page.getByRole('slider', { name: 'Revision' }).press('End');
+  await expect(section.getByRole('heading')).toHaveText(/^Section (\d+) of \1/);
+  await openPlace(page, 'Library');
+  const entries = page.getByRole('navigation', { name: 'Runs' }).getByRole('button', { name: new RegExp(PLANTED.question.slice(0, 20)) });
+  await expect(entries).toHaveCount(2);
+  const other = (await entries.nth(0).getAttribute('aria-current')) === 'page' ? entries.nth(1) : entries.nth(0);
+  await other.click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
+  await expect(page.getByText(/chunks of up to \d+ tokens · memory 1024 tokens/)).toBeVisible();
+  await expect(section).toHaveAttribute('aria-busy', 'false');
+  await expect(section.getByRole('heading')).toHaveText(/^Section (\d+) of \1/);
 });

@@ -8,7 +8,6 @@ import { generateSample } from '../src/eval/tasks';
 import { buildExport, ImportError, parseExport } from '../src/storage/export';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
-import type { RunEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
 let book: string;
@@ -64,7 +63,7 @@ describe('the skim planner', () => {
 });
 
 async function runWith(text: string, question: string, skim: { keep: number; followMemory: boolean; lookBack?: boolean } | undefined) {
-  const { library, store, events, runner } = await testRunner(new ExtractiveEngine(tok), tok);
+  const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok);
   const doc = await library.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
   const runId = await runner.start({ documentId: doc.id, question, engineId: 'extractive', chunkTokens: 500, memoryTokens: 256, skim });
   await until(async () => (await store.getRun(runId))?.status === 'done', 1000);

@@ -25,8 +25,10 @@ export const DB_VERSION = 8;
  * written in the module of its store (documents.ts, runs.ts, revisions.ts,
  * evaluations.ts, models.ts, prompt-files.ts) and gathered here.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the loop below copies every part's methods onto Store.prototype
 export interface Store extends Documents, Runs, Revisions, Evaluations, Models, PromptFiles {}
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class Store extends Connection {
   static async open(name = DB_NAME): Promise<Store> {
     let store: Store | undefined;

@@ -73,8 +73,12 @@ export function App({ place }: { place: Place }) {
     [],
   );
 
-  // A message belongs to the place it was raised in.
-  useEffect(() => setError(null), [place]);
+  // A message belongs to the place it was raised in: leaving the place clears it, in the same render.
+  const [errorPlace, setErrorPlace] = useState(place);
+  if (errorPlace !== place) {
+    setErrorPlace(place);
+    setError(null);
+  }
 
   useEffect(() => {
     void agent.engines().then(setEngines);

@@ -27,6 +27,7 @@ export function LlamaModels({ active }: { active: boolean }) {
 
   // Read again whenever the page is shown: a read on the Read page may have downloaded one.
   useEffect(() => {
+    // eslint-disable-next-line react-hooks/set-state-in-effect -- refresh sets state only after awaiting the worker, not within the effect (react#34905)
     if (active) void refresh();
   }, [active, refresh]);
 

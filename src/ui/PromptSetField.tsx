@@ -27,6 +27,7 @@ export function usePromptFiles(): [PromptFiles | null, () => Promise<void>] {
     setFiles({ status, sets });
   }, []);
   useEffect(() => {
+    // eslint-disable-next-line react-hooks/set-state-in-effect -- refresh sets state only after awaiting the worker, not within the effect (react#34905)
     void refresh().catch(() => undefined);
     // A run on a model fetches the file when it can: the form follows.
     return onRunEvent((e) => {

@@ -17,29 +17,30 @@ export function QuestionList({ questions, onChange }: Props) {
   const base = useId();
   // Keys that follow each box when an earlier one is removed, so that a box keeps its caret and undo history.
   const [keys, setKeys] = useState<number[]>(() => questions.map((_, i) => i));
-  const nextKey = useRef(questions.length);
   const boxes = useRef(new Map<number, HTMLTextAreaElement>());
-  // Where the keyboard goes after adding or removing a box.
-  const [focus, setFocus] = useState<number | null>(null);
-  const shown = keys.length === questions.length ? keys : questions.map((_, i) => keys[i] ?? nextKey.current + i);
+  // Where the keyboard goes once the box added or removed is drawn.
+  const focusNext = useRef<number | null>(null);
+  // Questions set from outside (settings read back) get keys past every key in use.
+  const shown = keys.length === questions.length ? keys : questions.map((_, i) => keys[i] ?? keyPast(keys) + i);
 
+  // After every render: adding or removing a box always renders, since it changes the keys.
   useEffect(() => {
-    if (focus === null) return;
-    boxes.current.get(focus)?.focus();
-    setFocus(null);
-  }, [focus]);
+    if (focusNext.current === null) return;
+    boxes.current.get(focusNext.current)?.focus();
+    focusNext.current = null;
+  });
 
   const add = () => {
-    const key = nextKey.current++;
+    const key = keyPast(shown);
     setKeys([...shown, key]);
     onChange([...questions, '']);
-    setFocus(key);
+    focusNext.current = key;
   };
 
   const remove = (i: number) => {
     setKeys(shown.filter((_, j) => j !== i));
     onChange(questions.filter((_, j) => j !== i));
-    setFocus(shown[i + 1] ?? shown[i - 1]!);
+    focusNext.current = shown[i + 1] ?? shown[i - 1]!;
   };
 
   return (
@@ -82,4 +83,9 @@ export function QuestionList({ questions, onChange }: Props) {
       </div>
     </div>
   );
+}
+
+/** A key that no box in `keys` has. */
+function keyPast(keys: readonly number[]): number {
+  return keys.reduce((most, k) => Math.max(most, k + 1), 0);
 }

@@ -12,19 +12,24 @@ export interface RunView {
   writing: { index: number; text: string } | null;
 }
 
+const EMPTY: RunView = { run: null, revisions: [], book: null, writing: null };
+
 /**
  * A run as storage holds it, kept current by the worker's events. Events only
  * say that something changed; what changed is read back from storage, in
  * batches, so a burst of fast revisions costs a few reads.
  */
 export function useRun(runId: string | null): RunView {
-  const [view, setView] = useState<RunView>({ run: null, revisions: [], book: null, writing: null });
+  const [view, setView] = useState<RunView>(EMPTY);
+  // No run: nothing shown. Another run: the one shown stays until the new one is read, without the memory it was writing.
+  const [viewRunId, setViewRunId] = useState(runId);
+  if (viewRunId !== runId) {
+    setViewRunId(runId);
+    setView((v) => (runId ? { ...v, writing: null } : EMPTY));
+  }
 
   useEffect(() => {
-    if (!runId) {
-      setView({ run: null, revisions: [], book: null, writing: null });
-      return;
-    }
+    if (!runId) return;
     let revisions: RevisionRecord[] = [];
     let book: DocumentRecord | null = null;
     let bookChanged = false;

@@ -18,16 +18,23 @@ export interface EvaluationView {
   step: Step | null;
 }
 
+const EMPTY: EvaluationView = { evaluation: null, samples: [], items: [], step: null };
+
 /**
  * A sweep as storage holds it, kept current by the worker's events. Samples
  * are stored in sweep order, so each refresh reads only those after the last
  * one it has.
  */
 export function useEvaluation(id: string | null): EvaluationView {
-  const [view, setView] = useState<EvaluationView>({ evaluation: null, samples: [], items: [], step: null });
+  const [view, setView] = useState<EvaluationView>(EMPTY);
+  // Another sweep starts from nothing, in the same render that names it.
+  const [viewId, setViewId] = useState(id);
+  if (viewId !== id) {
+    setViewId(id);
+    setView(EMPTY);
+  }
 
   useEffect(() => {
-    setView({ evaluation: null, samples: [], items: [], step: null });
     if (!id) return;
     let samples: EvaluationSampleRecord[] = [];
     let items: DatasetSampleRecord[] = [];

@@ -15,21 +15,25 @@ export function Compare({ run, others, index }: Props) {
   const id = useId();
   const candidates = others.filter((o) => o.id !== run.id && o.documentId === run.documentId);
   const [otherId, setOtherId] = useState('');
-  const [memory, setMemory] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState<{ runId: string; index: number; memory: string | null } | null>(null);
   const other = candidates.find((o) => o.id === otherId);
+  const otherRunId = other?.id;
+  // Read again as the other run moves on (it may reach the chunk later), keeping the text shown meanwhile.
+  const otherUpdated = other?.updatedAt;
 
   useEffect(() => {
-    setMemory(null);
-    if (!other || index === null) return;
+    if (!otherRunId || index === null) return;
     let alive = true;
     void (async () => {
-      const m = await (await store).getMemory(other.id, index);
-      if (alive) setMemory(m ?? null);
+      const m = await (await store).getMemory(otherRunId, index);
+      if (alive) setLoaded({ runId: otherRunId, index, memory: m ?? null });
     })();
     return () => {
       alive = false;
     };
-  }, [other, index]);
+  }, [otherRunId, index, otherUpdated]);
+  // Only the memory of the run and chunk chosen now, never one read for an earlier choice.
+  const memory = loaded && loaded.runId === otherRunId && loaded.index === index ? loaded.memory : null;
 
   if (candidates.length === 0) return null;
   return (

@@ -28,10 +28,10 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
   const [query, setQuery] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<number>>(new Set());
 
-  // Search memories as storage holds them; re-run when new revisions arrive.
+  // Search memories as storage holds them; re-run when new revisions arrive. An empty search marks nothing (see onSearch).
   useEffect(() => {
     const q = query.trim();
-    if (!q) return setMarked(new Set());
+    if (!q) return;
     let alive = true;
     const timer = setTimeout(async () => {
       const hits = await (await store).searchMemories(run.id, q);
@@ -42,6 +42,11 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
       clearTimeout(timer);
     };
   }, [query, run.id, revisions.length]);
+
+  const onSearch = (text: string) => {
+    setQuery(text);
+    if (!text.trim()) setMarked(new Set());
+  };
 
   const firstHit = marked.size ? Math.min(...marked) : null;
   const onSearchKey = (e: KeyboardEvent) => {
@@ -56,7 +61,7 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
       <div className="inspector-bar">
         <div className="field inline">
           <label htmlFor={ids.search}>{t('inspector.search')}</label>
-          <input id={ids.search} type="search" value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={onSearchKey} />
+          <input id={ids.search} type="search" value={query} onChange={(e) => onSearch(e.target.value)} onKeyDown={onSearchKey} />
         </div>
         <p className="hint" aria-live="polite">
           {query.trim()

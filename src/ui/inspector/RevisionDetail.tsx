@@ -66,8 +66,8 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
     return () => {
       alive = false;
     };
-    // The key names everything the read depends on.
-  }, [sectionKey]);
+    // The run as well as the key: two runs over the same book read the same sections, and the one shown must be this run's.
+  }, [sectionKey, runId, revision, book]);
 
   useEffect(() => {
     if (!revision) return;

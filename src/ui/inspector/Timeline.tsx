@@ -1,5 +1,5 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { type KeyboardEvent, useEffect, useRef } from 'react';
+import { type KeyboardEvent, useEffect, useLayoutEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type Anchor, describePlace } from '../../core/anchors';
 import { describeReason, type ReadReason } from '../../core/read-reason';
@@ -71,6 +71,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
   // Entries are worded in the interface's language: a switch redraws them.
   useTranslation();
   const scroller = useRef<HTMLDivElement>(null);
+  // eslint-disable-next-line react-hooks/incompatible-library -- the app is not built with React Compiler, and nothing here memoizes the virtualizer's functions
   const virtualizer = useVirtualizer({
     count: revisions.length,
     getScrollElement: () => scroller.current,
@@ -85,7 +86,10 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
   // A list that loses its size (an ancestor collapsed, a window shrunk to nothing) loses its scroll
   // position and measures its entries squeezed: when it has room again, draw the selected entry anew.
   const selectedNow = useRef(selected);
-  selectedNow.current = selected;
+  // Before the browser lays out and reports sizes, so the observer below always sees the selection drawn.
+  useLayoutEffect(() => {
+    selectedNow.current = selected;
+  }, [selected]);
   useEffect(() => {
     const element = scroller.current;
     if (!element) return;
