@@ -42,7 +42,7 @@ describe('hashing a file beside its reading', () => {
 
   it('stores a book under the hash of its bytes as they were before reading normalised its line ends', async () => {
     const thread = new HashingThread();
-    const { library, runner } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
+    const { library } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
     const bytes = new TextEncoder().encode(CRLF_BOOK);
     const id = await hashBytes(bytes);
     const doc = await library.ingest('storm.txt', bytes, 'extractive');
@@ -52,7 +52,7 @@ describe('hashing a file beside its reading', () => {
 
   it('returns the stored document when the same bytes are added again', async () => {
     const thread = new HashingThread();
-    const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
+    const { library, store } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
     const first = await library.ingest('storm.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
     const again = await library.ingest('storm again.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
     expect(again).toEqual(first);

@@ -26,14 +26,14 @@ describe('token counts of long books', () => {
   });
 
   it('counts a short book exactly while it is imported', async () => {
-    const { store, runner, library } = await setup(1_000_000);
+    const { store, library } = await setup(1_000_000);
     const doc = await library.ingest('book.txt', new TextEncoder().encode(book), 'extractive');
     expect(doc.tokensEstimated).toBeUndefined();
     expect(doc.tokens).toBe(tok.count((await store.getText(doc.id))!));
   });
 
   it('stores a long book with an estimate at once, then the exact count, and tells the pages', async () => {
-    const { store, events, runner, library } = await setup(100_000);
+    const { store, events, library } = await setup(100_000);
     const text = book.repeat(2);
     const doc = await library.ingest('book.txt', new TextEncoder().encode(text), 'extractive');
     expect(doc.tokensEstimated).toBe(true);
@@ -60,7 +60,7 @@ describe('token counts of long books', () => {
   });
 
   it('finishes a count that a closed tab left unfinished', async () => {
-    const { store, events, runner, library } = await setup(100_000);
+    const { store, events, library } = await setup(100_000);
     const text = book.slice(0, 150_000);
     const id = 'unfinished';
     await store.storeDocument({ id, name: 'a.txt', bytes: text.length, encoding: 'utf-8', chars: text.length, tokens: 1, tokensEstimated: true, addedAt: 0 }, text);
@@ -71,7 +71,7 @@ describe('token counts of long books', () => {
   });
 
   it('leaves a document deleted while it was being counted deleted', async () => {
-    const { store, events, runner, library } = await setup(100_000);
+    const { store, events, library } = await setup(100_000);
     const doc = await library.ingest('book.txt', new TextEncoder().encode(book.repeat(2)), 'extractive');
     await library.deleteDocument(doc.id);
     events.length = 0; // the import's own event, that its text is whole, came before

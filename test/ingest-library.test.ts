@@ -52,7 +52,7 @@ function run(id: string, documentId: string): RunRecord {
 
 describe('the library in storage', () => {
   it('stores a document with its structure, counted tokens and what Gutenberg stripping removed', async () => {
-    const { store, runner, library } = await setup();
+    const { store, library } = await setup();
     const progress: IngestProgress[] = [];
     const doc = await library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive', {
       onProgress: (p) => progress.push(p),
@@ -72,7 +72,7 @@ describe('the library in storage', () => {
   });
 
   it('keeps the same file added twice as one document, whatever its name', async () => {
-    const { store, runner, library } = await setup();
+    const { store, library } = await setup();
     const epub = makeEpub();
     const a = await library.ingest('a.epub', epub, 'extractive');
     const b = await library.ingest('b.epub', owned(epub), 'extractive');
@@ -81,7 +81,7 @@ describe('the library in storage', () => {
   });
 
   it('deletes a document with its text, runs, revisions and memories in one go, and nothing of other documents', async () => {
-    const { store, runner, library } = await setup();
+    const { store, library } = await setup();
     const keep = await library.ingest('keep.epub', makeEpub({ toc: 'ncx' }), 'extractive');
     const drop = await library.ingest('drop.epub', makeEpub(), 'extractive');
     await store.createRun(run('r1', drop.id));
@@ -123,7 +123,7 @@ describe('the library in storage', () => {
   });
 
   it('refuses a book the browser has no room for, before storing anything', async () => {
-    const { store, runner, library } = await setup({ usage: 9_900_000, quota: 10_000_000 });
+    const { store, library } = await setup({ usage: 9_900_000, quota: 10_000_000 });
     await expect(library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive')).rejects.toThrow(StorageFullError);
     await expect(library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive')).rejects.toThrow(
       /"frankenstein\.txt" needs about 0\.8 MB of storage, but this browser allows this site only 0\.1 MB more/,
@@ -132,7 +132,7 @@ describe('the library in storage', () => {
   });
 
   it('refuses a file too large to read without reading it', async () => {
-    const { runner, library } = await setup();
+    const { library } = await setup();
     const huge = { name: 'huge.txt', size: 300 * 1024 * 1024, arrayBuffer: () => Promise.reject(new Error('read')) };
     await expect(library.ingestFile(huge as unknown as Blob & { name: string }, 'extractive')).rejects.toThrow(/largest file this app reads is 256 MB/);
   });

@@ -12,7 +12,7 @@ const marks = () =>
 describe('marks on the performance timeline', () => {
   it("keep an import's stages in order, and only the latest import's", async () => {
     const tok = await loadQwenTokenizer();
-    const { library, runner } = await testRunner(new ExtractiveEngine(tok), tok);
+    const { library } = await testRunner(new ExtractiveEngine(tok), tok);
     const book = (words: string) => new File([`CHAPTER I\n\n${words}\n`.repeat(50)], 'book.txt');
     await library.ingestFile(book('The lighthouse keeper counted ships.'), 'extractive');
     await library.ingestFile(book('The miller ground the winter wheat.'), 'extractive');

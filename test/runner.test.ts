@@ -117,7 +117,7 @@ const range = (n: number) => [...Array(n).keys()];
 
 describe('Runner with the IndexedDB store', () => {
   it('stores the same file added twice as one document', async () => {
-    const { store, runner, library } = await setup();
+    const { store, library } = await setup();
     const first = await library.ingest('book.txt', fileBytes, 'extractive');
     const second = await library.ingest('same-book-renamed.txt', fileBytes.slice(), 'extractive');
     expect(second.id).toBe(first.id);
