@@ -11,7 +11,7 @@ import 'fake-indexeddb/auto';
 import { writeFileSync } from 'node:fs';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Runner } from '../src/runner/runner';
 import { DB_VERSION, type RunEvent, Store } from '../src/storage/db';

@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type EvaluationRequest, EvaluationRequestError, Evaluator } from '../src/runner/evaluation';
 import { Store } from '../src/storage/db';

@@ -3,10 +3,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { modelKey } from '../src/core/estimate';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { GpuCapability } from '../src/engines/webgpu';
-import { CALIBRATION_PROMPT_TOKENS, CALIBRATION_REPLY_TOKENS, GpuSession, type Mlc, type StreamChunk, WebLLMEngine } from '../src/engines/webllm';
-import { customEntry, type ModelEntry } from '../src/engines/webllm-models';
-import { ModelService } from '../src/runner/models';
+import type { GpuCapability } from '../src/engines/webllm/webgpu';
+import { CALIBRATION_PROMPT_TOKENS, CALIBRATION_REPLY_TOKENS, GpuSession, type Mlc, type StreamChunk, WebLLMEngine } from '../src/engines/webllm/engine';
+import { customEntry, type ModelEntry } from '../src/engines/webllm/models';
+import { ModelService } from '../src/engines/webllm/manager';
 import { type RevisionRecord, type RunRecord, Store } from '../src/storage/db';
 import { FakeCaches } from './support/fake-caches';
 

@@ -16,7 +16,7 @@ import {
   WllamaEngine,
   WllamaHost,
   type WllamaRuntime,
-} from '../src/engines/wllama';
+} from '../src/engines/wllama/engine';
 
 /** One token per word (with its trailing space): easy to reason about. */
 const words: Tokenizer = {

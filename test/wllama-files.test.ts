@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DownloadCache, deleteStoredModel, groupDownloads, listStoredModels } from '../src/engines/wllama-files';
+import { type DownloadCache, deleteStoredModel, groupDownloads, listStoredModels } from '../src/engines/wllama/files';
 
 const HF = 'https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GGUF/resolve/main';
 

@@ -9,7 +9,7 @@ import {
   localModelKey,
   parseWllamaConfig,
   SUGGESTED_MODELS,
-} from '../src/engines/wllama-models';
+} from '../src/engines/wllama/models';
 
 describe('parseWllamaConfig', () => {
   it('reads a URL, threads and context', () => {

@@ -1,12 +1,12 @@
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
-import type { ServerCheck } from '../engines/openai';
-import type { GpuCapability } from '../engines/webgpu';
-import type { CustomModelSpec, ModelProgress } from '../engines/webllm-models';
-import type { StoredModel } from '../engines/wllama-files';
-import type { SpeedSample } from '../engines/wllama-models';
+import type { ServerCheck } from '../engines/openai/engine';
+import type { GpuCapability } from '../engines/webllm/webgpu';
+import type { CustomModelSpec, ModelProgress } from '../engines/webllm/models';
+import type { StoredModel } from '../engines/wllama/files';
+import type { SpeedSample } from '../engines/wllama/models';
 import type { EvaluationRequest } from '../runner/evaluation';
-import type { ModelList } from '../runner/models';
+import type { ModelList } from '../engines/webllm/manager';
 import type { PromptFileStatus } from '../runner/prompt-files';
 import type { IngestRequest, RunRequest } from '../runner/runner';
 import type { CalibrationRecord } from '../storage/model-schema';

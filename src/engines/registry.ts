@@ -1,10 +1,10 @@
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from './engine';
-import { EXTRACTIVE_INFO, ExtractiveEngine } from './extractive';
-import { type ApiKeySource, checkServer as checkOpenAIServer, createOpenAIEngine, OPENAI_INFO, type OpenAIOptions, openAIConfig, type ServerCheck } from './openai';
+import { EXTRACTIVE_INFO, ExtractiveEngine } from './extractive/engine';
+import { type ApiKeySource, checkServer as checkOpenAIServer, createOpenAIEngine, OPENAI_INFO, type OpenAIOptions, openAIConfig, type ServerCheck } from './openai/engine';
 import { loadQwenTokenizer } from './qwen-tokenizer';
-import { WEBLLM_INFO } from './webllm-models';
-import { WLLAMA_INFO } from './wllama-models';
+import { WEBLLM_INFO } from './webllm/models';
+import { WLLAMA_INFO } from './wllama/models';
 
 /** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */
 export interface EngineOptions extends OpenAIOptions {
@@ -37,14 +37,14 @@ const ENTRIES: readonly EngineEntry[] = [
   {
     info: WEBLLM_INFO,
     // WebLLM's 6.8 MB bundle loads only here, in the worker, once a WebLLM run needs it.
-    create: async (config) => (await import('./webllm')).createWebLLMEngine(config),
+    create: async (config) => (await import('./webllm/engine')).createWebLLMEngine(config),
     // The model's own tokenizer.json, from WebLLM's cache (fetched into it if missing).
-    tokenizer: async (config) => (await import('./webllm')).webllmTokenizer(config),
+    tokenizer: async (config) => (await import('./webllm/engine')).webllmTokenizer(config),
   },
   {
     info: WLLAMA_INFO,
     // llama.cpp's glue and its 10 MB wasm load only here, in the worker, once a llama.cpp run needs them.
-    create: async (config) => (await import('./wllama')).createWllamaEngine(config),
+    create: async (config) => (await import('./wllama/engine')).createWllamaEngine(config),
     // Qwen's vocabulary: exact for the suggested Qwen GGUFs; for others the engine plans with a margin and checks each prompt.
     tokenizer: () => loadQwenTokenizer(),
   },

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { ENGINE_UI } from './engines';
 import { EngineFields, useEngineChoice } from './engines/EngineChoice';
-import { usePreferredEngine } from './engines/models';
+import { usePreferredEngine } from './engines/webllm/models';
 import type { DocumentRecord } from './data';
 import { formatBytes, formatTokens } from './format';
 import { type ReadFormSettings, useReadSettings } from './settings';

@@ -1,11 +1,11 @@
 import { i18n } from '../i18n';
-import { CpuEngineHint } from './CpuEngineHint';
-import { OpenAISettings } from './OpenAISettings';
+import { CpuEngineHint } from './wllama/CpuEngineHint';
+import { OpenAISettings } from './openai/OpenAISettings';
 import type { EngineUi } from './types';
-import { useCalibratedSpeed } from './webllm-speed';
-import { WebLLMSettings } from './WebLLMSettings';
-import { useSpeedMeasuredHere } from './wllama-speed';
-import { WllamaSettings } from './WllamaSettings';
+import { useCalibratedSpeed } from './webllm/speed';
+import { WebLLMSettings } from './webllm/WebLLMSettings';
+import { useSpeedMeasuredHere } from './wllama/speed';
+import { WllamaSettings } from './wllama/WllamaSettings';
 
 export type { EngineNoteProps, EngineSettingsProps, EngineUi, SpeedApart } from './types';
 

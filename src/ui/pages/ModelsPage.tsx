@@ -1,6 +1,6 @@
 import { useTranslation } from 'react-i18next';
-import { LlamaModels } from '../LlamaModels';
-import { ModelManager } from '../ModelManager';
+import { LlamaModels } from '../engines/wllama/LlamaModels';
+import { ModelManager } from '../engines/webllm/ModelManager';
 import { ModelStorage } from '../ModelStorage';
 import { Page } from './Page';
 

@@ -3,7 +3,7 @@
  * downloaded from a URL (in wllama's own cache, in the origin's private file
  * system) and those copied from files picked on this device.
  */
-import { LOCAL_MODEL_DIR } from './wllama-models';
+import { LOCAL_MODEL_DIR } from './models';
 
 export interface StoredModel {
   /** `download:<url of the first part>` or `file:<key>`, for deletion. */

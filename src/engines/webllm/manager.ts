@@ -1,6 +1,6 @@
-import { deleteModelFiles, modelCacheState, type CacheState } from '../engines/model-download';
-import { checkWebGPU, type GpuCapability } from '../engines/webgpu';
-import { createWebLLMEngine, type GpuSession, session } from '../engines/webllm';
+import { deleteModelFiles, modelCacheState, type CacheState } from './model-download';
+import { checkWebGPU, type GpuCapability } from './webgpu';
+import { createWebLLMEngine, type GpuSession, session } from './engine';
 import {
   chooseModel,
   customEntry,
@@ -13,9 +13,9 @@ import {
   type ModelProgress,
   onModelProgress,
   prebuiltModels,
-} from '../engines/webllm-models';
-import type { EngineConfig } from '../engines/engine';
-import type { CalibrationRecord, Store } from '../storage/db';
+} from './models';
+import type { EngineConfig } from '../engine';
+import type { CalibrationRecord, Store } from '../../storage/db';
 
 /** One row of the Models list, as the page shows it. */
 export interface ModelView {

@@ -1,13 +1,13 @@
 import * as Comlink from 'comlink';
 import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { EngineConfig } from '../../engines/engine';
-import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../engines/wllama-models';
-import { agent, call } from '../client';
-import { formatNumber } from '../format';
-import { i18n } from '../i18n';
-import type { EngineSettingsProps } from './types';
-import { saveSpeed, suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
+import type { EngineConfig } from '../../../engines/engine';
+import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../../engines/wllama/models';
+import { agent, call } from '../../client';
+import { formatNumber } from '../../format';
+import { i18n } from '../../i18n';
+import type { EngineSettingsProps } from '../types';
+import { saveSpeed, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 
 const KEY = 'memagent-wllama';
 

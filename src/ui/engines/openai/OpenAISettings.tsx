@@ -1,11 +1,11 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { EngineConfig } from '../../engines/engine';
-import type { ServerCheck } from '../../engines/openai';
-import { loadApiKey } from '../data';
-import { agent, call } from '../client';
-import { formatNumber } from '../format';
-import type { EngineSettingsProps } from './types';
+import type { EngineConfig } from '../../../engines/engine';
+import type { ServerCheck } from '../../../engines/openai/engine';
+import { loadApiKey } from '../../data';
+import { agent, call } from '../../client';
+import { formatNumber } from '../../format';
+import type { EngineSettingsProps } from '../types';
 
 /** vLLM's default address; llama.cpp serves on :8080, Ollama on :11434. */
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/v1';

@@ -1,13 +1,13 @@
-import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../core/generation';
-import type { TokenSpeed } from '../core/estimate';
-import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig } from './engine';
+import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
+import type { TokenSpeed } from '../../core/estimate';
+import type { Tokenizer } from '../../core/tokenizer';
+import type { Engine, EngineConfig } from '../engine';
 import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError, scopeTuning } from './model-download';
-import { stepRequest, webllmRequest } from './request';
+import { stepRequest, webllmRequest } from '../request';
 import { type TokenizerConfigLike, webllmSystemMessage } from './system-message';
 import { fetchTokenizerConfig } from './tokenizer-config';
 import { checkWebGPU, type GpuCapability } from './webgpu';
-import { loadModelTokenizer } from './webllm-tokenizer';
+import { loadModelTokenizer } from './tokenizer';
 import {
   appConfigFor,
   chooseModel,
@@ -16,8 +16,8 @@ import {
   prebuiltModels,
   QWEN_CONTEXT_LIMIT,
   reportModelProgress,
-} from './webllm-models';
-import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './webllm-versions';
+} from './models';
+import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './versions';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
 export const MIN_WINDOW = 8192;

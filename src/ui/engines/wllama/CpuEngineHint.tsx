@@ -1,11 +1,11 @@
 import { useTranslation } from 'react-i18next';
-import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../engines/wllama-models';
-import type { DocumentRecord } from '../data';
-import { formatDuration, formatNumber } from '../format';
-import { engineText } from '../i18n';
-import { useGpu } from './models';
-import type { EngineNoteProps } from './types';
-import { suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
+import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../../engines/wllama/models';
+import type { DocumentRecord } from '../../data';
+import { formatDuration, formatNumber } from '../../format';
+import { engineText } from '../../i18n';
+import { useGpu } from '../webllm/models';
+import type { EngineNoteProps } from '../types';
+import { suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 
 const SAMPLE_BOOK_TOKENS = 100_000;
 

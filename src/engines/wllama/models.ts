@@ -1,4 +1,4 @@
-import type { EngineConfig, EngineInfo } from './engine';
+import type { EngineConfig, EngineInfo } from '../engine';
 
 /**
  * What the llama.cpp (WebAssembly) engine needs to know before its runtime is

@@ -2,12 +2,12 @@ import { Wllama } from '@wllama/wllama';
 import compatWasmUrl from '@wllama/wllama-compat/wasm/wllama.wasm?url';
 import compatWorkerUrl from '@wllama/wllama-compat/wasm/wllama.js?url';
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../core/generation';
-import { DEFAULT_READ_SETTINGS } from '../core/plan';
-import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig } from './engine';
-import { llamaCppParams, stepRequest } from './request';
-import { loadQwenTokenizer } from './qwen-tokenizer';
+import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../../core/generation';
+import { DEFAULT_READ_SETTINGS } from '../../core/plan';
+import type { Tokenizer } from '../../core/tokenizer';
+import type { Engine, EngineConfig } from '../engine';
+import { llamaCppParams, stepRequest } from '../request';
+import { loadQwenTokenizer } from '../qwen-tokenizer';
 import {
   effectiveThreads,
   isQwenVocabulary,
@@ -17,7 +17,7 @@ import {
   type SpeedSample,
   WLLAMA_ENGINE_ID,
   type WllamaSettings,
-} from './wllama-models';
+} from './models';
 
 /** The slice of Wllama used here; unit tests put a stub in its place. */
 export interface WllamaRuntime {

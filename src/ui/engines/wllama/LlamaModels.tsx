@@ -1,9 +1,9 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { StoredModel } from '../engines/wllama-files';
-import { agent, call } from './client';
-import { formatStorage, refreshStorage } from './storage-figure';
-import './models.css';
+import type { StoredModel } from '../../../engines/wllama/files';
+import { agent, call } from '../../client';
+import { formatStorage, refreshStorage } from '../../storage-figure';
+import '../../models.css';
 
 /**
  * The GGUF models kept in this browser for the llama.cpp engine, with their

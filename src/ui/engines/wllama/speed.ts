@@ -1,8 +1,8 @@
 import { useSyncExternalStore } from 'react';
-import type { EngineConfig } from '../../engines/engine';
-import { effectiveThreads, type SpeedSample, SUGGESTED_MODELS, type SuggestedModel } from '../../engines/wllama-models';
-import { i18n } from '../i18n';
-import type { SpeedApart } from './types';
+import type { EngineConfig } from '../../../engines/engine';
+import { effectiveThreads, type SpeedSample, SUGGESTED_MODELS, type SuggestedModel } from '../../../engines/wllama/models';
+import { i18n } from '../../i18n';
+import type { SpeedApart } from '../types';
 
 /** Speeds measured with "Load model and measure speed", per model and thread count, kept between visits. */
 const KEY = 'memagent-wllama-speed';
