@@ -166,7 +166,7 @@ const api: AgentApi = {
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
-      return (await import('../src/engines/wllama/engine')).measureWllama(config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
+      return (await import('../src/engines/wllama/speed')).measureWllama(await store, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
     }),
   /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),

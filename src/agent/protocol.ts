@@ -4,12 +4,11 @@ import type { ServerCheck } from '../engines/openai/engine';
 import type { GpuCapability } from '../engines/webllm/webgpu';
 import type { CustomModelSpec, ModelProgress } from '../engines/webllm/models';
 import type { StoredModel } from '../engines/wllama/files';
-import type { SpeedSample } from '../engines/wllama/models';
 import type { EvaluationRequest } from '../runner/evaluation';
 import type { ModelList } from '../engines/webllm/manager';
 import type { PromptFileStatus } from '../runner/prompt-files';
 import type { IngestRequest, RunRequest } from '../runner/runner';
-import type { CalibrationRecord } from '../storage/model-schema';
+import type { SpeedRecord as CalibrationRecord, SpeedRecord as SpeedSample } from '../storage/model-schema';
 import type { DocumentRecord, FollowUpRecord } from '../storage/schema';
 
 /*

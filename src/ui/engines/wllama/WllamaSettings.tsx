@@ -7,7 +7,7 @@ import { agent, call } from '../../client';
 import { formatNumber } from '../../format';
 import { i18n } from '../../i18n';
 import type { EngineSettingsProps } from '../types';
-import { saveSpeed, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
+import { speedMeasured, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 
 const KEY = 'memagent-wllama';
 
@@ -74,7 +74,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
     setError(null);
     setBusy(t('wllama.loading'));
     try {
-      const sample = await call(
+      await call(
         agent.measureWllama(
           config,
           Comlink.proxy((p: { stage: string; loaded: number; total: number }) =>
@@ -86,7 +86,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           ),
         ),
       );
-      saveSpeed(config, sample);
+      speedMeasured();
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -187,7 +187,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       {measured && !busy && (
         <p role="status" className="status">
           {t('wllama.measured', {
-            count: measured.threads,
+            count: threads,
             read: Math.round(measured.prefillTokensPerSecond),
             write: formatNumber(measured.decodeTokensPerSecond, 1),
           })}
