@@ -4,6 +4,7 @@ import { formatNumber } from '../../format';
 import { i18n } from '../../i18n';
 import type { ModelView } from '../../../engines/webllm/manager';
 import { formatSize, modelFacts } from './format-model';
+import { ErrorAlert } from '../fields';
 import type { EngineSettingsProps } from '../types';
 import { useGpu, useModels } from './models';
 import '../../models.css';
@@ -64,11 +65,7 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
           </option>
         ))}
       </select>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {list?.note && <p className="hint">{list.note}</p>}
       {current && <p className="hint">{modelFacts(current)}</p>}
     </div>

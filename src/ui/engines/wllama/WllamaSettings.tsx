@@ -6,17 +6,14 @@ import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64
 import { agent, call } from '../../client';
 import { formatNumber } from '../../format';
 import { i18n } from '../../i18n';
+import { ErrorAlert, keepChoices, loadChoices, NumberField } from '../fields';
 import type { EngineSettingsProps } from '../types';
 import { speedMeasured, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 
 const KEY = 'memagent-wllama';
 
 function saved(): EngineConfig {
-  try {
-    return (JSON.parse(localStorage.getItem(KEY) ?? 'null') as EngineConfig | null) ?? { modelUrl: SUGGESTED_MODELS[0]!.url };
-  } catch {
-    return { modelUrl: SUGGESTED_MODELS[0]!.url };
-  }
+  return loadChoices<EngineConfig>(KEY, { modelUrl: SUGGESTED_MODELS[0]!.url });
 }
 
 export function formatGB(bytes: number): string {
@@ -34,7 +31,7 @@ function without(config: EngineConfig, ...names: string[]): Record<string, strin
  */
 export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
   const { t } = useTranslation();
-  const ids = { suggested: useId(), url: useId(), file: useId(), threads: useId(), context: useId() };
+  const ids = { suggested: useId(), url: useId(), file: useId() };
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const measured = useMeasuredSpeed(config);
@@ -48,7 +45,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
 
   const update = (next: EngineConfig) => {
     setError(null);
-    localStorage.setItem(KEY, JSON.stringify(next));
+    keepChoices(KEY, next);
     onChange(next);
   };
 
@@ -148,27 +145,19 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       </p>
 
       <div className="row">
-        <div className="field">
-          <label htmlFor={ids.threads}>{t('wllama.threads')}</label>
-          <input
-            id={ids.threads}
-            type="number"
-            min={1}
-            disabled={!isolated}
-            value={isolated ? String(config.threads ?? defaultThreads(cores)) : '1'}
-            onChange={(e) => update({ ...config, threads: e.target.valueAsNumber })}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.context}>{t('wllama.context')}</label>
-          <input
-            id={ids.context}
-            type="number"
-            min={512}
-            value={String(config.contextTokens ?? DEFAULT_CONTEXT_TOKENS)}
-            onChange={(e) => update({ ...config, contextTokens: e.target.valueAsNumber })}
-          />
-        </div>
+        <NumberField
+          label={t('wllama.threads')}
+          min={1}
+          disabled={!isolated}
+          value={isolated ? String(config.threads ?? defaultThreads(cores)) : '1'}
+          onChange={(_, threads) => update({ ...config, threads })}
+        />
+        <NumberField
+          label={t('wllama.context')}
+          min={512}
+          value={String(config.contextTokens ?? DEFAULT_CONTEXT_TOKENS)}
+          onChange={(_, contextTokens) => update({ ...config, contextTokens })}
+        />
       </div>
       <p className="hint">
         {isolated
@@ -193,11 +182,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           })}
         </p>
       )}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }
