@@ -110,7 +110,7 @@ await store.putCustomModel({
   contextLimit: 32768,
   addedAt: 1795952490000,
 });
-await store.putCalibration({
+await store.putSpeed({
   modelId: 'custom:RL-MemAgent-7B',
   adapter: 'nvidia ampere',
   prefillTokensPerSecond: 1850,
