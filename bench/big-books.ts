@@ -71,7 +71,7 @@ async function sampleWorkerHeap(browser: Browser): Promise<{ now(): Promise<numb
   };
 }
 
-/** The worker's `memagent:` marks (see src/runner/marks.ts), as wall-clock milliseconds comparable with the page's Date.now(). */
+/** The worker's `memagent:` marks (see src/jobs/marks.ts), as wall-clock milliseconds comparable with the page's Date.now(). */
 async function workerMarks(browser: Browser): Promise<Record<string, number>> {
   const cdp = await browser.newBrowserCDPSession();
   try {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ChunkFeed } from '../src/core/chunk-feed';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);

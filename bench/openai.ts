@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { chunkAll } from '../src/core/chunker';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
-import { createOpenAIEngine, type OpenAIEngine } from '../src/engines/openai';
+import { createOpenAIEngine, type OpenAIEngine } from '../src/engines/openai/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { startOpenAIServer } from '../test/support/openai-server';
 

@@ -18,7 +18,7 @@ import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { PlannedChunk } from '../src/core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../src/core/skim';
 import { SkimFollower } from '../src/core/skim-follow';
-import { ExtractiveEngine, parsePrompt } from '../src/engines/extractive';
+import { ExtractiveEngine, parsePrompt } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Haystack } from '../src/eval/haystack';
 import { generateSample, type TaskId, type TaskSample } from '../src/eval/tasks';

@@ -8,9 +8,9 @@ import { chunkAll } from '../src/core/chunker';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, templateOverhead, updatePrompt } from '../src/core/prompts';
 import type { EngineConfig } from '../src/engines/engine';
-import { checkWebGPU } from '../src/engines/webgpu';
-import { createWebLLMEngine, session } from '../src/engines/webllm';
-import { onModelProgress } from '../src/engines/webllm-models';
+import { checkWebGPU } from '../src/engines/webllm/webgpu';
+import { createWebLLMEngine, session } from '../src/engines/webllm/engine';
+import { onModelProgress } from '../src/engines/webllm/models';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 const QUESTION = 'What is the vault code for the Marlowe archive?';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, expect, type Page, test } from '@playwright/test';
 import { memoryLoop } from '../src/core/loop';
 import { INITIAL_MEMORY } from '../src/core/prompts';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
 import { CORPUS, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';

@@ -176,6 +176,9 @@ test('once downloaded, the model and llama.cpp load with no network, and Models 
   await page.reload();
   expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
   await chooseEngine(page);
+  // The measured speed was kept in IndexedDB by the worker, not in localStorage by the page.
+  await expect(page.getByText(/Measured here with \d+ threads?: reads \d+ tokens\/s/)).toBeVisible();
+  expect(await page.evaluate(() => localStorage.getItem('memagent-wllama-speed'))).toBeNull();
   await startRead(page);
   await expect(page.getByRole('region', { name: 'Answer' }).getByText('The answer is written from the final memory')).toHaveCount(0, {
     timeout: 60_000,
@@ -189,6 +192,7 @@ test('once downloaded, the model and llama.cpp load with no network, and Models 
   const llama = page.getByRole('region', { name: 'llama.cpp (CPU, WebAssembly)' });
   const model = llama.getByRole('listitem', { name: 'llama-2-tiny-random.gguf' });
   await expect(model).toContainText(`1.7 MB · from 127.0.0.1:${fixturesPort}`);
+  await expect(model).toContainText(/Measured on this device with \d+ threads?: reads [\d.,]+ tokens\/s, writes [\d.,]+ tokens\/s/);
   await model.getByRole('button', { name: 'Delete llama-2-tiny-random.gguf' }).click();
   await expect(model).toHaveCount(0);
   await expect(llama).toContainText('None yet');

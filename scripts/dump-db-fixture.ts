@@ -11,9 +11,11 @@ import 'fake-indexeddb/auto';
 import { writeFileSync } from 'node:fs';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { Runner } from '../src/runner/runner';
+import { Library } from '../src/library/library';
+import { Runs } from '../src/runs/runs';
+import { EngineCache } from '../src/jobs/engines';
 import { DB_VERSION, type RunEvent, Store } from '../src/storage/db';
 import { dumpDatabase } from '../test/support/db-dump';
 
@@ -77,19 +79,15 @@ const store = await Store.open(NAME);
 const events: RunEvent[] = [];
 let engine: Engine = new ExtractiveEngine(tokenizer);
 let ids = 0;
-const runner = new Runner({
-  store,
-  createEngine: async () => engine,
-  tokenizerFor: async () => tokenizer,
-  publish: (e) => events.push(e),
-  newId: () => `v${DB_VERSION}-run-${++ids}`,
-});
+const publish = (e: RunEvent) => events.push(e);
+const library = new Library({ store, tokenizerFor: async () => tokenizer, publish });
+const runner = new Runs({ store, library, engines: new EngineCache(async () => engine), publish, newId: () => `v${DB_VERSION}-run-${++ids}` });
 const until = async (check: () => boolean) => {
   while (!check()) await new Promise((r) => setTimeout(r, 5));
 };
 
-const book = await runner.ingest('marlowe-papers.txt', new TextEncoder().encode(GUTENBERG), 'extractive');
-const other = await runner.ingest('harbour.md', new TextEncoder().encode(`# The Harbour\n\n${body(1)}\n`), 'extractive');
+const book = await library.ingest('marlowe-papers.txt', new TextEncoder().encode(GUTENBERG), 'extractive');
+const other = await library.ingest('harbour.md', new TextEncoder().encode(`# The Harbour\n\n${body(1)}\n`), 'extractive');
 const request = { question: QUESTION, engineId: 'extractive', requestedChunkTokens: 100, memoryTokens: 64 };
 
 // Engines are cached per configuration: each run asks for its own.
@@ -100,7 +98,7 @@ const stalling = new StallingEngine(new ExtractiveEngine(tokenizer), 3);
 engine = stalling;
 const paused = await runner.start({ ...request, documentId: book.id, engineConfig: { run: 'paused' } });
 await stalling.stalled;
-await runner.pause(paused);
+await runner.jobs.pause(paused);
 
 await store.putCustomModel({
   id: 'custom:RL-MemAgent-7B',
@@ -110,7 +108,7 @@ await store.putCustomModel({
   contextLimit: 32768,
   addedAt: 1795952490000,
 });
-await store.putCalibration({
+await store.putSpeed({
   modelId: 'custom:RL-MemAgent-7B',
   adapter: 'nvidia ampere',
   prefillTokensPerSecond: 1850,

@@ -214,7 +214,7 @@ describe('a version 3 database', () => {
     expect(await rawRecords(dbName, 'runChunks')).toEqual(runs.map((r) => ({ runId: r.id, spans: packed(r.chunks) })));
 
     // The new store starts empty and works.
-    expect(await store.listCalibrations()).toEqual([]);
+    expect(await store.listSpeeds()).toEqual([]);
     const speed = {
       modelId: 'custom:RL-MemAgent-7B',
       adapter: 'nvidia ampere',
@@ -225,8 +225,8 @@ describe('a version 3 database', () => {
       source: 'reported' as const,
       measuredAt: 1795952493000,
     };
-    await store.putCalibration(speed);
-    expect(await store.getCalibration('custom:RL-MemAgent-7B', 'nvidia ampere')).toEqual(speed);
+    await store.putSpeed(speed);
+    expect(await store.getSpeed('custom:RL-MemAgent-7B', 'nvidia ampere')).toEqual(speed);
     store.close();
   });
 });
@@ -300,7 +300,7 @@ describe('a version 4 database', () => {
       expect(await store.listMemories(run.id)).toEqual(records<{ runId: string; memory: string }>(dump, 'memories').filter((m) => m.runId === run.id).map((m) => m.memory));
     }
     expect(await store.listCustomModels()).toEqual(records(dump, 'customModels'));
-    expect(await store.listCalibrations()).toEqual(records(dump, 'calibrations'));
+    expect(await store.listSpeeds()).toEqual(records(dump, 'calibrations'));
     store.close();
   });
 

@@ -1,7 +1,7 @@
 /** What the durability tests share: a book with a planted answer, engines that die where told, locks, tabs. */
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRequest } from '../src/runs/plan';
 import type { Library } from '../src/library/library';

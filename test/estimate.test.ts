@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateRead, estimateRun, modelKey, skimmedChunks, stepMs } from '../src/core/estimate';
+import { estimateRead, estimateRun, modelKey, PROMPT_OVERHEAD_TOKENS, readSize, skimmedChunks, stepMs } from '../src/core/estimate';
 
 describe('run estimates', () => {
   it('scale the median time per prompt token to the run, counting the answer step', () => {
@@ -77,5 +77,29 @@ describe('the model an engine config names', () => {
     expect(modelKey({ baseUrl: 'http://127.0.0.1:8000/v1', model: 'qwen' })).not.toBe(modelKey({ baseUrl: 'http://127.0.0.1:9000/v1', model: 'qwen' }));
     expect(modelKey(undefined)).toBe('');
     expect(modelKey({})).toBe('');
+  });
+
+  it('is the same for every engine config of one model: the WebLLM custom model is known by its id, a llama.cpp model whatever its threads', () => {
+    const custom = { model: 'custom:RL-MemAgent-7B', label: 'RL-MemAgent-7B', modelUrl: 'https://hf.example/rl/', libUrl: 'https://hf.example/lib.wasm' };
+    expect(modelKey(custom)).toBe('custom:RL-MemAgent-7B');
+    expect(modelKey({ modelUrl: ' https://hf.example/a.gguf', threads: 1, contextTokens: 8192 })).toBe(modelKey({ modelUrl: 'https://hf.example/a.gguf', threads: 4 }));
+    expect(modelKey({ localModel: 'a-123-456', localModelName: 'a.gguf' })).toBe('a-123-456');
+  });
+});
+
+describe('the size of a read', () => {
+  it('counts chunks, and per step its chunk, the memory and the prompt around them', () => {
+    expect(readSize(10_000, 5000, 1000)).toEqual({ chunks: 2, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
+    // A book shorter than a chunk is one chunk of its own length.
+    expect(readSize(300, 5000, 100)).toEqual({ chunks: 1, promptTokens: 300 + 100 + PROMPT_OVERHEAD_TOKENS });
+  });
+
+  it('with a measured speed alone, counts each step and the answer as writing a full memory: an upper bound', () => {
+    const speed = { prefillTokensPerSecond: 100, decodeTokensPerSecond: 10 };
+    const { chunks, promptTokens } = readSize(10_000, 5000, 1000);
+    const estimate = estimateRead({ chunks, promptTokens, memoryTokens: 1000, steps: [], speed })!;
+    // Three steps (two chunks and the answer) of (6250 / 100 + 1000 / 10) s.
+    expect(estimate.totalMs).toBe(3 * (62.5 + 100) * 1000);
+    expect(estimate).toMatchObject({ source: 'speed', writtenTokens: 1000 });
   });
 });

@@ -4,7 +4,7 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/g
 import type { PromptFileSpec } from '../src/core/prompt-sets';
 import { pyStrip } from '../src/core/pytext';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
 import { EngineCache } from '../src/jobs/engines';

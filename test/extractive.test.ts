@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { chunkAll } from '../src/core/chunker';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, updatePrompt } from '../src/core/prompts';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
 

@@ -4,7 +4,7 @@ import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult
 import { answerFromMemory, memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { type RunRequest } from '../src/runs/plan';
 import { RequestError } from '../src/jobs/request-error';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { hashBytes } from '../src/ingest/hash';
 import { HASH_BESIDE_MAX_BYTES, hashBesideWith } from '../src/ingest/hash-beside';

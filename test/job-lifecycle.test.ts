@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { EngineCache } from '../src/jobs/engines';
 import type { JobHost } from '../src/jobs/host';
 import { Evaluator } from '../src/runs/evaluator';

@@ -10,7 +10,7 @@ import {
 import { type LoopEvent, type LoopInput, memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
 import { promptSetFromFile } from '../src/core/prompt-sets';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';

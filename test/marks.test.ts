@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { testRunner } from './runner-setup';
 

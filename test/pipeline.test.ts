@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChunkFeed } from '../src/core/chunk-feed';
 import { chunkAll, chunkText } from '../src/core/chunker';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';

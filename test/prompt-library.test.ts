@@ -4,7 +4,7 @@ import { type PromptFileSpec, PromptFileError, sha256Hex } from '../src/core/pro
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { DB_VERSION, Store } from '../src/storage/db';

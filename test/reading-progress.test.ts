@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions } from '../src/core/generation';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../src/core/generation';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { RequestError } from '../src/jobs/request-error';
 import { corpusText } from './helpers';

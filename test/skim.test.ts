@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chunkAll } from '../src/core/chunker';
 import { entityTerms, SkimIndex, SkimPlanner, skimTerms } from '../src/core/skim';
-import { ExtractiveEngine } from '../src/engines/extractive';
+import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Haystack } from '../src/eval/haystack';
 import { generateSample } from '../src/eval/tasks';

@@ -3,10 +3,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { modelKey } from '../src/core/estimate';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { GpuCapability } from '../src/engines/webgpu';
-import { CALIBRATION_PROMPT_TOKENS, CALIBRATION_REPLY_TOKENS, GpuSession, type Mlc, type StreamChunk, WebLLMEngine } from '../src/engines/webllm';
-import { customEntry, type ModelEntry } from '../src/engines/webllm-models';
-import { ModelService } from '../src/runner/models';
+import type { GpuCapability } from '../src/engines/webllm/webgpu';
+import { CALIBRATION_PROMPT_TOKENS, CALIBRATION_REPLY_TOKENS, GpuSession, type Mlc, type StreamChunk, WebLLMEngine } from '../src/engines/webllm/engine';
+import { customEntry, type ModelEntry } from '../src/engines/webllm/models';
+import { ModelService } from '../src/engines/webllm/manager';
 import { type RevisionRecord, type RunRecord, Store } from '../src/storage/db';
 import { FakeCaches } from './support/fake-caches';
 
@@ -104,7 +104,7 @@ describe('calibrating a WebLLM model', () => {
     const { service, store } = await setup();
     const measured = await service.load('custom:Alpha');
     expect(measured).toMatchObject({ modelId: 'custom:Alpha', adapter: 'acme rdna9', prefillTokensPerSecond: 1850, decodeTokensPerSecond: 38, promptTokens: 1030, source: 'reported' });
-    expect(await store.getCalibration('custom:Alpha', 'acme rdna9')).toEqual(measured);
+    expect(await store.getSpeed('custom:Alpha', 'acme rdna9')).toEqual(measured);
   });
 
   it('times the stream itself where the usage has no speeds', async () => {
@@ -139,7 +139,7 @@ describe('calibrating a WebLLM model', () => {
     const b = await setup('other gpu', a.store);
     await b.service.load('custom:Alpha');
     expect(b.mlc.requests).toHaveLength(1);
-    expect((await a.store.listCalibrations()).map((c) => `${c.modelId} on ${c.adapter}`).sort()).toEqual([
+    expect((await a.store.listSpeeds()).map((c) => `${c.modelId} on ${c.adapter}`).sort()).toEqual([
       'custom:Alpha on acme rdna9',
       'custom:Alpha on other gpu',
       'custom:Beta on acme rdna9',
@@ -151,7 +151,7 @@ describe('calibrating a WebLLM model', () => {
     mlc.streamError = Object.assign(new Error('something broke'), { name: 'Error' });
     await expect(service.load('custom:Alpha')).resolves.toBeUndefined();
     expect(session.current?.id).toBe('custom:Alpha');
-    expect(await store.listCalibrations()).toEqual([]);
+    expect(await store.listSpeeds()).toEqual([]);
 
     mlc.streamError = undefined;
     await expect(service.load('custom:Alpha')).resolves.toMatchObject({ decodeTokensPerSecond: 38 });
@@ -161,14 +161,14 @@ describe('calibrating a WebLLM model', () => {
     (globalThis as { caches?: CacheStorage }).caches = new FakeCaches().asCacheStorage();
     const { service, store } = await setup('acme rdna9');
     await service.load('custom:Alpha');
-    await store.putCalibration({ ...(await store.getCalibration('custom:Alpha', 'acme rdna9'))!, modelId: 'custom:Beta', adapter: 'other gpu' });
+    await store.putSpeed({ ...(await store.getSpeed('custom:Alpha', 'acme rdna9'))!, modelId: 'custom:Beta', adapter: 'other gpu' });
     const views = (await service.list()).models;
     expect(views.find((m) => m.id === 'custom:Alpha')?.speed).toMatchObject({ prefillTokensPerSecond: 1850, decodeTokensPerSecond: 38 });
     expect(views.find((m) => m.id === 'custom:Beta')?.speed).toBeUndefined();
 
     await service.removeCustom('custom:Alpha');
-    expect(await store.getCalibration('custom:Alpha', 'acme rdna9')).toBeUndefined();
-    expect(await store.getCalibration('custom:Beta', 'other gpu')).toBeDefined();
+    expect(await store.getSpeed('custom:Alpha', 'acme rdna9')).toBeUndefined();
+    expect(await store.getSpeed('custom:Beta', 'other gpu')).toBeDefined();
   });
 });
 

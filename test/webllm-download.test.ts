@@ -9,8 +9,8 @@ import {
   modelCacheState,
   ModelDownloadError,
   WEIGHTS_INDEX,
-} from '../src/engines/model-download';
-import { PARTS_CACHE, PartStore } from '../src/engines/model-parts';
+} from '../src/engines/webllm/model-download';
+import { PARTS_CACHE, PartStore } from '../src/engines/webllm/model-parts';
 import { droppingBody, FakeCaches } from './support/fake-caches';
 
 const MODEL = { modelUrl: 'https://hf.example/org/Model-MLC/resolve/main/', libUrl: 'https://libs.example/Qwen2-7B.wasm' };

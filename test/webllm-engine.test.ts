@@ -3,9 +3,9 @@ import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { GpuCapability } from '../src/engines/webgpu';
-import { chatOverhead, createWebLLMEngine, GpuSession, MIN_WINDOW, type Mlc, type StreamChunk, WebLLMEngine, type WebLLMDeps } from '../src/engines/webllm';
-import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm-models';
+import type { GpuCapability } from '../src/engines/webllm/webgpu';
+import { chatOverhead, createWebLLMEngine, GpuSession, MIN_WINDOW, type Mlc, type StreamChunk, WebLLMEngine, type WebLLMDeps } from '../src/engines/webllm/engine';
+import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models';
 
 let tok: Tokenizer;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CACHE_NAMES, downloadModel } from '../src/engines/model-download';
-import { explainError, GpuSession, type Mlc, type StreamChunk } from '../src/engines/webllm';
-import { appConfigFor, customEntry } from '../src/engines/webllm-models';
-import { loadedContextWindow, SHIPPED_WEBLLM, WEBLLM_0_2_79, WEBLLM_0_2_86, type WebLLMVersion } from '../src/engines/webllm-versions';
+import { CACHE_NAMES, downloadModel } from '../src/engines/webllm/model-download';
+import { explainError, GpuSession, type Mlc, type StreamChunk } from '../src/engines/webllm/engine';
+import { appConfigFor, customEntry } from '../src/engines/webllm/models';
+import { loadedContextWindow, SHIPPED_WEBLLM, WEBLLM_0_2_79, WEBLLM_0_2_86, type WebLLMVersion } from '../src/engines/webllm/versions';
 import { FakeCaches } from './support/fake-caches';
 
 const MODEL = customEntry({

@@ -16,7 +16,7 @@ import {
   WllamaEngine,
   WllamaHost,
   type WllamaRuntime,
-} from '../src/engines/wllama';
+} from '../src/engines/wllama/engine';
 
 /** One token per word (with its trailing space): easy to reason about. */
 const words: Tokenizer = {
@@ -278,7 +278,7 @@ describe('WllamaEngine', () => {
 
   it('measures prompt and writing speed', async () => {
     const engine = await WllamaEngine.create({ ...URL_CONFIG, threads: 2 }, deps({ reply: Array(40).fill('w') }), new WllamaHost());
-    await expect(engine.measureSpeed()).resolves.toEqual({ prefillTokensPerSecond: 500, decodeTokensPerSecond: 25, threads: 2, measured: true });
+    await expect(engine.measureSpeed()).resolves.toMatchObject({ prefillTokensPerSecond: 500, decodeTokensPerSecond: 25, completionTokens: 32, source: 'reported', threads: 2 });
     const request = StubRuntime.created.at(-1)!.requests.at(-1)!;
     expect(request).toMatchObject({ max_tokens: 32, ignore_eos: true, cache_prompt: false });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DownloadCache, deleteStoredModel, groupDownloads, listStoredModels } from '../src/engines/wllama-files';
+import { type DownloadCache, deleteStoredModel, groupDownloads, listStoredModels } from '../src/engines/wllama/files';
 
 const HF = 'https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-GGUF/resolve/main';
 
@@ -27,6 +27,7 @@ describe('stored llama.cpp models', () => {
     expect(rest).toEqual([]);
     expect(model).toEqual({
       id: `download:${HF}/qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf`,
+      model: `${HF}/qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf`,
       name: 'qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf (2 parts)',
       origin: 'huggingface.co',
       bytes: 4_680_000_000,

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
+  cpuDevice,
+  cpuThreads,
   DEFAULT_CONTEXT_TOKENS,
   defaultThreads,
   effectiveThreads,
-  estimateReadSeconds,
   guessSpeed,
   isQwenVocabulary,
   localModelKey,
   parseWllamaConfig,
   SUGGESTED_MODELS,
-} from '../src/engines/wllama-models';
+} from '../src/engines/wllama/models';
 
 describe('parseWllamaConfig', () => {
   it('reads a URL, threads and context', () => {
@@ -90,25 +91,18 @@ describe('localModelKey', () => {
 });
 
 describe('speed', () => {
-  it('guesses from the model size and threads, and says it is a guess', () => {
-    const small = guessSpeed(0.5e9, 1);
-    expect(small).toMatchObject({ decodeTokensPerSecond: 16, prefillTokensPerSecond: 128, measured: false });
+  it('guesses from the model size and threads', () => {
+    expect(guessSpeed(0.5e9, 1)).toEqual({ decodeTokensPerSecond: 16, prefillTokensPerSecond: 128 });
     expect(guessSpeed(0.5e9, 4).decodeTokensPerSecond).toBe(64);
     expect(guessSpeed(0.5e9, 16).decodeTokensPerSecond).toBe(64); // memory bandwidth, not cores, limits it
     expect(guessSpeed(4.68e9, 4).decodeTokensPerSecond).toBeLessThan(8);
   });
 
-  it('estimates a read as its steps: each reads chunk, memory and instructions and writes a full memory', () => {
-    const speed = { prefillTokensPerSecond: 100, decodeTokensPerSecond: 10 };
-    const { steps, seconds } = estimateReadSeconds({ bookTokens: 10_000, chunkTokens: 5000, memoryTokens: 1000, overheadTokens: 0, speed });
-    expect(steps).toBe(3);
-    // Two steps of (6000 / 100 + 1000 / 10) s, then the answer: 1000 / 100 + 1000 / 10 s.
-    expect(seconds).toBe(2 * (60 + 100) + (10 + 100));
-  });
-
-  it('reads a short book in one step', () => {
-    const speed = { prefillTokensPerSecond: 100, decodeTokensPerSecond: 10 };
-    expect(estimateReadSeconds({ bookTokens: 300, chunkTokens: 5000, memoryTokens: 100, overheadTokens: 0, speed }).steps).toBe(2);
+  it('keeps speeds measured with different thread counts apart, and apart from any GPU', () => {
+    expect(cpuDevice(1)).toBe('cpu, 1 thread');
+    expect(cpuDevice(4)).not.toBe(cpuDevice(2));
+    expect(cpuThreads(cpuDevice(4))).toBe(4);
+    expect(cpuThreads('nvidia ampere')).toBeUndefined();
   });
 });
 

@@ -7,8 +7,8 @@ import type { RunRequest } from '../src/runs/plan';
 import { Runs } from '../src/runs/runs';
 import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
 import { EngineCache } from '../src/jobs/engines';
-import type { ModelService } from '../src/runner/models';
-import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm-models';
+import type { ModelService } from '../src/engines/webllm/manager';
+import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models';
 import { Store } from '../src/storage/db';
 import { type AgentApi, EVALUATION_EVENTS_CHANNEL, type EvaluationEvent, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../src/agent/protocol';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
@@ -94,7 +94,7 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
 
 // The model manager loads on first use: a page without WebGPU never pays for it.
 let modelService: Promise<ModelService> | undefined;
-const models = () => (modelService ??= import('../src/runner/models').then((m) => new m.ModelService(store)));
+const models = () => (modelService ??= import('../src/engines/webllm/manager').then((m) => new m.ModelService(store)));
 const watchers = new Map<number, () => void>();
 
 const api: AgentApi = {
@@ -167,15 +167,15 @@ const api: AgentApi = {
   },
   /** Copies picked GGUF files into this origin's private storage (never sent anywhere); `onProgress` is a Comlink.proxy. */
   saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
-    attempt(async () => (await import('../src/engines/wllama-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined))),
+    attempt(async () => (await import('../src/engines/wllama/models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined))),
   /** GGUF models kept in this browser for llama.cpp: downloads and copies of picked files. */
-  listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama-files')).listStoredModels()),
-  deleteLlamaModel: (id: string) => attempt(async () => (await import('../src/engines/wllama-files')).deleteStoredModel(id)),
+  listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama/files')).listStoredModels()),
+  deleteLlamaModel: (id: string) => attempt(async () => (await import('../src/engines/wllama/files')).deleteStoredModel(id)),
   /** Loads the llama.cpp model (downloading it once) and measures its speed here; `onProgress` is a Comlink.proxy. */
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
-      return (await import('../src/engines/wllama')).measureWllama(config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
+      return (await import('../src/engines/wllama/speed')).measureWllama(await store, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
     }),
   /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),

@@ -1,16 +1,15 @@
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
-import type { ServerCheck } from '../engines/openai';
-import type { GpuCapability } from '../engines/webgpu';
-import type { CustomModelSpec, ModelProgress } from '../engines/webllm-models';
-import type { StoredModel } from '../engines/wllama-files';
-import type { SpeedSample } from '../engines/wllama-models';
+import type { ServerCheck } from '../engines/openai/engine';
+import type { GpuCapability } from '../engines/webllm/webgpu';
+import type { CustomModelSpec, ModelProgress } from '../engines/webllm/models';
+import type { StoredModel } from '../engines/wllama/files';
+import type { ModelList } from '../engines/webllm/manager';
 import type { EvaluationRequest } from '../runs/evaluator';
-import type { ModelList } from '../runner/models';
 import type { PromptFileStatus } from '../runs/prompt-files';
 import type { IngestRequest } from '../library/library';
 import type { RunRequest } from '../runs/plan';
-import type { CalibrationRecord } from '../storage/model-schema';
+import type { SpeedRecord } from '../storage/model-schema';
 import type { DocumentRecord, FollowUpRecord } from '../storage/schema';
 
 export type { EvaluationRequest, IngestRequest, PromptFileStatus, RunRequest };
@@ -70,7 +69,7 @@ export interface AgentApi {
   listModels(): Promise<Outcome<ModelList>>;
   downloadModel(id: string): Promise<Outcome<void>>;
   stopModelDownload(id: string): Promise<Outcome<boolean>>;
-  loadModel(id: string): Promise<Outcome<CalibrationRecord | undefined>>;
+  loadModel(id: string): Promise<Outcome<SpeedRecord | undefined>>;
   deleteModel(id: string): Promise<Outcome<void>>;
   saveCustomModel(spec: Omit<CustomModelSpec, 'id'>): Promise<Outcome<string>>;
   removeCustomModel(id: string): Promise<Outcome<void>>;
@@ -83,7 +82,7 @@ export interface AgentApi {
   listLlamaModels(): Promise<Outcome<StoredModel[]>>;
   deleteLlamaModel(id: string): Promise<Outcome<void>>;
   /** Loads the llama.cpp model (downloading it once) and measures its speed here. */
-  measureWllama(config: EngineConfig, onProgress?: Listener<[progress: { stage: string; loaded: number; total: number }]>): Promise<Outcome<SpeedSample>>;
+  measureWllama(config: EngineConfig, onProgress?: Listener<[progress: { stage: string; loaded: number; total: number }]>): Promise<Outcome<SpeedRecord>>;
   /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase(base: string): Promise<Outcome<void>>;
   /** Each pinned prompt file: here or not, where from, and why the last fetch failed. */

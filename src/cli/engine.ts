@@ -4,7 +4,7 @@
  */
 import type { PromptRecord } from '../core/prompt-sets';
 import type { Engine, EngineConfig } from '../engines/engine';
-import { OpenAIEngine, type RetryNotice } from '../engines/openai';
+import { OpenAIEngine, type RetryNotice } from '../engines/openai/engine';
 import { createEngine, ENGINES } from '../engines/registry';
 import { UsageError, wholeNumber } from './args';
 import { type PromptFlags, PromptOptionError, type ResolvedPrompts, resolveCliPrompts } from './prompts';

@@ -8,7 +8,7 @@ import { type ChunkSpan, chunkAll } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
-import { OpenAIEngine } from '../engines/openai';
+import { OpenAIEngine } from '../engines/openai/engine';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, sayOnStderr, seconds } from './engine';

@@ -15,6 +15,17 @@ export interface TokenSpeed {
   decodeTokensPerSecond: number;
 }
 
+/**
+ * A model's speed measured apart from any read: a short prompt read and a few
+ * tokens written, once per model and device, for estimates made before a read.
+ */
+export interface SpeedMeasurement extends TokenSpeed {
+  promptTokens: number;
+  completionTokens: number;
+  /** The runtime's own figures, or the stream timed where it gave none. */
+  source: 'reported' | 'timed';
+}
+
 export interface RunEstimate {
   chunks: number;
   msPerChunk: number;
@@ -106,13 +117,26 @@ export function estimateRead(input: ReadEstimateInput): SourcedEstimate | null {
 }
 
 /**
- * The model an engine config names (model id, GGUF file or URL, server), so
- * that estimates compare steps of the same model only. Empty for engines
- * without one.
+ * The model an engine config names, the one key every engine's steps and
+ * measured speeds are kept and found by: the server (for a server engine) and
+ * the model's name where the engine names it (a WebLLM model id, a server's
+ * model), else its file (a picked file's key, or its URL). Empty for engines
+ * without a model.
  */
 export function modelKey(config: Readonly<Record<string, string | number | boolean>> | undefined): string {
   const part = (name: string) => (typeof config?.[name] === 'string' ? (config[name] as string).trim() : '');
-  return [part('baseUrl'), part('model'), part('localModel') || part('modelUrl')].filter(Boolean).join(' ');
+  return [part('baseUrl'), part('model') || part('localModel') || part('modelUrl')].filter(Boolean).join(' ');
+}
+
+/** Prompt tokens around a chunk (template, question, memory tags): an upper bound is honest enough for an estimate. */
+export const PROMPT_OVERHEAD_TOKENS = 250;
+
+/** Chunks of a book and the prompt tokens of each step: its chunk, the memory and the overhead. */
+export function readSize(bookTokens: number, chunkTokens: number, memoryTokens: number): { chunks: number; promptTokens: number } {
+  return {
+    chunks: Math.ceil(bookTokens / chunkTokens),
+    promptTokens: Math.min(chunkTokens, bookTokens) + memoryTokens + PROMPT_OVERHEAD_TOKENS,
+  };
 }
 
 /** Chunks a skim reads at most: the top share and a neighbour on each side of each. */

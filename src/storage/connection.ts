@@ -1,6 +1,6 @@
 import type { DBSchema, IDBPDatabase } from 'idb';
 import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from './evaluation-schema';
-import type { CalibrationRecord, CustomModelRecord } from './model-schema';
+import type { SpeedRecord, CustomModelRecord } from './model-schema';
 import type { RunChunksRecord } from './run-chunks';
 import type { DocumentRecord, FollowUpRecord, MemoryRecord, PromptFileRecord, RevisionRecord, RunProgress, StrippedText, TextPartRecord } from './schema';
 import { connectionLost, type Failure, StorageError, translateStorageError } from './errors';
@@ -18,7 +18,7 @@ export interface MemagentDB extends DBSchema {
   evaluationSamples: { key: [string, number]; value: EvaluationSampleRecord | DatasetSampleRecord };
   datasetItems: { key: [string, number]; value: DatasetItemRecord };
   customModels: { key: string; value: CustomModelRecord };
-  calibrations: { key: [string, string]; value: CalibrationRecord };
+  calibrations: { key: [string, string]; value: SpeedRecord };
   runChunks: { key: string; value: RunChunksRecord };
   promptFiles: { key: string; value: PromptFileRecord };
   followUps: { key: [string, number]; value: FollowUpRecord };

@@ -1,3 +1,5 @@
+import type { SpeedMeasurement } from '../core/estimate';
+
 /**
  * A model the person added by URL (a converted RL-MemAgent-7B, say): what
  * WebLLM needs to fetch and load it. Stored so that it stays in the Models list.
@@ -15,18 +17,19 @@ export interface CustomModelRecord {
 }
 
 /**
- * A WebLLM model's speed measured on one GPU right after it was loaded: a few
- * seconds, once per model and GPU, for estimates made before any read.
+ * A model's speed measured on one device apart from any read (a WebLLM model
+ * when it is loaded in Models, a llama.cpp model by its measure button): the
+ * one record every engine keeps its measured speed in, for estimates made
+ * before any read.
  */
-export interface CalibrationRecord {
+export interface SpeedRecord extends SpeedMeasurement {
+  /** The model, as `modelKey` names it from the engine config a read would use. */
   modelId: string;
-  /** The GPU as WebGPU names it (vendor and architecture): another GPU measures again. */
+  /**
+   * Where it was measured: the GPU as WebGPU names it (vendor and
+   * architecture), or the processor and thread count for a CPU engine.
+   * Another device measures again.
+   */
   adapter: string;
-  prefillTokensPerSecond: number;
-  decodeTokensPerSecond: number;
-  promptTokens: number;
-  completionTokens: number;
-  /** WebLLM's own figures, or the stream timed where it gave none. */
-  source: 'reported' | 'timed';
   measuredAt: number;
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { estimateRead, modelKey, skimmedChunks, type StepSample } from '../core/estimate';
+import { estimateRead, modelKey, readSize, skimmedChunks, type StepSample } from '../core/estimate';
 import { DEFAULT_SKIM } from '../core/skim';
 import { followBudget } from '../core/skim-follow';
 import type { EngineConfig } from '../engines/engine';
@@ -21,8 +21,6 @@ interface Props {
   onEstimate?(ms: number | null): void;
 }
 
-// The prompt around a chunk: template, question and memory; an upper bound is honest enough here.
-const PROMPT_OVERHEAD = 250;
 const NO_CONFIG: EngineConfig = {};
 
 /**
@@ -120,8 +118,7 @@ function EngineEstimate({ document, engineId, engineConfig = NO_CONFIG, settings
 
 /** The estimate of a whole read and, when skimming, of the chunks a skim reads. */
 function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadFormSettings, apart: SpeedApart | undefined) {
-  const chunks = Math.ceil(document.tokens / settings.chunkTokens);
-  const promptTokens = Math.min(settings.chunkTokens, document.tokens) + settings.memoryTokens + PROMPT_OVERHEAD;
+  const { chunks, promptTokens } = readSize(document.tokens, settings.chunkTokens, settings.memoryTokens);
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
   const full = estimateRead({ ...input, chunks });
   if (!full || !settings.skim) return { chunks, promptTokens, full, skim: null, read: chunks };

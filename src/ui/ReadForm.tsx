@@ -1,9 +1,8 @@
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
-import { ENGINE_UI } from './engines';
+import { ENGINE_UI, usePreferredEngine } from './engines';
 import { EngineFields, useEngineChoice } from './engines/EngineChoice';
-import { usePreferredEngine } from './engines/models';
 import type { DocumentRecord } from './data';
 import { formatBytes, formatTokens } from './format';
 import { type ReadFormSettings, useReadSettings } from './settings';

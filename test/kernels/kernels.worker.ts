@@ -12,13 +12,13 @@ import { chunkAll } from '../../src/core/chunker';
 import { type AnswerEvent, memoryLoop, type RevisionEvent } from '../../src/core/loop';
 import { planBudget } from '../../src/core/budget';
 import { type PromptTemplates, templateOverhead } from '../../src/core/prompts';
-import { downloadModel, ensureConfigAndTokenizer } from '../../src/engines/model-download';
-import { checkWebGPU } from '../../src/engines/webgpu';
-import { createWebLLMEngine, GpuSession, type Mlc, type MlcFactory, type WebLLMEngine } from '../../src/engines/webllm';
-import { type ModelProgress, onModelProgress } from '../../src/engines/webllm-models';
-import { loadModelTokenizer } from '../../src/engines/webllm-tokenizer';
-import { fetchTokenizerConfig } from '../../src/engines/tokenizer-config';
-import { loadedContextWindow, WEBLLM_0_2_79 } from '../../src/engines/webllm-versions';
+import { downloadModel, ensureConfigAndTokenizer } from '../../src/engines/webllm/model-download';
+import { checkWebGPU } from '../../src/engines/webllm/webgpu';
+import { createWebLLMEngine, GpuSession, type Mlc, type MlcFactory, type WebLLMEngine } from '../../src/engines/webllm/engine';
+import { type ModelProgress, onModelProgress } from '../../src/engines/webllm/models';
+import { loadModelTokenizer } from '../../src/engines/webllm/tokenizer';
+import { fetchTokenizerConfig } from '../../src/engines/webllm/tokenizer-config';
+import { loadedContextWindow, WEBLLM_0_2_79 } from '../../src/engines/webllm/versions';
 import { chatTemplateTokens, type ConvTemplate } from './chat-template';
 
 /** What reached MLCEngine: every engine made, and every request sent to one. */

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ChatMessage } from '../../src/core/generation';
-import { ExtractiveEngine } from '../../src/engines/extractive';
+import { ExtractiveEngine } from '../../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../../src/engines/qwen-tokenizer';
 
 export type Failure =

@@ -40,8 +40,8 @@ export type StoreView = Pick<
   | 'listEvaluationOrdinals'
   | 'getDatasetItem'
   | 'listCustomModels'
-  | 'getCalibration'
-  | 'listCalibrations'
+  | 'getSpeed'
+  | 'listSpeeds'
   | 'getPromptFile'
   | 'listPromptFiles'
 >;

@@ -1,23 +1,22 @@
-import { i18n } from '../i18n';
-import { CpuEngineHint } from './CpuEngineHint';
-import { OpenAISettings } from './OpenAISettings';
+import { OPENAI_UI } from './openai';
 import type { EngineUi } from './types';
-import { useCalibratedSpeed } from './webllm-speed';
-import { WebLLMSettings } from './WebLLMSettings';
-import { useSpeedMeasuredHere } from './wllama-speed';
-import { WllamaSettings } from './WllamaSettings';
+import { WEBLLM_UI } from './webllm';
+import { WLLAMA_UI } from './wllama';
 
-export type { EngineNoteProps, EngineSettingsProps, EngineUi, SpeedApart } from './types';
+export type { EngineModelsProps, EngineNoteProps, EngineSettingsProps, EngineUi, SpeedApart } from './types';
+// WebLLM asks to be offered first where a hardware GPU can run it.
+export { usePreferredEngine } from './webllm/models';
 
 /**
- * Engine id → what the page shows and asks of it. The Read and Evaluate forms,
- * the estimate and the prompt set read this table and never an engine id.
+ * Engine id → what the page shows and asks of it, each from its own folder.
+ * The Read and Evaluate forms, the estimate, the prompt set and the Models
+ * page read this table and never an engine id.
  */
 export const ENGINE_UI: Readonly<Record<string, EngineUi>> = {
   extractive: { noModel: true },
-  openai: { Settings: OpenAISettings },
-  webllm: { Settings: WebLLMSettings, useSpeedApart: useCalibratedSpeed, notMeasured: () => i18n.t('estimate.notMeasuredWebllm') },
-  wllama: { Settings: WllamaSettings, useSpeedApart: useSpeedMeasuredHere, Note: CpuEngineHint },
+  openai: OPENAI_UI,
+  webllm: WEBLLM_UI,
+  wllama: WLLAMA_UI,
 };
 
 const NONE: EngineUi = {};

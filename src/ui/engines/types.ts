@@ -27,6 +27,12 @@ export interface EngineNoteProps {
   onChoose(engineId: string): void;
 }
 
+/** The props of an engine's section of the Models page. */
+export interface EngineModelsProps {
+  /** Whether the Models page is shown: a section reads what is stored again when it is. */
+  active: boolean;
+}
+
 /** What the page knows of one engine: everything engine-specific that generic forms ask of it. */
 export interface EngineUi {
   /** Its settings form; an engine without one needs no choices. */
@@ -37,6 +43,8 @@ export interface EngineUi {
   notMeasured?(): string;
   /** A note beside the engine choice, shown whichever engine is chosen (an offer to use this one instead). */
   Note?: ComponentType<EngineNoteProps>;
+  /** Its section of the Models page: the models it keeps in this browser, with their measured speeds. */
+  Models?: ComponentType<EngineModelsProps>;
   /** Reads with a heuristic and no model: it takes no model and no prompt set. */
   noModel?: boolean;
 }

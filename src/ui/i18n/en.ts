@@ -225,6 +225,8 @@ export const en = {
       none: 'None yet: a model is kept here the first time llama.cpp loads it.',
       facts: '{{size}} · from {{origin}}',
       incomplete: 'not complete: the next load fetches or copies it again',
+      speed_one: 'Measured on this device with {{count}} thread: reads {{read}} tokens/s, writes {{write}} tokens/s',
+      speed_other: 'Measured on this device with {{count}} threads: reads {{read}} tokens/s, writes {{write}} tokens/s',
     },
   },
   settings: {

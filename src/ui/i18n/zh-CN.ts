@@ -220,6 +220,8 @@ export const zhCN: Messages = {
       none: '还没有：llama.cpp 第一次加载模型时会把它保存在这里。',
       facts: '{{size}} · 来自 {{origin}}',
       incomplete: '不完整：下次加载时会重新获取或复制',
+      speed_one: '在本设备上用 {{count}} 个线程测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒',
+      speed_other: '在本设备上用 {{count}} 个线程测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒',
     },
   },
   settings: {

@@ -1,6 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import { LlamaModels } from '../LlamaModels';
-import { ModelManager } from '../ModelManager';
+import { ENGINE_UI } from '../engines';
 import { ModelStorage } from '../ModelStorage';
 import { Page } from './Page';
 
@@ -17,8 +16,7 @@ export function ModelsPage({ active }: { active: boolean }) {
     >
       <ModelStorage />
       <div className="models-layout">
-        <ModelManager />
-        <LlamaModels active={active} />
+        {Object.entries(ENGINE_UI).map(([id, { Models }]) => Models && <Models key={id} active={active} />)}
       </div>
     </Page>
   );

@@ -1,13 +1,13 @@
 import { type FormEvent, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { ModelView } from '../runner/models';
-import { agent, call } from './client';
-import { modelFacts } from './engines/format-model';
-import { refreshModels, useGpu, useModelProgress, useModels } from './engines/models';
-import { formatSpeed } from './format';
-import { refreshStorage } from './storage-figure';
-import './models.css';
-import { ProgressBar } from './ProgressBar';
+import type { ModelView } from '../../../engines/webllm/manager';
+import { agent, call } from '../../client';
+import { modelFacts } from './format-model';
+import { refreshModels, useGpu, useModelProgress, useModels } from './models';
+import { formatSpeed } from '../../format';
+import { refreshStorage } from '../../storage-figure';
+import '../../models.css';
+import { ProgressBar } from '../../ProgressBar';
 
 type Action = 'downloadModel' | 'loadModel' | 'deleteModel' | 'removeCustomModel';
 

@@ -1,13 +1,13 @@
-import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../core/generation';
-import type { TokenSpeed } from '../core/estimate';
-import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig } from './engine';
+import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
+import type { SpeedMeasurement } from '../../core/estimate';
+import type { Tokenizer } from '../../core/tokenizer';
+import type { Engine, EngineConfig } from '../engine';
 import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError, scopeTuning } from './model-download';
-import { stepRequest, webllmRequest } from './request';
+import { stepRequest, webllmRequest } from '../request';
 import { type TokenizerConfigLike, webllmSystemMessage } from './system-message';
 import { fetchTokenizerConfig } from './tokenizer-config';
 import { checkWebGPU, type GpuCapability } from './webgpu';
-import { loadModelTokenizer } from './webllm-tokenizer';
+import { loadModelTokenizer } from './tokenizer';
 import {
   appConfigFor,
   chooseModel,
@@ -16,8 +16,8 @@ import {
   prebuiltModels,
   QWEN_CONTEXT_LIMIT,
   reportModelProgress,
-} from './webllm-models';
-import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './webllm-versions';
+} from './models';
+import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './versions';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
 export const MIN_WINDOW = 8192;
@@ -313,7 +313,7 @@ export class GpuSession {
    * that extends the previous one), so no step's result changes.
    * `countedPrompt` stands in where WebLLM reports no prompt size.
    */
-  async calibrate(model: ModelEntry, window: number, messages: readonly ChatMessage[], maxTokens: number, countedPrompt = 0): Promise<Calibration> {
+  async calibrate(model: ModelEntry, window: number, messages: readonly ChatMessage[], maxTokens: number, countedPrompt = 0): Promise<SpeedMeasurement> {
     const request = {
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       max_tokens: maxTokens,
@@ -411,14 +411,6 @@ interface StreamTiming {
   pieces: number;
 }
 
-/** A model's speed on this GPU, from one short request. */
-export interface Calibration extends TokenSpeed {
-  promptTokens: number;
-  completionTokens: number;
-  /** WebLLM's own figures, or the stream timed here where it gave none. */
-  source: 'reported' | 'timed';
-}
-
 /**
  * About a thousand prompt tokens, which with the chat template still fit one of
  * WebLLM's 1,024-token prefill passes, and a few dozen written: a few seconds on
@@ -513,7 +505,7 @@ export class WebLLMEngine implements Engine {
   }
 
   /** Measures this model's reading and writing speed on this GPU, in the window already loaded where it is large enough. */
-  async calibrate(): Promise<Calibration> {
+  async calibrate(): Promise<SpeedMeasurement> {
     const messages = calibrationMessages(this.tokenizer);
     const prompt = this.tokenizer.count(messages[0]!.content);
     const window = Math.max(this.planned, this.windowFor(prompt + CALIBRATION_REPLY_TOKENS));

@@ -1,6 +1,6 @@
-import { deleteModelFiles, modelCacheState, type CacheState } from '../engines/model-download';
-import { checkWebGPU, type GpuCapability } from '../engines/webgpu';
-import { createWebLLMEngine, type GpuSession, session } from '../engines/webllm';
+import { deleteModelFiles, modelCacheState, type CacheState } from './model-download';
+import { checkWebGPU, type GpuCapability } from './webgpu';
+import { createWebLLMEngine, type GpuSession, session } from './engine';
 import {
   chooseModel,
   customEntry,
@@ -13,9 +13,10 @@ import {
   type ModelProgress,
   onModelProgress,
   prebuiltModels,
-} from '../engines/webllm-models';
-import type { EngineConfig } from '../engines/engine';
-import type { CalibrationRecord, Store } from '../storage/db';
+} from './models';
+import type { EngineConfig } from '../engine';
+import { modelKey } from '../../core/estimate';
+import type { SpeedRecord, Store } from '../../storage/db';
 
 /** One row of the Models list, as the page shows it. */
 export interface ModelView {
@@ -36,7 +37,7 @@ export interface ModelView {
   /** What a run on this model stores as its engine config. */
   engineConfig: EngineConfig;
   /** Its reading and writing speed measured on this GPU when it was loaded, if it was. */
-  speed?: Pick<CalibrationRecord, 'prefillTokensPerSecond' | 'decodeTokensPerSecond' | 'measuredAt'>;
+  speed?: Pick<SpeedRecord, 'prefillTokensPerSecond' | 'decodeTokensPerSecond' | 'measuredAt'>;
 }
 
 export interface ModelList {
@@ -79,7 +80,7 @@ export class ModelService {
   }
 
   async list(): Promise<ModelList> {
-    const [gpu, entries, calibrations] = await Promise.all([this.capability(), this.entries(), this.store.then((s) => s.listCalibrations())]);
+    const [gpu, entries, speeds] = await Promise.all([this.capability(), this.entries(), this.store.then((s) => s.listSpeeds())]);
     const loaded = this.gpuSession.current?.id;
     const models = await Promise.all(
       entries.map(async (e): Promise<ModelView> => {
@@ -100,7 +101,7 @@ export class ModelService {
         if (bytes !== undefined) view.downloadBytes = bytes;
         if (e.vramMB !== undefined) view.vramMB = e.vramMB;
         if (e.contextLimit !== undefined) view.contextLimit = e.contextLimit;
-        const speed = calibrations.find((c) => c.modelId === e.id && c.adapter === gpu.adapter);
+        const speed = speeds.find((c) => c.modelId === modelKey(view.engineConfig) && c.adapter === gpu.adapter);
         if (speed) view.speed = { prefillTokensPerSecond: speed.prefillTokensPerSecond, decodeTokensPerSecond: speed.decodeTokensPerSecond, measuredAt: speed.measuredAt };
         return view;
       }),
@@ -137,7 +138,7 @@ export class ModelService {
    * and GPU. Returns the speed on this GPU, or undefined where it could not be
    * measured: that never fails the load.
    */
-  async load(id: string): Promise<CalibrationRecord | undefined> {
+  async load(id: string): Promise<SpeedRecord | undefined> {
     const e = await this.entry(id);
     await this.runnable(e);
     const engine = await this.createEngine(engineConfigFor(e));
@@ -145,14 +146,15 @@ export class ModelService {
     return this.calibrate(e, engine);
   }
 
-  private async calibrate(e: ModelEntry, engine: Awaited<ReturnType<typeof createWebLLMEngine>>): Promise<CalibrationRecord | undefined> {
+  private async calibrate(e: ModelEntry, engine: Awaited<ReturnType<typeof createWebLLMEngine>>): Promise<SpeedRecord | undefined> {
     try {
       const [store, gpu] = await Promise.all([this.store, this.capability()]);
-      const known = await store.getCalibration(e.id, gpu.adapter);
+      const model = modelKey(engineConfigFor(e));
+      const known = await store.getSpeed(model, gpu.adapter);
       if (known) return known;
       const c = await engine.calibrate();
-      const record: CalibrationRecord = {
-        modelId: e.id,
+      const record: SpeedRecord = {
+        modelId: model,
         adapter: gpu.adapter,
         prefillTokensPerSecond: c.prefillTokensPerSecond,
         decodeTokensPerSecond: c.decodeTokensPerSecond,
@@ -161,7 +163,7 @@ export class ModelService {
         source: c.source,
         measuredAt: Date.now(),
       };
-      await store.putCalibration(record);
+      await store.putSpeed(record);
       return record;
     } catch {
       // The model is loaded all the same; the Models list says its speed is not measured.
@@ -198,10 +200,11 @@ export class ModelService {
 
   /** Forgets a custom model, its measured speeds and its files. */
   async removeCustom(id: string): Promise<void> {
+    const model = modelKey(engineConfigFor(await this.entry(id)));
     await this.remove(id);
     const store = await this.store;
     await store.deleteCustomModel(id);
-    await store.deleteCalibrations(id);
+    await store.deleteSpeeds(model);
   }
 
   watch(listener: (p: ModelProgress) => void): () => void {

@@ -1,9 +1,12 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { StoredModel } from '../engines/wllama-files';
-import { agent, call } from './client';
-import { formatStorage, refreshStorage } from './storage-figure';
-import './models.css';
+import type { StoredModel } from '../../../engines/wllama/files';
+import { cpuThreads } from '../../../engines/wllama/models';
+import { agent, call } from '../../client';
+import { type SpeedRecord, store } from '../../data';
+import { formatSpeed } from '../../format';
+import { formatStorage, refreshStorage } from '../../storage-figure';
+import '../../models.css';
 
 /**
  * The GGUF models kept in this browser for the llama.cpp engine, with their
@@ -14,12 +17,15 @@ export function LlamaModels({ active }: { active: boolean }) {
   const { t } = useTranslation();
   const headingId = useId();
   const [models, setModels] = useState<StoredModel[] | null>(null);
+  const [speeds, setSpeeds] = useState<SpeedRecord[]>([]);
   const [busy, setBusy] = useState<string | null>(null);
   const [alert, setAlert] = useState<string | null>(null);
 
   const refresh = useCallback(async () => {
     try {
       setModels(await call(agent.listLlamaModels()));
+      // Measured on this device, with each thread count it was measured with.
+      setSpeeds((await (await store).listSpeeds()).filter((s) => cpuThreads(s.adapter) !== undefined));
     } catch (e) {
       setAlert((e as Error).message);
     }
@@ -69,6 +75,17 @@ export function LlamaModels({ active }: { active: boolean }) {
                 {t('models.gguf.facts', { size: formatStorage(m.bytes), origin: m.origin })}
                 {m.complete ? '' : ` · ${t('models.gguf.incomplete')}`}
               </p>
+              {speeds
+                .filter((s) => s.modelId === m.model)
+                .map((s) => (
+                  <p key={s.adapter} className="hint">
+                    {t('models.gguf.speed', {
+                      count: cpuThreads(s.adapter),
+                      read: formatSpeed(s.prefillTokensPerSecond),
+                      write: formatSpeed(s.decodeTokensPerSecond),
+                    })}
+                  </p>
+                ))}
               <div className="controls">
                 <button type="button" aria-label={t('models.deleteOf', { model: m.name })} disabled={busy !== null} onClick={() => void remove(m)}>
                   {t('models.delete')}

@@ -1,9 +1,9 @@
 import * as Comlink from 'comlink';
 import { useEffect, useState, useSyncExternalStore } from 'react';
-import type { GpuCapability } from '../../engines/webgpu';
-import type { ModelProgress } from '../../engines/webllm-models';
-import type { ModelList } from '../../runner/models';
-import { agent, call } from '../client';
+import type { GpuCapability } from '../../../engines/webllm/webgpu';
+import type { ModelProgress } from '../../../engines/webllm/models';
+import type { ModelList } from '../../../engines/webllm/manager';
+import { agent, call } from '../../client';
 
 let gpu: Promise<GpuCapability> | undefined;
 

@@ -6,10 +6,10 @@ import {
   type GenerateResult,
   isAbortError,
   type Usage,
-} from '../core/generation';
-import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig, EngineInfo } from './engine';
-import { openAIBody, stepRequest } from './request';
+} from '../../core/generation';
+import type { Tokenizer } from '../../core/tokenizer';
+import type { Engine, EngineConfig, EngineInfo } from '../engine';
+import { openAIBody, stepRequest } from '../request';
 
 /**
  * Any server that speaks the OpenAI chat-completions protocol (vLLM, SGLang,

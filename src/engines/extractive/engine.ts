@@ -1,8 +1,8 @@
-import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../core/generation';
-import { INITIAL_MEMORY } from '../core/prompts';
-import { sentenceSpans, terms } from '../core/text';
-import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineInfo } from './engine';
+import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
+import { INITIAL_MEMORY } from '../../core/prompts';
+import { sentenceSpans, terms } from '../../core/text';
+import type { Tokenizer } from '../../core/tokenizer';
+import type { Engine, EngineInfo } from '../engine';
 
 export const EXTRACTIVE_INFO: EngineInfo = {
   id: 'extractive',

@@ -1,4 +1,5 @@
-import type { EngineConfig, EngineInfo } from './engine';
+import type { TokenSpeed } from '../../core/estimate';
+import type { EngineConfig, EngineInfo } from '../engine';
 
 /**
  * What the llama.cpp (WebAssembly) engine needs to know before its runtime is
@@ -124,13 +125,15 @@ export function effectiveThreads(requested: number | undefined, hardwareConcurre
 
 // ---------------------------------------------------------------- speed
 
-/** Prompt-reading and writing speed of one model on this device. */
-export interface SpeedSample {
-  prefillTokensPerSecond: number;
-  decodeTokensPerSecond: number;
-  threads: number;
-  /** True when measured here; false for a guess from the model size. */
-  measured: boolean;
+/** Where a CPU engine's speed is measured and kept: this device's processor with a thread count (other counts measure again). */
+export function cpuDevice(threads: number): string {
+  return `cpu, ${threads} thread${threads === 1 ? '' : 's'}`;
+}
+
+/** The thread count of a device `cpuDevice` named; undefined for any other (a GPU). */
+export function cpuThreads(device: string): number | undefined {
+  const m = /^cpu, (\d+) threads?$/.exec(device);
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
@@ -140,35 +143,10 @@ export interface SpeedSample {
  * GB of weights, scaling with threads up to 4) and reading a prompt about 8×
  * faster than writing. A measurement replaces it.
  */
-export function guessSpeed(modelBytes: number, threads: number): SpeedSample {
+export function guessSpeed(modelBytes: number, threads: number): TokenSpeed {
   const gb = Math.max(modelBytes / 1e9, 0.05);
   const decode = (8 * Math.min(Math.max(threads, 1), 4)) / gb;
-  return { prefillTokensPerSecond: decode * 8, decodeTokensPerSecond: decode, threads, measured: false };
-}
-
-export interface ReadEstimateInput {
-  bookTokens: number;
-  chunkTokens: number;
-  memoryTokens: number;
-  /** Prompt text besides the chunk and memory (instructions, question, chat template). */
-  overheadTokens?: number;
-  speed: Pick<SpeedSample, 'prefillTokensPerSecond' | 'decodeTokensPerSecond'>;
-}
-
-/**
- * Seconds a whole read takes at the given speed, as an upper bound: each step
- * reads its chunk, the memory and the instructions, then writes a full memory;
- * one more step writes the answer. Prompt caching and short memories make real
- * reads faster.
- */
-export function estimateReadSeconds(input: ReadEstimateInput): { steps: number; seconds: number } {
-  const overhead = input.overheadTokens ?? 200;
-  const chunks = Math.max(1, Math.ceil(input.bookTokens / Math.max(1, input.chunkTokens)));
-  const chunk = Math.min(input.chunkTokens, input.bookTokens);
-  const stepRead = chunk + input.memoryTokens + overhead;
-  const perStep = stepRead / input.speed.prefillTokensPerSecond + input.memoryTokens / input.speed.decodeTokensPerSecond;
-  const answer = (input.memoryTokens + overhead) / input.speed.prefillTokensPerSecond + input.memoryTokens / input.speed.decodeTokensPerSecond;
-  return { steps: chunks + 1, seconds: chunks * perStep + answer };
+  return { prefillTokensPerSecond: decode * 8, decodeTokensPerSecond: decode };
 }
 
 // ---------------------------------------------------------------- picked files

@@ -1,4 +1,4 @@
-import type { ModelRecordLike } from './webllm-models';
+import type { ModelRecordLike } from './models';
 
 /**
  * What differs between the WebLLM versions the engine adapter drives: the

@@ -1,5 +1,5 @@
 import type { TokenizerConfigLike } from './system-message';
-import { cleanModelUrl } from './webllm-models';
+import { cleanModelUrl } from './models';
 
 /** Cache Storage for models' tokenizer_config.json: read once online, then offline too. */
 export const TOKENIZER_CONFIG_CACHE = 'memagent-tokenizer-config';

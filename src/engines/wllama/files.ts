@@ -3,11 +3,14 @@
  * downloaded from a URL (in wllama's own cache, in the origin's private file
  * system) and those copied from files picked on this device.
  */
-import { LOCAL_MODEL_DIR } from './wllama-models';
+import { modelKey } from '../../core/estimate';
+import { LOCAL_MODEL_DIR } from './models';
 
 export interface StoredModel {
   /** `download:<url of the first part>` or `file:<key>`, for deletion. */
   id: string;
+  /** The model as a read's engine config names it (`modelKey`): its measured speeds are kept under it. */
+  model: string;
   /** The file name, with the number of parts for a split model. */
   name: string;
   /** The host it came from, or "a file on this device". */
@@ -65,6 +68,7 @@ export function groupDownloads(entries: Awaited<ReturnType<DownloadCache['list']
   }
   return [...groups].map(([url, g]) => ({
     id: `download:${url}`,
+    model: modelKey({ modelUrl: url }),
     name: partsLabel(fileName(url), g.expected),
     origin: host(url),
     bytes: g.bytes,
@@ -101,7 +105,7 @@ async function localModels(): Promise<StoredModel[]> {
       }
     }
     names.sort();
-    models.push({ id: `file:${key}`, name: partsLabel(names[0] ?? key, names.length), origin: 'a file on this device', bytes, complete });
+    models.push({ id: `file:${key}`, model: modelKey({ localModel: key }), name: partsLabel(names[0] ?? key, names.length), origin: 'a file on this device', bytes, complete });
   }
   return models;
 }

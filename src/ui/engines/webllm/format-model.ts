@@ -1,6 +1,6 @@
-import type { ModelView } from '../../runner/models';
-import { formatNumber } from '../format';
-import { i18n } from '../i18n';
+import type { ModelView } from '../../../engines/webllm/manager';
+import { formatNumber } from '../../format';
+import { i18n } from '../../i18n';
 
 export function formatSize(bytes: number): string {
   const mb = bytes / 1024 / 1024;

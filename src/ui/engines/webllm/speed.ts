@@ -1,7 +1,7 @@
-import type { EngineConfig } from '../../engines/engine';
-import { i18n } from '../i18n';
+import type { EngineConfig } from '../../../engines/engine';
+import { i18n } from '../../i18n';
 import { useGpu, useModels } from './models';
-import type { SpeedApart } from './types';
+import type { SpeedApart } from '../types';
 
 /** The model's calibration on this GPU, made when it was loaded in Models. */
 export function useCalibratedSpeed(config: EngineConfig): SpeedApart | undefined {

@@ -3,7 +3,7 @@
  * URLs WebLLM looks up (pinned WebLLM 0.2.86): `webllm/config` holds
  * mlc-chat-config.json, `webllm/wasm` the model library, `webllm/model`
  * tensor-cache.json (its name differs between WebLLM versions: see
- * webllm-versions.ts), every shard it lists and tokenizer.json. WebLLM then
+ * versions.ts), every shard it lists and tokenizer.json. WebLLM then
  * loads from the cache and fetches nothing. Doing it here gives what WebLLM
  * lacks: a download cut short keeps every finished file and the received
  * part of the others and resumes from there, a quota check before gigabytes
@@ -15,7 +15,7 @@ import { PartStore } from './model-parts';
 
 export { type DownloadErrorKind, ModelDownloadError } from './model-fetch';
 
-import { SHIPPED_WEBLLM, WEIGHTS_INDEX_NAMES, type WebLLMVersion } from './webllm-versions';
+import { SHIPPED_WEBLLM, WEIGHTS_INDEX_NAMES, type WebLLMVersion } from './versions';
 
 export const CACHE_NAMES = { config: 'webllm/config', wasm: 'webllm/wasm', model: 'webllm/model' } as const;
 

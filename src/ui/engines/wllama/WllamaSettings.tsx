@@ -1,22 +1,19 @@
 import * as Comlink from 'comlink';
 import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { EngineConfig } from '../../engines/engine';
-import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../engines/wllama-models';
-import { agent, call } from '../client';
-import { formatNumber } from '../format';
-import { i18n } from '../i18n';
-import type { EngineSettingsProps } from './types';
-import { saveSpeed, suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
+import type { EngineConfig } from '../../../engines/engine';
+import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../../engines/wllama/models';
+import { agent, call } from '../../client';
+import { formatNumber } from '../../format';
+import { i18n } from '../../i18n';
+import { ErrorAlert, keepChoices, loadChoices, NumberField } from '../fields';
+import type { EngineSettingsProps } from '../types';
+import { speedMeasured, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 
 const KEY = 'memagent-wllama';
 
 function saved(): EngineConfig {
-  try {
-    return (JSON.parse(localStorage.getItem(KEY) ?? 'null') as EngineConfig | null) ?? { modelUrl: SUGGESTED_MODELS[0]!.url };
-  } catch {
-    return { modelUrl: SUGGESTED_MODELS[0]!.url };
-  }
+  return loadChoices<EngineConfig>(KEY, { modelUrl: SUGGESTED_MODELS[0]!.url });
 }
 
 export function formatGB(bytes: number): string {
@@ -34,7 +31,7 @@ function without(config: EngineConfig, ...names: string[]): Record<string, strin
  */
 export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
   const { t } = useTranslation();
-  const ids = { suggested: useId(), url: useId(), file: useId(), threads: useId(), context: useId() };
+  const ids = { suggested: useId(), url: useId(), file: useId() };
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const measured = useMeasuredSpeed(config);
@@ -48,7 +45,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
 
   const update = (next: EngineConfig) => {
     setError(null);
-    localStorage.setItem(KEY, JSON.stringify(next));
+    keepChoices(KEY, next);
     onChange(next);
   };
 
@@ -74,7 +71,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
     setError(null);
     setBusy(t('wllama.loading'));
     try {
-      const sample = await call(
+      await call(
         agent.measureWllama(
           config,
           Comlink.proxy((p: { stage: string; loaded: number; total: number }) =>
@@ -86,7 +83,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           ),
         ),
       );
-      saveSpeed(config, sample);
+      speedMeasured();
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -148,27 +145,19 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       </p>
 
       <div className="row">
-        <div className="field">
-          <label htmlFor={ids.threads}>{t('wllama.threads')}</label>
-          <input
-            id={ids.threads}
-            type="number"
-            min={1}
-            disabled={!isolated}
-            value={isolated ? String(config.threads ?? defaultThreads(cores)) : '1'}
-            onChange={(e) => update({ ...config, threads: e.target.valueAsNumber })}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.context}>{t('wllama.context')}</label>
-          <input
-            id={ids.context}
-            type="number"
-            min={512}
-            value={String(config.contextTokens ?? DEFAULT_CONTEXT_TOKENS)}
-            onChange={(e) => update({ ...config, contextTokens: e.target.valueAsNumber })}
-          />
-        </div>
+        <NumberField
+          label={t('wllama.threads')}
+          min={1}
+          disabled={!isolated}
+          value={isolated ? String(config.threads ?? defaultThreads(cores)) : '1'}
+          onChange={(_, threads) => update({ ...config, threads })}
+        />
+        <NumberField
+          label={t('wllama.context')}
+          min={512}
+          value={String(config.contextTokens ?? DEFAULT_CONTEXT_TOKENS)}
+          onChange={(_, contextTokens) => update({ ...config, contextTokens })}
+        />
       </div>
       <p className="hint">
         {isolated
@@ -187,17 +176,13 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
       {measured && !busy && (
         <p role="status" className="status">
           {t('wllama.measured', {
-            count: measured.threads,
+            count: threads,
             read: Math.round(measured.prefillTokensPerSecond),
             write: formatNumber(measured.decodeTokensPerSecond, 1),
           })}
         </p>
       )}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }

@@ -2,22 +2,22 @@ import { Wllama } from '@wllama/wllama';
 import compatWasmUrl from '@wllama/wllama-compat/wasm/wllama.wasm?url';
 import compatWorkerUrl from '@wllama/wllama-compat/wasm/wllama.js?url';
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../core/generation';
-import { DEFAULT_READ_SETTINGS } from '../core/plan';
-import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig } from './engine';
-import { llamaCppParams, stepRequest } from './request';
-import { loadQwenTokenizer } from './qwen-tokenizer';
+import type { SpeedMeasurement } from '../../core/estimate';
+import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../../core/generation';
+import { DEFAULT_READ_SETTINGS } from '../../core/plan';
+import type { Tokenizer } from '../../core/tokenizer';
+import type { Engine, EngineConfig } from '../engine';
+import { llamaCppParams, stepRequest } from '../request';
+import { loadQwenTokenizer } from '../qwen-tokenizer';
 import {
   effectiveThreads,
   isQwenVocabulary,
   type ModelSource,
   openLocalModel,
   parseWllamaConfig,
-  type SpeedSample,
   WLLAMA_ENGINE_ID,
   type WllamaSettings,
-} from './wllama-models';
+} from './models';
 
 /** The slice of Wllama used here; unit tests put a stub in its place. */
 export interface WllamaRuntime {
@@ -421,7 +421,7 @@ export class WllamaEngine implements Engine {
   }
 
   /** Reads a few hundred tokens and writes 32, uncached: this device's speed with this model and thread count. */
-  async measureSpeed(): Promise<SpeedSample> {
+  async measureSpeed(): Promise<SpeedMeasurement & { threads: number }> {
     return this.host.exclusive(async () => {
       const { runtime } = await this.ensureLoaded(Math.min(1024, this.maxContext));
       let timings: CompletionChunk['timings'];
@@ -439,8 +439,10 @@ export class WllamaEngine implements Engine {
       return {
         prefillTokensPerSecond: timings.prompt_per_second,
         decodeTokensPerSecond: timings.predicted_per_second,
+        promptTokens: timings.prompt_n + timings.cache_n,
+        completionTokens: timings.predicted_n,
+        source: 'reported',
         threads: this.threads,
-        measured: true,
       };
     });
   }
@@ -476,8 +478,8 @@ export function createWllamaEngine(config?: EngineConfig): Promise<WllamaEngine>
   return engine;
 }
 
-/** Loads the configured model (reporting download progress) and measures its speed on this device. */
-export async function measureWllama(config: EngineConfig, onProgress?: (p: LoadProgress) => void): Promise<SpeedSample> {
+/** Loads the configured model (reporting download progress) and measures its speed on this device, with the threads it used. */
+export async function measureModel(config: EngineConfig, onProgress?: (p: LoadProgress) => void): Promise<SpeedMeasurement & { threads: number }> {
   if (onProgress) defaultHost.listeners.add(onProgress);
   try {
     return await (await createWllamaEngine(config)).measureSpeed();

@@ -1,11 +1,12 @@
 import { useTranslation } from 'react-i18next';
-import { estimateReadSeconds, guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../engines/wllama-models';
-import type { DocumentRecord } from '../data';
-import { formatDuration, formatNumber } from '../format';
-import { engineText } from '../i18n';
-import { useGpu } from './models';
-import type { EngineNoteProps } from './types';
-import { suggestionFor, threadsFor, useMeasuredSpeed } from './wllama-speed';
+import { estimateRead, readSize } from '../../../core/estimate';
+import { guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../../engines/wllama/models';
+import type { DocumentRecord } from '../../data';
+import { formatDuration, formatNumber } from '../../format';
+import { engineText } from '../../i18n';
+import { useGpu } from '../webllm/models';
+import type { EngineNoteProps } from '../types';
+import { suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 
 const SAMPLE_BOOK_TOKENS = 100_000;
 
@@ -38,23 +39,26 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
     const bookTokens = document?.tokens ?? SAMPLE_BOOK_TOKENS;
     const chunkTokens = settings.chunkTokens > 0 ? settings.chunkTokens : 5000;
     const memoryTokens = settings.memoryTokens > 0 ? settings.memoryTokens : 1024;
-    const { steps, seconds } = estimateReadSeconds({ bookTokens, chunkTokens, memoryTokens, speed });
+    // Each step counted as writing a full memory: an upper bound.
+    const { chunks, promptTokens } = readSize(bookTokens, chunkTokens, memoryTokens);
+    const totalMs = estimateRead({ chunks, promptTokens, memoryTokens, steps: [], speed })?.totalMs ?? 0;
+    const steps = chunks + 1;
     const tokens = formatNumber(bookTokens);
     const what = document ? t('cpu.thisBook', { tokens }) : t('cpu.aBook', { tokens });
-    const how = speed.measured ? t('estimate.measuredThreads', { count: speed.threads }) : t('cpu.guess', { count: threads });
-    const duration = formatDuration(seconds * 1000);
+    const how = measured ? t('estimate.measuredThreads', { count: threads }) : t('cpu.guess', { count: threads });
+    const duration = formatDuration(totalMs);
     estimate = t('cpu.estimate', {
       name,
       what,
       duration,
       steps,
-      tokens: chunkTokens + memoryTokens,
+      tokens: promptTokens,
       read: Math.round(speed.prefillTokensPerSecond),
       memory: memoryTokens,
       write: formatNumber(speed.decodeTokensPerSecond, 1),
       how,
     });
-    brief = t(speed.measured ? 'cpu.brief' : 'cpu.briefGuess', { book: document ? t('cpu.briefThisBook') : t('cpu.briefABook', { tokens }), duration, name });
+    brief = t(measured ? 'cpu.brief' : 'cpu.briefGuess', { book: document ? t('cpu.briefThisBook') : t('cpu.briefABook', { tokens }), duration, name });
   }
   return (
     <div role="note" aria-label={t('cpu.region')} className="hint">

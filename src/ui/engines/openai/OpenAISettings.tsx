@@ -1,11 +1,12 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { EngineConfig } from '../../engines/engine';
-import type { ServerCheck } from '../../engines/openai';
-import { loadApiKey } from '../data';
-import { agent, call } from '../client';
-import { formatNumber } from '../format';
-import type { EngineSettingsProps } from './types';
+import type { EngineConfig } from '../../../engines/engine';
+import type { ServerCheck } from '../../../engines/openai/engine';
+import { loadApiKey } from '../../data';
+import { agent, call } from '../../client';
+import { formatNumber } from '../../format';
+import { ErrorAlert, keepChoices, loadChoices, NumberField } from '../fields';
+import type { EngineSettingsProps } from '../types';
 
 /** vLLM's default address; llama.cpp serves on :8080, Ollama on :11434. */
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/v1';
@@ -19,12 +20,8 @@ interface Fields {
 }
 
 function saved(): Fields {
-  try {
-    const f = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Partial<Fields> | null;
-    return { baseUrl: f?.baseUrl ?? DEFAULT_BASE_URL, model: f?.model ?? '', contextWindow: f?.contextWindow ?? '' };
-  } catch {
-    return { baseUrl: DEFAULT_BASE_URL, model: '', contextWindow: '' };
-  }
+  const f = loadChoices<Partial<Fields>>(KEY, {});
+  return { baseUrl: f.baseUrl ?? DEFAULT_BASE_URL, model: f.model ?? '', contextWindow: f.contextWindow ?? '' };
 }
 
 /** What a run stores: the address, model and window, never the key. */
@@ -44,7 +41,7 @@ function toConfig(f: Fields): EngineConfig {
  */
 export function OpenAISettings({ onChange }: EngineSettingsProps) {
   const { t } = useTranslation();
-  const ids = { url: useId(), model: useId(), key: useId(), window: useId(), models: useId(), keyHint: useId() };
+  const ids = { url: useId(), model: useId(), key: useId(), models: useId(), keyHint: useId() };
   const [fields, setFields] = useState<Fields>(saved);
   const [apiKey, setApiKey] = useState('');
   const [checking, setChecking] = useState(false);
@@ -72,7 +69,7 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
     const next = { ...fields, ...change };
     setFields(next);
     setServer(null);
-    localStorage.setItem(KEY, JSON.stringify(next));
+    keepChoices(KEY, next);
     onChange(toConfig(next));
   };
 
@@ -91,7 +88,7 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
       if (found.baseUrl !== fields.baseUrl.trim() || found.model !== fields.model.trim()) {
         const next = { ...fields, baseUrl: found.baseUrl, model: found.model };
         setFields(next);
-        localStorage.setItem(KEY, JSON.stringify(next));
+        keepChoices(KEY, next);
         onChange(toConfig(next));
       }
     } catch (e) {
@@ -148,18 +145,14 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
           {t('openai.keyHint')}
         </p>
       </div>
-      <div className="field">
-        <label htmlFor={ids.window}>{t('openai.window')}</label>
-        <input
-          id={ids.window}
-          type="number"
-          min={1024}
-          step={1024}
-          value={fields.contextWindow}
-          placeholder={server ? String(server.serverContextWindow) : t('openai.asReported')}
-          onChange={(e) => update({ contextWindow: e.target.value })}
-        />
-      </div>
+      <NumberField
+        label={t('openai.window')}
+        min={1024}
+        step={1024}
+        value={fields.contextWindow}
+        placeholder={server ? String(server.serverContextWindow) : t('openai.asReported')}
+        onChange={(contextWindow) => update({ contextWindow })}
+      />
       <div className="controls">
         <button type="button" onClick={() => void connect()} disabled={checking}>
           {checking ? t('openai.connecting') : t('openai.connect')}
@@ -173,11 +166,7 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
             counts: server.counts.source === 'server' ? t('openai.countsServer') : t('openai.countsHere'),
           })} ` + (server.models.length > 1 ? t('openai.also', { models: server.models.filter((m) => m.id !== server.model).map((m) => m.id).join(', ') }) : '')}
       </p>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }

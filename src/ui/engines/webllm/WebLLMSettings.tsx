@@ -1,12 +1,13 @@
 import { useEffect, useId } from 'react';
 import { useTranslation } from 'react-i18next';
-import { formatNumber } from '../format';
-import { i18n } from '../i18n';
-import type { ModelView } from '../../runner/models';
+import { formatNumber } from '../../format';
+import { i18n } from '../../i18n';
+import type { ModelView } from '../../../engines/webllm/manager';
 import { formatSize, modelFacts } from './format-model';
-import type { EngineSettingsProps } from './types';
+import { ErrorAlert } from '../fields';
+import type { EngineSettingsProps } from '../types';
 import { useGpu, useModels } from './models';
-import '../models.css';
+import '../../models.css';
 
 function optionLabel(m: ModelView): string {
   const size = m.downloadBytes !== undefined ? `${m.exactSize ? '' : '~'}${formatSize(m.downloadBytes)}` : i18n.t('webllm.sizeUnknown');
@@ -64,11 +65,7 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
           </option>
         ))}
       </select>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {list?.note && <p className="hint">{list.note}</p>}
       {current && <p className="hint">{modelFacts(current)}</p>}
     </div>

@@ -1,6 +1,6 @@
-import type { EngineConfig, EngineInfo } from './engine';
+import type { EngineConfig, EngineInfo } from '../engine';
 import type { GpuCapability } from './webgpu';
-import { SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from './webllm-versions';
+import { SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from './versions';
 
 /** The fields of a WebLLM model record that this app reads. */
 export interface ModelRecordLike {

@@ -1,0 +1,10 @@
+import type { EngineEntry } from '../registry';
+import { loadQwenTokenizer } from '../qwen-tokenizer';
+import { EXTRACTIVE_INFO, ExtractiveEngine } from './engine';
+
+/** The extractive engine: no model, Qwen's vocabulary for chunking. */
+export const EXTRACTIVE: EngineEntry = {
+  info: EXTRACTIVE_INFO,
+  create: async () => new ExtractiveEngine(await loadQwenTokenizer()),
+  tokenizer: () => loadQwenTokenizer(),
+};
