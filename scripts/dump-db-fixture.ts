@@ -16,7 +16,8 @@ import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { Library } from '../src/library/library';
 import { Runs } from '../src/runs/runs';
 import { EngineCache } from '../src/jobs/engines';
-import { DB_VERSION, type RunEvent, Store } from '../src/storage/db';
+import { DB_VERSION, Store } from '../src/storage/db';
+import type { RunEvent } from '../src/agent/protocol';
 import { dumpDatabase } from '../test/support/db-dump';
 
 const NAME = 'memagent';

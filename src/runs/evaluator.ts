@@ -10,7 +10,6 @@ import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodId, type MethodSet
 import { planSweep, type ReadingMode, runSweep, sweepSpec } from '../eval/sweep';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import {
-  type DatasetItemRecord,
   type DatasetSampleRecord,
   type EvaluationHaystack,
   type EvaluationRecord,

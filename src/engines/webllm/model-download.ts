@@ -250,7 +250,10 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
 
   // A download resumed starts the bar where the last one left it, not at 0.
   const known = await modelCacheState(files, o);
-  if (known.bytesTotal) ((bytesTotal = known.bytesTotal), (shown = known.bytesCached));
+  if (known.bytesTotal) {
+    bytesTotal = known.bytesTotal;
+    shown = known.bytesCached;
+  }
   report(base, true);
   await ensureConfigAndTokenizer(files, fetchOptions);
   const { records, older } = await manifest(files, fetchOptions);
@@ -349,7 +352,10 @@ export async function modelCacheState(files: ModelFiles, o: Pick<DownloadOptions
   for (const r of records) {
     const url = shardUrl(files, r);
     if (model.has(url)) state.bytesCached += r.nbytes;
-    else ((all = false), (state.bytesCached += Math.min(r.nbytes, parts.get(url) ?? 0)));
+    else {
+      all = false;
+      state.bytesCached += Math.min(r.nbytes, parts.get(url) ?? 0);
+    }
   }
   state.complete = all && Boolean(config && lib) && model.has(urls.tokenizer);
   return state;

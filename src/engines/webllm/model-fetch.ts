@@ -208,7 +208,10 @@ class Received {
   heldBytesView(): Uint8Array {
     const out = new Uint8Array(this.heldBytes);
     let at = 0;
-    for (const c of this.held) (out.set(c, at), (at += c.byteLength));
+    for (const c of this.held) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
     return out;
   }
 }
@@ -237,7 +240,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
   let via: string | undefined;
   let attempts = 0;
   let fruitless = 0;
-  let last = '';
+  let last: string;
 
   for (;;) {
     o.signal?.throwIfAborted();
@@ -260,7 +263,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     let waitMs: number | undefined;
     let busyStatus: number | undefined;
-    let stalled = false;
+    let stalled: boolean;
     try {
       const target = via ?? req.url;
       const offset = body.resumable ? body.size : 0;

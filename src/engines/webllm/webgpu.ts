@@ -59,7 +59,7 @@ export async function checkWebGPU(gpu: GpuLike | undefined = currentGpu()): Prom
     message: noWebGPUMessage(status),
   });
   if (!gpu) return none('no-api');
-  let adapter: AdapterLike | null = null;
+  let adapter: AdapterLike | null;
   try {
     adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   } catch {

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useEffectEvent, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../../engines/engine';
 import type { ServerCheck } from '../../../engines/openai/engine';
@@ -50,9 +50,8 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
   const keyTouched = useRef(false);
 
   // The form starts from what was used last; the read form learns it at once.
-  useEffect(() => {
-    onChange(toConfig(fields));
-  }, []);
+  const announce = useEffectEvent(() => onChange(toConfig(fields)));
+  useEffect(() => announce(), []);
 
   useEffect(() => {
     keyTouched.current = false;

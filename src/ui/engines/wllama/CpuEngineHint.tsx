@@ -1,7 +1,6 @@
 import { useTranslation } from 'react-i18next';
 import { estimateRead, readSize } from '../../../core/estimate';
 import { guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../../engines/wllama/models';
-import type { DocumentRecord } from '../../data';
 import { formatDuration, formatNumber } from '../../format';
 import { engineText } from '../../i18n';
 import { useGpu } from '../webllm/models';

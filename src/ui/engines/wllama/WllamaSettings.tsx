@@ -1,5 +1,5 @@
 import * as Comlink from 'comlink';
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useEffectEvent, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig } from '../../../engines/engine';
 import { DEFAULT_CONTEXT_TOKENS, defaultThreads, MAX_FILE_BYTES_WITHOUT_MEMORY64, SUGGESTED_MODELS } from '../../../engines/wllama/models';
@@ -39,9 +39,10 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
   const cores = navigator.hardwareConcurrency || 1;
 
   // The form starts from what was used last; the read form learns it at once.
-  useEffect(() => {
+  const start = useEffectEvent(() => {
     if (!config.modelUrl && !config.localModel) onChange(saved());
-  }, []);
+  });
+  useEffect(() => start(), []);
 
   const update = (next: EngineConfig) => {
     setError(null);
