@@ -11,11 +11,10 @@ export interface BenchApp {
 
 export async function startApp(port: number, outDir = 'dist-bench', options: { built?: boolean } = {}): Promise<BenchApp> {
   if (!options.built) execFileSync('npx', ['vite', 'build', '--outDir', outDir, '--logLevel', 'error'], { stdio: 'inherit' });
-  const server: ChildProcess = spawn(
-    'npx',
-    ['vite', 'preview', '--port', String(port), '--strictPort', '--outDir', outDir],
-    { stdio: 'ignore', detached: true },
-  );
+  const server: ChildProcess = spawn('npx', ['vite', 'preview', '--port', String(port), '--strictPort', '--outDir', outDir], {
+    stdio: 'ignore',
+    detached: true,
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
     try {

@@ -120,7 +120,7 @@ function rendererMemory(): { peakGrowth(): number } | null {
   const all = processes();
   const browsers = all.filter(([pid, parent]) => parent === process.pid && /chrom/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')));
   const tree = new Set(browsers.map(([pid]) => pid));
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [pid, parent] of all) if (tree.has(parent) && !tree.has(pid)) grew = tree.add(pid) !== undefined;
   }
@@ -290,7 +290,9 @@ export async function bigBooksBench(): Promise<void> {
     const base = summary(runs.one);
     const now = summary(runs.parts);
     console.log(`Upload to first step, ${(fifteen.length / 1e6).toFixed(1)} MB book, app in Chromium (median of 3; the press on Read not counted)`);
-    console.log(`  baseline  text as one value, stored before it is readable  usable ${ms(base.usable)} + Read to first step ${ms(base.first)} = ${ms(base.total)}`);
+    console.log(
+      `  baseline  text as one value, stored before it is readable  usable ${ms(base.usable)} + Read to first step ${ms(base.first)} = ${ms(base.total)}`,
+    );
     console.log(
       `  parts     readable once its first part is stored         usable ${ms(now.usable)} + Read to first step ${ms(now.first)} = ${ms(now.total)}  ` +
         `(${(base.total / now.total).toFixed(1)}x sooner; target <= 300 ms; whole text stored after ${ms(now.stored).trim()})`,
@@ -316,7 +318,9 @@ export async function bigBooksBench(): Promise<void> {
         `  ${String(size).padStart(3)} MB   readable ${ms(r.usableMs)}, first step ${ms(r.firstStepMs)} later, stored ${ms(r.storedMs)}; ` +
           `progress bar ${r.sawProgressBar ? 'shown' : 'NOT shown'}; longest main-thread task ${r.longestWallMs!.toFixed(0)} ms (${r.longestCpuMs!.toFixed(0)} ms CPU); ` +
           `worker heap peak ${(r.heapPeak! / MB).toFixed(0)} MB = ${heapX}x the file (before ${(r.heapBefore! / MB).toFixed(0)} MB; target <= 3x)` +
-          (r.rendererGrowth !== undefined ? `; the tab's process grew by at most ${(r.rendererGrowth / MB).toFixed(0)} MB = ${(r.rendererGrowth / big.length).toFixed(2)}x` : ''),
+          (r.rendererGrowth !== undefined
+            ? `; the tab's process grew by at most ${(r.rendererGrowth / MB).toFixed(0)} MB = ${(r.rendererGrowth / big.length).toFixed(2)}x`
+            : ''),
       );
     }
   } finally {

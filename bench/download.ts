@@ -41,7 +41,9 @@ export async function downloadBench(): Promise<void> {
     const ranges = await measure('bench-ranges');
     const line = (label: string, what: string, r: { ratio: number; ms: number }, extra = '') =>
       console.log(`  ${label.padEnd(9)} ${what.padEnd(30)} ${r.ratio.toFixed(2)} x the model fetched  ${r.ms.toFixed(0).padStart(6)} ms${extra}`);
-    console.log(`Model download: ${total / MiB} MiB in ${SHARDS} shards via redirect to a CDN, ${RATE / MiB} MiB/s per connection, each shard dropped once at 60 %`);
+    console.log(
+      `Model download: ${total / MiB} MiB in ${SHARDS} shards via redirect to a CDN, ${RATE / MiB} MiB/s per connection, each shard dropped once at 60 %`,
+    );
     line('baseline', 'no ranges: shard starts over', baseline);
     line('ranges', 'resume with Range: bytes=N-', ranges, `  (target <= 1.10; ${(baseline.ratio / ranges.ratio).toFixed(2)}x fewer bytes than baseline)`);
   } finally {

@@ -35,10 +35,28 @@ function syntheticRun(n: number): string {
     updatedAt: 0,
   };
   const revisions: RevisionRecord[] = Array.from({ length: n }, (_, i) => ({
-    runId: id, index: i, memoryTokens: 300, wordsAdded: 20, wordsRemoved: 18, start: i * 20000, end: (i + 1) * 20000,
-    chunkTokens: 5000, promptTokens: 6500, completionTokens: 300, ms: 25000, finishReason: 'stop', retries: 0, committedAt: i,
+    runId: id,
+    index: i,
+    memoryTokens: 300,
+    wordsAdded: 20,
+    wordsRemoved: 18,
+    start: i * 20000,
+    end: (i + 1) * 20000,
+    chunkTokens: 5000,
+    promptTokens: 6500,
+    completionTokens: 300,
+    ms: 25000,
+    finishReason: 'stop',
+    retries: 0,
+    committedAt: i,
   }));
-  return JSON.stringify(buildExport(run, revisions, revisions.map((r) => memory(r.index))));
+  return JSON.stringify(
+    buildExport(
+      run,
+      revisions,
+      revisions.map((r) => memory(r.index)),
+    ),
+  );
 }
 
 async function measure(page: Page, url: string, n: number): Promise<{ openMs: number; switchMs: number }> {
@@ -49,14 +67,25 @@ async function measure(page: Page, url: string, n: number): Promise<{ openMs: nu
 
   const t0 = performance.now();
   await page.goto(`${url}/?run=bench-${n}`);
-  await page.getByRole('region', { name: 'Memory', exact: true }).getByText(`written at chunk ${n - 1}:`).first().waitFor();
+  await page
+    .getByRole('region', { name: 'Memory', exact: true })
+    .getByText(`written at chunk ${n - 1}:`)
+    .first()
+    .waitFor();
   const openMs = performance.now() - t0;
 
-  await page.getByRole('listitem', { name: new RegExp(`^Revision ${n}:`) }).getByRole('button').click();
+  await page
+    .getByRole('listitem', { name: new RegExp(`^Revision ${n}:`) })
+    .getByRole('button')
+    .click();
   const t1 = performance.now();
   for (let i = 1; i <= SWITCHES; i++) {
     await page.keyboard.press('ArrowUp');
-    await page.getByRole('region', { name: 'Memory', exact: true }).getByText(`written at chunk ${n - 1 - i}:`).first().waitFor();
+    await page
+      .getByRole('region', { name: 'Memory', exact: true })
+      .getByText(`written at chunk ${n - 1 - i}:`)
+      .first()
+      .waitFor();
   }
   return { openMs, switchMs: (performance.now() - t1) / SWITCHES };
 }
@@ -73,8 +102,12 @@ export async function inspectorBench(): Promise<void> {
     const small = results[20]!;
     const large = results[2000]!;
     console.log('Inspector: 2,000 revisions against 20 (baseline), production build in Chromium');
-    console.log(`  open run      20: ${small.openMs.toFixed(0).padStart(5)} ms   2000: ${large.openMs.toFixed(0).padStart(5)} ms   ratio ${(large.openMs / small.openMs).toFixed(2)}x`);
-    console.log(`  switch (avg)  20: ${small.switchMs.toFixed(1).padStart(5)} ms   2000: ${large.switchMs.toFixed(1).padStart(5)} ms   ratio ${(large.switchMs / small.switchMs).toFixed(2)}x`);
+    console.log(
+      `  open run      20: ${small.openMs.toFixed(0).padStart(5)} ms   2000: ${large.openMs.toFixed(0).padStart(5)} ms   ratio ${(large.openMs / small.openMs).toFixed(2)}x`,
+    );
+    console.log(
+      `  switch (avg)  20: ${small.switchMs.toFixed(1).padStart(5)} ms   2000: ${large.switchMs.toFixed(1).padStart(5)} ms   ratio ${(large.switchMs / small.switchMs).toFixed(2)}x`,
+    );
   } finally {
     await app.close();
   }

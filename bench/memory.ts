@@ -59,9 +59,13 @@ async function measure(): Promise<void> {
   }
   peak = Math.max(peak, heap());
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-  console.log(`Heap while reading ${feed.spans.length} chunks (${(text.length / 1e6).toFixed(1)}M characters, ${mb(textBytes)} of text) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `Heap while reading ${feed.spans.length} chunks (${(text.length / 1e6).toFixed(1)}M characters, ${mb(textBytes)} of text) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   console.log(`  baseline  tokenizer loaded and text held  ${mb(base)}  (tokenizer ${mb(tokenizerBytes)})`);
-  console.log(`  reading   peak heap above the baseline    ${mb(peak - base)}  (${((peak - base) / textBytes).toFixed(2)}x the text; whole heap ${((peak) / textBytes).toFixed(2)}x; target < 3x)`);
+  console.log(
+    `  reading   peak heap above the baseline    ${mb(peak - base)}  (${((peak - base) / textBytes).toFixed(2)}x the text; whole heap ${(peak / textBytes).toFixed(2)}x; target < 3x)`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await measure();

@@ -63,9 +63,13 @@ export async function overheadBench(): Promise<void> {
     const median = quantile(overhead, 0.5);
     console.log(`Per-revision overhead: ${steps.length} revisions of Frankenstein at 100 tokens a chunk, extractive engine, Chromium`);
     console.log(`  baseline  extractive engine call           median ${quantile(engine, 0.5).toFixed(1).padStart(6)} ms`);
-    console.log(`  overhead  prompt + commit + event + page   median ${median.toFixed(1).padStart(6)} ms  p95 ${quantile(overhead, 0.95).toFixed(1)} ms  (target median <= 5 ms; timestamps have 1 ms resolution)`);
+    console.log(
+      `  overhead  prompt + commit + event + page   median ${median.toFixed(1).padStart(6)} ms  p95 ${quantile(overhead, 0.95).toFixed(1)} ms  (target median <= 5 ms; timestamps have 1 ms resolution)`,
+    );
     console.log(`  page      long tasks on the main thread    ${(longTaskMs / steps.length).toFixed(2)} ms per revision`);
-    console.log(`  whole run ${(wallMs / 1000).toFixed(1)} s; overhead is ${((100 * median) / PAPER_STEP_MS).toFixed(3)}% of a paper-sized step (1,024 tokens at 40 tokens/s = ${(PAPER_STEP_MS / 1000).toFixed(1)} s)`);
+    console.log(
+      `  whole run ${(wallMs / 1000).toFixed(1)} s; overhead is ${((100 * median) / PAPER_STEP_MS).toFixed(3)}% of a paper-sized step (1,024 tokens at 40 tokens/s = ${(PAPER_STEP_MS / 1000).toFixed(1)} s)`,
+    );
   } finally {
     await app.close();
   }

@@ -50,13 +50,34 @@ async function tokenizerBench(): Promise<void> {
 
   const rate = (ms: number) => `${Math.round(baseline.value / (ms / 1000)).toLocaleString('en')} tokens/s`;
   console.log(`Tokenize and chunk: Frankenstein x4 (${(text.length / 1e6).toFixed(1)}M chars, ${baseline.value.toLocaleString('en')} tokens)`);
-  console.log(`  baseline  library encode of the whole text   ${baseline.ms.toFixed(0).padStart(6)} ms  ${rate(baseline.ms)}  (load ${libraryLoad.ms.toFixed(0)} ms)`);
-  console.log(`  library   library behind the piece cache     ${library.ms.toFixed(0).padStart(6)} ms  ${rate(library.ms)}  (${(baseline.ms / library.ms).toFixed(1)}x baseline)`);
-  console.log(`  count     rank BPE behind the piece cache    ${count.ms.toFixed(0).padStart(6)} ms  ${rate(count.ms)}  (${(baseline.ms / count.ms).toFixed(1)}x baseline; load ${bpeLoad.ms.toFixed(0)} ms)`);
-  console.log(`  chunk     count + boundary snapping, C=5000  ${chunks.ms.toFixed(0).padStart(6)} ms  ${rate(chunks.ms)}  (${(baseline.ms / chunks.ms).toFixed(1)}x baseline, ${chunks.value.length} chunks)`);
+  console.log(
+    `  baseline  library encode of the whole text   ${baseline.ms.toFixed(0).padStart(6)} ms  ${rate(baseline.ms)}  (load ${libraryLoad.ms.toFixed(0)} ms)`,
+  );
+  console.log(
+    `  library   library behind the piece cache     ${library.ms.toFixed(0).padStart(6)} ms  ${rate(library.ms)}  (${(baseline.ms / library.ms).toFixed(1)}x baseline)`,
+  );
+  console.log(
+    `  count     rank BPE behind the piece cache    ${count.ms.toFixed(0).padStart(6)} ms  ${rate(count.ms)}  (${(baseline.ms / count.ms).toFixed(1)}x baseline; load ${bpeLoad.ms.toFixed(0)} ms)`,
+  );
+  console.log(
+    `  chunk     count + boundary snapping, C=5000  ${chunks.ms.toFixed(0).padStart(6)} ms  ${rate(chunks.ms)}  (${(baseline.ms / chunks.ms).toFixed(1)}x baseline, ${chunks.value.length} chunks)`,
+  );
 }
 
-const benches = [tokenizerBench, browserTokenizerBench, overheadBench, firstChunkBench, textLayoutBench, bigBooksBench, memoryBench, skimBench, inspectorBench, openaiBench, wllamaBench, downloadBench];
+const benches = [
+  tokenizerBench,
+  browserTokenizerBench,
+  overheadBench,
+  firstChunkBench,
+  textLayoutBench,
+  bigBooksBench,
+  memoryBench,
+  skimBench,
+  inspectorBench,
+  openaiBench,
+  wllamaBench,
+  downloadBench,
+];
 for (const [i, bench] of benches.entries()) {
   if (i > 0) console.log();
   await bench();

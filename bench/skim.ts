@@ -70,7 +70,10 @@ async function readChunks(
     text: sample.document,
     chunks: plan,
     question: sample.question,
-    generator: new ChainReader(new ExtractiveEngine(tokenizer), sample.placements.map((p) => p.text)),
+    generator: new ChainReader(
+      new ExtractiveEngine(tokenizer),
+      sample.placements.map((p) => p.text),
+    ),
     templates: DEFAULT_TEMPLATES,
     memoryTokens: MEMORY_TOKENS,
     sampling: { temperature: 0, topP: 1 },
@@ -105,7 +108,11 @@ function add(t: Tally, read: number, chunks: number, hit: boolean[]): void {
 }
 
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : '–');
-const recall = (t: Tally) => pct(t.hops.reduce((n, h) => n + h[0], 0), t.hops.reduce((n, h) => n + h[1], 0));
+const recall = (t: Tally) =>
+  pct(
+    t.hops.reduce((n, h) => n + h[0], 0),
+    t.hops.reduce((n, h) => n + h[1], 0),
+  );
 const perHop = (t: Tally) => t.hops.map((h, k) => `hop ${k + 1} ${pct(h[0], h[1])}`).join(', ');
 
 export async function skimBench(lengths = LENGTHS, tasks = [...NEEDLES, ...CHAINS]): Promise<void> {
@@ -116,7 +123,9 @@ export async function skimBench(lengths = LENGTHS, tasks = [...NEEDLES, ...CHAIN
     `Skim mode (top ${DEFAULT_SKIM.keep * 100}% by BM25 + ${DEFAULT_SKIM.neighbours} neighbour each side), chunks of ${CHUNK_TOKENS.toLocaleString('en')} tokens, ` +
       `memories of up to ${MEMORY_TOKENS} tokens; baseline reads 100% with 100% recall`,
   );
-  console.log(`  each cell: share of chunks read / recall of the chunks holding every needle or fact; needles over ${SEEDS.needle.length} seeds, chains over ${SEEDS.chain.length}`);
+  console.log(
+    `  each cell: share of chunks read / recall of the chunks holding every needle or fact; needles over ${SEEDS.needle.length} seeds, chains over ${SEEDS.chain.length}`,
+  );
   console.log(`  task               length  chunks ${VARIANTS.map((v) => HEADS[v].padStart(17)).join('')}   plan ms`);
   const groups = new Map<string, Record<Variant, Tally>>();
   const group = (name: string) => {
@@ -160,7 +169,9 @@ export async function skimBench(lengths = LENGTHS, tasks = [...NEEDLES, ...CHAIN
   for (const [name, g] of groups) {
     if (name.includes(' at ')) continue;
     for (const v of VARIANTS.filter((v) => g[v].chunks > 0)) {
-      console.log(`    ${name.padEnd(16)} ${HEADS[v].padEnd(16)} read ${pct(g[v].read, g[v].chunks).padStart(6)}, recall ${recall(g[v]).padStart(6)} (${perHop(g[v])})`);
+      console.log(
+        `    ${name.padEnd(16)} ${HEADS[v].padEnd(16)} read ${pct(g[v].read, g[v].chunks).padStart(6)}, recall ${recall(g[v]).padStart(6)} (${perHop(g[v])})`,
+      );
     }
     const byLength = lengths.map((l) => {
       const at = groups.get(`${name} at ${Math.round(l / 1024)}K`)!.new;

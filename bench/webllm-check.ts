@@ -56,7 +56,8 @@ async function check(): Promise<CheckResult> {
   const text = `${filler}${filler}${NEEDLE} ${filler}${filler}${filler}`;
   const chunks = chunkAll(text, engine.tokenizer, 1000).slice(0, 3);
   const memoryTokens = 256;
-  const contextTokens = templateOverhead(DEFAULT_TEMPLATES.update, (s) => engine.tokenizer.count(s)) + engine.tokenizer.count(QUESTION) + 2 * memoryTokens + 1000;
+  const contextTokens =
+    templateOverhead(DEFAULT_TEMPLATES.update, (s) => engine.tokenizer.count(s)) + engine.tokenizer.count(QUESTION) + 2 * memoryTokens + 1000;
   const t0 = performance.now();
   await engine.prepare(contextTokens);
   say(`loaded with a ${session.current?.window}-token window in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -86,11 +87,14 @@ async function check(): Promise<CheckResult> {
         decode: u.decodeTokensPerSecond,
         ttft: u.timeToFirstTokenSeconds,
       });
-      say(`chunk ${e.index + 1}: ${u.promptTokens} prompt tokens (ours ${ours} + template), ${u.completionTokens} written, ${e.result.finishReason}, ` +
-        `prefill ${u.prefillTokensPerSecond?.toFixed(0)} tok/s, decode ${u.decodeTokensPerSecond?.toFixed(1)} tok/s, first token ${u.timeToFirstTokenSeconds?.toFixed(2)} s`);
+      say(
+        `chunk ${e.index + 1}: ${u.promptTokens} prompt tokens (ours ${ours} + template), ${u.completionTokens} written, ${e.result.finishReason}, ` +
+          `prefill ${u.prefillTokensPerSecond?.toFixed(0)} tok/s, decode ${u.decodeTokensPerSecond?.toFixed(1)} tok/s, first token ${u.timeToFirstTokenSeconds?.toFixed(2)} s`,
+      );
       say(`  memory: ${e.memory.slice(0, 400)}`);
       // The model's count of the prompt is ours plus the chat template, the same few tokens every step.
-      if (u.promptTokens - ours < 0 || u.promptTokens - ours > engine.overhead) result.failures.push(`chunk ${e.index + 1}: WebLLM counted ${u.promptTokens} prompt tokens, ours ${ours}`);
+      if (u.promptTokens - ours < 0 || u.promptTokens - ours > engine.overhead)
+        result.failures.push(`chunk ${e.index + 1}: WebLLM counted ${u.promptTokens} prompt tokens, ours ${ours}`);
       if (u.completionTokens > memoryTokens) result.failures.push(`chunk ${e.index + 1}: wrote ${u.completionTokens} tokens past the ${memoryTokens} cap`);
     } else {
       result.answer = e.answer;

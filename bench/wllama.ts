@@ -60,16 +60,18 @@ export async function wllamaBench(options: { reps?: number; maxTokens?: number }
     const samples: Sample[] = [];
     for (const n of threads) {
       samples.push(
-        await page.evaluate(
-          ([n, reps, maxTokens, model]) =>
-            (window as unknown as { bench(...a: unknown[]): Promise<{ threads: number; multithread: boolean; decode: number[]; prefill: number[] }> }).bench(
-              n,
-              reps,
-              maxTokens,
-              model,
-            ),
-          [n, reps, maxTokens, `${server.url}/fixtures/llama-2-tiny-random.gguf`] as const,
-        ).then((r) => ({ threads: r.threads, multithread: r.multithread, decode: median(r.decode), prefill: median(r.prefill) })),
+        await page
+          .evaluate(
+            ([n, reps, maxTokens, model]) =>
+              (window as unknown as { bench(...a: unknown[]): Promise<{ threads: number; multithread: boolean; decode: number[]; prefill: number[] }> }).bench(
+                n,
+                reps,
+                maxTokens,
+                model,
+              ),
+            [n, reps, maxTokens, `${server.url}/fixtures/llama-2-tiny-random.gguf`] as const,
+          )
+          .then((r) => ({ threads: r.threads, multithread: r.multithread, decode: median(r.decode), prefill: median(r.prefill) })),
       );
     }
     const base = samples[0]!;

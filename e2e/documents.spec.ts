@@ -68,9 +68,12 @@ test('every format, uploaded through the page, answers the planted question', as
   expect(await page.title()).toBe('memagent-web');
   await openPlace(page, 'Library');
   const library = page.getByRole('region', { name: 'Library' });
-  await expect(library.getByRole('list', { name: 'Books' }).getByRole('listitem').filter({ has: page.getByRole('button', { name: 'Delete' }) })).toHaveCount(
-    files.length + 2,
-  );
+  await expect(
+    library
+      .getByRole('list', { name: 'Books' })
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('button', { name: 'Delete' }) }),
+  ).toHaveCount(files.length + 2);
   await expect(library.getByRole('listitem', { name: 'marlowe.pdf' })).toContainText('PDF · ');
   await expect(library.getByRole('listitem', { name: 'marlowe.pdf' })).toContainText('4 pages');
 });
@@ -165,7 +168,9 @@ test('a book too large for the browser storage is refused with a clear message',
   await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL!).origin, quotaSize: 256 * 1024 });
   const big = `${prose(1)}\n\n`.repeat(2000); // ~2 MB of text
   await addDocument(page, upload('big.txt', 'text/plain', big));
-  await expect(page.getByRole('alert')).toContainText(/"big\.txt" (needs about .* MB of storage, but this browser allows this site only|does not fit in this browser's storage)/);
+  await expect(page.getByRole('alert')).toContainText(
+    /"big\.txt" (needs about .* MB of storage, but this browser allows this site only|does not fit in this browser's storage)/,
+  );
   expect(await storedCounts(page)).toMatchObject({ documents: 0, textParts: 0 });
 });
 
@@ -209,6 +214,8 @@ test('the 234-page Pride and Prejudice PDF imports in the worker and chunks say 
   // So does its entry in the timeline (selected, so the virtual list shows it however far the run has got).
   await page.getByRole('slider', { name: 'Revision' }).fill('3');
   await expect(
-    page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem', { name: /^Revision 3: chunk 3 of \d+, \d+% through the book, Chapter \d+, p\. \d+,/ }),
+    page
+      .getByRole('list', { name: 'Memory revisions' })
+      .getByRole('listitem', { name: /^Revision 3: chunk 3 of \d+, \d+% through the book, Chapter \d+, p\. \d+,/ }),
   ).toBeVisible();
 });

@@ -123,7 +123,10 @@ function holdAnswer(runId: string): void {
  * fast this machine reads.
  */
 function lockRun(runId: string): void {
-  void navigator.locks.request(`memagent-run-${runId}`, () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)));
+  void navigator.locks.request(
+    `memagent-run-${runId}`,
+    () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)),
+  );
 }
 
 async function releaseRun(page: Page): Promise<void> {
@@ -406,7 +409,10 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
           const open = indexedDB.open('memagent');
           open.onsuccess = () => {
             // The text is stored in parts, in key order.
-            const get = open.result.transaction('textParts').objectStore('textParts').getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
+            const get = open.result
+              .transaction('textParts')
+              .objectStore('textParts')
+              .getAll(IDBKeyRange.bound([id, 0], [id, Infinity]));
             get.onsuccess = () => resolve((get.result as { text: string }[]).map((p) => p.text).join(''));
           };
         }),
@@ -427,10 +433,12 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
       expect(step.value, `the revision after resuming at ${k}`).toMatchObject({ kind: 'revision', index: k, memory: end.memories[k] });
     }
     const sorted = [...resumeMs].sort((a, b) => a - b);
-    test.info().annotations.push(
-      { type: 'kills', description: `${resumedAt.length} (resumed at ${resumedAt.join(', ')} of ${max})` },
-      { type: 'reopen to next revision, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
-    );
+    test
+      .info()
+      .annotations.push(
+        { type: 'kills', description: `${resumedAt.length} (resumed at ${resumedAt.join(', ')} of ${max})` },
+        { type: 'reopen to next revision, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
+      );
   } finally {
     await profile.close();
   }

@@ -53,7 +53,9 @@ test('a model calibrated on this GPU gives the WebLLM estimate, which says so, a
   await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
   await expect(page.getByText(/frankenstein\.txt — .*tokens/)).toBeVisible();
   await engine.selectOption({ label: 'WebLLM (WebGPU)' });
-  await expect(estimate).toContainText(/About \d+ chunks: expected .+ \(at most .+ each: reading [\d,]+ tokens at 1,850 tokens\/s and writing up to 1,024 at 38 tokens\/s, calibrated on this GPU/);
+  await expect(estimate).toContainText(
+    /About \d+ chunks: expected .+ \(at most .+ each: reading [\d,]+ tokens at 1,850 tokens\/s and writing up to 1,024 at 38 tokens\/s, calibrated on this GPU/,
+  );
   await openPlace(page, 'Models');
   await expect(page.getByRole('region', { name: 'Models' })).toContainText('Measured on this GPU: 1,850 tokens/s reading, 38 tokens/s writing');
 });

@@ -31,7 +31,9 @@ test('a small sweep with the extractive engine fills the table, the chart and th
   await expect(page.getByRole('img', { name: 'Accuracy against document length (log scale)' })).toBeVisible();
 
   const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-  const lines = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+  const lines = readFileSync(await csv.path(), 'utf8')
+    .trim()
+    .split('\n');
   expect(lines[0]).toBe('task,length,samples,scored,skipped,accuracy,exact_match,f1,mean_ms_per_chunk,tokens_per_second');
   expect(lines[1]).toMatch(/^niah_single_1,8192,2,2,0,1,,,/);
   expect(lines[2]).toMatch(/^vt,8192,2,2,0,0\.2,,,/);

@@ -30,7 +30,10 @@ test('the inspector shows where a fact entered memory, and keys, slider and link
 
   // Keyboard: arrows and j/k step, Home and End jump.
   const list = page.getByRole('list', { name: 'Memory revisions' });
-  await list.getByRole('listitem', { name: new RegExp(`^Revision ${k}:`) }).getByRole('button').click();
+  await list
+    .getByRole('listitem', { name: new RegExp(`^Revision ${k}:`) })
+    .getByRole('button')
+    .click();
   await page.keyboard.press('ArrowDown');
   await expect(section).toContainText(`Section ${k + 1} of ${max}`);
   await page.keyboard.press('k');
@@ -88,7 +91,9 @@ test('exports hold every revision, and a JSON export imports into another browse
   const fresh = await context.newPage();
   await fresh.goto('/');
   await openPlace(fresh, 'Library');
-  await fresh.getByLabel('Import run').setInputFiles({ name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"format":"memagent-run","version":1,"run":{}}') });
+  await fresh
+    .getByLabel('Import run')
+    .setInputFiles({ name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"format":"memagent-run","version":1,"run":{}}') });
   await expect(fresh.getByRole('alert')).toContainText('not a valid memagent-web run export');
   expect((await storedCounts(fresh)).runs ?? 0).toBe(0);
 

@@ -88,7 +88,10 @@ test('the engine adapter on real WebLLM kernels: download, planned window, strea
     expect(await webllmCaches(page)).toEqual({
       'webllm/config': [`${MODEL_URL}mlc-chat-config.json`],
       'webllm/wasm': [LIB_URL],
-      'webllm/model': files.filter((f) => f !== 'mlc-chat-config.json').map((f) => `${MODEL_URL}${f}`).sort(),
+      'webllm/model': files
+        .filter((f) => f !== 'mlc-chat-config.json')
+        .map((f) => `${MODEL_URL}${f}`)
+        .sort(),
     });
   });
 

@@ -97,7 +97,8 @@ test('a file one byte over the 256 MB limit is refused before it is read', async
 });
 
 /** Words of IndexedDB's own messages and error names: none may reach the person. */
-const RAW = /IndexedDB|\bIDB|DOMException|transaction|serialized|backing store|connection is|UnknownError|InvalidStateError|AbortError|QuotaExceededError|DataError/i;
+const RAW =
+  /IndexedDB|\bIDB|DOMException|transaction|serialized|backing store|connection is|UnknownError|InvalidStateError|AbortError|QuotaExceededError|DataError/i;
 
 test('when the browser closes the database during an import, the alert says so in words', async ({ page, baseURL }) => {
   test.setTimeout(300_000);

@@ -16,7 +16,8 @@ function cutOff(page: Page): Promise<string[]> {
       let holder = el.parentElement;
       while (holder && holder !== document.body && !scrolls(holder)) holder = holder.parentElement;
       if (holder && holder !== document.body) continue;
-      if (box.left < -1 || box.right > width + 1) out.push(`${el.tagName.toLowerCase()}.${el.className} spans ${Math.round(box.left)}–${Math.round(box.right)} px`);
+      if (box.left < -1 || box.right > width + 1)
+        out.push(`${el.tagName.toLowerCase()}.${el.className} spans ${Math.round(box.left)}–${Math.round(box.right)} px`);
     }
     return out.slice(0, 10);
   });
@@ -29,7 +30,10 @@ function smallTargets(page: Page): Promise<string[]> {
     for (const el of document.querySelectorAll<HTMLElement>('a[href], button, select, textarea, summary, input:not([type="checkbox"]):not([type="radio"])')) {
       if (!el.checkVisibility({ visibilityProperty: true })) continue; // not shown
       const box = el.getBoundingClientRect();
-      if (box.width < 24 || box.height < 24) out.push(`${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" ${Math.round(box.width)}×${Math.round(box.height)}`);
+      if (box.width < 24 || box.height < 24)
+        out.push(
+          `${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" ${Math.round(box.width)}×${Math.round(box.height)}`,
+        );
     }
     return out;
   });

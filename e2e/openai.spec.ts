@@ -94,7 +94,10 @@ async function expectCorsAlert(page: Page): Promise<void> {
 
 test("a server the app's Content Security Policy does not list: the alert says how to reach it", async ({ page }) => {
   await page.goto('/');
-  const policy = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content').catch(() => null);
+  const policy = await page
+    .locator('meta[http-equiv="Content-Security-Policy"]')
+    .getAttribute('content')
+    .catch(() => null);
   test.skip(!policy, 'this build has no Content Security Policy');
   // Loopback, but not an address the policy lists (127.0.0.1, localhost): as a server on another machine would be.
   const elsewhere = await startOpenAIServer({ host: '127.0.0.2' });

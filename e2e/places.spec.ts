@@ -11,7 +11,10 @@ test('the places: a run opened from the Library, Back and Forward, and one stora
   // The Library lists the run; opening it shows it on the Read page, and Back returns to the Library.
   await openPlace(page, 'Library');
   await expect(page.getByRole('link', { name: 'Library', exact: true })).toHaveAttribute('aria-current', 'page');
-  await page.getByRole('navigation', { name: 'Runs' }).getByRole('button', { name: new RegExp(PLANTED.question.slice(0, 20)) }).click();
+  await page
+    .getByRole('navigation', { name: 'Runs' })
+    .getByRole('button', { name: new RegExp(PLANTED.question.slice(0, 20)) })
+    .click();
   await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
   await page.goBack();

@@ -32,7 +32,9 @@ test('a WebLLM model download, with a book in the library, talks only to the ori
   await expect(row).toContainText('Downloaded', { timeout: 60_000 });
 
   const fromHost = traffic.requests.filter((r) => r.url.startsWith(`${MODEL_HOST}/`));
-  expect(fromHost.map((r) => new URL(r.url).pathname)).toEqual(expect.arrayContaining(['/m/good/resolve/main/tensor-cache.json', '/m/good/resolve/main/params_shard_0.bin']));
+  expect(fromHost.map((r) => new URL(r.url).pathname)).toEqual(
+    expect.arrayContaining(['/m/good/resolve/main/tensor-cache.json', '/m/good/resolve/main/params_shard_0.bin']),
+  );
   expect(fromHost.every((r) => r.method === 'GET' || r.method === 'HEAD' || r.method === 'OPTIONS')).toBe(true);
   // A model download also fetches MemAgent's two prompt files, at the pinned commit: plain GETs of public files.
   const prompts = traffic.requests.filter((r) => r.url.startsWith(PROMPT_FILES_AT));
@@ -40,8 +42,5 @@ test('a WebLLM model download, with a book in the library, talks only to the ori
     'GET taskutils/memory_eval/utils/recurrent.py',
     'GET taskutils/memory_eval/utils/recurrent_boxed.py',
   ]);
-  await expectPrivate(
-    { ...traffic, requests: traffic.requests.filter((r) => !prompts.includes(r)) },
-    [new URL(baseURL!).origin, MODEL_HOST],
-  );
+  await expectPrivate({ ...traffic, requests: traffic.requests.filter((r) => !prompts.includes(r)) }, [new URL(baseURL!).origin, MODEL_HOST]);
 });

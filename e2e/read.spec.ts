@@ -27,7 +27,10 @@ test('reads Frankenstein with a planted code and answers from memory', async ({ 
   await expect(section).toContainText(PLANTED.sentence);
   await expect(memory).toContainText(PLANTED.code);
   // The code entered memory at that chunk, not before.
-  await list.getByRole('listitem', { name: new RegExp(`^Revision ${first}:`) }).getByRole('button').click();
+  await list
+    .getByRole('listitem', { name: new RegExp(`^Revision ${first}:`) })
+    .getByRole('button')
+    .click();
   await page.keyboard.press('ArrowUp');
   await expect(section).toContainText(`Section ${first - 1} of ${max}`);
   await expect(memory).not.toContainText(PLANTED.code);

@@ -218,7 +218,10 @@ test('a host that behaves like Hugging Face and its CDN: compression, redirects 
     bodies.forEach((e, k) => {
       const start = e.rangeStart ?? 0;
       const earlier = bodies.slice(0, k).filter((b) => (b.rangeStart ?? 0) === start);
-      expect(earlier.every((b) => b.ended === 'stalled'), `shard ${i}: ${bodies.map((b) => `${b.rangeStart ?? 0} (${b.ended})`).join(', ')}`).toBe(true);
+      expect(
+        earlier.every((b) => b.ended === 'stalled'),
+        `shard ${i}: ${bodies.map((b) => `${b.rangeStart ?? 0} (${b.ended})`).join(', ')}`,
+      ).toBe(true);
     });
     again += bodies.reduce((n, e) => n + e.served, 0) - CDN_SHARD;
   }

@@ -48,7 +48,11 @@ async function startRead(page: Page, chars?: number): Promise<void> {
 async function writingText(page: Page): Promise<string> {
   const region = page.getByRole('region', { name: 'Writing memory' });
   if ((await region.count()) === 0) return '';
-  const heading = (await region.getByRole('heading').textContent().catch(() => '')) ?? '';
+  const heading =
+    (await region
+      .getByRole('heading')
+      .textContent()
+      .catch(() => '')) ?? '';
   const all = (await region.textContent().catch(() => '')) ?? '';
   return all.slice(heading.length).trim();
 }

@@ -107,10 +107,12 @@ export function buildRanks(json: TokenizerJson): Rank[] {
 
   const asBytes = byId.map((t) => String.fromCharCode(...tokenBytes(t))); // byte string per id
   const rankOfBytes = new Map(asBytes.map((s, id) => [s, id]));
-  const mergeRank = new Map(merges.map((m, k) => {
-    const [a, b] = splitMerge(m);
-    return [`${String.fromCharCode(...tokenBytes(a))}\u0100${String.fromCharCode(...tokenBytes(b))}`, k];
-  }));
+  const mergeRank = new Map(
+    merges.map((m, k) => {
+      const [a, b] = splitMerge(m);
+      return [`${String.fromCharCode(...tokenBytes(a))}\u0100${String.fromCharCode(...tokenBytes(b))}`, k];
+    }),
+  );
   // Every token, encoded from its own bytes, must come out as itself under both rules.
   asBytes.forEach((s, id) => {
     const bytes = Array.from(s, (c) => c.charCodeAt(0));

@@ -17,9 +17,7 @@ beforeAll(async () => {
 
 /** A run of `min`–`max` units drawn from `units` (a string is split into code points). */
 const pick = (units: string | string[], min: number, max: number) =>
-  fc
-    .array(fc.constantFrom(...(typeof units === 'string' ? Array.from(units) : units)), { minLength: min, maxLength: max })
-    .map((a) => a.join(''));
+  fc.array(fc.constantFrom(...(typeof units === 'string' ? Array.from(units) : units)), { minLength: min, maxLength: max }).map((a) => a.join(''));
 
 /** One "word" of some script; each is short, so a chunk of ≥ 48 tokens always holds a word boundary. */
 const word = fc.oneof(
@@ -46,7 +44,12 @@ const separator = fc.constantFrom(
 const randomText = fc
   // size 'max': fast-check would otherwise keep arrays to about ten items.
   .array(fc.tuple(word, separator), { maxLength: 400, size: 'max' })
-  .map((parts) => parts.map(([w, s]) => w + s).join('').normalize('NFC'));
+  .map((parts) =>
+    parts
+      .map(([w, s]) => w + s)
+      .join('')
+      .normalize('NFC'),
+  );
 
 /** Random text that may also hold a long unbroken run of rare characters (one piece of hundreds of tokens). */
 const textWithLongRuns = fc
@@ -250,7 +253,13 @@ describe('chunk boundary snapping', () => {
   });
 
   it('ends a chunk at the last word boundary that fits when no sentence or paragraph ends in its final 10%', () => {
-    const { text, after } = build([{ at: 120, mark: '.\n\n' }, { at: 150, mark: '.' }], 400);
+    const { text, after } = build(
+      [
+        { at: 120, mark: '.\n\n' },
+        { at: 150, mark: '.' },
+      ],
+      400,
+    );
     for (const pos of after) expect(inFinalTenth(text, pos)).toBe(false);
 
     const chunks = chunkAll(text, tok, C);

@@ -21,7 +21,9 @@ function usageError(work: () => unknown): string {
 
 describe('command-line flags', () => {
   it('take the common flags beside a command’s own, and refuse one neither knows', () => {
-    const { values, positionals } = parseFlags(['book.txt', '--chunk', '800', '--base-url', 'http://x/v1', '-q', 'Who?'], { question: { type: 'string', short: 'q' } });
+    const { values, positionals } = parseFlags(['book.txt', '--chunk', '800', '--base-url', 'http://x/v1', '-q', 'Who?'], {
+      question: { type: 'string', short: 'q' },
+    });
     expect(positionals).toEqual(['book.txt']);
     expect(values).toMatchObject({ chunk: '800', 'base-url': 'http://x/v1', question: 'Who?' });
     expect(usageError(() => parseFlags(['--chunks', '800'], {}))).toMatch(/--chunks/);
@@ -46,7 +48,9 @@ describe('command-line flags', () => {
     expect(usageError(() => settingsFlags({ memory: '32' }, { seed: true }))).toBe(
       '--memory 32 cannot be used. The memory size must be a whole number of tokens from 64 to 8,192.',
     );
-    expect(usageError(() => settingsFlags({ chunk: '50' }, { seed: false }))).toMatch(/^--chunk 50 cannot be used\. The chunk size must be .* from 100 to 100,000\.$/);
+    expect(usageError(() => settingsFlags({ chunk: '50' }, { seed: false }))).toMatch(
+      /^--chunk 50 cannot be used\. The chunk size must be .* from 100 to 100,000\.$/,
+    );
     expect(usageError(() => settingsFlags({ 'top-p': '0' }, { seed: true }))).toMatch(/^--top-p 0 cannot be used\. Top p must be a number above 0/);
     expect(usageError(() => settingsFlags({ seed: '-1' }, { seed: true }))).toMatch(/^--seed -1 cannot be used\./);
   });
@@ -78,7 +82,9 @@ describe('the haystack book', () => {
     expect((await loadHaystack(undefined)).name).toBe('frankenstein.txt');
     const gone = join(ROOT, 'data', 'haystack', 'no-such-book.txt');
     await expect(loadHaystack(undefined, gone)).rejects.toThrow(UsageError);
-    await expect(loadHaystack(undefined, gone)).rejects.toThrow(`The haystack book this program carries is missing (${gone}): reinstall memagent-web, or give a book with --haystack FILE.`);
+    await expect(loadHaystack(undefined, gone)).rejects.toThrow(
+      `The haystack book this program carries is missing (${gone}): reinstall memagent-web, or give a book with --haystack FILE.`,
+    );
     await expect(loadHaystack('missing.txt')).rejects.toThrow('There is no haystack file missing.txt.');
   });
 });

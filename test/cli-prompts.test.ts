@@ -73,7 +73,11 @@ describe('choosing the prompts of a command-line read', () => {
     expect(r.record.note).toMatch(/^MemAgent \(paper\) was not used: .*recurrent\.py could not be fetched \(fetch failed\)/);
     expect(said[0]).toMatch(/This read uses this app's wording instead\. Download .* --prompts-file PATH, or give --prompts-base URL/);
     // The extractive engine reads no prompts: it never fetches.
-    expect((await resolveCliPrompts({}, 'extractive', { specs, fetch: offline, cacheDir: join(dir, 'cache-none') })).record).toEqual({ set: 'app', label: "This app's wording", answerStyle: 'lenient' });
+    expect((await resolveCliPrompts({}, 'extractive', { specs, fetch: offline, cacheDir: join(dir, 'cache-none') })).record).toEqual({
+      set: 'app',
+      label: "This app's wording",
+      answerStyle: 'lenient',
+    });
   });
 
   it('refuses a mirror’s file whose hash is not the pinned one, keeping nothing', async () => {
@@ -127,7 +131,9 @@ describe('memagent read with the pinned hashes', () => {
     // The stand-in is not the official file: named, it is refused outright.
     const named = await memagent([...base, '--prompts', 'memagent', '--out', join(dir, 'named.jsonl')], env);
     expect(named.code).toBe(1);
-    expect(named.stderr).toMatch(/MemAgent \(paper\): recurrent\.py was refused: its SHA-256 is [0-9a-f]{64}, not 1e0082a7a85a97663eb5e747ae7d925c153acab8f403c026b15debd1a1b97e41/);
+    expect(named.stderr).toMatch(
+      /MemAgent \(paper\): recurrent\.py was refused: its SHA-256 is [0-9a-f]{64}, not 1e0082a7a85a97663eb5e747ae7d925c153acab8f403c026b15debd1a1b97e41/,
+    );
     // By default the read goes on with the app's wording, and says why.
     const from = server.chatBodies.length;
     const auto = await memagent([...base, '--out', join(dir, 'auto.jsonl')], env);

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { contentSecurityPolicy, extraConnectSources, securityHeaders } from '../csp.config';
 
 function directives(policy: string): Map<string, string[]> {
-  return new Map(policy.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...sources]) => [name!, sources]));
+  return new Map(
+    policy
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...sources]) => [name!, sources]),
+  );
 }
 
 describe('the Content Security Policy', () => {

@@ -64,9 +64,7 @@ describe('a version 1 database', () => {
         const revisions = await store.listRevisions(run.id);
         const mine = oldRevisions.filter((r) => r.runId === run.id);
         expect(revisions.map((r) => r.index)).toEqual(range(run.nextChunk));
-        expect(revisions).toEqual(
-          mine.map(({ memory: _memory, ...r }) => (dump.stores.memories ? r : { ...r, wordsAdded: 0, wordsRemoved: 0, retries: 0 })),
-        );
+        expect(revisions).toEqual(mine.map(({ memory: _memory, ...r }) => (dump.stores.memories ? r : { ...r, wordsAdded: 0, wordsRemoved: 0, retries: 0 })));
         expect(await store.listMemories(run.id)).toEqual(oldMemories.filter((m) => m.runId === run.id).map((m) => m.memory));
         expect(run.memory).toBe(await store.getMemory(run.id, run.nextChunk - 1));
       }
@@ -200,7 +198,11 @@ describe('a version 3 database', () => {
     for (const run of records<RunRecord>(dump, 'runs')) {
       expect(await store.getRun(run.id)).toEqual(run);
       expect(await store.listRevisions(run.id)).toEqual(records<{ runId: string }>(dump, 'revisions').filter((r) => r.runId === run.id));
-      expect(await store.listMemories(run.id)).toEqual(records<{ runId: string; memory: string }>(dump, 'memories').filter((m) => m.runId === run.id).map((m) => m.memory));
+      expect(await store.listMemories(run.id)).toEqual(
+        records<{ runId: string; memory: string }>(dump, 'memories')
+          .filter((m) => m.runId === run.id)
+          .map((m) => m.memory),
+      );
     }
     expect(await store.listEvaluations()).toEqual(records(dump, 'evaluations'));
     expect(await store.listEvaluationSamples('eval-1')).toEqual(records(dump, 'evaluationSamples'));
@@ -294,10 +296,17 @@ describe('a version 4 database', () => {
     // Everything else comes through unchanged.
     for (const run of records<RunRecord & { id: string }>(dump, 'runs')) {
       const chunks = fromJson(records<{ runId: string; spans: unknown }>(dump, 'runChunks').find((c) => c.runId === run.id)!.spans) as Uint32Array;
-      const expected = { ...run, chunks: [...Array(chunks.length / 3).keys()].map((i) => ({ start: chunks[3 * i]!, end: chunks[3 * i + 1]!, tokens: chunks[3 * i + 2]! })) };
+      const expected = {
+        ...run,
+        chunks: [...Array(chunks.length / 3).keys()].map((i) => ({ start: chunks[3 * i]!, end: chunks[3 * i + 1]!, tokens: chunks[3 * i + 2]! })),
+      };
       expect(await store.getRun(run.id)).toEqual(expected);
       expect(await store.listRevisions(run.id)).toEqual(records<{ runId: string }>(dump, 'revisions').filter((r) => r.runId === run.id));
-      expect(await store.listMemories(run.id)).toEqual(records<{ runId: string; memory: string }>(dump, 'memories').filter((m) => m.runId === run.id).map((m) => m.memory));
+      expect(await store.listMemories(run.id)).toEqual(
+        records<{ runId: string; memory: string }>(dump, 'memories')
+          .filter((m) => m.runId === run.id)
+          .map((m) => m.memory),
+      );
     }
     expect(await store.listCustomModels()).toEqual(records(dump, 'customModels'));
     expect(await store.listSpeeds()).toEqual(records(dump, 'calibrations'));

@@ -60,12 +60,18 @@ describe('estimates from reading and writing speeds', () => {
 
   it('fall back to the time per prompt token for steps of engines that report no speeds', () => {
     const steps = [{ ms: 2000, promptTokens: 1000, completionTokens: 100 }];
-    expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps, speed })).toMatchObject({ source: 'steps', msPerChunk: 1000, totalMs: 11_000 });
+    expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps, speed })).toMatchObject({
+      source: 'steps',
+      msPerChunk: 1000,
+      totalMs: 11_000,
+    });
   });
 
   it('give no number with neither steps nor a usable speed', () => {
     expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps: [] })).toBeNull();
-    expect(estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps: [], speed: { prefillTokensPerSecond: 0, decodeTokensPerSecond: 40 } })).toBeNull();
+    expect(
+      estimateRead({ chunks: 10, promptTokens: 500, memoryTokens: 1024, steps: [], speed: { prefillTokensPerSecond: 0, decodeTokensPerSecond: 40 } }),
+    ).toBeNull();
   });
 });
 
@@ -82,7 +88,9 @@ describe('the model an engine config names', () => {
   it('is the same for every engine config of one model: the WebLLM custom model is known by its id, a llama.cpp model whatever its threads', () => {
     const custom = { model: 'custom:RL-MemAgent-7B', label: 'RL-MemAgent-7B', modelUrl: 'https://hf.example/rl/', libUrl: 'https://hf.example/lib.wasm' };
     expect(modelKey(custom)).toBe('custom:RL-MemAgent-7B');
-    expect(modelKey({ modelUrl: ' https://hf.example/a.gguf', threads: 1, contextTokens: 8192 })).toBe(modelKey({ modelUrl: 'https://hf.example/a.gguf', threads: 4 }));
+    expect(modelKey({ modelUrl: ' https://hf.example/a.gguf', threads: 1, contextTokens: 8192 })).toBe(
+      modelKey({ modelUrl: 'https://hf.example/a.gguf', threads: 4 }),
+    );
     expect(modelKey({ localModel: 'a-123-456', localModelName: 'a.gguf' })).toBe('a-123-456');
   });
 });

@@ -66,8 +66,23 @@ describe('memagent eval --data', () => {
   it("sends the paper's requests for every item, scores the answers and writes the report", async () => {
     const json = join(dir, 'report.json');
     const r = await memagent([
-      'eval', '--base-url', server.url, '--data', listFile, '--data', linesFile, '--method', 'recurrent',
-      '--prompts', promptsFile, '--chunk', String(CHUNK), '--concurrency', '1', '--json', json,
+      'eval',
+      '--base-url',
+      server.url,
+      '--data',
+      listFile,
+      '--data',
+      linesFile,
+      '--method',
+      'recurrent',
+      '--prompts',
+      promptsFile,
+      '--chunk',
+      String(CHUNK),
+      '--concurrency',
+      '1',
+      '--json',
+      json,
     ]);
     expect(r.stderr).not.toMatch(/failed|Stopped/);
     expect(r.code).toBe(0);
@@ -144,8 +159,21 @@ describe('memagent eval --data', () => {
     const json = join(dir, 'failed.json');
     server.fail({ kind: 500 });
     const r = await memagent([
-      'eval', '--base-url', server.url, '--data', linesFile, '--prompts', promptsFile, '--chunk', String(CHUNK),
-      '--concurrency', '1', '--retries', '0', '--json', json,
+      'eval',
+      '--base-url',
+      server.url,
+      '--data',
+      linesFile,
+      '--prompts',
+      promptsFile,
+      '--chunk',
+      String(CHUNK),
+      '--concurrency',
+      '1',
+      '--retries',
+      '0',
+      '--json',
+      json,
     ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/\[1\/2\] \[eval_200\.jsonl #1\] failed, left out of the averages: .*500/);
@@ -228,12 +256,21 @@ describe('memagent eval --data with MemAgent (paper)', () => {
       const plan = planDatasetEval({ data: [listFile, linesFile], prompts, settings: { chunkTokens: CHUNK }, concurrency: 1, json });
       // The paper's set reads by the method recurrent unless told otherwise; the boxed set by recurrent-boxed.
       expect(plan.settings.method).toBe('recurrent');
-      const boxed = await resolveCliPrompts({ prompts: 'memagent-boxed', 'prompts-file': STANDIN_PATH.replace('recurrent.py', 'recurrent_boxed.py') }, 'openai', { specs, cacheDir: join(dir, 'paper-cache') });
+      const boxed = await resolveCliPrompts(
+        { prompts: 'memagent-boxed', 'prompts-file': STANDIN_PATH.replace('recurrent.py', 'recurrent_boxed.py') },
+        'openai',
+        { specs, cacheDir: join(dir, 'paper-cache') },
+      );
       expect(planDatasetEval({ data: [listFile], prompts: boxed, concurrency: 1 }).settings.method).toBe('recurrent-boxed');
       await checkDatasetFiles(plan);
       const engine = await createEngine('openai', { baseUrl: paper.url });
       const written = new Map<string, string>();
-      const code = await runDatasetEval(plan, engine, { say: () => undefined, out: () => undefined, write: (path, text) => written.set(path, text), describeEngine: 'test server' });
+      const code = await runDatasetEval(plan, engine, {
+        say: () => undefined,
+        out: () => undefined,
+        write: (path, text) => written.set(path, text),
+        describeEngine: 'test server',
+      });
       expect(code).toBe(0);
 
       // The same items, cut into the same exact token slices, with the replies the server gave.

@@ -89,13 +89,14 @@ function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok), pro
       wake = check;
       check();
     });
-  return { events, finished, evaluator: new Evaluator({ store, engines: new EngineCache(async () => engine), publish, stepIntervalMs: 0, ...(prompts && { prompts }) }) };
+  return {
+    events,
+    finished,
+    evaluator: new Evaluator({ store, engines: new EngineCache(async () => engine), publish, stepIntervalMs: 0, ...(prompts && { prompts }) }),
+  };
 }
 
-const files = () => [
-  new File([JSON.stringify(LIST_ITEMS)], 'eval_50.json'),
-  new File([LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n')], 'eval_200.jsonl'),
-];
+const files = () => [new File([JSON.stringify(LIST_ITEMS)], 'eval_50.json'), new File([LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n')], 'eval_200.jsonl')];
 
 const request = (dataset: Partial<NonNullable<EvaluationRequest['dataset']>> = {}): EvaluationRequest => ({
   engineId: 'extractive',
@@ -148,7 +149,7 @@ describe('Evaluator with dataset files', () => {
     expect(await store.listEvaluationSamples(id)).toEqual([]);
   });
 
-  it("uses MemAgent (paper) for a model once its file is here, reads by the method recurrent and records the set; the boxed set reads by recurrent-boxed", async () => {
+  it('uses MemAgent (paper) for a model once its file is here, reads by the method recurrent and records the set; the boxed set reads by recurrent-boxed', async () => {
     const specs: PromptFileSpec[] = await standinSpecs();
     const offline = (async () => {
       throw new TypeError('Failed to fetch');
@@ -165,7 +166,12 @@ describe('Evaluator with dataset files', () => {
     expect(evaluation.dataset).toMatchObject({
       method: 'recurrent',
       prompts: { set: 'memagent', sha256: specs[0]!.sha256 },
-      promptRecord: { set: 'memagent', label: 'MemAgent (paper)', answerStyle: 'recurrent', file: { sha256: specs[0]!.sha256, source: 'imported recurrent.py' } },
+      promptRecord: {
+        set: 'memagent',
+        label: 'MemAgent (paper)',
+        answerStyle: 'recurrent',
+        file: { sha256: specs[0]!.sha256, source: 'imported recurrent.py' },
+      },
       settings: { templates: paper.templates, initialMemory: 'No previous memory' },
     });
     expect(engine.prompts[0]).toMatch(/^Stand-in instruction: /);
@@ -175,7 +181,10 @@ describe('Evaluator with dataset files', () => {
 
     const boxedId = await e.start({ ...request({ prompts: 'memagent-boxed', templates: undefined, itemsPerFile: 1 }), engineId: 'openai' });
     await finished(boxedId);
-    expect((await store.getEvaluation(boxedId))!.dataset).toMatchObject({ method: 'recurrent-boxed', prompts: { set: 'memagent-boxed', sha256: specs[1]!.sha256 } });
+    expect((await store.getEvaluation(boxedId))!.dataset).toMatchObject({
+      method: 'recurrent-boxed',
+      prompts: { set: 'memagent-boxed', sha256: specs[1]!.sha256 },
+    });
     expect((await store.listDatasetSamples(boxedId)).map((s) => s.reply)).toEqual([expect.stringContaining('\\boxed{'), expect.stringContaining('\\boxed{')]);
   });
 
@@ -192,7 +201,9 @@ describe('Evaluator with dataset files', () => {
     expect(dataset).toMatchObject({ method: 'recurrent-boxed', prompts: { set: 'app', sha256: null } });
     expect(dataset.promptRecord?.note).toMatch(/^MemAgent \(paper\) was not used: .*Failed to fetch/);
     // Named, a set whose file is missing is refused with how to get it, before anything is stored.
-    await expect(e.start({ ...request({ prompts: 'memagent', templates: undefined }), engineId: 'openai' })).rejects.toThrow(/needs its prompt file.*Import prompt file/);
+    await expect(e.start({ ...request({ prompts: 'memagent', templates: undefined }), engineId: 'openai' })).rejects.toThrow(
+      /needs its prompt file.*Import prompt file/,
+    );
   });
 
   it('takes only the first items of each file when asked', async () => {

@@ -15,8 +15,7 @@ beforeAll(async () => {
 });
 
 const K = 1024;
-const make = (task: TaskId, tokens: number, seed = 1, essay: Haystack = book): TaskSample =>
-  generateSample(task, { seed, tokens, tokenizer: tok, essay });
+const make = (task: TaskId, tokens: number, seed = 1, essay: Haystack = book): TaskSample => generateSample(task, { seed, tokens, tokenizer: tok, essay });
 
 function occurrences(text: string, word: string): number {
   return text.split(' ').filter((w) => w === word).length;

@@ -4,16 +4,7 @@ import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { generatedEssay } from '../src/eval/essay';
 import { cellsCsv, formatTables } from '../src/eval/report';
-import {
-  FULL_CONTEXT_TEMPLATE,
-  planSweep,
-  runSweep,
-  type SampleResult,
-  type SweepContext,
-  type SweepSpec,
-  summarize,
-  sweepSpec,
-} from '../src/eval/sweep';
+import { FULL_CONTEXT_TEMPLATE, planSweep, runSweep, type SampleResult, type SweepContext, type SweepSpec, summarize, sweepSpec } from '../src/eval/sweep';
 
 let tok: QwenTokenizer;
 let engine: ExtractiveEngine;
@@ -49,8 +40,14 @@ describe('planning', () => {
     const spec = sweepSpec({ tasks: ['vt', 'niah_single_1'], lengths: [32 * K, 8 * K], samples: 2 });
     const plan = planSweep(spec);
     expect(plan.map((p) => `${p.length / K}/${p.task}/${p.index}`)).toEqual([
-      '8/vt/0', '8/vt/1', '8/niah_single_1/0', '8/niah_single_1/1',
-      '32/vt/0', '32/vt/1', '32/niah_single_1/0', '32/niah_single_1/1',
+      '8/vt/0',
+      '8/vt/1',
+      '8/niah_single_1/0',
+      '8/niah_single_1/1',
+      '32/vt/0',
+      '32/vt/1',
+      '32/niah_single_1/0',
+      '32/niah_single_1/1',
     ]);
     expect(plan.map((p) => p.ordinal)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(new Set(plan.map((p) => p.seed)).size).toBe(8);
@@ -156,12 +153,7 @@ describe('summaries and reports', () => {
 
     const table = formatTables({ tasks: ['vt', 'book_qa'], lengths: [8 * K, 32 * K] }, cells);
     const lines = table.split('\n');
-    expect(lines.slice(0, 4)).toEqual([
-      'accuracy %     8K  32K',
-      'vt           60.0    —',
-      'book_qa     100.0    —',
-      'mean         80.0    —',
-    ]);
+    expect(lines.slice(0, 4)).toEqual(['accuracy %     8K  32K', 'vt           60.0    —', 'book_qa     100.0    —', 'mean         80.0    —']);
     expect(table).toMatch(/^vt\s+8K\s+2\/2\s+60\.0\s+100\s+47,619$/m);
     expect(cellsCsv(cells).split('\n')[1]).toBe('vt,8192,2,2,0,0.6,,,100,47619.04761904762');
   });

@@ -75,7 +75,10 @@ describe('the answer step on its own', () => {
     const text = corpusText('frankenstein.txt').slice(0, 4000);
     const input = {
       text,
-      chunks: [{ start: 0, end: 2000, tokens: 0 }, { start: 2000, end: 4000, tokens: 0 }],
+      chunks: [
+        { start: 0, end: 2000, tokens: 0 },
+        { start: 2000, end: 4000, tokens: 0 },
+      ],
       question: QUESTION,
       generator: engine,
       templates: DEFAULT_TEMPLATES,
@@ -115,7 +118,14 @@ describe('follow-up questions', () => {
     expect(engine.calls.length).toBe(reads + 1);
     const call = engine.calls.at(-1)!;
     const direct = new RecordingEngine(tok);
-    await answerFromMemory({ question: FOLLOW_UP, memory: run.memory, generator: direct, templates: run.templates, memoryTokens: 128, sampling: { temperature: 0.3, topP: 0.8, seed: 7 } });
+    await answerFromMemory({
+      question: FOLLOW_UP,
+      memory: run.memory,
+      generator: direct,
+      templates: run.templates,
+      memoryTokens: 128,
+      sampling: { temperature: 0.3, topP: 0.8, seed: 7 },
+    });
     expect(call).toEqual(direct.calls[0]);
     expect(call.options).toEqual({ maxTokens: 128, temperature: 0.3, topP: 0.8, seed: 7 });
 
@@ -157,7 +167,9 @@ describe('follow-up questions', () => {
     engine.failWith = null;
 
     const long = `${'Which of the many names in this book '.repeat(Math.ceil(run.settings.contextTokens / 6))}?`;
-    await expect(runner.askFollowUp(runId, long)).rejects.toThrow(/too long for the memory and the \d+-token context this read used: shorten it by about \d+ tokens/);
+    await expect(runner.askFollowUp(runId, long)).rejects.toThrow(
+      /too long for the memory and the \d+-token context this read used: shorten it by about \d+ tokens/,
+    );
     await expect(runner.askFollowUp('no-such-run', FOLLOW_UP)).rejects.toBeInstanceOf(RequestError);
     expect(await store.listFollowUps(runId)).toEqual([]);
   });
@@ -209,7 +221,18 @@ describe('follow-up answers in exports', () => {
     expect('followUps' in plain).toBe(false);
     expect(parseExport(JSON.stringify(plain)).followUps).toEqual([]);
 
-    const answer = { index: 0, question: 'q', answer: 'a', reply: 'a', memoryIndex: 0, promptTokens: 1, completionTokens: 1, finishReason: 'stop', ms: 1, askedAt: 1 };
+    const answer = {
+      index: 0,
+      question: 'q',
+      answer: 'a',
+      reply: 'a',
+      memoryIndex: 0,
+      promptTokens: 1,
+      completionTokens: 1,
+      finishReason: 'stop',
+      ms: 1,
+      askedAt: 1,
+    };
     const paused = { ...plain, run: { ...plain.run, status: 'paused' }, followUps: [answer] };
     expect(() => parseExport(JSON.stringify(paused))).toThrow(/only a finished run has follow-up answers/);
     const skipped = { ...plain, followUps: [{ ...answer, index: 1 }] };

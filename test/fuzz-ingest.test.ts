@@ -15,18 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bookPages,
-  CJK,
-  encode,
-  makeDocx,
-  makeEpub,
-  makeHtml,
-  makePdf,
-  owned,
-  prose,
-  WESTERN,
-} from './fixtures/documents';
+import { bookPages, CJK, encode, makeDocx, makeEpub, makeHtml, makePdf, owned, prose, WESTERN } from './fixtures/documents';
 import type { FuzzReply, FuzzRequest } from './fuzz-ingest.worker';
 
 interface Case {
@@ -146,9 +135,7 @@ function truncatedCases(bases: { name: string; bytes: Uint8Array<ArrayBuffer> }[
   const cases: Case[] = [];
   for (const { name, bytes } of bases) {
     const L = bytes.length;
-    const cuts = [1, 2, 3, 8, 30, 0.1, 0.25, 0.5, 0.75, 0.9, -30, -1].map((c) =>
-      c >= 1 ? c : c < 0 ? L + c : Math.floor(L * c),
-    );
+    const cuts = [1, 2, 3, 8, 30, 0.1, 0.25, 0.5, 0.75, 0.9, -30, -1].map((c) => (c >= 1 ? c : c < 0 ? L + c : Math.floor(L * c)));
     for (const cut of new Set(cuts)) {
       if (cut > 0 && cut < L) cases.push({ label: `${name} cut to ${cut} of ${L} bytes`, name, bytes: owned(bytes.subarray(0, cut)) });
     }
@@ -184,7 +171,8 @@ function nestedCases(): Case[] {
   const html = (s: string) => utf8(`<!DOCTYPE html><html><body>${s}</body></html>`);
   const epub = makeEpub();
   const deepDivs = `${'<div>'.repeat(200_000)}deep text${'</div>'.repeat(200_000)}`;
-  const chapter = (body: string) => `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body>${body}</body></html>`;
+  const chapter = (body: string) =>
+    `<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body>${body}</body></html>`;
   const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
   const big = { limitMs: BIG_LIMIT_MS };
   return [
@@ -201,7 +189,9 @@ function nestedCases(): Case[] {
     {
       label: 'epub: table of contents nested 200,000 deep',
       name: 'deep-nav.epub',
-      bytes: withEntries(epub, { 'OEBPS/nav.xhtml': `<html><body><nav epub:type="toc">${'<ol><li><a href="text/ch1.xhtml">x</a>'.repeat(200_000)}</nav></body></html>` }),
+      bytes: withEntries(epub, {
+        'OEBPS/nav.xhtml': `<html><body><nav epub:type="toc">${'<ol><li><a href="text/ch1.xhtml">x</a>'.repeat(200_000)}</nav></body></html>`,
+      }),
       ...big,
     },
     {
@@ -235,7 +225,9 @@ function nestedCases(): Case[] {
     {
       label: 'docx: runs nested 200,000 deep',
       name: 'deep.docx',
-      bytes: withEntries(makeDocx(), { 'word/document.xml': `<w:document ${W}><w:body><w:p>${'<w:r>'.repeat(200_000)}<w:t>deep</w:t></w:p></w:body></w:document>` }),
+      bytes: withEntries(makeDocx(), {
+        'word/document.xml': `<w:document ${W}><w:body><w:p>${'<w:r>'.repeat(200_000)}<w:t>deep</w:t></w:p></w:body></w:document>`,
+      }),
       ...big,
     },
   ];

@@ -63,7 +63,10 @@ describe('token counts of long books', () => {
     const { store, events, library } = await setup(100_000);
     const text = book.slice(0, 150_000);
     const id = 'unfinished';
-    await store.storeDocument({ id, name: 'a.txt', bytes: text.length, encoding: 'utf-8', chars: text.length, tokens: 1, tokensEstimated: true, addedAt: 0 }, text);
+    await store.storeDocument(
+      { id, name: 'a.txt', bytes: text.length, encoding: 'utf-8', chars: text.length, tokens: 1, tokensEstimated: true, addedAt: 0 },
+      text,
+    );
     await library.counts.pending();
     expect(await store.getDocument(id)).toMatchObject({ tokens: tok.count(text) });
     expect((await store.getDocument(id))!.tokensEstimated).toBeUndefined();

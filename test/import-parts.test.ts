@@ -79,8 +79,14 @@ describe('importing a book in parts', () => {
         new DOMException('The serialized keys and/or value are too large (size=206565940 bytes, max=133169152 bytes).', 'UnknownError'),
         /^"book\.txt" is larger than this browser lets a site store in one piece, so it was not saved and nothing was changed\. Split the book/,
       ],
-      [new DOMException('The database connection is closing.', 'InvalidStateError'), /^The browser closed this site's database .* so "book\.txt" could not be saved\. Reload the page/],
-      [new DOMException('Internal error committing transaction.', 'UnknownError'), /^This browser's database failed, so "book\.txt" could not be saved .* Reload the page and try again/],
+      [
+        new DOMException('The database connection is closing.', 'InvalidStateError'),
+        /^The browser closed this site's database .* so "book\.txt" could not be saved\. Reload the page/,
+      ],
+      [
+        new DOMException('Internal error committing transaction.', 'UnknownError'),
+        /^This browser's database failed, so "book\.txt" could not be saved .* Reload the page and try again/,
+      ],
     ];
     for (const [error, message] of failures) {
       const dbName = freshDbName('translated');

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IngestError, ingestBytes, MAX_FILE_BYTES } from '../src/ingest/ingest';
-import {
-  lieAboutSizes,
-  makeCorruptPdf,
-  makeDocx,
-  makeEncryptedPdf,
-  makeEpub,
-  makeScannedPdf,
-  owned,
-} from './fixtures/documents';
+import { lieAboutSizes, makeCorruptPdf, makeDocx, makeEncryptedPdf, makeEpub, makeScannedPdf, owned } from './fixtures/documents';
 import { pseudoRandomBytes } from './helpers';
 
 async function refusal(name: string, bytes: Uint8Array<ArrayBuffer>, options = {}): Promise<string> {
@@ -35,9 +27,7 @@ describe('bad input gets a specific refusal', () => {
 
   it('binary data, named as text', async () => {
     expect(await refusal('noise.txt', pseudoRandomBytes(50_000, 7))).toMatch(/binary data, not text/);
-    expect(await refusal('photo.txt', owned(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0])))).toMatch(
-      /is a PNG image, not text/,
-    );
+    expect(await refusal('photo.txt', owned(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0])))).toMatch(/is a PNG image, not text/);
     // Bytes without NULs that no charset makes sense of.
     const controls = owned(pseudoRandomBytes(20_000, 3).map((b) => (b % 31) + 1));
     expect(await refusal('controls.txt', controls)).toMatch(/binary data/);
@@ -65,7 +55,9 @@ describe('bad input gets a specific refusal', () => {
     const epub = makeEpub();
     // Same archive, with the container and the OPF renamed away.
     const text = new TextDecoder('latin1').decode(epub);
-    const renamed = owned(new Uint8Array([...text.replaceAll('content.opf', 'content.xyz').replaceAll('container.xml', 'containe_.xml')].map((c) => c.charCodeAt(0))));
+    const renamed = owned(
+      new Uint8Array([...text.replaceAll('content.opf', 'content.xyz').replaceAll('container.xml', 'containe_.xml')].map((c) => c.charCodeAt(0))),
+    );
     expect(await refusal('book.epub', renamed)).toMatch(/no package document/);
   });
 

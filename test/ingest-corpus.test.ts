@@ -28,10 +28,7 @@ describe('Frankenstein (Project Gutenberg, UTF-8 with BOM, CRLF)', () => {
 
   it('finds its 4 letters and 24 chapters, not the table of contents', async () => {
     const doc = await ingestBytes('frankenstein.txt', corpusBytes('frankenstein.txt'));
-    expect(doc.anchors.map((a) => a.label)).toEqual([
-      ...[1, 2, 3, 4].map((n) => `Letter ${n}`),
-      ...Array.from({ length: 24 }, (_, i) => `Chapter ${i + 1}`),
-    ]);
+    expect(doc.anchors.map((a) => a.label)).toEqual([...[1, 2, 3, 4].map((n) => `Letter ${n}`), ...Array.from({ length: 24 }, (_, i) => `Chapter ${i + 1}`)]);
     for (const a of doc.anchors) expect(doc.text.slice(a.at, a.at + a.label.length)).toBe(a.label);
     const at = doc.text.indexOf('I had worked hard for nearly two years');
     expect(describePlace(doc.anchors, at)).toBe('Chapter 5');

@@ -1,20 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describePlace } from '../src/core/anchors';
 import { ingestBytes } from '../src/ingest/ingest';
-import {
-  bookChapters,
-  bookPages,
-  CJK,
-  encode,
-  FACT,
-  makeDocx,
-  makeEpub,
-  makeHtml,
-  makePdf,
-  owned,
-  prose,
-  WESTERN,
-} from './fixtures/documents';
+import { bookChapters, bookPages, CJK, encode, FACT, makeDocx, makeEpub, makeHtml, makePdf, owned, prose, WESTERN } from './fixtures/documents';
 
 const utf8 = (s: string) => owned(new TextEncoder().encode(s));
 

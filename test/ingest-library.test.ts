@@ -11,7 +11,11 @@ import { corpusBytes } from './helpers';
 /** Whitespace-separated words as tokens: enough to count, no vocabulary to load. */
 const words: Tokenizer = {
   name: 'words',
-  encode: (t) => t.split(/\s+/).filter(Boolean).map(() => 0),
+  encode: (t) =>
+    t
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(() => 0),
   decode: () => '',
   count: (t) => t.split(/\s+/).filter(Boolean).length,
   *pieces(t) {

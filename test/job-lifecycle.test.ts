@@ -91,7 +91,12 @@ interface Kind {
 /** A BroadcastChannel reaches every other tab, not the sender, a task later. */
 function broadcaster(name: string, others: JobTab[], heard: Heard[]) {
   return (event: { type: string; status?: JobStatus; error?: string; runId?: string; evaluationId?: string }) => {
-    heard.push({ id: event.runId ?? event.evaluationId ?? '', type: event.type, ...(event.status && { status: event.status }), ...(event.error && { error: event.error }) });
+    heard.push({
+      id: event.runId ?? event.evaluationId ?? '',
+      type: event.type,
+      ...(event.status && { status: event.status }),
+      ...(event.error && { error: event.error }),
+    });
     for (const other of others) if (other.name !== name) setTimeout(() => other.hear(event), 0);
   };
 }
@@ -238,7 +243,9 @@ describe.each([
     const other = await kind.open(freshDbName(`lost-${kind.noun}`), 'other', always, []);
     const stuck = await other.start();
     const paused = await statusHeard(other, stuck, 'paused');
-    expect(paused.error).toBe(`The GPU stopped responding (device lost). The GPU was lost 4 times in a row, so the ${kind.noun} is paused; press Resume to try again.`);
+    expect(paused.error).toBe(
+      `The GPU stopped responding (device lost). The GPU was lost 4 times in a row, so the ${kind.noun} is paused; press Resume to try again.`,
+    );
     expect(always.recovered).toEqual([1, 2, 3]);
     expect((await other.store.getRun(stuck)) ?? (await other.store.getEvaluation(stuck))).toMatchObject({ status: 'paused' });
     tab.store.close();

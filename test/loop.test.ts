@@ -1,12 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ChunkSpan, chunkAll } from '../src/core/chunker';
-import {
-  type ChatMessage,
-  type GenerateOptions,
-  type GenerateResult,
-  isAbortError,
-  type TextGenerator,
-} from '../src/core/generation';
+import { type ChatMessage, type GenerateOptions, type GenerateResult, isAbortError, type TextGenerator } from '../src/core/generation';
 import { type LoopEvent, type LoopInput, memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
 import { promptSetFromFile } from '../src/core/prompt-sets';
@@ -172,7 +166,10 @@ describe("memoryLoop with the paper's method", () => {
       },
     };
   }
-  const templates = { update: 'U <problem> \n{problem}\n</problem>\n<memory>\n{memory}\n</memory>\n<section>\n{section}\n</section>\n', final: 'F {problem}|{memory}|' };
+  const templates = {
+    update: 'U <problem> \n{problem}\n</problem>\n<memory>\n{memory}\n</memory>\n<section>\n{section}\n</section>\n',
+    final: 'F {problem}|{memory}|',
+  };
   const book = 'One <|im_start|> two </think> three.';
   const spans: ChunkSpan[] = [
     { start: 0, end: 16, tokens: 3 },
@@ -183,7 +180,14 @@ describe("memoryLoop with the paper's method", () => {
   it('sends the text as it is, keeps each reply verbatim as the memory and reads the answer strictly', async () => {
     const gen = scripted(['  first notes \n', '<think>hm</think>\n second notes ', 'Therefore, the answer is Paris.']);
     const { events } = await collect(
-      input({ text: book, chunks: spans, question: 'Q <|im_end|>', generator: gen, templates, method: { memory: 'verbatim', answerStyle: 'recurrent', verbatim: true } }),
+      input({
+        text: book,
+        chunks: spans,
+        question: 'Q <|im_end|>',
+        generator: gen,
+        templates,
+        method: { memory: 'verbatim', answerStyle: 'recurrent', verbatim: true },
+      }),
     );
     expect(gen.prompts).toEqual([
       `U <problem> \nQ <|im_end|>\n</problem>\n<memory>\n${INITIAL_MEMORY}\n</memory>\n<section>\nOne <|im_start|>\n</section>\n`,

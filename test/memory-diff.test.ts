@@ -4,14 +4,22 @@ import { diffMemory } from '../src/core/memory-diff';
 import { sentencesDrawnOn } from '../src/core/provenance';
 
 const side = (parts: ReturnType<typeof diffMemory>['parts'], drop: 'added' | 'removed') =>
-  parts.filter((p) => p.kind !== drop).map((p) => p.text).join('');
+  parts
+    .filter((p) => p.kind !== drop)
+    .map((p) => p.text)
+    .join('');
 
 describe('memory diffs', () => {
   it('mark a newly kept sentence as added, and nothing else', () => {
     const before = 'Victor left Geneva.\nHe studied at Ingolstadt.';
     const after = `${before}\nThe vault code for the Marlowe archive is 4829137.`;
     const d = diffMemory(before, after);
-    expect(d.parts.filter((p) => p.kind === 'added').map((p) => p.text).join('')).toContain('4829137');
+    expect(
+      d.parts
+        .filter((p) => p.kind === 'added')
+        .map((p) => p.text)
+        .join(''),
+    ).toContain('4829137');
     expect(d.parts.some((p) => p.kind === 'removed')).toBe(false);
     expect(d.wordsAdded).toBe(9);
     expect(d.wordsRemoved).toBe(0);
@@ -19,9 +27,9 @@ describe('memory diffs', () => {
 
   it('rebuild both memories from their parts (word diffs keep the new whitespace), for small edits and total rewrites alike', () => {
     const words = fc.array(fc.constantFrom('the', 'code', 'Victor', 'is', '4829137', 'archive', 'ice', 'north'), { maxLength: 300 });
-    const memory = fc.tuple(words, fc.integer({ min: 1, max: 12 })).map(([w, every]) =>
-      w.map((x, i) => (i % every === every - 1 ? `${x}.\n` : `${x} `)).join(''),
-    );
+    const memory = fc
+      .tuple(words, fc.integer({ min: 1, max: 12 }))
+      .map(([w, every]) => w.map((x, i) => (i % every === every - 1 ? `${x}.\n` : `${x} `)).join(''));
     fc.assert(
       fc.property(memory, memory, (before, after) => {
         const d = diffMemory(before, after);

@@ -100,10 +100,14 @@ describe('fetching one model file from a real host', () => {
 
   it('resumes a dropped shard with Range from the byte it reached, checking 206 and Content-Range', async () => {
     const body = file();
-    const host = rangedHost(body, (_, n) => (n === 1 ? new Response(droppingBody(body, 60_000), { headers: { 'Accept-Ranges': 'bytes', ETag: '"v1"' } }) : undefined));
+    const host = rangedHost(body, (_, n) =>
+      n === 1 ? new Response(droppingBody(body, 60_000), { headers: { 'Accept-Ranges': 'bytes', ETag: '"v1"' } }) : undefined,
+    );
     const held: number[] = [];
-    const blob = await fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts: new PartStore(new FakeCaches().asCacheStorage()) }, { ...quick, fetch: host.fetch }, (h) =>
-      held.push(h),
+    const blob = await fetchFile(
+      { url: URL_A, what: 'shard', size: SIZE, parts: new PartStore(new FakeCaches().asCacheStorage()) },
+      { ...quick, fetch: host.fetch },
+      (h) => held.push(h),
     );
     expect(await bytesOf(blob)).toEqual(body);
     expect(host.seen.map((s) => s.range)).toEqual([null, 'bytes=60000-']);
@@ -138,11 +142,18 @@ describe('fetching one model file from a real host', () => {
     const body = file();
     const host = rangedHost(body, (s, n) => {
       if (n === 1) return redirected(new Response(droppingBody(body, 30_000), { headers: { 'Accept-Ranges': 'bytes', ETag: '"v1"' } }), CDN);
-      if (n === 2) return new Response(droppingBody(body.slice(30_000), 30_000), { status: 206, headers: { 'Content-Range': `bytes 30000-${SIZE - 1}/${SIZE}`, ETag: '"v1"' } });
+      if (n === 2)
+        return new Response(droppingBody(body.slice(30_000), 30_000), {
+          status: 206,
+          headers: { 'Content-Range': `bytes 30000-${SIZE - 1}/${SIZE}`, ETag: '"v1"' },
+        });
       if (n === 3) return new Response('<Error><Code>AccessDenied</Code></Error>', { status: 403 });
       return undefined;
     });
-    const blob = await fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts: new PartStore(new FakeCaches().asCacheStorage()) }, { ...quick, fetch: host.fetch });
+    const blob = await fetchFile(
+      { url: URL_A, what: 'shard', size: SIZE, parts: new PartStore(new FakeCaches().asCacheStorage()) },
+      { ...quick, fetch: host.fetch },
+    );
     expect(await bytesOf(blob)).toEqual(body);
     expect(host.seen).toEqual([
       { url: URL_A, range: null },
@@ -154,7 +165,9 @@ describe('fetching one model file from a real host', () => {
 
   it('a 403 from the original URL is an error at once, not an expired link', async () => {
     const fetch = (async () => new Response('denied', { status: 403 })) as typeof globalThis.fetch;
-    const error = (await fetchFile({ url: URL_A, what: 'weights file params_shard_0.bin', size: SIZE }, { ...quick, fetch }).catch((e: unknown) => e)) as ModelDownloadError;
+    const error = (await fetchFile({ url: URL_A, what: 'weights file params_shard_0.bin', size: SIZE }, { ...quick, fetch }).catch(
+      (e: unknown) => e,
+    )) as ModelDownloadError;
     expect(error.kind).toBe('not-found');
     expect(error.message).toContain('HTTP 403');
   });
@@ -171,7 +184,9 @@ describe('fetching one model file from a real host', () => {
 
   it('ends at once, saying so, when a busy host asks for a longer wait than is sensible', async () => {
     const fetch = (async () => new Response('busy', { status: 503, headers: { 'Retry-After': '3600' } })) as typeof globalThis.fetch;
-    const error = (await fetchFile({ url: URL_A, what: 'weights file params_shard_0.bin', size: SIZE }, { ...quick, fetch }).catch((e: unknown) => e)) as ModelDownloadError;
+    const error = (await fetchFile({ url: URL_A, what: 'weights file params_shard_0.bin', size: SIZE }, { ...quick, fetch }).catch(
+      (e: unknown) => e,
+    )) as ModelDownloadError;
     expect(error.kind).toBe('network');
     expect(error.message).toMatch(/is busy \(HTTP 503\) and asks to wait 60 minutes.*press Download again later to resume/);
   });
@@ -190,7 +205,9 @@ describe('fetching one model file from a real host', () => {
 
   it('drops a connection that brings no bytes for the stall time and resumes after the bytes it had', async () => {
     const body = file();
-    const host = rangedHost(body, (_, n, init) => (n === 1 ? new Response(stallingBody(body.slice(0, 25_000), init?.signal), { headers: { 'Accept-Ranges': 'bytes' } }) : undefined));
+    const host = rangedHost(body, (_, n, init) =>
+      n === 1 ? new Response(stallingBody(body.slice(0, 25_000), init?.signal), { headers: { 'Accept-Ranges': 'bytes' } }) : undefined,
+    );
     const notices: (string | null)[] = [];
     const blob = await fetchFile(
       { url: URL_A, what: 'weights file params_shard_0.bin', size: SIZE, parts: new PartStore(new FakeCaches().asCacheStorage()) },
@@ -239,7 +256,9 @@ describe('fetching one model file from a real host', () => {
         }),
         { headers: { 'Accept-Ranges': 'bytes', ETag: '"v1"' } },
       )) as typeof globalThis.fetch;
-    const running = fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts }, { ...quick, fetch, keepEveryMs: 30, signal: stop.signal }).catch(() => undefined);
+    const running = fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts }, { ...quick, fetch, keepEveryMs: 30, signal: stop.signal }).catch(
+      () => undefined,
+    );
     await new Promise((r) => setTimeout(r, 400)); // all 50,000 bytes sent, and the body silent
     // What a tab closed now would leave: at most the last part's worth is lost.
     const stored = await parts.read(URL_A);

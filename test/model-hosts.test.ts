@@ -42,9 +42,12 @@ describe('downloads over HTTP from the test hosts', () => {
     // Buffer.equals: a deep equality over megabytes would take minutes.
     expect((await cacheBytes(caches, CACHE_NAMES.config, `${base}mlc-chat-config.json`)).equals(Buffer.from(JSON.stringify(chatConfig)))).toBe(true);
     expect((await cacheBytes(caches, CACHE_NAMES.model, `${base}tokenizer.json`)).equals(tokenizerJson())).toBe(true);
-    expect((await cacheBytes(caches, CACHE_NAMES.model, `${base}tensor-cache.json`)).equals(Buffer.from(JSON.stringify(weightsIndex(SHARDS, SHARD_BYTES))))).toBe(true);
+    expect(
+      (await cacheBytes(caches, CACHE_NAMES.model, `${base}tensor-cache.json`)).equals(Buffer.from(JSON.stringify(weightsIndex(SHARDS, SHARD_BYTES)))),
+    ).toBe(true);
     expect((await cacheBytes(caches, CACHE_NAMES.wasm, lib)).equals(BROKEN_LIBRARY)).toBe(true);
-    for (let i = 0; i < SHARDS; i++) expect((await cacheBytes(caches, CACHE_NAMES.model, `${base}params_shard_${i}.bin`)).equals(shardBytes(i, SHARD_BYTES))).toBe(true);
+    for (let i = 0; i < SHARDS; i++)
+      expect((await cacheBytes(caches, CACHE_NAMES.model, `${base}params_shard_${i}.bin`)).equals(shardBytes(i, SHARD_BYTES))).toBe(true);
   });
 
   it('the realistic host: compressed JSON, a chunked index, shards through a redirect to another origin, a drop resumed with Range, a 429 waited out, a stall dropped and resumed at a fresh signed URL', async () => {
@@ -66,7 +69,10 @@ describe('downloads over HTTP from the test hosts', () => {
 
     // Byte for byte what the host served, decoded.
     for (const [file, body] of files) {
-      const stored = file === 'lib.wasm' ? await cacheBytes(caches, CACHE_NAMES.wasm, lib) : await cacheBytes(caches, file === 'mlc-chat-config.json' ? CACHE_NAMES.config : CACHE_NAMES.model, `${base}${file}`);
+      const stored =
+        file === 'lib.wasm'
+          ? await cacheBytes(caches, CACHE_NAMES.wasm, lib)
+          : await cacheBytes(caches, file === 'mlc-chat-config.json' ? CACHE_NAMES.config : CACHE_NAMES.model, `${base}${file}`);
       expect(stored.equals(body), file).toBe(true);
     }
     expect(caches.keys(PARTS_CACHE)).toEqual([]);
@@ -78,9 +84,13 @@ describe('downloads over HTTP from the test hosts', () => {
       const served = log.filter((e) => e.host === 'cdn' && e.path.endsWith(`/params_shard_${i}.bin`) && e.served > 0);
       const starts = served.map((e) => e.rangeStart ?? 0);
       expect(new Set(starts).size, `shard ${i}`).toBe(starts.length); // no range asked for twice
-      expect(served.reduce((n, e) => n + e.served, 0), `shard ${i}`).toBe(preset.shardBytes);
+      expect(
+        served.reduce((n, e) => n + e.served, 0),
+        `shard ${i}`,
+      ).toBe(preset.shardBytes);
     }
-    const shard = (i: number) => log.filter((e) => e.path.endsWith(`/params_shard_${i}.bin`)).map((e) => `${e.host} ${e.status}${e.rangeStart ? ` from ${e.rangeStart}` : ''}`);
+    const shard = (i: number) =>
+      log.filter((e) => e.path.endsWith(`/params_shard_${i}.bin`)).map((e) => `${e.host} ${e.status}${e.rangeStart ? ` from ${e.rangeStart}` : ''}`);
     // Dropped at 60 %: the rest asked for with Range, straight from the CDN while its signed URL held.
     expect(shard(0)).toEqual(['hub 302', 'cdn 200', `cdn 206 from ${Math.floor(0.6 * preset.shardBytes)}`]);
     expect(shard(1)).toEqual(['hub 429', 'hub 302', 'cdn 200']);

@@ -54,7 +54,17 @@ function sampling(wire: Record<string, unknown>, runtime: 'server' | 'webllm' | 
   };
 }
 
-const NEUTRAL = { maxTokens: 1024, temperature: 0.7, topP: 0.95, seed: 7, repetitionPenalty: 1, presencePenalty: 0, frequencyPenalty: 0, topK: 'none', minP: 0 };
+const NEUTRAL = {
+  maxTokens: 1024,
+  temperature: 0.7,
+  topP: 0.95,
+  seed: 7,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  topK: 'none',
+  minP: 0,
+};
 
 let tok: Tokenizer;
 let server: OpenAITestServer;
@@ -104,7 +114,10 @@ class CapturingRuntime implements WllamaRuntime {
   async exit() {}
   async createChatCompletion(options: CompletionParams & { stream: true; onData(chunk: CompletionChunk): void }) {
     this.requests.push(options);
-    options.onData({ choices: [{ delta: { content: 'noted' }, finish_reason: 'stop' }], timings: { cache_n: 0, prompt_n: 30, prompt_ms: 1, prompt_per_second: 1, predicted_n: 1, predicted_per_second: 1 } });
+    options.onData({
+      choices: [{ delta: { content: 'noted' }, finish_reason: 'stop' }],
+      timings: { cache_n: 0, prompt_n: 30, prompt_ms: 1, prompt_per_second: 1, predicted_n: 1, predicted_per_second: 1 },
+    });
   }
 }
 
@@ -122,7 +135,20 @@ describe('one request on every engine', () => {
     const book = join(dir, 'book.txt');
     writeFileSync(book, SECTION);
     const cliFrom = server.chatBodies.length;
-    const cli = await memagentCli(['read', book, '--question', QUESTION, '--base-url', server.url, '--prompts', 'app', '--seed', '7', '--out', join(dir, 'book.jsonl')]);
+    const cli = await memagentCli([
+      'read',
+      book,
+      '--question',
+      QUESTION,
+      '--base-url',
+      server.url,
+      '--prompts',
+      'app',
+      '--seed',
+      '7',
+      '--out',
+      join(dir, 'book.jsonl'),
+    ]);
     expect(cli.code, cli.stderr).toBe(0);
     const cliBody = server.chatBodies[cliFrom]!;
 
@@ -130,10 +156,20 @@ describe('one request on every engine', () => {
     const mlc = new CapturingMlc();
     const deps: WebLLMDeps = {
       checkGpu: async () => ({ status: 'ok', fallback: false, shaderF16: true, adapter: 'test gpu', message: null }),
-      models: async () => qwenModels([{ model: 'https://hf.example/mlc-ai/Qwen2.5-7B-Instruct-q4f16_1-MLC', model_id: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', model_lib: 'https://libs.example/7b.wasm' }]),
+      models: async () =>
+        qwenModels([
+          {
+            model: 'https://hf.example/mlc-ai/Qwen2.5-7B-Instruct-q4f16_1-MLC',
+            model_id: 'Qwen2.5-7B-Instruct-q4f16_1-MLC',
+            model_lib: 'https://libs.example/7b.wasm',
+          },
+        ]),
       metadata: async () => ({ config: { context_window_size: 32768, quantization: 'q4f16_1' }, tokenizer: new ArrayBuffer(0) }),
       loadTokenizer: async () => tok,
-      session: new GpuSession(async () => mlc, async () => ({ bytesTotal: 0, bytesFetched: 0 })),
+      session: new GpuSession(
+        async () => mlc,
+        async () => ({ bytesTotal: 0, bytesFetched: 0 }),
+      ),
       tokenizerConfig: async () => ({ chat_template: CHAT_TEMPLATE }),
     };
     const webllm = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps);
@@ -177,9 +213,11 @@ describe('the system message WebLLM sends', () => {
   it('is the default the model’s own chat template inserts, read from tokenizer_config.json', () => {
     expect(templateDefaultSystem(CHAT_TEMPLATE)).toBe(QWEN25_DEFAULT_SYSTEM);
     // Qwen2's template inserts a shorter default; Qwen3's inserts none; a non-ChatML template cannot be read here.
-    expect(templateDefaultSystem("{{ '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}{% for m in messages %}{{ '<|im_start|>' + m.role }}{% endfor %}")).toBe(
-      'You are a helpful assistant.',
-    );
+    expect(
+      templateDefaultSystem(
+        "{{ '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}{% for m in messages %}{{ '<|im_start|>' + m.role }}{% endfor %}",
+      ),
+    ).toBe('You are a helpful assistant.');
     expect(templateDefaultSystem("{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}")).toBe('');
     expect(templateDefaultSystem('{{ bos_token }}[INST] {{ m.content }} [/INST]')).toBeNull();
   });
@@ -187,13 +225,19 @@ describe('the system message WebLLM sends', () => {
   it('falls back to Qwen2.5’s default for Qwen2.5 and MemAgent models when the file cannot be had, else leaves WebLLM’s own', () => {
     expect(webllmSystemMessage({ chat_template: CHAT_TEMPLATE }, { id: 'custom:anything' })).toBe(QWEN25_DEFAULT_SYSTEM);
     expect(webllmSystemMessage(undefined, { id: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC' })).toBe(QWEN25_DEFAULT_SYSTEM);
-    expect(webllmSystemMessage(undefined, { id: 'custom:rl', modelUrl: 'https://hf.example/me/RL-MemAgent-7B-q4f16_1-MLC/resolve/main/' })).toBe(QWEN25_DEFAULT_SYSTEM);
+    expect(webllmSystemMessage(undefined, { id: 'custom:rl', modelUrl: 'https://hf.example/me/RL-MemAgent-7B-q4f16_1-MLC/resolve/main/' })).toBe(
+      QWEN25_DEFAULT_SYSTEM,
+    );
     expect(webllmSystemMessage(undefined, { id: 'custom:llama' })).toBeUndefined();
     expect(webllmSystemMessage({ chat_template: [{ name: 'default', template: CHAT_TEMPLATE }] }, { id: 'custom:x' })).toBe(QWEN25_DEFAULT_SYSTEM);
   });
 
   it('counts the system message it sends in the chat template’s overhead', () => {
-    const conv = { system_template: '<|im_start|>system\n{system_message}<|im_end|>\n', system_message: 'You are a helpful assistant.', roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' } };
+    const conv = {
+      system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
+      system_message: 'You are a helpful assistant.',
+      roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
+    };
     const own = chatOverhead({ conv_template: conv }, tok);
     const sent = chatOverhead({ conv_template: conv }, tok, QWEN25_DEFAULT_SYSTEM);
     expect(sent - own).toBe(tok.count(QWEN25_DEFAULT_SYSTEM) - tok.count(conv.system_message));

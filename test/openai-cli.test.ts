@@ -80,8 +80,14 @@ describe('memagent CLI', () => {
       const stopped = await first;
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toMatch(/Gave up after 3 attempts/);
-      expect(stopped.stderr).toContain(`7 of ${reference[0]!.chunks!.length} chunks are saved in ${out}; run the same command with --resume to continue from chunk 8.`);
-      expect(journal(out).slice(1).map((l) => l.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      expect(stopped.stderr).toContain(
+        `7 of ${reference[0]!.chunks!.length} chunks are saved in ${out}; run the same command with --resume to continue from chunk 8.`,
+      );
+      expect(
+        journal(out)
+          .slice(1)
+          .map((l) => l.index),
+      ).toEqual([0, 1, 2, 3, 4, 5, 6]);
       // A line half written when a process dies does not count.
       appendFileSync(out, '{"type":"revision","index":7,"memo');
 
@@ -120,10 +126,25 @@ describe('memagent CLI', () => {
       // so that the count does not hang on how fast a busy machine prepares the samples.
       void slow.holdAfterNext(0);
       const running = memagent([
-        'eval', '--base-url', slow.url, '--tasks', 'niah_single_1', '--lengths', '2k', '--samples', '4',
-        '--chunk', '1000', '--memory', '256', '--concurrency', '4', '--json', json,
+        'eval',
+        '--base-url',
+        slow.url,
+        '--tasks',
+        'niah_single_1',
+        '--lengths',
+        '2k',
+        '--samples',
+        '4',
+        '--chunk',
+        '1000',
+        '--memory',
+        '256',
+        '--concurrency',
+        '4',
+        '--json',
+        json,
       ]);
-      for (const t0 = Date.now(); slow.maxInFlight < 4 && Date.now() - t0 < 45_000; ) await new Promise((go) => setTimeout(go, 50));
+      for (const t0 = Date.now(); slow.maxInFlight < 4 && Date.now() - t0 < 45_000;) await new Promise((go) => setTimeout(go, 50));
       slow.release();
       const r = await running;
       expect(r.stderr).toContain('[4/4] niah_single_1 2K');

@@ -1,13 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  identifyPromptFile,
-  PROMPT_FILES,
-  PromptFileError,
-  promptFileUrl,
-  promptSetFromFile,
-  sha256Hex,
-} from '../src/core/prompt-sets';
+import { identifyPromptFile, PROMPT_FILES, PromptFileError, promptFileUrl, promptSetFromFile, sha256Hex } from '../src/core/prompt-sets';
 import { finalPrompt, renderTemplate, templateProblem, updatePrompt } from '../src/core/prompts';
 import { PythonSourceError, readPythonStrings } from '../src/core/python-strings';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
@@ -141,7 +134,11 @@ describe('prompt sets read from a pinned file', () => {
     expect(set.label).toBe('MemAgent (paper)');
     expect(set.answerStyle).toBe('recurrent');
     expect(set.initialMemory).toBe('No previous memory');
-    expect(set.file).toEqual({ path: 'taskutils/memory_eval/utils/recurrent.py', commit: '76b7a658988e4ea53d7388a62de6c0ce79084146', sha256: specs[0]!.sha256 });
+    expect(set.file).toEqual({
+      path: 'taskutils/memory_eval/utils/recurrent.py',
+      commit: '76b7a658988e4ea53d7388a62de6c0ce79084146',
+      sha256: specs[0]!.sha256,
+    });
     const boxed = await promptSetFromFile(specs[1]!, STANDIN_BOXED);
     expect(boxed.answerStyle).toBe('recurrent-boxed');
     expect(finalPrompt(boxed.templates, 'Q', 'M')).toContain('inside \\boxed{}.\n\n<problem> \nQ\n</problem>\n\n<memory>\nM\n</memory>\n\nYour answer:\n');
@@ -186,6 +183,8 @@ print(json.dumps([consts["TEMPLATE"].format(prompt=c["prompt"], memory=c["memory
     expect(promptFileUrl(PROMPT_FILES[0]!)).toBe(
       'https://raw.githubusercontent.com/BytedTsinghua-SIA/MemAgent/76b7a658988e4ea53d7388a62de6c0ce79084146/taskutils/memory_eval/utils/recurrent.py',
     );
-    expect(promptFileUrl(PROMPT_FILES[1]!, 'http://mirror.example/memagent/')).toBe('http://mirror.example/memagent/taskutils/memory_eval/utils/recurrent_boxed.py');
+    expect(promptFileUrl(PROMPT_FILES[1]!, 'http://mirror.example/memagent/')).toBe(
+      'http://mirror.example/memagent/taskutils/memory_eval/utils/recurrent_boxed.py',
+    );
   });
 });

@@ -45,7 +45,10 @@ const PINNED = 'https://raw.githubusercontent.com/BytedTsinghua-SIA/MemAgent/76b
 describe('the prompt files in the browser', () => {
   it('fetches the pinned files from the pinned commit, keeps them, and serves them offline after a reload', async () => {
     const store = await openStore();
-    const raw = host({ [`BytedTsinghua-SIA/MemAgent/76b7a658988e4ea53d7388a62de6c0ce79084146/${PAPER}`]: STANDIN, [`BytedTsinghua-SIA/MemAgent/76b7a658988e4ea53d7388a62de6c0ce79084146/${BOXED}`]: STANDIN_BOXED });
+    const raw = host({
+      [`BytedTsinghua-SIA/MemAgent/76b7a658988e4ea53d7388a62de6c0ce79084146/${PAPER}`]: STANDIN,
+      [`BytedTsinghua-SIA/MemAgent/76b7a658988e4ea53d7388a62de6c0ce79084146/${BOXED}`]: STANDIN_BOXED,
+    });
     const library = new PromptLibrary(store, { specs, fetch: raw.fetch });
     await library.refresh();
     expect(raw.asked.sort()).toEqual([`${PINNED}/${PAPER}`, `${PINNED}/${BOXED}`]);
@@ -90,7 +93,9 @@ describe('the prompt files in the browser', () => {
     expect(await store.listPromptFiles()).toEqual([]);
     const [paper] = await library.status();
     expect(paper!.have).toBe(false);
-    expect(paper!.error).toBe(`recurrent.py was refused: its SHA-256 is ${await sha256Hex(tampered)}, not ${specs[0]!.sha256}, the hash of the file at MemAgent commit 76b7a65. It is another version of the file, or not that file at all; nothing of it was used or kept. Get ${PAPER} from that commit (${PINNED}/${PAPER}).`);
+    expect(paper!.error).toBe(
+      `recurrent.py was refused: its SHA-256 is ${await sha256Hex(tampered)}, not ${specs[0]!.sha256}, the hash of the file at MemAgent commit 76b7a65. It is another version of the file, or not that file at all; nothing of it was used or kept. Get ${PAPER} from that commit (${PINNED}/${PAPER}).`,
+    );
     store.close();
   });
 
@@ -101,7 +106,9 @@ describe('the prompt files in the browser', () => {
     expect((await library.status()).find((s) => s.set === 'memagent-boxed')).toMatchObject({ have: true, source: 'imported recurrent_boxed (1).py' });
     const refused = await library.import('notes.py', new TextEncoder().encode('TEMPLATE = "x"\n')).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(PromptFileError);
-    expect((refused as Error).message).toMatch(/^"notes\.py" was refused: its SHA-256 is [0-9a-f]{64}, which is not that of recurrent\.py \([0-9a-f]{64}\) or recurrent_boxed\.py/);
+    expect((refused as Error).message).toMatch(
+      /^"notes\.py" was refused: its SHA-256 is [0-9a-f]{64}, which is not that of recurrent\.py \([0-9a-f]{64}\) or recurrent_boxed\.py/,
+    );
     expect((await store.listPromptFiles()).map((f) => f.path)).toEqual([BOXED]);
     store.close();
   });
@@ -118,7 +125,9 @@ describe('the prompt files in the browser', () => {
     // The extractive engine reads no prompts and fetches nothing.
     expect((await library.resolve('auto', 'extractive')).record).toEqual({ set: 'app', label: "This app's wording", answerStyle: 'lenient' });
     // A set asked for by name is never swapped silently: the run is refused with how to get the file.
-    await expect(library.resolve('memagent-boxed', 'openai')).rejects.toThrow(/MemAgent \(boxed\) needs its prompt file, which this browser does not have yet: .* "Import prompt file"/);
+    await expect(library.resolve('memagent-boxed', 'openai')).rejects.toThrow(
+      /MemAgent \(boxed\) needs its prompt file, which this browser does not have yet: .* "Import prompt file"/,
+    );
     store.close();
   });
 
@@ -193,12 +202,22 @@ describe('runs and their prompt set', () => {
     const doc = await library.ingest('book.txt', new TextEncoder().encode('Alice met Bob at the harbour in 1921.') as Uint8Array<ArrayBuffer>, 'extractive');
     const read = async (set: 'memagent' | 'app', reply: string) => {
       finalReply = reply;
-      const id = await runner.start({ documentId: doc.id, question: 'Where did Alice meet Bob?', engineId: 'openai', chunkTokens: 1000, memoryTokens: 256, prompts: set });
+      const id = await runner.start({
+        documentId: doc.id,
+        question: 'Where did Alice meet Bob?',
+        engineId: 'openai',
+        chunkTokens: 1000,
+        memoryTokens: 256,
+        prompts: set,
+      });
       await until(async () => (await store.getRun(id))?.status === 'done');
       const run = (await store.getRun(id))!;
       return [run.answer, run.reply];
     };
-    expect(await read('memagent', '<think>Bob?</think>\nSo **the answer is** the harbour.')).toEqual(['the harbour', '<think>Bob?</think>\nSo **the answer is** the harbour.']);
+    expect(await read('memagent', '<think>Bob?</think>\nSo **the answer is** the harbour.')).toEqual([
+      'the harbour',
+      '<think>Bob?</think>\nSo **the answer is** the harbour.',
+    ]);
     // Capitalised, the phrase is not the paper's: no answer, and the reply is kept whole for the person to read.
     expect(await read('memagent', 'The answer is the harbour.')).toEqual(['', 'The answer is the harbour.']);
     // This app's wording reads leniently.
@@ -230,7 +249,8 @@ describe('the prompt-file store (schema version 6)', () => {
           db.createObjectStore('documents', { keyPath: 'id' }).put({ id: 'doc-1', name: 'book.txt' });
           db.createObjectStore('texts', { keyPath: 'id' });
           db.createObjectStore('runs', { keyPath: 'id' }).createIndex('byDocument', 'documentId');
-          for (const s of ['revisions', 'memories', 'evaluationSamples']) db.createObjectStore(s, { keyPath: s === 'evaluationSamples' ? ['evaluationId', 'ordinal'] : ['runId', 'index'] });
+          for (const s of ['revisions', 'memories', 'evaluationSamples'])
+            db.createObjectStore(s, { keyPath: s === 'evaluationSamples' ? ['evaluationId', 'ordinal'] : ['runId', 'index'] });
           for (const s of ['evaluations', 'customModels']) db.createObjectStore(s, { keyPath: 'id' });
           db.createObjectStore('calibrations', { keyPath: ['modelId', 'adapter'] });
           db.createObjectStore('runChunks', { keyPath: 'runId' });
@@ -241,7 +261,13 @@ describe('the prompt-file store (schema version 6)', () => {
       });
       const store = await Store.open(name);
       expect(await store.getDocument('doc-1')).toEqual({ id: 'doc-1', name: 'book.txt' });
-      await store.putPromptFile({ path: PAPER, sha256: specs[0]!.sha256, bytes: STANDIN.buffer.slice(STANDIN.byteOffset, STANDIN.byteOffset + STANDIN.length) as ArrayBuffer, source: 'imported', savedAt: 1 });
+      await store.putPromptFile({
+        path: PAPER,
+        sha256: specs[0]!.sha256,
+        bytes: STANDIN.buffer.slice(STANDIN.byteOffset, STANDIN.byteOffset + STANDIN.length) as ArrayBuffer,
+        source: 'imported',
+        savedAt: 1,
+      });
       expect((await store.listPromptFiles()).map((f) => f.path)).toEqual([PAPER]);
       store.close();
       const info = await new Promise<{ version: number; stores: string[] }>((resolve) => {
@@ -262,7 +288,10 @@ describe('settings kept from before prompt sets', () => {
   const saved = (templates: typeof DEFAULT_TEMPLATES) => ({ getItem: () => JSON.stringify({ temperature: 0.3, templates }) });
 
   it('read the old default templates as no choice made, and edited ones as the person’s own', () => {
-    const oldDefault = { update: DEFAULT_TEMPLATES.update.replace('<problem> \n', '<problem>\n'), final: DEFAULT_TEMPLATES.final.replace('<problem> \n', '<problem>\n') };
+    const oldDefault = {
+      update: DEFAULT_TEMPLATES.update.replace('<problem> \n', '<problem>\n'),
+      final: DEFAULT_TEMPLATES.final.replace('<problem> \n', '<problem>\n'),
+    };
     expect(oldDefault.update).not.toBe(DEFAULT_TEMPLATES.update);
     expect(loadReadSettings(saved(oldDefault))).toMatchObject({ temperature: 0.3, promptSet: null, templates: DEFAULT_TEMPLATES, promptsBase: '' });
     const edited = { ...oldDefault, final: 'Mine: {problem} {memory}' };

@@ -59,7 +59,9 @@ describe('the layout of the app’s wording', () => {
   it('is the trained layout: "<problem> " with its trailing space, tags, blank lines, cue lines and the final newline', () => {
     expect(layout(DEFAULT_TEMPLATES.update)).toBe(layout(standin.get('TEMPLATE')!));
     expect(layout(DEFAULT_TEMPLATES.final)).toBe(layout(standin.get('TEMPLATE_FINAL')!));
-    expect(layout(DEFAULT_TEMPLATES.update)).toBe('\n\n<problem> \n{prompt}\n</problem>\n\n<memory>\n{memory}\n</memory>\n\n<section>\n{chunk}\n</section>\n\nUpdated memory:\n');
+    expect(layout(DEFAULT_TEMPLATES.update)).toBe(
+      '\n\n<problem> \n{prompt}\n</problem>\n\n<memory>\n{memory}\n</memory>\n\n<section>\n{chunk}\n</section>\n\nUpdated memory:\n',
+    );
     expect(INITIAL_MEMORY).toBe(standin.get('NO_MEMORY'));
   });
 });

@@ -68,7 +68,10 @@ describe('QwenTokenizer against the reference tokenizer', () => {
     ['CRLF line ends', 'First line\r\nSecond line\r\n\r\n\tIndented\r\n  \r\nend'],
     ['byte-order marks', '\uFEFFusing System;\n\uFEFF// comment\n a\uFEFFb \uFEFF\uFEFF “\uFEFF” \uFEFF\n\n'],
     ['numbers', 'In 1818, 3.14159 of 1,000,000 (¼ and ½) cost $12,345.67 — call +44 20 7946 0958; 0x1F.'],
-    ['a long run with no spaces', 'Donaudampfschifffahrtsgesellschaftskapitänswitwe'.repeat(4) + ' https://example.org/a/very/long/path?with=query&and=more#fragment'],
+    [
+      'a long run with no spaces',
+      'Donaudampfschifffahrtsgesellschaftskapitänswitwe'.repeat(4) + ' https://example.org/a/very/long/path?with=query&and=more#fragment',
+    ],
     ['blank space before letters, digits and line ends', 'a  b   1\t\t2 \n \n\n   \u00a0x\u3000y   '],
     ['contractions in any case', "I'M sure you'Re right; we'LL see, he'd've DON'T"],
   ])('encodes %s to the same ids and decodes them back', (_, text) => {
@@ -101,14 +104,15 @@ describe('QwenTokenizer against the reference tokenizer', () => {
   });
 
   it('matches the reference on random text of many scripts', () => {
-    const unit = fc.constantFrom(
-      ...Array.from('abcXYZ éüçß αβγ абв 的一是 あア 😀👍🏽 0123 .,;!?—“”\'"()\n\r\t  \u00a0\u0301\uFEFF<|>'),
-    );
+    const unit = fc.constantFrom(...Array.from('abcXYZ éüçß αβγ абв 的一是 あア 😀👍🏽 0123 .,;!?—“”\'"()\n\r\t  \u00a0\u0301\uFEFF<|>'));
     fc.assert(
-      fc.property(fc.array(unit, { maxLength: 300 }).map((a) => a.join('')), (text) => {
-        expect(tok.encode(text)).toEqual(reference(text));
-        expect(tok.count(text)).toBe(reference(text).length);
-      }),
+      fc.property(
+        fc.array(unit, { maxLength: 300 }).map((a) => a.join('')),
+        (text) => {
+          expect(tok.encode(text)).toEqual(reference(text));
+          expect(tok.count(text)).toBe(reference(text).length);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -10,7 +10,12 @@ describe("the tab's title", () => {
   });
 
   it('counts several reads as one, and never says 100 % while the answer is still to be written', () => {
-    expect(progressTitle([{ read: 10, total: 10 }, { read: 0, total: 30 }])).toBe('25 % · memagent-web');
+    expect(
+      progressTitle([
+        { read: 10, total: 10 },
+        { read: 0, total: 30 },
+      ]),
+    ).toBe('25 % · memagent-web');
     expect(progressTitle([{ read: 50, total: 50 }])).toBe('99 % · memagent-web');
     expect(progressTitle([{ read: 5, total: 4 }])).toBe('99 % · memagent-web');
   });
@@ -55,7 +60,10 @@ describe('notifying that a read ended', () => {
 
   it('says which book, the question and the answer, or why the read stopped', () => {
     const run = { question: 'Who is the creature?', documentName: 'frankenstein.txt', answer: 'A being made by Victor' };
-    expect(endNotice({ ...run, status: 'done' })).toEqual({ title: 'Read of frankenstein.txt finished', body: 'Who is the creature?\nAnswer: A being made by Victor' });
+    expect(endNotice({ ...run, status: 'done' })).toEqual({
+      title: 'Read of frankenstein.txt finished',
+      body: 'Who is the creature?\nAnswer: A being made by Victor',
+    });
     expect(endNotice({ ...run, status: 'failed', error: 'The server went away.' })).toEqual({
       title: 'The read of frankenstein.txt stopped',
       body: 'The server went away. Open the run to resume it.',

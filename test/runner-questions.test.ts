@@ -75,7 +75,8 @@ const range = (n: number) => [...Array(n).keys()];
 async function setup(engine: CountingEngine) {
   const t = await testRunner(engine, tok);
   const doc = await t.library.ingest('book.txt', book, 'extractive');
-  const ended = (runId: string) => until(() => t.events.some((e) => e.type === 'status' && e.runId === runId && (e.status === 'done' || e.status === 'failed')));
+  const ended = (runId: string) =>
+    until(() => t.events.some((e) => e.type === 'status' && e.runId === runId && (e.status === 'done' || e.status === 'failed')));
   return { ...t, doc, ended };
 }
 

@@ -14,9 +14,7 @@ let bytes: Uint8Array<ArrayBuffer>;
 
 beforeAll(async () => {
   tok = await loadQwenTokenizer();
-  bytes = new TextEncoder().encode(
-    corpusText('frankenstein.txt').slice(60_000, 66_000) + ' The vault code for the Marlowe archive is 4829137.',
-  );
+  bytes = new TextEncoder().encode(corpusText('frankenstein.txt').slice(60_000, 66_000) + ' The vault code for the Marlowe archive is 4829137.');
 });
 
 /** Streams the extractive engine's reply a word at a time, as a model streams tokens. */

@@ -31,7 +31,11 @@ function setup(count: number, planted: Record<number, string>, read: number[], l
 
 describe('following the memory', () => {
   it('looks a new name up on its own and plans the later chunk that holds it, saying which name led there', () => {
-    const { plan, follower, at, indexes } = setup(40, { 5: 'Captain Ferrand gave a compass to a sailor named Tobias Quennell.', 30: 'Quennell hid it under the mill.' }, [4, 5, 6, 20]);
+    const { plan, follower, at, indexes } = setup(
+      40,
+      { 5: 'Captain Ferrand gave a compass to a sailor named Tobias Quennell.', 30: 'Quennell hid it under the mill.' },
+      [4, 5, 6, 20],
+    );
     const grew = follower.follow('Captain Ferrand gave a compass to a sailor named Tobias Quennell.', at(5));
     expect(grew).toBe(true);
     expect(indexes()).toEqual([4, 5, 6, 20, 30]);
@@ -121,7 +125,13 @@ describe('looking back', () => {
   });
 
   it('keeps the tail latest first, and puts what is followed forward before it', () => {
-    const more = { 10: 'Quennell was born here.', 15: 'Quennell sailed.', 30: 'Captain Ferrand knew Quennell.', 31: 'Captain Ferrand also knew Tobias.', 36: 'Tobias came back.' };
+    const more = {
+      10: 'Quennell was born here.',
+      15: 'Quennell sailed.',
+      30: 'Captain Ferrand knew Quennell.',
+      31: 'Captain Ferrand also knew Tobias.',
+      36: 'Tobias came back.',
+    };
     const { follower, at, indexes, plan } = setup(400, more, [30, 31], true);
     follower.follow(more[30], at(30));
     expect(indexes()).toEqual([30, 31, 15, 10]);

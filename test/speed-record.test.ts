@@ -16,7 +16,9 @@ afterEach(() => store?.close());
 describe('one speed record for every engine', () => {
   it("keeps a llama.cpp measurement beside WebLLM's, under the key a read's config gives and the threads it ran with", async () => {
     store = await Store.open(`speeds-${Math.random()}`);
-    const webllm = modelKey(engineConfigFor(customEntry({ id: 'custom:Alpha', label: 'Alpha', modelUrl: 'https://h/a/', libUrl: 'https://h/a.wasm', contextLimit: 32768 })));
+    const webllm = modelKey(
+      engineConfigFor(customEntry({ id: 'custom:Alpha', label: 'Alpha', modelUrl: 'https://h/a/', libUrl: 'https://h/a.wasm', contextLimit: 32768 })),
+    );
     await store.putSpeed({ ...measured, modelId: webllm, adapter: 'acme rdna9', measuredAt: 1 });
 
     const config = { modelUrl: GGUF, threads: 4, contextTokens: 8192 };
@@ -50,7 +52,9 @@ describe('speeds an earlier version kept in localStorage', () => {
   });
 
   it('are ignored when they are guesses, unreadable or missing', () => {
-    expect(legacySpeed(storage({ [`${GGUF}|1`]: { prefillTokensPerSecond: 128, decodeTokensPerSecond: 16, threads: 1, measured: false } }), GGUF, 1)).toBeUndefined();
+    expect(
+      legacySpeed(storage({ [`${GGUF}|1`]: { prefillTokensPerSecond: 128, decodeTokensPerSecond: 16, threads: 1, measured: false } }), GGUF, 1),
+    ).toBeUndefined();
     expect(legacySpeed({ getItem: () => '{not json' }, GGUF, 1)).toBeUndefined();
     expect(legacySpeed({ getItem: () => null }, GGUF, 1)).toBeUndefined();
     expect(legacySpeed(undefined, GGUF, 1)).toBeUndefined();

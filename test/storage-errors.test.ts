@@ -10,7 +10,13 @@ const tx = (error: DOMException | null) => ({ error });
 describe('storage failures in words', () => {
   // What Chromium and Firefox raise, word for word, and what the person reads instead.
   const cases: [string, unknown, Parameters<typeof translateStorageError>[1], StorageError['kind'], RegExp][] = [
-    ['a write refused for lack of space', new DOMException('The quota has been exceeded.', 'QuotaExceededError'), { what: 'revision 3' }, 'full', /^This browser's storage for this site is full, so revision 3 could not be saved\. Free space/],
+    [
+      'a write refused for lack of space',
+      new DOMException('The quota has been exceeded.', 'QuotaExceededError'),
+      { what: 'revision 3' },
+      'full',
+      /^This browser's storage for this site is full, so revision 3 could not be saved\. Free space/,
+    ],
     [
       'a transaction aborted because a write did not fit',
       new DOMException('AbortError', 'AbortError'),
@@ -19,7 +25,7 @@ describe('storage failures in words', () => {
       /storage for this site is full/,
     ],
     [
-      'a value over the browser\'s limit for one value',
+      "a value over the browser's limit for one value",
       new DOMException('The serialized keys and/or value are too large (size=206565940 bytes, max=133169152 bytes).', 'UnknownError'),
       { what: '"omnibus.txt"' },
       'too-large',
@@ -39,10 +45,34 @@ describe('storage failures in words', () => {
       'closed',
       /^The browser closed this site's database .*, so "book\.txt" could not be saved\./,
     ],
-    ['a transaction the browser aborted with no error of its own', new DOMException('AbortError', 'AbortError'), { what: 'the run', tx: tx(null) }, 'closed', /^The browser closed this site's database/],
-    ['a newer version of the app in another tab', new DOMException('The requested version (5) is less than the existing version (6).', 'VersionError'), { what: 'the book', reading: true }, 'newer-version', /newer version of the app, so the book could not be read\. Reload this page/],
-    ['a value whose files are gone', new DOMException('Failed to read large IndexedDB value', 'NotReadableError'), { what: 'the text of this book', reading: true }, 'unreadable', /^The text of this book could not be read from this browser's storage: its files are missing or damaged\. Delete the book/],
-    ['an internal failure', new DOMException('Internal error committing transaction.', 'UnknownError'), { what: 'revision 9' }, 'failed', /^This browser's database failed, so revision 9 could not be saved .* Reload the page and try again/],
+    [
+      'a transaction the browser aborted with no error of its own',
+      new DOMException('AbortError', 'AbortError'),
+      { what: 'the run', tx: tx(null) },
+      'closed',
+      /^The browser closed this site's database/,
+    ],
+    [
+      'a newer version of the app in another tab',
+      new DOMException('The requested version (5) is less than the existing version (6).', 'VersionError'),
+      { what: 'the book', reading: true },
+      'newer-version',
+      /newer version of the app, so the book could not be read\. Reload this page/,
+    ],
+    [
+      'a value whose files are gone',
+      new DOMException('Failed to read large IndexedDB value', 'NotReadableError'),
+      { what: 'the text of this book', reading: true },
+      'unreadable',
+      /^The text of this book could not be read from this browser's storage: its files are missing or damaged\. Delete the book/,
+    ],
+    [
+      'an internal failure',
+      new DOMException('Internal error committing transaction.', 'UnknownError'),
+      { what: 'revision 9' },
+      'failed',
+      /^This browser's database failed, so revision 9 could not be saved .* Reload the page and try again/,
+    ],
   ];
 
   for (const [what, raw, failure, kind, message] of cases) {

@@ -36,7 +36,10 @@ export class QuotaFault {
   refusals = 0;
   private rule: { stores: Set<string> | null; allowed: number; error: () => DOMException } | null = null;
 
-  private constructor(private readonly original: StoreRecord, private readonly proto: RawObjectStorePrototype) {}
+  private constructor(
+    private readonly original: StoreRecord,
+    private readonly proto: RawObjectStorePrototype,
+  ) {}
 
   static async install(): Promise<QuotaFault> {
     const proto = await rawObjectStorePrototype();

@@ -46,21 +46,26 @@ describe('text in parts', () => {
     const text = 'The archive’s ledger 🌊 lay open. '.repeat(400); // 13,200 characters
     const seen: { usable?: DocumentRecord; whole?: string; first?: string; progress: number[] } = { progress: [] };
     const checks: Promise<void>[] = [];
-    const stored = await store.storeDocument(record(text), text, { header: 'HEADER', footer: 'FOOTER' }, {
-      partChars: 1000,
-      batchChars: 3000,
-      onUsable: (doc) => {
-        seen.usable = doc;
-        // At this moment only the first part is stored: its range reads, the whole text does not yet.
-        checks.push(
-          (async () => {
-            seen.first = await store.readText('doc', 0, 1000);
-            seen.whole = await store.readText('doc');
-          })(),
-        );
+    const stored = await store.storeDocument(
+      record(text),
+      text,
+      { header: 'HEADER', footer: 'FOOTER' },
+      {
+        partChars: 1000,
+        batchChars: 3000,
+        onUsable: (doc) => {
+          seen.usable = doc;
+          // At this moment only the first part is stored: its range reads, the whole text does not yet.
+          checks.push(
+            (async () => {
+              seen.first = await store.readText('doc', 0, 1000);
+              seen.whole = await store.readText('doc');
+            })(),
+          );
+        },
+        onProgress: (f) => seen.progress.push(f),
       },
-      onProgress: (f) => seen.progress.push(f),
-    });
+    );
     await Promise.all(checks);
     expect(seen.usable).toMatchObject({ id: 'doc', partChars: 1000, importing: true });
     expect(seen.first).toBe(text.slice(0, 1000));
@@ -71,7 +76,14 @@ describe('text in parts', () => {
     expect(stored.importing).toBeUndefined();
     expect(await store.getDocument('doc')).toEqual(stored);
     expect(await store.readText('doc')).toBe(text);
-    for (const [a, b] of [[0, 1], [999, 1001], [2500, 7777], [12_999, 13_200], [13_100, 99_999], [5, 5]]) {
+    for (const [a, b] of [
+      [0, 1],
+      [999, 1001],
+      [2500, 7777],
+      [12_999, 13_200],
+      [13_100, 99_999],
+      [5, 5],
+    ]) {
       expect(await store.readText('doc', a, b)).toBe(text.slice(a, b));
     }
     expect(await store.getStripped('doc')).toEqual({ header: 'HEADER', footer: 'FOOTER' });

@@ -103,7 +103,14 @@ describe('calibrating a WebLLM model', () => {
   it('keeps the speeds WebLLM reports, per model and GPU', async () => {
     const { service, store } = await setup();
     const measured = await service.load('custom:Alpha');
-    expect(measured).toMatchObject({ modelId: 'custom:Alpha', adapter: 'acme rdna9', prefillTokensPerSecond: 1850, decodeTokensPerSecond: 38, promptTokens: 1030, source: 'reported' });
+    expect(measured).toMatchObject({
+      modelId: 'custom:Alpha',
+      adapter: 'acme rdna9',
+      prefillTokensPerSecond: 1850,
+      decodeTokensPerSecond: 38,
+      promptTokens: 1030,
+      source: 'reported',
+    });
     expect(await store.getSpeed('custom:Alpha', 'acme rdna9')).toEqual(measured);
   });
 

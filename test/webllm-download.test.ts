@@ -253,7 +253,9 @@ describe('the model downloader', () => {
   });
 
   it('says in the progress text when a busy host makes it wait', async () => {
-    const h = host((url, n) => (url.endsWith('params_shard_2.bin') && n === 1 ? new Response('busy', { status: 503, headers: { 'Retry-After': '1' } }) : undefined));
+    const h = host((url, n) =>
+      url.endsWith('params_shard_2.bin') && n === 1 ? new Response('busy', { status: 503, headers: { 'Retry-After': '1' } }) : undefined,
+    );
     const texts: string[] = [];
     await downloadModel(MODEL, options(h, new FakeCaches(), { concurrency: 1, onProgress: (p) => texts.push(p.text) }));
     expect(texts.some((t) => t.endsWith(' · The host is busy (HTTP 503): asking again for weights file params_shard_2.bin in 1 s'))).toBe(true);

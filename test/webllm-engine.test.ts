@@ -4,7 +4,16 @@ import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { GpuCapability } from '../src/engines/webllm/webgpu';
-import { chatOverhead, createWebLLMEngine, GpuSession, MIN_WINDOW, type Mlc, type StreamChunk, WebLLMEngine, type WebLLMDeps } from '../src/engines/webllm/engine';
+import {
+  chatOverhead,
+  createWebLLMEngine,
+  GpuSession,
+  MIN_WINDOW,
+  type Mlc,
+  type StreamChunk,
+  WebLLMEngine,
+  type WebLLMDeps,
+} from '../src/engines/webllm/engine';
 import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models';
 
 let tok: Tokenizer;
@@ -211,7 +220,10 @@ describe('the WebLLM engine: context window planning', () => {
       mlc.reloads.push({ id, opts });
       await new Promise<void>((r) => (loaded = r)); // WebLLM reads shards onto the GPU heeding no signal
     };
-    const session = new GpuSession(async () => mlc, async () => ({ bytesTotal: 0, bytesFetched: 0 }));
+    const session = new GpuSession(
+      async () => mlc,
+      async () => ({ bytesTotal: 0, bytesFetched: 0 }),
+    );
     const engine = new WebLLMEngine(tok, MODEL, 32768, 40, session);
     const controller = new AbortController();
     const prepared = engine.prepare(7000, controller.signal);
@@ -341,7 +353,10 @@ describe('the WebLLM engine: errors', () => {
 
   it('WebLLM refusing a prompt for the window names the window and what to change', async () => {
     const { engine, mlc } = setup();
-    mlc.streamError = named('ContextWindowSizeExceededError', 'Prompt tokens exceed context window size: number of prompt tokens: 9000; context window size: 8192');
+    mlc.streamError = named(
+      'ContextWindowSizeExceededError',
+      'Prompt tokens exceed context window size: number of prompt tokens: 9000; context window size: 8192',
+    );
     const error = (await engine.generate(user('a'), { maxTokens: 8 }).catch((e: unknown) => e)) as Error;
     expect(error.name).toBe('ContextWindowSizeExceededError');
     expect(error.message).toMatch(/does not fit in the 8192-token context window.*smaller chunk size/);
@@ -377,8 +392,16 @@ describe('creating the engine', () => {
   const noGpu: GpuCapability = { status: 'no-adapter', fallback: false, shaderF16: false, adapter: '', message: 'no WebGPU here' };
   const softGpu: GpuCapability = { status: 'ok', fallback: true, shaderF16: false, adapter: 'google swiftshader', message: 'slow' };
   const prebuilt = qwenModels([
-    { model: 'https://huggingface.co/mlc-ai/Qwen2.5-7B-Instruct-q4f16_1-MLC', model_id: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', model_lib: 'https://libs.example/7b-f16.wasm' },
-    { model: 'https://huggingface.co/mlc-ai/Qwen2.5-7B-Instruct-q4f32_1-MLC', model_id: 'Qwen2.5-7B-Instruct-q4f32_1-MLC', model_lib: 'https://libs.example/7b-f32.wasm' },
+    {
+      model: 'https://huggingface.co/mlc-ai/Qwen2.5-7B-Instruct-q4f16_1-MLC',
+      model_id: 'Qwen2.5-7B-Instruct-q4f16_1-MLC',
+      model_lib: 'https://libs.example/7b-f16.wasm',
+    },
+    {
+      model: 'https://huggingface.co/mlc-ai/Qwen2.5-7B-Instruct-q4f32_1-MLC',
+      model_id: 'Qwen2.5-7B-Instruct-q4f32_1-MLC',
+      model_lib: 'https://libs.example/7b-f32.wasm',
+    },
   ]);
 
   function deps(gpu: GpuCapability, calls: string[], quantization = 'q4f32_1'): WebLLMDeps {
@@ -387,7 +410,10 @@ describe('creating the engine', () => {
       models: async () => (calls.push('models'), prebuilt),
       metadata: async (m) => (calls.push(`metadata ${m.id}`), { config: { context_window_size: 32768, quantization }, tokenizer: new ArrayBuffer(0) }),
       loadTokenizer: async () => tok,
-      session: new GpuSession(async () => new StubMlc(), async () => ({ bytesTotal: 0, bytesFetched: 0 })),
+      session: new GpuSession(
+        async () => new StubMlc(),
+        async () => ({ bytesTotal: 0, bytesFetched: 0 }),
+      ),
     };
   }
 
@@ -409,7 +435,13 @@ describe('creating the engine', () => {
   });
 
   it('a custom model takes its entered limit, and an f16 one is refused on a GPU without shader-f16', async () => {
-    const config = { model: 'custom:rl', label: 'RL-MemAgent-7B', modelUrl: 'https://hf.example/me/RL-MemAgent-7B-q4f32_1-MLC', libUrl: 'https://libs.example/7b-f32.wasm', contextLimit: 16384 };
+    const config = {
+      model: 'custom:rl',
+      label: 'RL-MemAgent-7B',
+      modelUrl: 'https://hf.example/me/RL-MemAgent-7B-q4f32_1-MLC',
+      libUrl: 'https://libs.example/7b-f32.wasm',
+      contextLimit: 16384,
+    };
     const engine = await createWebLLMEngine(config, deps(softGpu, []));
     expect(engine.limit).toBe(16384);
     expect(engine.model.modelUrl).toBe('https://hf.example/me/RL-MemAgent-7B-q4f32_1-MLC/resolve/main/');

@@ -45,7 +45,13 @@ describe('the WebLLM model list', () => {
   it('keeps a custom model in the run’s engine config, so a resume needs no lookup', () => {
     const custom = customEntry({ id: 'custom:RL', label: 'RL', modelUrl: 'https://h.example/RL', libUrl: 'https://l.example/q.wasm', contextLimit: 16384 });
     const config = engineConfigFor(custom);
-    expect(config).toEqual({ model: 'custom:RL', label: 'RL', modelUrl: 'https://h.example/RL/resolve/main/', libUrl: 'https://l.example/q.wasm', contextLimit: 16384 });
+    expect(config).toEqual({
+      model: 'custom:RL',
+      label: 'RL',
+      modelUrl: 'https://h.example/RL/resolve/main/',
+      libUrl: 'https://l.example/q.wasm',
+      contextLimit: 16384,
+    });
     expect(entryFromConfig(config, models)).toEqual(custom);
     expect(engineConfigFor(models[0]!)).toEqual({ model: models[0]!.id });
     expect(entryFromConfig(undefined, models).id).toBe(DEFAULT_MODEL_ID);

@@ -79,7 +79,14 @@ describe('the runner with a GPU engine', () => {
     const run = (await store.getRun(runId))!;
     expect(engine.prepared).toEqual([run.settings.contextTokens]);
     const revisions = await store.listRevisions(runId);
-    expect(revisions[0]).toMatchObject({ promptTokens: 700, completionTokens: 6, prefillTokensPerSecond: 850, decodeTokensPerSecond: 24, timeToFirstTokenSeconds: 0.8, retries: 0 });
+    expect(revisions[0]).toMatchObject({
+      promptTokens: 700,
+      completionTokens: 6,
+      prefillTokensPerSecond: 850,
+      decodeTokensPerSecond: 24,
+      timeToFirstTokenSeconds: 0.8,
+      retries: 0,
+    });
   });
 
   it('after a device loss reloads and reads on from the last stored revision, counting the losses on the revision', async () => {

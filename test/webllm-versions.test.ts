@@ -196,7 +196,8 @@ describe('a GPU session for a WebLLM version', () => {
     const small = session(undefined, mlc);
     await expect(small.s.ensure(MODEL, 8192)).rejects.toMatchObject({
       name: 'ContextWindowError',
-      message: 'WebLLM loaded Versions model with a 4096-token context window instead of the 8192 tokens this run needs. Choose a smaller chunk size or memory size.',
+      message:
+        'WebLLM loaded Versions model with a 4096-token context window instead of the 8192 tokens this run needs. Choose a smaller chunk size or memory size.',
     });
     expect(small.s.current).toBeUndefined();
     expect(mlc.loadedModelIdToPipeline.size).toBe(0); // unloaded again

@@ -27,7 +27,11 @@ const words: Tokenizer = {
   count(text: string) {
     return [...this.pieces(text)].length;
   },
-  encode: (text: string) => text.split(/\s+/).filter(Boolean).map((_, i) => i),
+  encode: (text: string) =>
+    text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((_, i) => i),
   decode: () => '',
 };
 
@@ -278,7 +282,13 @@ describe('WllamaEngine', () => {
 
   it('measures prompt and writing speed', async () => {
     const engine = await WllamaEngine.create({ ...URL_CONFIG, threads: 2 }, deps({ reply: Array(40).fill('w') }), new WllamaHost());
-    await expect(engine.measureSpeed()).resolves.toMatchObject({ prefillTokensPerSecond: 500, decodeTokensPerSecond: 25, completionTokens: 32, source: 'reported', threads: 2 });
+    await expect(engine.measureSpeed()).resolves.toMatchObject({
+      prefillTokensPerSecond: 500,
+      decodeTokensPerSecond: 25,
+      completionTokens: 32,
+      source: 'reported',
+      threads: 2,
+    });
     const request = StubRuntime.created.at(-1)!.requests.at(-1)!;
     expect(request).toMatchObject({ max_tokens: 32, ignore_eos: true, cache_prompt: false });
   });

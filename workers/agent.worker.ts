@@ -127,9 +127,7 @@ const api: AgentApi = {
   deleteRun: (runId: string) => attempt(async () => (await runs).deleteRun(runId)),
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` (a Comlink.proxy) sees the reply so far. */
   askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
-    attempt(async () =>
-      (await runs).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined))),
-    ),
+    attempt(async () => (await runs).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined)))),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
     attempt(async () => (await sweeps).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
@@ -167,7 +165,9 @@ const api: AgentApi = {
   },
   /** Copies picked GGUF files into this origin's private storage (never sent anywhere); `onProgress` is a Comlink.proxy. */
   saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
-    attempt(async () => (await import('../src/engines/wllama/models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined))),
+    attempt(async () =>
+      (await import('../src/engines/wllama/models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined)),
+    ),
   /** GGUF models kept in this browser for llama.cpp: downloads and copies of picked files. */
   listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama/files')).listStoredModels()),
   deleteLlamaModel: (id: string) => attempt(async () => (await import('../src/engines/wllama/files')).deleteStoredModel(id)),
@@ -175,7 +175,11 @@ const api: AgentApi = {
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
-      return (await import('../src/engines/wllama/speed')).measureWllama(await store, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
+      return (await import('../src/engines/wllama/speed')).measureWllama(
+        await store,
+        config,
+        (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
+      );
     }),
   /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),

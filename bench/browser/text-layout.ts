@@ -87,7 +87,12 @@ async function measure(text: string, layout: string, partChars: number, encode: 
     out.diskBytes = (await usage()) - before;
 
     const t1 = performance.now();
-    const all = await result(db.transaction('parts').objectStore('parts').getAll(IDBKeyRange.bound(['doc', 0], ['doc', Infinity])));
+    const all = await result(
+      db
+        .transaction('parts')
+        .objectStore('parts')
+        .getAll(IDBKeyRange.bound(['doc', 0], ['doc', Infinity])),
+    );
     const whole = all.map((p: { text: string | Uint8Array }) => decode(p.text)).join('');
     if (whole.length !== text.length || whole.charCodeAt(whole.length >> 1) !== text.charCodeAt(text.length >> 1)) throw new Error('read back differs');
     out.readAllMs = performance.now() - t1;
@@ -97,8 +102,16 @@ async function measure(text: string, layout: string, partChars: number, encode: 
     const t2 = performance.now();
     const first = bounds.findIndex((b, i) => bounds[i + 1]! > start);
     const last = bounds.findIndex((b, i) => bounds[i + 1]! >= end);
-    const some = await result(db.transaction('parts').objectStore('parts').getAll(IDBKeyRange.bound(['doc', first], ['doc', last])));
-    const range = some.map((p: { text: string | Uint8Array }) => decode(p.text)).join('').slice(start - bounds[first]!, end - bounds[first]!);
+    const some = await result(
+      db
+        .transaction('parts')
+        .objectStore('parts')
+        .getAll(IDBKeyRange.bound(['doc', first], ['doc', last])),
+    );
+    const range = some
+      .map((p: { text: string | Uint8Array }) => decode(p.text))
+      .join('')
+      .slice(start - bounds[first]!, end - bounds[first]!);
     out.readRangeMs = performance.now() - t2;
     if (range !== text.slice(start, end)) throw new Error('range differs');
   } catch (e) {
@@ -112,10 +125,34 @@ async function measure(text: string, layout: string, partChars: number, encode: 
 export async function run(textUrl: string, sizes: number[]): Promise<LayoutResult[]> {
   const text = await (await fetch(textUrl)).text();
   const out: LayoutResult[] = [];
-  out.push(await measure(text, 'one value', text.length, (s) => s, (v) => v as string));
+  out.push(
+    await measure(
+      text,
+      'one value',
+      text.length,
+      (s) => s,
+      (v) => v as string,
+    ),
+  );
   for (const size of sizes) {
-    out.push(await measure(text, 'strings', size, (s) => s, (v) => v as string));
-    out.push(await measure(text, 'UTF-8', size, (s) => utf8.encode(s), (v) => fromUtf8.decode(v as Uint8Array)));
+    out.push(
+      await measure(
+        text,
+        'strings',
+        size,
+        (s) => s,
+        (v) => v as string,
+      ),
+    );
+    out.push(
+      await measure(
+        text,
+        'UTF-8',
+        size,
+        (s) => utf8.encode(s),
+        (v) => fromUtf8.decode(v as Uint8Array),
+      ),
+    );
   }
   return out;
 }

@@ -80,7 +80,8 @@ export function settingsFlags(v: SettingFlagValues, options: { seed: boolean }):
     if (value !== undefined) given[setting] = value;
   }
   const wrong = readSettingsProblem(given);
-  if (wrong) throw new UsageError(`--${SETTING_FLAGS[wrong.setting]} ${v[SETTING_FLAGS[wrong.setting] as keyof SettingFlagValues]} cannot be used. ${wrong.message}`);
+  if (wrong)
+    throw new UsageError(`--${SETTING_FLAGS[wrong.setting]} ${v[SETTING_FLAGS[wrong.setting] as keyof SettingFlagValues]} cannot be used. ${wrong.message}`);
   return given;
 }
 

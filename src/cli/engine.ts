@@ -23,7 +23,9 @@ export interface ServerFlags {
 export function engineIdOf(v: ServerFlags): string {
   const id = v.engine ?? (v['base-url'] ? 'openai' : undefined);
   if (!id) {
-    throw new UsageError('Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), or --engine extractive to try the loop without a model.');
+    throw new UsageError(
+      'Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), or --engine extractive to try the loop without a model.',
+    );
   }
   if (!ENGINES.some((e) => e.id === id)) throw new UsageError(`Unknown engine "${id}". Engines: ${ENGINES.map((e) => e.id).join(', ')}.`);
   return id;

@@ -180,7 +180,11 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   process.off('SIGINT', onSigint);
 
   const files = summarizeFiles(
-    plan.files.map((f) => ({ name: f.name, numDocs: results.find((r) => r.file === f.name)?.numDocs ?? null, ...(f.items !== undefined && { items: f.items }) })),
+    plan.files.map((f) => ({
+      name: f.name,
+      numDocs: results.find((r) => r.file === f.name)?.numDocs ?? null,
+      ...(f.items !== undefined && { items: f.items }),
+    })),
     results,
   );
   io.out(formatDatasetTable(files));

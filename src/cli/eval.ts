@@ -58,8 +58,17 @@ export async function loadHaystack(file: string | undefined, fallback = DEFAULT_
 
 /** The generated tasks' flags, checked before any engine is opened. */
 function sweepOf(v: EvalFlags) {
-  if (v.method !== undefined) throw new UsageError('--method goes with --data: the paper\'s method reads RULER-HotpotQA files.');
-  const tasks = v.tasks ? [...new Set(v.tasks.split(',').map((t) => t.trim()).filter(Boolean))] : [...TASK_IDS];
+  if (v.method !== undefined) throw new UsageError("--method goes with --data: the paper's method reads RULER-HotpotQA files.");
+  const tasks = v.tasks
+    ? [
+        ...new Set(
+          v.tasks
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean),
+        ),
+      ]
+    : [...TASK_IDS];
   const unknown = tasks.filter((t) => !isTaskId(t));
   if (unknown.length) throw new UsageError(`Unknown task ${unknown.join(', ')}. Tasks: ${TASK_IDS.join(', ')}.`);
   if (v.mode !== 'memory' && v.mode !== 'full') throw new UsageError(`--mode is memory or full, got "${v.mode}".`);
@@ -104,7 +113,8 @@ export async function evalCommand(argv: string[]): Promise<number> {
   let failure: unknown;
   const t0 = performance.now();
   // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
-  const onStep = concurrency === 1 && process.stderr.isTTY ? (s: { chunk: number; chunks: number }) => process.stderr.write(`\r  chunk ${s.chunk}/${s.chunks}`) : undefined;
+  const onStep =
+    concurrency === 1 && process.stderr.isTTY ? (s: { chunk: number; chunks: number }) => process.stderr.write(`\r  chunk ${s.chunk}/${s.chunks}`) : undefined;
   const ctx = { generator: engine, tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep };
   // N readers take samples off one queue: N requests in flight, which a batching server serves together.
   const reader = async () => {

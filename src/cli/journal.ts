@@ -84,7 +84,8 @@ export function readJournal(path: string): Journal {
   for (const [i, line] of parsed.slice(1).entries()) {
     if (line.type === 'revision') {
       const r = line as JournalRevision;
-      if (r.index !== revisions.length || answer) throw new UsageError(`${path} line ${i + 2} holds revision ${r.index + 1} out of order: the journal is damaged.`);
+      if (r.index !== revisions.length || answer)
+        throw new UsageError(`${path} line ${i + 2} holds revision ${r.index + 1} out of order: the journal is damaged.`);
       revisions.push(r);
     } else if (line.type === 'answer') {
       answer = line as JournalAnswer;

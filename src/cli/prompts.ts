@@ -161,7 +161,8 @@ export async function resolveCliPrompts(flags: PromptFlags, engineId: string, en
 
   const localFile = flags['prompts-file'];
   if (localFile !== undefined) {
-    if (choice !== undefined && !isFileSet(choice)) throw new PromptOptionError(`--prompts-file is a copy of a MemAgent file; it goes with --prompts memagent or memagent-boxed, not "${choice}".`);
+    if (choice !== undefined && !isFileSet(choice))
+      throw new PromptOptionError(`--prompts-file is a copy of a MemAgent file; it goes with --prompts memagent or memagent-boxed, not "${choice}".`);
     if (!existsSync(localFile)) throw new PromptOptionError(`There is no file ${localFile}.`);
     const bytes = readFileSync(localFile);
     const spec = choice ? fileSpec(choice as FileSetId, env.specs) : await identifyPromptFile(bytes, env.specs);
@@ -183,7 +184,11 @@ export async function resolveCliPrompts(flags: PromptFlags, engineId: string, en
     try {
       return await memagentSet(choice as FileSetId, flags, env);
     } catch (e) {
-      if (e instanceof PromptFileError) throw new PromptFileError(`${PROMPT_SET_LABELS[choice as FileSetId]}: ${e.message} ${e.reason === 'network' ? howToGet(fileSpec(choice as FileSetId, env.specs)) : ''}`.trim(), e.reason);
+      if (e instanceof PromptFileError)
+        throw new PromptFileError(
+          `${PROMPT_SET_LABELS[choice as FileSetId]}: ${e.message} ${e.reason === 'network' ? howToGet(fileSpec(choice as FileSetId, env.specs)) : ''}`.trim(),
+          e.reason,
+        );
       throw e;
     }
   }

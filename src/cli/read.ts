@@ -12,7 +12,16 @@ import { OpenAIEngine } from '../engines/openai/engine';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, sayOnStderr, seconds } from './engine';
-import { type Journal, type JournalAnswer, type JournalHeader, type JournalRevision, JOURNAL_FORMAT, JOURNAL_VERSION, JournalWriter, readJournal } from './journal';
+import {
+  type Journal,
+  type JournalAnswer,
+  type JournalHeader,
+  type JournalRevision,
+  JOURNAL_FORMAT,
+  JOURNAL_VERSION,
+  JournalWriter,
+  readJournal,
+} from './journal';
 
 export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
   const buf = readFileSync(path);
@@ -53,15 +62,19 @@ export async function readCommand(argv: string[]): Promise<number> {
     if (v.question !== undefined && v.question.trim() !== h.question) {
       throw new UsageError(`${out} reads for another question ("${h.question}"). Drop --question to continue it, or choose another --out.`);
     }
-    if (h.chunks.at(-1)?.[1] !== doc.text.length) throw new UsageError(`${out} does not cover this text: its chunks were cut for another version. Start over with --force.`);
+    if (h.chunks.at(-1)?.[1] !== doc.text.length)
+      throw new UsageError(`${out} does not cover this text: its chunks were cut for another version. Start over with --force.`);
     const clash = (flag: string, given: string | undefined, kept: number | undefined) => {
-      if (given !== undefined && Number(given) !== kept) throw new UsageError(`${out} was read with --${flag} ${kept}; a resume keeps it. Drop --${flag}, or start over with --force.`);
+      if (given !== undefined && Number(given) !== kept)
+        throw new UsageError(`${out} was read with --${flag} ${kept}; a resume keeps it. Drop --${flag}, or start over with --force.`);
     };
     clash('chunk', v.chunk, h.settings.requestedChunkTokens);
     clash('memory', v.memory, h.settings.memoryTokens);
     const asked = v['prompts-file'] !== undefined ? 'file' : v.prompts === undefined ? undefined : /\.json$/i.test(v.prompts) ? 'custom' : v.prompts;
     if (asked !== undefined && h.prompts && asked !== h.prompts.set) {
-      throw new UsageError(`${out} was read with the prompts ${h.prompts.label}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`);
+      throw new UsageError(
+        `${out} was read with the prompts ${h.prompts.label}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`,
+      );
     }
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
@@ -70,9 +83,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
 
   let step = journal?.revisions.length ?? 0;
-  const { engine } = await openEngine(v, (n) =>
-    say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`),
-  );
+  const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`));
 
   let header: JournalHeader;
   let chunks: ChunkSpan[];

@@ -97,7 +97,12 @@ function lenientAnswer(reply: string): string {
   for (let r = m.exec(reply); r; r = m.exec(reply)) last = r.index + r[0].length;
   if (last >= 0) {
     // "…what the answer is." leaves only a period: no answer, so fall through.
-    const rest = reply.slice(last).replace(/^[\s:：]+/, '').trim().replace(/\.$/, '').trim();
+    const rest = reply
+      .slice(last)
+      .replace(/^[\s:：]+/, '')
+      .trim()
+      .replace(/\.$/, '')
+      .trim();
     if (rest) return rest;
   }
   return reply.trim();

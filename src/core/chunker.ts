@@ -99,7 +99,7 @@ export function* chunkText(text: string, tokenizer: Tokenizer, maxTokens: number
  */
 function* splitPiece(text: string, piece: Piece, tokenizer: Tokenizer, maxTokens: number): Generator<ChunkSpan> {
   const bounds: number[] = [];
-  for (let i = piece.start; i < piece.end; ) {
+  for (let i = piece.start; i < piece.end;) {
     i += (text.codePointAt(i) ?? 0) > 0xffff ? 2 : 1;
     bounds.push(Math.min(i, piece.end));
   }

@@ -101,7 +101,18 @@ export async function* memoryLoop(input: LoopInput): AsyncGenerator<LoopEvent, v
     yield { kind: 'revision', index, memory, result, ms: now() - t0 };
   }
 
-  yield await answerFromMemory({ question, memory, generator, templates, memoryTokens: input.memoryTokens, sampling: input.sampling, signal, onToken: input.onToken, method, now });
+  yield await answerFromMemory({
+    question,
+    memory,
+    generator,
+    templates,
+    memoryTokens: input.memoryTokens,
+    sampling: input.sampling,
+    signal,
+    onToken: input.onToken,
+    method,
+    now,
+  });
 }
 
 export type AnswerInput = Pick<LoopInput, 'question' | 'generator' | 'templates' | 'memoryTokens' | 'sampling' | 'signal' | 'onToken' | 'method' | 'now'> & {

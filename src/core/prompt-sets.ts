@@ -107,7 +107,13 @@ export const APP_PROMPT_SET: Readonly<PromptSet> = Object.freeze({
 
 /** Templates a person edited: the app's reading of answers, which accepts both answer forms. */
 export function customPromptSet(templates: PromptTemplates): PromptSet {
-  return { id: 'custom', label: PROMPT_SET_LABELS.custom, templates: { update: templates.update, final: templates.final }, initialMemory: INITIAL_MEMORY, answerStyle: 'lenient' };
+  return {
+    id: 'custom',
+    label: PROMPT_SET_LABELS.custom,
+    templates: { update: templates.update, final: templates.final },
+    initialMemory: INITIAL_MEMORY,
+    answerStyle: 'lenient',
+  };
 }
 
 export function promptRecord(set: PromptSet, extra: { source?: string; note?: string } = {}): PromptRecord {

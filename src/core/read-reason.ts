@@ -5,9 +5,7 @@ import type { ChunkSpan } from './chunker';
  * ranked chunk, the start of a book nothing matched, or pointed to by a name
  * the memory wrote down, on the way forward or in the look-back pass.
  */
-export type ReadReason =
-  | { by: 'ranked' | 'neighbour' | 'start' }
-  | { by: 'followed' | 'looked-back'; name: string };
+export type ReadReason = { by: 'ranked' | 'neighbour' | 'start' } | { by: 'followed' | 'looked-back'; name: string };
 
 /** A chunk a run reads; a skim says why (absent on full reads and on runs stored before reasons were kept). */
 export interface PlannedChunk extends ChunkSpan {

@@ -119,7 +119,7 @@ export class SkimFollower {
     const common = commonAbove(this.index.size);
     const specific = (t: string) => t.length > 1 && !STOP.has(t) && this.index.chunksWith(t) > 0 && this.index.chunksWith(t) <= common;
     // A sentence near an anchor makes its specific names anchors too: a chain of names written down together.
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const s of sentences) {
         if (s.near || ![...s.terms].some((t) => this.anchors.has(t))) continue;

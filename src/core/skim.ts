@@ -26,7 +26,9 @@ const WORD = /[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 const POSSESSIVE = /['’]s$/;
 export const STOP = new Set(
-  'a an and are as at be by did do does for from had has have how i in is it its of on or that the their there these this to was were what when where which who why will with you your'.split(' '),
+  'a an and are as at be by did do does for from had has have how i in is it its of on or that the their there these this to was were what when where which who why will with you your'.split(
+    ' ',
+  ),
 );
 
 /** A word as a search term: lower case, curly apostrophes straight, a possessive "'s" dropped ("Ortiz's" finds "Ortiz"). */

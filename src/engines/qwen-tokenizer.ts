@@ -17,8 +17,7 @@ import type { Piece, Tokenizer } from '../core/tokenizer';
  */
 
 // Qwen2's pattern with the inline (?i:...) group spelled out, which JS lacks.
-const PRETOKENIZE =
-  /'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
+const PRETOKENIZE = /'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
 
 // A piece longer than this (a line of 10 MB with no space) is cut, so BPE stays
 // linear; counts across such a cut may differ from the model's by a token.
@@ -30,10 +29,32 @@ export const FIRST_SPECIAL_ID = 151643;
 
 /** Qwen's control tokens from FIRST_SPECIAL_ID on (the last four are Qwen3's): decoded to their text, never encoded. */
 const SPECIAL_TOKENS = [
-  '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|object_ref_start|>', '<|object_ref_end|>', '<|box_start|>', '<|box_end|>',
-  '<|quad_start|>', '<|quad_end|>', '<|vision_start|>', '<|vision_end|>', '<|vision_pad|>', '<|image_pad|>', '<|video_pad|>',
-  '<tool_call>', '</tool_call>', '<|fim_prefix|>', '<|fim_middle|>', '<|fim_suffix|>', '<|fim_pad|>', '<|repo_name|>', '<|file_sep|>',
-  '<tool_response>', '</tool_response>', '<think>', '</think>',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<|object_ref_start|>',
+  '<|object_ref_end|>',
+  '<|box_start|>',
+  '<|box_end|>',
+  '<|quad_start|>',
+  '<|quad_end|>',
+  '<|vision_start|>',
+  '<|vision_end|>',
+  '<|vision_pad|>',
+  '<|image_pad|>',
+  '<|video_pad|>',
+  '<tool_call>',
+  '</tool_call>',
+  '<|fim_prefix|>',
+  '<|fim_middle|>',
+  '<|fim_suffix|>',
+  '<|fim_pad|>',
+  '<|repo_name|>',
+  '<|file_sep|>',
+  '<tool_response>',
+  '</tool_response>',
+  '<think>',
+  '</think>',
 ];
 
 /** What QwenTokenizer needs of a BPE: one pre-split piece to ids (as plain text), and ids back to text. */
@@ -103,9 +124,7 @@ export class QwenBpe implements PieceEncoder {
     try {
       text = fatalUtf8.decode(bytes);
     } catch {
-      this.byteRanks ??= new Map(
-        this.ranks.flatMap((r, id) => (typeof r === 'string' ? [] : [[String.fromCharCode(...r), id] as const])),
-      );
+      this.byteRanks ??= new Map(this.ranks.flatMap((r, id) => (typeof r === 'string' ? [] : [[String.fromCharCode(...r), id] as const])));
       return this.byteRanks.get(String.fromCharCode(...bytes));
     }
     // A whole token comes back from the core as itself (its string lookup is exact).

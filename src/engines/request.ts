@@ -31,7 +31,10 @@ export const NEUTRAL_SAMPLING = Object.freeze({
 /** The request for `messages`, with `system` (if any) as the first message. */
 export function stepRequest(messages: readonly ChatMessage[], options: GenerateOptions, system?: string): StepRequest {
   const all = messages.map((m) => ({ role: m.role, content: m.content }));
-  const step: StepRequest = { messages: system !== undefined && all[0]?.role !== 'system' ? [{ role: 'system', content: system }, ...all] : all, maxTokens: options.maxTokens };
+  const step: StepRequest = {
+    messages: system !== undefined && all[0]?.role !== 'system' ? [{ role: 'system', content: system }, ...all] : all,
+    maxTokens: options.maxTokens,
+  };
   if (options.temperature !== undefined) step.temperature = options.temperature;
   if (options.topP !== undefined) step.topP = options.topP;
   if (options.seed !== undefined && options.seed !== null) step.seed = options.seed;

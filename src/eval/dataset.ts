@@ -133,7 +133,8 @@ export function datasetItem(raw: unknown, index: number, name: string, line: num
   }
   let numDocs = numDocsFromName(name);
   if (o.num_docs !== undefined && o.num_docs !== null) {
-    if (typeof o.num_docs !== 'number' || !Number.isInteger(o.num_docs) || o.num_docs < 0) throw new DatasetError(`${where}: "num_docs" must be a whole number.`);
+    if (typeof o.num_docs !== 'number' || !Number.isInteger(o.num_docs) || o.num_docs < 0)
+      throw new DatasetError(`${where}: "num_docs" must be a whole number.`);
     numDocs = o.num_docs;
   }
   return { index, context: pyStrip(o.context), question: pyStrip(o.input), answers: o.answers as string[], numDocs };

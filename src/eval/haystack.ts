@@ -70,13 +70,7 @@ export class Haystack {
 }
 
 /** RULER's "noise" haystack: five plain sentences, repeated. */
-export const NOISE = new Haystack('noise', [
-  'The grass is green.',
-  'The sky is blue.',
-  'The sun is yellow.',
-  'Here we go.',
-  'There and back again.',
-]);
+export const NOISE = new Haystack('noise', ['The grass is green.', 'The sky is blue.', 'The sun is yellow.', 'Here we go.', 'There and back again.']);
 
 /**
  * Segments from `next` until they hold `budget` tokens. A segment that would

@@ -19,7 +19,7 @@ export const METHOD_IDS: readonly MethodId[] = ['recurrent', 'recurrent-boxed'];
 
 export const METHOD_LABELS: Readonly<Record<MethodId, string>> = {
   recurrent: 'recurrent: the answer after "the answer is" (the paper\'s RULER-HotpotQA runs)',
-  'recurrent-boxed': 'recurrent-boxed: the answer in \\boxed{} (the paper\'s training layout)',
+  'recurrent-boxed': "recurrent-boxed: the answer in \\boxed{} (the paper's training layout)",
 };
 
 /** How every method cuts its chunks. */

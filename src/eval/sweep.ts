@@ -144,9 +144,7 @@ export async function runSample(spec: SweepSpec, planned: PlannedSample, ctx: Sw
   return { ...base, ...read, scores: scoreAnswer(sample.metric, read.answer, sample.references) };
 }
 
-type Reading =
-  | Pick<SampleResult, 'reply' | 'answer' | 'chunks' | 'chunkMs' | 'answerMs' | 'promptTokens' | 'completionTokens'>
-  | { skipped: string };
+type Reading = Pick<SampleResult, 'reply' | 'answer' | 'chunks' | 'chunkMs' | 'answerMs' | 'promptTokens' | 'completionTokens'> | { skipped: string };
 
 interface Generated {
   document: string;
@@ -218,11 +216,7 @@ async function readFull(spec: SweepSpec, planned: PlannedSample, ctx: SweepConte
 }
 
 /** Reads every planned sample not in `done`, in order, yielding each result as it is scored. */
-export async function* runSweep(
-  spec: SweepSpec,
-  ctx: SweepContext,
-  done: ReadonlySet<number> = new Set(),
-): AsyncGenerator<SampleResult, void, void> {
+export async function* runSweep(spec: SweepSpec, ctx: SweepContext, done: ReadonlySet<number> = new Set()): AsyncGenerator<SampleResult, void, void> {
   for (const planned of planSweep(spec)) {
     if (done.has(planned.ordinal)) continue;
     yield await runSample(spec, planned, ctx);

@@ -2,18 +2,7 @@ import type { Tokenizer } from '../core/tokenizer';
 import { plantChain } from './chains';
 import { assemble, fill, type Haystack, type Insert, NOISE, type Placement, type Segment, segment } from './haystack';
 import { Rng } from './rng';
-import {
-  adjectiveNoun,
-  capitalize,
-  COLOURS,
-  distinct,
-  FIRST_NAMES,
-  INSTRUMENTS,
-  madeUpWord,
-  OBJECTS,
-  THINGS,
-  TRADES,
-} from './words';
+import { adjectiveNoun, capitalize, COLOURS, distinct, FIRST_NAMES, INSTRUMENTS, madeUpWord, OBJECTS, THINGS, TRADES } from './words';
 
 /** How a sample's reply is scored (see score.ts). */
 export type Metric = 'string_match_all' | 'string_match_part' | 'qa';
@@ -48,21 +37,56 @@ export interface TaskInfo {
 }
 
 export const TASKS: Readonly<Record<TaskId, TaskInfo>> = {
-  niah_single_1: { id: 'niah_single_1', metric: 'string_match_all', haystack: 'noise', description: 'One needle (a 7-digit number) in repeated noise sentences.' },
+  niah_single_1: {
+    id: 'niah_single_1',
+    metric: 'string_match_all',
+    haystack: 'noise',
+    description: 'One needle (a 7-digit number) in repeated noise sentences.',
+  },
   niah_single_2: { id: 'niah_single_2', metric: 'string_match_all', haystack: 'essay', description: 'One needle (a 7-digit number) in an essay.' },
   niah_single_3: { id: 'niah_single_3', metric: 'string_match_all', haystack: 'essay', description: 'One needle (a UUID) in an essay.' },
-  niah_multikey_1: { id: 'niah_multikey_1', metric: 'string_match_all', haystack: 'essay', description: 'Four needles with different keys in an essay; one is asked for.' },
-  niah_multikey_2: { id: 'niah_multikey_2', metric: 'string_match_all', haystack: 'needles', description: 'One needle among thousands of needles with other keys.' },
+  niah_multikey_1: {
+    id: 'niah_multikey_1',
+    metric: 'string_match_all',
+    haystack: 'essay',
+    description: 'Four needles with different keys in an essay; one is asked for.',
+  },
+  niah_multikey_2: {
+    id: 'niah_multikey_2',
+    metric: 'string_match_all',
+    haystack: 'needles',
+    description: 'One needle among thousands of needles with other keys.',
+  },
   niah_multikey_3: { id: 'niah_multikey_3', metric: 'string_match_all', haystack: 'needles', description: 'As multikey_2, with UUID keys and values.' },
-  niah_multivalue: { id: 'niah_multivalue', metric: 'string_match_all', haystack: 'essay', description: 'One key with four values in an essay; all four are asked for.' },
+  niah_multivalue: {
+    id: 'niah_multivalue',
+    metric: 'string_match_all',
+    haystack: 'essay',
+    description: 'One key with four values in an essay; all four are asked for.',
+  },
   niah_multiquery: { id: 'niah_multiquery', metric: 'string_match_all', haystack: 'essay', description: 'Four keys in an essay; all four are asked for.' },
   vt: { id: 'vt', metric: 'string_match_all', haystack: 'noise', description: 'Variable tracking: a chain of five assignments spread through noise.' },
-  fwe: { id: 'fwe', metric: 'string_match_all', haystack: 'words', description: 'Frequent words: the three most frequent made-up words of a Zipf-distributed text.' },
+  fwe: {
+    id: 'fwe',
+    metric: 'string_match_all',
+    haystack: 'words',
+    description: 'Frequent words: the three most frequent made-up words of a Zipf-distributed text.',
+  },
   cwe: { id: 'cwe', metric: 'string_match_all', haystack: 'words', description: 'Common words: the ten words that a long numbered list repeats most.' },
   book_qa: { id: 'book_qa', metric: 'qa', haystack: 'essay', description: 'Two planted facts far apart in a book; the question needs both (multi-hop).' },
-  chain_2: { id: 'chain_2', metric: 'qa', haystack: 'essay', description: 'A chain of two planted facts, each naming only the next, in reading order; the answer shares no word with the question.' },
+  chain_2: {
+    id: 'chain_2',
+    metric: 'qa',
+    haystack: 'essay',
+    description: 'A chain of two planted facts, each naming only the next, in reading order; the answer shares no word with the question.',
+  },
   chain_3: { id: 'chain_3', metric: 'qa', haystack: 'essay', description: 'As chain_2, with three facts.' },
-  chain_2_reversed: { id: 'chain_2_reversed', metric: 'qa', haystack: 'essay', description: 'As chain_2, the facts in reverse order: the answer comes first in the book.' },
+  chain_2_reversed: {
+    id: 'chain_2_reversed',
+    metric: 'qa',
+    haystack: 'essay',
+    description: 'As chain_2, the facts in reverse order: the answer comes first in the book.',
+  },
   chain_3_reversed: { id: 'chain_3_reversed', metric: 'qa', haystack: 'essay', description: 'As chain_3, the facts in reverse order.' },
 };
 
@@ -151,9 +175,7 @@ function niah(rng: Rng, input: GenerateInput, o: NiahOptions): Made {
   const makeValue = () => (o.values === 'uuid' ? rng.uuid() : rng.digits(7));
   const keys = distinct(o.planted, makeKey);
   const values = distinct(o.planted * o.perKey, makeValue);
-  const needles = keys.flatMap((key, k) =>
-    values.slice(k * o.perKey, (k + 1) * o.perKey).map((value) => ({ key, value })),
-  );
+  const needles = keys.flatMap((key, k) => values.slice(k * o.perKey, (k + 1) * o.perKey).map((value) => ({ key, value })));
   const inserts = needles.map(({ key, value }) => ({
     depth: rng.next(),
     segment: segment(needleSentence(o.values, key, value), tokenizer),

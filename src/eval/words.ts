@@ -37,9 +37,8 @@ export const FIRST_NAMES: readonly string[] = (
   'Ulla Valter Vera Wendel Yara Zenon'
 ).split(' ');
 
-export const COLOURS: readonly string[] = (
-  'amber azure cobalt coral crimson emerald indigo lavender magenta maroon ochre olive saffron scarlet teal turquoise vermilion violet'
-).split(' ');
+export const COLOURS: readonly string[] =
+  'amber azure cobalt coral crimson emerald indigo lavender magenta maroon ochre olive saffron scarlet teal turquoise vermilion violet'.split(' ');
 
 export const THINGS: readonly string[] = [
   'blue glass lanterns',
@@ -65,13 +64,10 @@ export const OBJECTS: readonly string[] = (
   'bone chess set|copper kettle|tin music box|ivory comb|painted fan'
 ).split('|');
 
-export const TRADES: readonly string[] = (
-  'baker|clockmaker|ferryman|glassblower|bookbinder|cooper|weaver|apothecary|saddler|lamplighter|cartographer|mason'
-).split('|');
+export const TRADES: readonly string[] =
+  'baker|clockmaker|ferryman|glassblower|bookbinder|cooper|weaver|apothecary|saddler|lamplighter|cartographer|mason'.split('|');
 
-export const INSTRUMENTS: readonly string[] = (
-  'cello|harp|oboe|bassoon|lute|clarinet|dulcimer|accordion|viola|trombone|harpsichord|zither'
-).split('|');
+export const INSTRUMENTS: readonly string[] = 'cello|harp|oboe|bassoon|lute|clarinet|dulcimer|accordion|viola|trombone|harpsichord|zither'.split('|');
 
 const ONSETS = 'b br c d dr f g gr h k l m n p pr r s st t tr v w z'.split(' ');
 const VOWELS = 'a e i o u ai ea io ou'.split(' ');

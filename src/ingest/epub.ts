@@ -101,9 +101,7 @@ export function readEpub(bytes: Uint8Array, name: string, limits: ZipLimits, onP
   const out = new TextBuilder();
   // A file listed twice in the spine is read once: EPUB forbids repeats, and a spine of 100,000 repeats would stall the reader.
   const seen = new Set<string>();
-  const files = spine
-    .map((id) => manifest.get(id))
-    .filter((f) => f && /x?html|xml/.test(f.type) && !seen.has(f.path) && seen.add(f.path));
+  const files = spine.map((id) => manifest.get(id)).filter((f) => f && /x?html|xml/.test(f.type) && !seen.has(f.path) && seen.add(f.path));
   let encoding = 'UTF-8';
   files.forEach((file, i) => {
     const bytes = zip.read(file!.path);
@@ -129,8 +127,7 @@ export function readEpub(bytes: Uint8Array, name: string, limits: ZipLimits, onP
 }
 
 function refuseDrm(zip: ZipArchive, what: string): void {
-  const drm = `${what} is protected by DRM (digital rights management), so its text cannot be read. ` +
-    'Use a DRM-free copy of the book.';
+  const drm = `${what} is protected by DRM (digital rights management), so its text cannot be read. ` + 'Use a DRM-free copy of the book.';
   if (zip.has('META-INF/rights.xml') || zip.has('META-INF/sinf.xml')) throw new IngestError(drm);
   const encryption = zip.readText('META-INF/encryption.xml');
   if (!encryption) return;

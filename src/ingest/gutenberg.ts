@@ -11,14 +11,8 @@ export interface GutenbergCut {
   footer: string;
 }
 
-const START = [
-  /^[ \t]*\*{3}[ \t]*START OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK[^\n]*$/im,
-  /^\*END\*THE SMALL PRINT![^\n]*$/m,
-];
-const END = [
-  /^[ \t]*\*{3}[ \t]*END OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK[^\n]*$/im,
-  /^[ \t]*End of (?:the )?Project Gutenberg(?:'s|’s)? [^\n]*$/im,
-];
+const START = [/^[ \t]*\*{3}[ \t]*START OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK[^\n]*$/im, /^\*END\*THE SMALL PRINT![^\n]*$/m];
+const END = [/^[ \t]*\*{3}[ \t]*END OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK[^\n]*$/im, /^[ \t]*End of (?:the )?Project Gutenberg(?:'s|’s)? [^\n]*$/im];
 // "End of the Project Gutenberg EBook of …" usually stands a few lines above the END marker.
 const END_NOTE = /^[ \t]*End of (?:the )?Project Gutenberg(?:'s|’s)?[^\n]*$/gim;
 

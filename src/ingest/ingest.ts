@@ -131,11 +131,7 @@ export { hashBytes };
  * A file's bytes → its text and structure, or an IngestError that says why not
  * and what to do. Heavy readers (pdf.js, the HTML and ZIP readers) load on first use.
  */
-export async function ingestBytes(
-  name: string,
-  bytes: Uint8Array<ArrayBuffer>,
-  options: IngestOptions = {},
-): Promise<IngestedText> {
+export async function ingestBytes(name: string, bytes: Uint8Array<ArrayBuffer>, options: IngestOptions = {}): Promise<IngestedText> {
   const progress = (stage: string, fraction: number) => options.onProgress?.({ stage, fraction });
   const refusal = sizeRefusal(name, bytes.length);
   if (refusal) throw refusal;

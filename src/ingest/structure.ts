@@ -154,9 +154,7 @@ export class TextBuilder {
   /** The text with trailing blank space removed, and anchors that point into it. */
   build(): { text: string; anchors: Anchor[] } {
     const text = this.parts.join('').trimEnd();
-    const anchors = this.anchors
-      .map((a) => (a.at > text.length ? { ...a, at: text.length } : a))
-      .sort((a, b) => a.at - b.at);
+    const anchors = this.anchors.map((a) => (a.at > text.length ? { ...a, at: text.length } : a)).sort((a, b) => a.at - b.at);
     return { text, anchors };
   }
 }

@@ -6,6 +6,7 @@
  */
 export function mark(stage: string, startsOver = false): void {
   if (typeof performance === 'undefined' || !performance.mark) return;
-  if (startsOver) for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith(`memagent:${stage.split('-')[0]}-`)) performance.clearMarks(m.name);
+  if (startsOver)
+    for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith(`memagent:${stage.split('-')[0]}-`)) performance.clearMarks(m.name);
   performance.mark(`memagent:${stage}`);
 }

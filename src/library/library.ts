@@ -169,7 +169,8 @@ export class Library {
       this.imports.delete(doc.hash);
     }
     report({ stage: 'Done', fraction: 1 });
-    if (!usable) request.onUsable?.(stored); // stored before by another tab: usable as it is
+    if (!usable)
+      request.onUsable?.(stored); // stored before by another tab: usable as it is
     // Every tab: a book that was usable with part of its text stored is whole now.
     else if ((usable as DocumentRecord).importing) this.deps.publish({ type: 'document', documentId: stored.id });
     // A count that fails (the tab closing) leaves the estimate; the next start of the worker counts again.

@@ -9,13 +9,7 @@ import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
 import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodId, type MethodSettings, methodSettings, readItem } from '../eval/method';
 import { planSweep, type ReadingMode, runSweep, sweepSpec } from '../eval/sweep';
 import { isTaskId, type TaskId } from '../eval/tasks';
-import {
-  type DatasetSampleRecord,
-  type EvaluationHaystack,
-  type EvaluationRecord,
-  type EvaluationSampleRecord,
-  type Store,
-} from '../storage/db';
+import { type DatasetSampleRecord, type EvaluationHaystack, type EvaluationRecord, type EvaluationSampleRecord, type Store } from '../storage/db';
 import type { EvaluationEvent } from '../agent/events';
 import type { EngineCache } from '../jobs/engines';
 import { type JobContext, JobHost, type JobHostDeps } from '../jobs/host';
@@ -216,7 +210,15 @@ export class Evaluator {
         id,
         engineId: request.engineId,
         haystack: { kind: 'generated' },
-        spec: sweepSpec({ tasks: [], lengths: [], samples: 1, mode: 'memory', chunkTokens: settings.chunkTokens, memoryTokens: settings.memoryTokens, templates }),
+        spec: sweepSpec({
+          tasks: [],
+          lengths: [],
+          samples: 1,
+          mode: 'memory',
+          chunkTokens: settings.chunkTokens,
+          memoryTokens: settings.memoryTokens,
+          templates,
+        }),
         dataset: {
           method: settings.method,
           cutter: METHOD_CUTTER,
@@ -254,8 +256,6 @@ export class Evaluator {
     else if (event.type === 'status' && event.status === 'running') this.jobs.standBy(event.evaluationId);
   }
 
-
-
   private async essay(source: EvaluationHaystack): Promise<Haystack> {
     if (source.kind === 'generated') return generatedEssay();
     let h = this.haystacks.get(source.documentId);
@@ -269,7 +269,13 @@ export class Evaluator {
   }
 
   /** Reads a dataset evaluation's unfinished items in order, storing each with the evaluation's progress. */
-  private async readDataset(evaluation: EvaluationRecord, settings: MethodSettings, engine: Engine, finished: ReadonlySet<number>, job: JobContext): Promise<void> {
+  private async readDataset(
+    evaluation: EvaluationRecord,
+    settings: MethodSettings,
+    engine: Engine,
+    finished: ReadonlySet<number>,
+    job: JobContext,
+  ): Promise<void> {
     const { store, publish } = this.deps;
     const { signal } = job;
     const interval = this.deps.stepIntervalMs ?? 200;
@@ -344,5 +350,7 @@ export class Evaluator {
 
 /** The most tokens one step of the method holds: template, a question, the chunk, the memory and the reply. */
 function methodStepTokens(settings: MethodSettings, engine: Engine): number {
-  return templateOverhead(settings.templates.update, (s) => engine.tokenizer.count(s)) + QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens;
+  return (
+    templateOverhead(settings.templates.update, (s) => engine.tokenizer.count(s)) + QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens
+  );
 }

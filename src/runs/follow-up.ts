@@ -23,7 +23,6 @@ export class FollowUps {
 
   constructor(private readonly deps: FollowUpDeps) {}
 
-
   /**
    * Answers a new question from a finished run's final memory: the run's own
    * answer step (its final template, engine, memory size and sampling), with
@@ -48,9 +47,11 @@ export class FollowUps {
     const before = this.answering.get(key) ?? Promise.resolve();
     const work = before.catch(() => undefined).then(() => this.answerFollowUp(run, asked, onToken));
     this.answering.set(key, work);
-    void work.catch(() => undefined).finally(() => {
-      if (this.answering.get(key) === work) this.answering.delete(key);
-    });
+    void work
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.answering.get(key) === work) this.answering.delete(key);
+      });
     const record = await work;
     publish({ type: 'followUp', runId, index: record.index });
     return record;
@@ -69,9 +70,7 @@ export class FollowUps {
     const room = Math.min(run.settings.contextTokens, engine.contextWindow);
     if (promptTokens + run.settings.memoryTokens > room) {
       const over = promptTokens + run.settings.memoryTokens - room;
-      throw new RequestError(
-        `This question is too long for the memory and the ${room}-token context this read used: shorten it by about ${over} tokens.`,
-      );
+      throw new RequestError(`This question is too long for the memory and the ${room}-token context this read used: shorten it by about ${over} tokens.`);
     }
     const writing = onToken ? new WritingStream(onToken) : undefined;
     let step;
@@ -109,5 +108,4 @@ export class FollowUps {
       throw e;
     }
   }
-
 }

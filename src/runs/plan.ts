@@ -68,7 +68,12 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   let settings: RunSettings;
   try {
     // The longest question sets the room left for chunks: every run then cuts the book the same way.
-    settings = planRead(asked, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens: Math.max(...questions.map(count)) });
+    settings = planRead(asked, {
+      contextWindow: engine.contextWindow,
+      count,
+      updateTemplate: templates.update,
+      questionTokens: Math.max(...questions.map(count)),
+    });
   } catch (e) {
     throw new RequestError((e as Error).message);
   }

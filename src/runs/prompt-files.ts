@@ -161,7 +161,9 @@ export class PromptLibrary {
       );
     }
     const parsed = await promptSetFromFile(spec, bytes);
-    await (await this.store).putPromptFile({ path: spec.path, sha256: spec.sha256, bytes: new Uint8Array(bytes).buffer, source: `imported ${name}`, savedAt: Date.now() });
+    await (
+      await this.store
+    ).putPromptFile({ path: spec.path, sha256: spec.sha256, bytes: new Uint8Array(bytes).buffer, source: `imported ${name}`, savedAt: Date.now() });
     this.errors.delete(spec.set);
     this.failedAt.delete(spec.set);
     return parsed;
@@ -173,7 +175,14 @@ export class PromptLibrary {
       this.specs.map(async (spec) => {
         const kept = await this.cached(spec.set);
         const record = kept ? await store.getPromptFile(spec.path) : undefined;
-        const status: PromptFileStatus = { set: spec.set, label: PROMPT_SET_LABELS[spec.set], path: spec.path, sha256: spec.sha256, url: promptFileUrl(spec, this.base), have: !!kept };
+        const status: PromptFileStatus = {
+          set: spec.set,
+          label: PROMPT_SET_LABELS[spec.set],
+          path: spec.path,
+          sha256: spec.sha256,
+          url: promptFileUrl(spec, this.base),
+          have: !!kept,
+        };
         if (record) Object.assign(status, { source: record.source, savedAt: record.savedAt });
         const error = this.errors.get(spec.set);
         if (!kept && error) status.error = error;
@@ -195,8 +204,7 @@ export class PromptLibrary {
   private howToGet(set: FileSetId): string {
     const spec = fileSpec(set, this.specs);
     return (
-      `Go online and press "Fetch prompt files" in Settings, set a mirror there, or download ${promptFileUrl(spec)} ` +
-      `and add it with "Import prompt file".`
+      `Go online and press "Fetch prompt files" in Settings, set a mirror there, or download ${promptFileUrl(spec)} ` + `and add it with "Import prompt file".`
     );
   }
 
@@ -223,7 +231,10 @@ export class PromptLibrary {
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       if (choice !== 'auto') {
-        throw new PromptFileError(`${PROMPT_SET_LABELS[wanted]} needs its prompt file, which this browser does not have yet: ${why} ${this.howToGet(wanted)}`, 'network');
+        throw new PromptFileError(
+          `${PROMPT_SET_LABELS[wanted]} needs its prompt file, which this browser does not have yet: ${why} ${this.howToGet(wanted)}`,
+          'network',
+        );
       }
       const note = `MemAgent (paper) was not used: its prompt file is not in this browser yet. ${why} This run uses this app's wording. ${this.howToGet(wanted)}`;
       return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET, { note }) };

@@ -61,7 +61,7 @@ export class RunReader {
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
     let lease: ChunkLease | undefined;
-        /** Gives back this run's turn at the engine, once its step is stored. */
+    /** Gives back this run's turn at the engine, once its step is stored. */
     let giveTurn: (() => void) | undefined;
     try {
       // The book most recently imported or read is at hand; another is read from storage.

@@ -50,10 +50,7 @@ export class Evaluations extends Connection {
       failure.tx = tx;
       const evaluations = tx.objectStore('evaluations');
       const samples = tx.objectStore('evaluationSamples');
-      const [evaluation, existing] = await Promise.all([
-        evaluations.get(sample.evaluationId),
-        samples.getKey([sample.evaluationId, sample.ordinal]),
-      ]);
+      const [evaluation, existing] = await Promise.all([evaluations.get(sample.evaluationId), samples.getKey([sample.evaluationId, sample.ordinal])]);
       if (!evaluation || existing !== undefined) {
         tx.abort();
         await tx.done.catch(() => undefined);

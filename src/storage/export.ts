@@ -188,7 +188,9 @@ export function toMarkdown(e: RunExport): string {
     `# ${e.run.question}`,
     '',
     `Document: ${e.run.documentName} · engine: ${e.run.engineId} · ${total} chunks of up to ${e.run.settings.chunkTokens} tokens · memory ${e.run.settings.memoryTokens} tokens` +
-      (e.run.prompts ? ` · prompts: ${e.run.prompts.label}${e.run.prompts.file ? ` (${e.run.prompts.file.path} at ${e.run.prompts.file.commit.slice(0, 7)}, SHA-256 ${e.run.prompts.file.sha256})` : ''}` : ''),
+      (e.run.prompts
+        ? ` · prompts: ${e.run.prompts.label}${e.run.prompts.file ? ` (${e.run.prompts.file.path} at ${e.run.prompts.file.commit.slice(0, 7)}, SHA-256 ${e.run.prompts.file.sha256})` : ''}`
+        : ''),
     '',
     `**Answer:** ${e.run.answer ?? '(not answered yet)'}`,
     '',

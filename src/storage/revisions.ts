@@ -88,7 +88,9 @@ export class Revisions extends Connection {
         tx.abort();
         await tx.done.catch(() => undefined);
         throw new StaleRunError(
-          run ? 'The read is no longer finished, so its final memory may change: the answer was not kept.' : 'The run was deleted while the answer was written: nothing was kept.',
+          run
+            ? 'The read is no longer finished, so its final memory may change: the answer was not kept.'
+            : 'The run was deleted while the answer was written: nothing was kept.',
         );
       }
       const record: FollowUpRecord = { ...followUp, index: count };

@@ -71,9 +71,7 @@ export class Runs extends Connection {
       if (!run || run.nextChunk !== revision.index) {
         tx.abort();
         await tx.done.catch(() => undefined);
-        throw new StaleRunError(
-          `Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`,
-        );
+        throw new StaleRunError(`Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`);
       }
       const next: RunProgress = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
       await Promise.all([
@@ -89,12 +87,7 @@ export class Runs extends Connection {
   }
 
   /** Stores an imported run with its revisions, memories and follow-up answers, all or nothing. */
-  importRun(
-    run: RunRecord,
-    revisions: readonly RevisionRecord[],
-    memories: readonly MemoryRecord[],
-    followUps: readonly FollowUpRecord[] = [],
-  ): Promise<void> {
+  importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[], followUps: readonly FollowUpRecord[] = []): Promise<void> {
     return this.guard('the imported run', async (failure) => {
       const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
       failure.tx = tx;

@@ -49,7 +49,13 @@ export function FollowUp({ run }: { run: RunRecord }) {
     setAsking(q);
     setWriting('');
     try {
-      await call(agent.askFollowUp(run.id, q, Comlink.proxy((text: string) => setWriting(text))));
+      await call(
+        agent.askFollowUp(
+          run.id,
+          q,
+          Comlink.proxy((text: string) => setWriting(text)),
+        ),
+      );
       setQuestion('');
     } catch (err) {
       setError((err as Error).message);
@@ -62,9 +68,7 @@ export function FollowUp({ run }: { run: RunRecord }) {
   return (
     <section aria-label={t('followUp.region')} className="follow-up">
       <h3>{t('followUp.title')}</h3>
-      <p className="hint">
-        {t('followUp.intro', { question: run.question })}
-      </p>
+      <p className="hint">{t('followUp.intro', { question: run.question })}</p>
       <form className="follow-up-form" onSubmit={(e) => void ask(e)}>
         <label htmlFor={inputId}>{t('followUp.field')}</label>
         <input id={inputId} type="text" value={question} onChange={(e) => setQuestion(e.target.value)} autoComplete="off" />
@@ -89,9 +93,7 @@ export function FollowUp({ run }: { run: RunRecord }) {
             <li key={f.index}>
               <p className="follow-up-question">{f.question}</p>
               <p className="answer-text">{f.answer}</p>
-              <p className="hint">
-                {t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}
-              </p>
+              <p className="hint">{t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}</p>
             </li>
           ))}
         </ol>

@@ -64,12 +64,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     <section aria-label={t('library.title')} className="library">
       <h2>{t('library.books')}</h2>
       <div className="check">
-        <input
-          id={stripId}
-          type="checkbox"
-          checked={imports.stripGutenberg}
-          onChange={(e) => imports.setStripGutenberg(e.target.checked)}
-        />
+        <input id={stripId} type="checkbox" checked={imports.stripGutenberg} onChange={(e) => imports.setStripGutenberg(e.target.checked)} />
         <label htmlFor={stripId}>{t('library.strip')}</label>
       </div>
       {docs.length === 0 ? (
@@ -95,9 +90,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                     .join(' · ')}
                 </div>
                 {doc.stripped && (
-                  <div className="hint">
-                    {t('library.stripped', { header: formatNumber(doc.stripped.header), footer: formatNumber(doc.stripped.footer) })}
-                  </div>
+                  <div className="hint">{t('library.stripped', { header: formatNumber(doc.stripped.header), footer: formatNumber(doc.stripped.footer) })}</div>
                 )}
                 {own.length > 0 && (
                   <ul className="doc-runs" aria-label={t('library.runsOf', { name: doc.name })}>
@@ -113,9 +106,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                 )}
                 {confirming === doc.id ? (
                   <div className="controls" role="group" aria-label={t('library.confirm')}>
-                    <span>
-                      {own.length ? t('library.deleteQuestionRuns', { count: own.length }) : t('library.deleteQuestion')}
-                    </span>
+                    <span>{own.length ? t('library.deleteQuestionRuns', { count: own.length }) : t('library.deleteQuestion')}</span>
                     <button type="button" onClick={() => void remove(doc)}>
                       {t('library.yes')}
                     </button>

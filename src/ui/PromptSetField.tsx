@@ -82,7 +82,8 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
   const [base, setBase] = useState(settings.promptsBase);
   const effective = effectivePromptSet(settings, engineId, files);
   const { noModel } = engineUi(engineId);
-  const fileSet: FileSetId | null = effective === 'memagent' || effective === 'memagent-boxed' ? effective : settings.promptSet === null && !noModel ? 'memagent' : null;
+  const fileSet: FileSetId | null =
+    effective === 'memagent' || effective === 'memagent-boxed' ? effective : settings.promptSet === null && !noModel ? 'memagent' : null;
   const missing = fileSet !== null && files !== null && !files.sets[fileSet];
 
   // The worker fetches from the mirror kept here; it learns it at start and on each change.
@@ -126,12 +127,7 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
   let hint: string;
   if (effective === 'custom') hint = t('prompts.hint.custom');
   else if (effective === 'app') {
-    hint =
-      settings.promptSet === 'app'
-        ? t('prompts.hint.app')
-        : noModel
-          ? t('prompts.hint.extractive')
-          : t('prompts.hint.auto');
+    hint = settings.promptSet === 'app' ? t('prompts.hint.app') : noModel ? t('prompts.hint.extractive') : t('prompts.hint.auto');
   } else {
     const file = files?.status.find((f) => f.set === effective);
     hint = files?.sets[effective]

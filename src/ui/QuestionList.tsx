@@ -75,11 +75,7 @@ export function QuestionList({ questions, onChange }: Props) {
         <button type="button" onClick={add}>
           {t('questions.add')}
         </button>
-        {questions.length > 1 && (
-          <p className="hint">
-            {t('questions.several', { count: questions.length })}
-          </p>
-        )}
+        {questions.length > 1 && <p className="hint">{t('questions.several', { count: questions.length })}</p>}
       </div>
     </div>
   );

@@ -62,9 +62,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
           }}
         />
         <p className="hint" aria-live="polite">
-          {document
-            ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
-            : t('read.documentHint')}
+          {document ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}` : t('read.documentHint')}
         </p>
         {importStatus}
       </div>
@@ -73,7 +71,9 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
         <EngineFields engines={engines} choice={choice} />
         {Object.entries(ENGINE_UI).map(
           ([id, { Note }]) =>
-            Note && <Note key={id} engineId={engine?.id ?? ''} config={choice.configs[id] ?? {}} document={document} settings={settings} onChoose={choice.choose} />,
+            Note && (
+              <Note key={id} engineId={engine?.id ?? ''} config={choice.configs[id] ?? {}} document={document} settings={settings} onChoose={choice.choose} />
+            ),
         )}
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />

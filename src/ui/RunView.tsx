@@ -32,7 +32,13 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
   const read = revisions.length;
   // The steps left, and one more that writes the answer.
-  const eta = run.status === 'running' ? estimateRemaining(revisions.map((r) => r.committedAt), total - read + 1) : null;
+  const eta =
+    run.status === 'running'
+      ? estimateRemaining(
+          revisions.map((r) => r.committedAt),
+          total - read + 1,
+        )
+      : null;
 
   return (
     <section className="run" aria-label={t('run.region')}>
@@ -69,7 +75,9 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
       {run.status === 'running' && writing && (
         <section aria-label={t('run.writingRegion')} className="pane writing">
           <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>
-          <pre tabIndex={0} className="text">{writing.text}</pre>
+          <pre tabIndex={0} className="text">
+            {writing.text}
+          </pre>
         </section>
       )}
       <section aria-label={t('run.answer')} className="answer">

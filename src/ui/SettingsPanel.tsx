@@ -84,16 +84,10 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
             <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} step={1} />
             <CheckField label={t('settings.follow')} checked={settings.skimFollow} onChange={(skimFollow) => onChange({ skimFollow })} />
             {settings.skimFollow && (
-              <CheckField
-                label={t('settings.lookBack')}
-                checked={settings.skimLookBack}
-                onChange={(skimLookBack) => onChange({ skimLookBack })}
-              />
+              <CheckField label={t('settings.lookBack')} checked={settings.skimLookBack} onChange={(skimLookBack) => onChange({ skimLookBack })} />
             )}
           </div>
-          <p className="hint">
-            {t('settings.skimHint')}
-          </p>
+          <p className="hint">{t('settings.skimHint')}</p>
         </>
       )}
       <details className="more">
@@ -117,9 +111,7 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
         <PromptSetField settings={settings} engineId={engineId} files={files} refresh={refreshFiles} onChange={onChange} />
         <TemplateField label={t('settings.updateTemplate')} rows={8} value={shown?.update ?? ''} placeholder={waiting} onChange={edit('update')} />
         <TemplateField label={t('settings.finalTemplate')} rows={6} value={shown?.final ?? ''} placeholder={waiting} onChange={edit('final')} />
-        <p className="hint">
-          {t('settings.slots', { open: '{{', close: '}}' })}
-        </p>
+        <p className="hint">{t('settings.slots', { open: '{{', close: '}}' })}</p>
         <button type="button" onClick={() => onChange({ promptSet: null, templates: { ...DEFAULT_TEMPLATES } })}>
           {t('settings.reset')}
         </button>

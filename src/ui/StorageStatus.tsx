@@ -69,13 +69,7 @@ export function StorageStatus() {
       ) : (
         <p className="hint">{t('storage.cannotPersist')}</p>
       )}
-      <p className="hint">
-        {offline === 'ready'
-          ? t('storage.offlineReady')
-          : offline === 'pending'
-            ? t('storage.offlinePending')
-            : t('storage.offlineNone')}
-      </p>
+      <p className="hint">{offline === 'ready' ? t('storage.offlineReady') : offline === 'pending' ? t('storage.offlinePending') : t('storage.offlineNone')}</p>
     </section>
   );
 }

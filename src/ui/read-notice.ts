@@ -53,5 +53,8 @@ export function endNotice(run: Pick<RunRecord, 'question' | 'documentName' | 'st
       body: i18n.t('notice.stoppedBody', { error: run.error ?? i18n.t('notice.anError') }),
     };
   }
-  return { title: i18n.t('notice.doneTitle', { book: run.documentName }), body: i18n.t('notice.doneBody', { question: run.question, answer: run.answer ?? '' }) };
+  return {
+    title: i18n.t('notice.doneTitle', { book: run.documentName }),
+    body: i18n.t('notice.doneBody', { question: run.question, answer: run.answer ?? '' }),
+  };
 }

@@ -125,7 +125,14 @@ const api = {
    * after its first revision (before the answer step). With `pause`, Pause is
    * pressed as the first streamed text arrives.
    */
-  async step(input: { question: string; section: string; templates: PromptTemplates; memoryTokens: number; seed: number; pause: boolean }): Promise<StepReport> {
+  async step(input: {
+    question: string;
+    section: string;
+    templates: PromptTemplates;
+    memoryTokens: number;
+    seed: number;
+    pause: boolean;
+  }): Promise<StepReport> {
     const e = opened();
     const controller = new AbortController();
     const t0 = performance.now();

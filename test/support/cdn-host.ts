@@ -114,7 +114,7 @@ async function send(
   const gone = new Promise<void>((r) => res.on('close', () => ((closed = true), r())));
   const slice = 32 * 1024;
   const t0 = Date.now();
-  for (let at = start; at < body.length && !closed; ) {
+  for (let at = start; at < body.length && !closed;) {
     if (fault.stallAt !== undefined && at >= fault.stallAt) {
       entry.ended = 'stalled';
       await Promise.race([gone, sleep(120_000)]);

@@ -77,7 +77,9 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
     if (digests) {
       const preset = presets[digests[1]!];
       cors(res);
-      return preset ? (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(cdnDigests(preset))), 200) : (res.writeHead(404).end(), 404);
+      return preset
+        ? (res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(cdnDigests(preset))), 200)
+        : (res.writeHead(404).end(), 404);
     }
     const realistic = await handleCdn(req, res, state, entry, presets);
     if (realistic !== undefined) return realistic;
@@ -101,7 +103,8 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
     };
     if (file === 'mlc-chat-config.json') return json(chatConfig);
     if (file === 'tensor-cache.json') return json(index);
-    if (file === 'tokenizer.json') return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(tokenizerJson()), (entry.served = tokenizerJson().length), 200);
+    if (file === 'tokenizer.json')
+      return (res.writeHead(200, { 'Content-Type': 'application/json' }).end(tokenizerJson()), (entry.served = tokenizerJson().length), 200);
     const shard = /^params_shard_(\d+)\.bin$/.exec(file);
     const i = shard ? Number(shard[1]) : -1;
     if (!shards[i] || file !== shardName(i)) return (res.writeHead(404).end('not found'), 404);

@@ -214,7 +214,13 @@ function load(): Model {
   if (!model) {
     const library = readFileSync(LIBRARY_PATH);
     const meta = libraryMetadata(library);
-    model = { library, config: chatConfig(meta), index: weightsIndex(meta), tokenizer: readFileSync(TOKENIZER_PATH), tokenizerConfig: readFileSync(TOKENIZER_CONFIG_PATH) };
+    model = {
+      library,
+      config: chatConfig(meta),
+      index: weightsIndex(meta),
+      tokenizer: readFileSync(TOKENIZER_PATH),
+      tokenizerConfig: readFileSync(TOKENIZER_CONFIG_PATH),
+    };
   }
   return model;
 }

@@ -7,8 +7,7 @@ import type { Engine, EngineInfo } from '../engine';
 export const EXTRACTIVE_INFO: EngineInfo = {
   id: 'extractive',
   label: 'Extractive (no model)',
-  description:
-    'Heuristic memory baseline: keeps the sentences most related to the question, no language model. Instant and deterministic.',
+  description: 'Heuristic memory baseline: keeps the sentences most related to the question, no language model. Instant and deterministic.',
 };
 
 interface ParsedPrompt {

@@ -1,12 +1,4 @@
-import {
-  abortError,
-  type ChatMessage,
-  type FinishReason,
-  type GenerateOptions,
-  type GenerateResult,
-  isAbortError,
-  type Usage,
-} from '../../core/generation';
+import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError, type Usage } from '../../core/generation';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from '../engine';
 import { openAIBody, stepRequest } from '../request';
@@ -21,8 +13,7 @@ import { openAIBody, stepRequest } from '../request';
 export const OPENAI_INFO: EngineInfo = {
   id: 'openai',
   label: 'OpenAI-compatible server',
-  description:
-    'A model served over HTTP by vLLM, SGLang, llama.cpp or Ollama, on this machine or another. Enter its address and press Connect.',
+  description: 'A model served over HTTP by vLLM, SGLang, llama.cpp or Ollama, on this machine or another. Enter its address and press Connect.',
 };
 
 /** Where the key comes from: the text itself, or a lookup made at each request (so a changed key takes effect at once). */
@@ -356,22 +347,10 @@ async function serverCount(
 }
 
 /** Compares the server's counts with the local tokenizer's on one sample, to size prompts in the server's tokens. */
-async function measureCounts(
-  config: OpenAIConfig,
-  baseUrl: string,
-  model: string,
-  tokenizer: Tokenizer,
-  fetchImpl: typeof fetch,
-): Promise<TokenCounts> {
+async function measureCounts(config: OpenAIConfig, baseUrl: string, model: string, tokenizer: Tokenizer, fetchImpl: typeof fetch): Promise<TokenCounts> {
   const plain = await serverCount(config, baseUrl, model, { prompt: CALIBRATION_TEXT, content: CALIBRATION_TEXT, add_special_tokens: false }, fetchImpl);
   if (plain === null) return { source: 'local', ratio: LOCAL_MARGIN, templateTokens: LOCAL_TEMPLATE_TOKENS };
-  const chat = await serverCount(
-    config,
-    baseUrl,
-    model,
-    { messages: [{ role: 'user', content: CALIBRATION_TEXT }], add_generation_prompt: true },
-    fetchImpl,
-  );
+  const chat = await serverCount(config, baseUrl, model, { messages: [{ role: 'user', content: CALIBRATION_TEXT }], add_generation_prompt: true }, fetchImpl);
   return {
     source: 'server',
     ratio: Math.max(1, plain / tokenizer.count(CALIBRATION_TEXT)),
@@ -520,9 +499,7 @@ export class OpenAIEngine implements Engine {
         const reason = e instanceof Error ? e.message : String(e);
         if (!retryable) throw e;
         if (retries >= this.retry.maxRetries) {
-          const err = new Error(
-            `${reason} Gave up after ${retries + 1} attempt${retries ? 's' : ''}; the step that failed was not skipped.`,
-          );
+          const err = new Error(`${reason} Gave up after ${retries + 1} attempt${retries ? 's' : ''}; the step that failed was not skipped.`);
           err.name = (e as Error).name;
           throw err;
         }

@@ -8,15 +8,7 @@ import { type TokenizerConfigLike, webllmSystemMessage } from './system-message'
 import { fetchTokenizerConfig } from './tokenizer-config';
 import { checkWebGPU, type GpuCapability } from './webgpu';
 import { loadModelTokenizer } from './tokenizer';
-import {
-  appConfigFor,
-  chooseModel,
-  entryFromConfig,
-  type ModelEntry,
-  prebuiltModels,
-  QWEN_CONTEXT_LIMIT,
-  reportModelProgress,
-} from './models';
+import { appConfigFor, chooseModel, entryFromConfig, type ModelEntry, prebuiltModels, QWEN_CONTEXT_LIMIT, reportModelProgress } from './models';
 import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './versions';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
@@ -83,9 +75,15 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
         `This step's prompt does not fit in the ${window ?? ''}-token context window the model was loaded with (${detail}). Choose a smaller chunk size or memory size and start the run again.`,
       );
     case 'QuotaExceededError':
-      return new ModelDownloadError('There is not enough storage for this model. Choose a smaller model, or delete models you no longer need, then try again.', 'quota');
+      return new ModelDownloadError(
+        'There is not enough storage for this model. Choose a smaller model, or delete models you no longer need, then try again.',
+        'quota',
+      );
   }
-  if (phase === 'load' && (/^(CompileError|LinkError|RuntimeError)$/.test(e.name) || /WebAssembly|wasm|Cannot find function|not a function/i.test(detail ?? ''))) {
+  if (
+    phase === 'load' &&
+    (/^(CompileError|LinkError|RuntimeError)$/.test(e.name) || /WebAssembly|wasm|Cannot find function|not a function/i.test(detail ?? ''))
+  ) {
     return named(
       'ModelLibraryError',
       `The model library ${model.libUrl} could not be loaded (${e.name}: ${detail}). It must be a WebLLM model library (.wasm) built for this model and for WebLLM ${webllm.version} (mlc-ai/binary-mlc-llm-libs, ${webllm.libraryFolder}); ` +
@@ -186,7 +184,12 @@ export class GpuSession {
       const start = async () => {
         await stopping;
         controller.signal.throwIfAborted();
-        return this.fetchFiles(model, { ...scopeTuning(), signal: controller.signal, onProgress: (p) => report('working', p.fraction, p.text), webllm: this.webllm });
+        return this.fetchFiles(model, {
+          ...scopeTuning(),
+          signal: controller.signal,
+          onProgress: (p) => report('working', p.fraction, p.text),
+          webllm: this.webllm,
+        });
       };
       const done = start().then(
         (r) => (report('done', 1, 'All files are downloaded'), r),
@@ -569,7 +572,10 @@ export async function resolveModel(config: EngineConfig | undefined, deps: WebLL
   const { config: chat, tokenizer } = await deps.metadata(model);
   if (model.needsF16 === undefined) model = { ...model, needsF16: /f16/.test(chat.quantization ?? model.id) };
   if (model.needsF16 && !gpu.shaderF16) {
-    throw named('ShaderF16SupportError', `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Use a q4f32_1 conversion of the model instead.`);
+    throw named(
+      'ShaderF16SupportError',
+      `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Use a q4f32_1 conversion of the model instead.`,
+    );
   }
   const own = chat.context_window_size && chat.context_window_size > 0 ? chat.context_window_size : QWEN_CONTEXT_LIMIT;
   const limit = model.custom ? (model.contextLimit ?? own) : own;

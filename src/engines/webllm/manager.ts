@@ -102,12 +102,22 @@ export class ModelService {
         if (e.vramMB !== undefined) view.vramMB = e.vramMB;
         if (e.contextLimit !== undefined) view.contextLimit = e.contextLimit;
         const speed = speeds.find((c) => c.modelId === modelKey(view.engineConfig) && c.adapter === gpu.adapter);
-        if (speed) view.speed = { prefillTokensPerSecond: speed.prefillTokensPerSecond, decodeTokensPerSecond: speed.decodeTokensPerSecond, measuredAt: speed.measuredAt };
+        if (speed)
+          view.speed = {
+            prefillTokensPerSecond: speed.prefillTokensPerSecond,
+            decodeTokensPerSecond: speed.decodeTokensPerSecond,
+            measuredAt: speed.measuredAt,
+          };
         return view;
       }),
     );
     const chosen = chooseModel(DEFAULT_MODEL_ID, entries, gpu);
-    return { gpu, models, defaultId: chosen.entry?.id ?? DEFAULT_MODEL_ID, note: chosen.note ?? (gpu.shaderF16 ? null : f16Note('q4f16_1 models', 'their q4f32_1 builds')) };
+    return {
+      gpu,
+      models,
+      defaultId: chosen.entry?.id ?? DEFAULT_MODEL_ID,
+      note: chosen.note ?? (gpu.shaderF16 ? null : f16Note('q4f16_1 models', 'their q4f32_1 builds')),
+    };
   }
 
   /** Refuses, before a byte is fetched, where WebGPU cannot run the model anyway. */
@@ -187,7 +197,9 @@ export class ModelService {
     const base = `custom:${spec.label.trim()}`;
     let id = base;
     for (let n = 2; taken.has(id); n++) id = `${base} (${n})`;
-    await (await this.store).putCustomModel({
+    await (
+      await this.store
+    ).putCustomModel({
       id,
       label: spec.label.trim(),
       modelUrl: spec.modelUrl.trim(),

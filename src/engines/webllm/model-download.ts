@@ -166,10 +166,15 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export async function ensureConfigAndTokenizer(files: ModelFiles, o: DownloadOptions = {}): Promise<{ config: ChatConfigLike; tokenizer: ArrayBuffer }> {
   const urls = fileUrls(files);
   const what = 'a model config (mlc-chat-config.json)';
-  const configBytes = await ensureFile(CACHE_NAMES.config, urls.config, 'the model config (mlc-chat-config.json)', o, 'json', (b) => parseJson(b, what, urls.config, isObject));
+  const configBytes = await ensureFile(CACHE_NAMES.config, urls.config, 'the model config (mlc-chat-config.json)', o, 'json', (b) =>
+    parseJson(b, what, urls.config, isObject),
+  );
   const config = parseJson<ChatConfigLike>(configBytes, what, urls.config, isObject);
   if (config.tokenizer_files && !config.tokenizer_files.includes('tokenizer.json')) {
-    throw new ModelDownloadError('This model has no tokenizer.json, which counting its tokens exactly needs. Convert it again with MLC, which writes one.', 'invalid');
+    throw new ModelDownloadError(
+      'This model has no tokenizer.json, which counting its tokens exactly needs. Convert it again with MLC, which writes one.',
+      'invalid',
+    );
   }
   const tokenizer = await ensureFile(CACHE_NAMES.model, urls.tokenizer, 'the tokenizer (tokenizer.json)', o, 'json', (b) =>
     parseJson(b, 'a tokenizer (tokenizer.json)', urls.tokenizer, (v) => isObject(v) && 'model' in v),
@@ -268,7 +273,9 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
   const hasLib = Boolean(await cached(c, CACHE_NAMES.wasm, files.libUrl));
 
   const need = bytesTotal - complete - [...held.values()].reduce((a, b) => a + b, 0);
-  const estimate = await (o.estimate ?? (() => globalThis.navigator?.storage?.estimate?.() ?? Promise.resolve({})))().catch(() => ({}) as { usage?: number; quota?: number });
+  const estimate = await (o.estimate ?? (() => globalThis.navigator?.storage?.estimate?.() ?? Promise.resolve({})))().catch(
+    () => ({}) as { usage?: number; quota?: number },
+  );
   if (estimate.quota && need > estimate.quota - (estimate.usage ?? 0)) throw quotaError(need, estimate.quota - (estimate.usage ?? 0));
 
   if (!hasLib) {

@@ -71,7 +71,10 @@ export function isQuota(e: unknown): boolean {
 }
 
 export function quotaError(needed?: number, free?: number): ModelDownloadError {
-  const amounts = needed !== undefined && free !== undefined ? ` It needs ${formatBytes(needed)} more, and this browser lets this site store only ${formatBytes(Math.max(0, free))} more.` : '';
+  const amounts =
+    needed !== undefined && free !== undefined
+      ? ` It needs ${formatBytes(needed)} more, and this browser lets this site store only ${formatBytes(Math.max(0, free))} more.`
+      : '';
   return new ModelDownloadError(
     `There is not enough storage for this model.${amounts} Choose a smaller model, or delete models you no longer need (and documents in the Library), then press Download again.`,
     'quota',
@@ -280,7 +283,10 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
           attempts--;
           continue;
         }
-        throw new ModelDownloadError(`${req.what} was not found at ${req.url} (HTTP ${res.status}). Check the model URL and model library URL, then try again.`, 'not-found');
+        throw new ModelDownloadError(
+          `${req.what} was not found at ${req.url} (HTTP ${res.status}). Check the model URL and model library URL, then try again.`,
+          'not-found',
+        );
       }
       if (res.status === 416 && offset > 0) {
         await drain(res);

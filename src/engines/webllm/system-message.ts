@@ -43,7 +43,12 @@ export interface TokenizerConfigLike {
  */
 export function webllmSystemMessage(tokenizerConfig: TokenizerConfigLike | undefined, model: { id: string; modelUrl?: string }): string | undefined {
   const template = tokenizerConfig?.chat_template;
-  const text = typeof template === 'string' ? template : Array.isArray(template) ? (template.find((t: { name?: string }) => t?.name === 'default') as { template?: string } | undefined)?.template : undefined;
+  const text =
+    typeof template === 'string'
+      ? template
+      : Array.isArray(template)
+        ? (template.find((t: { name?: string }) => t?.name === 'default') as { template?: string } | undefined)?.template
+        : undefined;
   if (typeof text === 'string') {
     const found = templateDefaultSystem(text);
     if (found !== null) return found;

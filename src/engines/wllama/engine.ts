@@ -9,15 +9,7 @@ import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig } from '../engine';
 import { llamaCppParams, stepRequest } from '../request';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
-import {
-  effectiveThreads,
-  isQwenVocabulary,
-  type ModelSource,
-  openLocalModel,
-  parseWllamaConfig,
-  WLLAMA_ENGINE_ID,
-  type WllamaSettings,
-} from './models';
+import { effectiveThreads, isQwenVocabulary, type ModelSource, openLocalModel, parseWllamaConfig, WLLAMA_ENGINE_ID, type WllamaSettings } from './models';
 
 /** The slice of Wllama used here; unit tests put a stub in its place. */
 export interface WllamaRuntime {
@@ -427,7 +419,13 @@ export class WllamaEngine implements Engine {
       let timings: CompletionChunk['timings'];
       await runtime.createChatCompletion({
         // Sampled as every step is (sampling over the whole vocabulary costs time on a CPU), at the default temperature and top p.
-        ...llamaCppParams(stepRequest([{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }], { maxTokens: 32, temperature: DEFAULT_READ_SETTINGS.temperature, topP: DEFAULT_READ_SETTINGS.topP })),
+        ...llamaCppParams(
+          stepRequest([{ role: 'user', content: `${SAMPLE.repeat(6)}\nContinue the story.` }], {
+            maxTokens: 32,
+            temperature: DEFAULT_READ_SETTINGS.temperature,
+            topP: DEFAULT_READ_SETTINGS.topP,
+          }),
+        ),
         ignore_eos: true,
         cache_prompt: false,
         stream: true,

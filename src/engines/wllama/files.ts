@@ -105,7 +105,14 @@ async function localModels(): Promise<StoredModel[]> {
       }
     }
     names.sort();
-    models.push({ id: `file:${key}`, model: modelKey({ localModel: key }), name: partsLabel(names[0] ?? key, names.length), origin: 'a file on this device', bytes, complete });
+    models.push({
+      id: `file:${key}`,
+      model: modelKey({ localModel: key }),
+      name: partsLabel(names[0] ?? key, names.length),
+      origin: 'a file on this device',
+      bytes,
+      complete,
+    });
   }
   return models;
 }

@@ -170,7 +170,10 @@ export function localModelKey(files: readonly FileLike[]): string {
   if (!first) throw new Error('Choose at least one GGUF file.');
   const bytes = sorted.reduce((n, f) => n + f.size, 0);
   const newest = Math.max(...sorted.map((f) => f.lastModified));
-  const stem = first.name.replace(/\.gguf$/i, '').replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80);
+  const stem = first.name
+    .replace(/\.gguf$/i, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .slice(0, 80);
   return `${stem}-${bytes}-${newest}`;
 }
 
@@ -232,10 +235,7 @@ const COMPLETE = '.complete';
  * stable key; files already stored whole are not copied again. Nothing is sent
  * anywhere. Returns the key and a name to show.
  */
-export async function saveLocalModel(
-  files: readonly File[],
-  onProgress?: (fraction: number) => void,
-): Promise<{ key: string; name: string; bytes: number }> {
+export async function saveLocalModel(files: readonly File[], onProgress?: (fraction: number) => void): Promise<{ key: string; name: string; bytes: number }> {
   if (files.length === 0) throw new Error('Choose at least one GGUF file.');
   for (const f of files) {
     if (!/\.gguf$/i.test(f.name)) throw new Error(`"${f.name}" is not a GGUF file (.gguf).`);

@@ -16,8 +16,7 @@ export function AccuracyChart({ tasks, lengths, cells }: { tasks: readonly TaskI
   const sorted = [...lengths].sort((a, b) => a - b);
   const lo = Math.log2(sorted[0] ?? 1);
   const hi = Math.log2(sorted[sorted.length - 1] ?? 1);
-  const x = (length: number) =>
-    hi === lo ? (PAD.left + W - PAD.right) / 2 : PAD.left + ((Math.log2(length) - lo) / (hi - lo)) * (W - PAD.left - PAD.right);
+  const x = (length: number) => (hi === lo ? (PAD.left + W - PAD.right) / 2 : PAD.left + ((Math.log2(length) - lo) / (hi - lo)) * (W - PAD.left - PAD.right));
   const y = (accuracy: number) => PAD.top + (1 - accuracy) * (H - PAD.top - PAD.bottom);
   const lines = tasks.map((task, i) => ({
     task,
@@ -46,9 +45,7 @@ export function AccuracyChart({ tasks, lengths, cells }: { tasks: readonly TaskI
         ))}
         {lines.map((line) => (
           <g key={line.task} stroke={line.colour} fill={line.colour}>
-            {line.points.length > 1 && (
-              <polyline fill="none" strokeWidth={2} points={line.points.map((p) => `${x(p.length)},${y(p.accuracy)}`).join(' ')} />
-            )}
+            {line.points.length > 1 && <polyline fill="none" strokeWidth={2} points={line.points.map((p) => `${x(p.length)},${y(p.accuracy)}`).join(' ')} />}
             {line.points.map((p) => (
               <circle key={p.length} cx={x(p.length)} cy={y(p.accuracy)} r={3.5} />
             ))}

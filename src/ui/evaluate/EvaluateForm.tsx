@@ -217,7 +217,14 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
           </div>
           <div className="field">
             <label htmlFor={ids.items}>{t('evaluate.items')}</label>
-            <input id={ids.items} type="number" min={1} placeholder={t('evaluate.all')} value={itemsPerFile} onChange={(e) => setItemsPerFile(e.target.value)} />
+            <input
+              id={ids.items}
+              type="number"
+              min={1}
+              placeholder={t('evaluate.all')}
+              value={itemsPerFile}
+              onChange={(e) => setItemsPerFile(e.target.value)}
+            />
           </div>
         </>
       )}
@@ -243,8 +250,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
             <legend>{t('evaluate.lengths')}</legend>
             {STANDARD_LENGTHS.map((l) => (
               <label key={l}>
-                <input type="checkbox" checked={lengths.includes(l)} onChange={(e) => setLengths(toggle(lengths, l, e.target.checked))} />{' '}
-                {formatLength(l)}
+                <input type="checkbox" checked={lengths.includes(l)} onChange={(e) => setLengths(toggle(lengths, l, e.target.checked))} /> {formatLength(l)}
               </label>
             ))}
           </fieldset>
@@ -280,7 +286,15 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         <div className="row">
           <div className="field">
             <label htmlFor={ids.chunk}>{t('settings.chunk')}</label>
-            <input id={ids.chunk} type="number" min={100} max={100000} step={100} value={chunkTokens} onChange={(e) => setChunkTokens(e.target.valueAsNumber)} />
+            <input
+              id={ids.chunk}
+              type="number"
+              min={100}
+              max={100000}
+              step={100}
+              value={chunkTokens}
+              onChange={(e) => setChunkTokens(e.target.valueAsNumber)}
+            />
           </div>
           <div className="field">
             <label htmlFor={ids.memory}>{t('settings.memory')}</label>

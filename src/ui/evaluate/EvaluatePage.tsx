@@ -77,9 +77,7 @@ export function EvaluatePage() {
     <div className="app">
       <header className="app-head">
         <h1 tabIndex={-1}>{t('evaluate.title')}</h1>
-        <p className="hint">
-          {t('evaluate.intro')}
-        </p>
+        <p className="hint">{t('evaluate.intro')}</p>
       </header>
       <div className="layout">
         <div className="side">
@@ -111,7 +109,12 @@ export function EvaluatePage() {
                   <li key={e.id}>
                     <button type="button" aria-current={e.id === currentId ? 'page' : undefined} onClick={() => setCurrentId(e.id)}>
                       <span className="run-q">
-                        {label(e.engineId)} · {e.dataset ? `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}` : e.spec.mode === 'memory' ? t('evaluate.memoryShort') : t('evaluate.fullShort')}
+                        {label(e.engineId)} ·{' '}
+                        {e.dataset
+                          ? `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}`
+                          : e.spec.mode === 'memory'
+                            ? t('evaluate.memoryShort')
+                            : t('evaluate.fullShort')}
                       </span>
                       <span className="hint">
                         {formatDate(e.createdAt)} · {e.completed}/{e.total} · {t(`runs.status.${e.status}`)}

@@ -47,17 +47,17 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
     dataset
       ? download(`${stem}.json`, 'application/json', datasetReportJson(datasetReport(dataset.method, dataset.prompts, files)))
       : download(
-      `${stem}.json`,
-      'application/json',
-      reportJson({
-        engine: evaluation.engineId,
-        ...(typeof evaluation.engineConfig?.model === 'string' && { model: evaluation.engineConfig.model }),
-        haystack: haystackName(evaluation),
-        spec,
-        cells,
-        samples: [...samples],
-      }),
-    );
+          `${stem}.json`,
+          'application/json',
+          reportJson({
+            engine: evaluation.engineId,
+            ...(typeof evaluation.engineConfig?.model === 'string' && { model: evaluation.engineConfig.model }),
+            haystack: haystackName(evaluation),
+            spec,
+            cells,
+            samples: [...samples],
+          }),
+        );
 
   return (
     <section className="run" aria-label={t('evaluate.region')}>
@@ -87,8 +87,10 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
           <p className="hint">
             {t('evaluate.tasksTimes', { count: spec.tasks.length })} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
             {t('evaluate.samplesSeed', { count: spec.samples, seed: spec.seed })}
-            {spec.mode === 'memory' ? ` · ${t('evaluate.sizes', { chunk: spec.chunkTokens, memory: spec.memoryTokens, cutter: CUTTER_LABELS.boundary })}` : ''} ·{' '}
-            {t('evaluate.haystackOf', { name: haystackName(evaluation) })}
+            {spec.mode === 'memory'
+              ? ` · ${t('evaluate.sizes', { chunk: spec.chunkTokens, memory: spec.memoryTokens, cutter: CUTTER_LABELS.boundary })}`
+              : ''}{' '}
+            · {t('evaluate.haystackOf', { name: haystackName(evaluation) })}
           </p>
         )}
       </header>

@@ -61,8 +61,10 @@ export const en = {
     numbered: 'Question {{n}}',
     remove: 'Remove question {{n}}',
     add: 'Add a question',
-    several_one: 'Read reads the book once for each of the {{count}} questions: a model on this device takes them in turns, chunk by chunk; a server reads them at once.',
-    several_other: 'Read reads the book once for each of the {{count}} questions: a model on this device takes them in turns, chunk by chunk; a server reads them at once.',
+    several_one:
+      'Read reads the book once for each of the {{count}} questions: a model on this device takes them in turns, chunk by chunk; a server reads them at once.',
+    several_other:
+      'Read reads the book once for each of the {{count}} questions: a model on this device takes them in turns, chunk by chunk; a server reads them at once.',
   },
   run: {
     region: 'Run',
@@ -292,7 +294,8 @@ export const en = {
     noGpu: 'No usable WebGPU here: {{engine}} runs a small model on the processor instead.',
     use: 'Use {{engine}}',
     why: 'Why, and how long it takes',
-    whyText: 'This browser has no usable WebGPU, so models that need a graphics card cannot run well here. {{engine}} runs a small model on the processor instead.',
+    whyText:
+      'This browser has no usable WebGPU, so models that need a graphics card cannot run well here. {{engine}} runs a small model on the processor instead.',
   },
   webllm: {
     model: 'Model',

@@ -406,7 +406,8 @@ export const zhCN: Messages = {
   },
   timeline: {
     list: '记忆修订',
-    entry: '修订 {{k}}：第 {{k}} / {{total}} 块，读到全书的 {{through}}%{{place}}，记忆 {{memory}} 个词元，{{time}}，{{speed}} 词元/秒{{measured}}{{flags}}{{reason}}',
+    entry:
+      '修订 {{k}}：第 {{k}} / {{total}} 块，读到全书的 {{through}}%{{place}}，记忆 {{memory}} 个词元，{{time}}，{{speed}} 词元/秒{{measured}}{{flags}}{{reason}}',
     measured: '，读取 {{read}} 词元/秒，首个词元用时 {{first}} 秒',
     because: '，阅读原因：{{reason}}',
     truncatedLong: '记忆被截断',

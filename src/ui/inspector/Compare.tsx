@@ -54,10 +54,10 @@ export function Compare({ run, others, index }: Props) {
           <h3>
             {other.question} · {t('compare.heading', { memory: other.settings.memoryTokens, chunk: index === null ? '–' : index + 1 })}
           </h3>
-          {other.settings.chunkTokens !== run.settings.chunkTokens && (
-            <p className="hint">{t('compare.differ')}</p>
-          )}
-          <pre tabIndex={0} className="text">{memory ?? t('compare.noRevision')}</pre>
+          {other.settings.chunkTokens !== run.settings.chunkTokens && <p className="hint">{t('compare.differ')}</p>}
+          <pre tabIndex={0} className="text">
+            {memory ?? t('compare.noRevision')}
+          </pre>
         </section>
       )}
     </div>

@@ -3,7 +3,11 @@ import { buildExport, type RunRecord, store, toMarkdown } from '../data';
 import { download } from '../download';
 
 function fileStem(run: RunRecord): string {
-  const q = run.question.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '').slice(0, 40);
+  const q = run.question
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 40);
   return `memagent-${q || 'run'}-${run.id.slice(0, 8)}`;
 }
 

@@ -64,11 +64,7 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
           <input id={ids.search} type="search" value={query} onChange={(e) => onSearch(e.target.value)} onKeyDown={onSearchKey} />
         </div>
         <p className="hint" aria-live="polite">
-          {query.trim()
-            ? firstHit === null
-              ? t('inspector.noMatch')
-              : t('inspector.matches', { count: marked.size, first: firstHit + 1 })
-            : ''}
+          {query.trim() ? (firstHit === null ? t('inspector.noMatch') : t('inspector.matches', { count: marked.size, first: firstHit + 1 })) : ''}
         </p>
         {firstHit !== null && (
           <button type="button" onClick={() => onSelect(firstHit)}>

@@ -26,13 +26,7 @@ export function MemoryChart({ revisions, memoryCap, selected, onSelect }: Props)
   };
   return (
     <figure className="chart">
-      <svg
-        viewBox={`0 0 ${W} ${H}`}
-        preserveAspectRatio="none"
-        role="img"
-        aria-label={t('inspector.chart', { n })}
-        onClick={pick}
-      >
+      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={t('inspector.chart', { n })} onClick={pick}>
         <polyline points={size.join(' ')} className="line-size" fill="none" vectorEffect="non-scaling-stroke" />
         <polyline points={change.join(' ')} className="line-change" fill="none" vectorEffect="non-scaling-stroke" />
         {selected !== null && <line x1={x(selected)} x2={x(selected)} y1={0} y2={H} className="cursor" vectorEffect="non-scaling-stroke" />}

@@ -55,9 +55,7 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
       try {
         const text = await (await store).readText(book.id, revision.start, revision.end);
         section =
-          text === undefined
-            ? { key: sectionKey, runId, revision, problem: i18n.t('inspector.stillStoring') }
-            : { key: sectionKey, runId, revision, text };
+          text === undefined ? { key: sectionKey, runId, revision, problem: i18n.t('inspector.stillStoring') } : { key: sectionKey, runId, revision, text };
       } catch (e) {
         section = { key: sectionKey, runId, revision, problem: (e as Error).message };
       }
@@ -108,7 +106,9 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
         {memory?.problem ? (
           <p className="hint">{memory.problem}</p>
         ) : (
-          <pre tabIndex={0} className="text">{revision ? (ready?.after ?? '…') : t('inspector.noRevision')}</pre>
+          <pre tabIndex={0} className="text">
+            {revision ? (ready?.after ?? '…') : t('inspector.noRevision')}
+          </pre>
         )}
       </section>
       <section aria-label={t('inspector.changes')} aria-busy={memoryBusy} className="pane">
@@ -116,7 +116,9 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
           {t('inspector.changes')}
           {ready ? ` · ${t('inspector.words', { added: ready.revision.wordsAdded, removed: ready.revision.wordsRemoved })}` : ''}
         </h3>
-        <pre tabIndex={0} className="text diff">{ready ? <DiffView before={ready.before} after={ready.after} /> : ''}</pre>
+        <pre tabIndex={0} className="text diff">
+          {ready ? <DiffView before={ready.before} after={ready.after} /> : ''}
+        </pre>
       </section>
       <section aria-label={t('inspector.section')} aria-busy={sectionBusy} className="pane">
         <h3>
@@ -131,7 +133,9 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
         {shown?.text === undefined ? (
           <p className="hint">{!revision ? '' : !book ? t('inspector.noBook') : (shown?.problem ?? '…')}</p>
         ) : (
-          <pre tabIndex={0} className="text">{marking !== null ? <Highlighted section={shown.text} memory={marking} /> : shown.text}</pre>
+          <pre tabIndex={0} className="text">
+            {marking !== null ? <Highlighted section={shown.text} memory={marking} /> : shown.text}
+          </pre>
         )}
       </section>
     </div>
@@ -144,17 +148,7 @@ function DiffView({ before, after }: { before: string; after: string }) {
   return (
     <>
       {diff.parts.map((p, i) =>
-        p.kind === 'added' ? (
-          <ins key={i}>
-            {p.text}
-          </ins>
-        ) : p.kind === 'removed' ? (
-          <del key={i}>
-            {p.text}
-          </del>
-        ) : (
-          <span key={i}>{p.text}</span>
-        ),
+        p.kind === 'added' ? <ins key={i}>{p.text}</ins> : p.kind === 'removed' ? <del key={i}>{p.text}</del> : <span key={i}>{p.text}</span>,
       )}
     </>
   );

@@ -48,13 +48,9 @@ export function RunSettings({ run }: { run: RunRecord }) {
         <dt>{t('runSettings.context')}</dt>
         <dd>{t('runSettings.tokens', { n: s.contextTokens })}</dd>
         <dt>{t('runSettings.skimTitle')}</dt>
-        <dd>
-          {run.skim ? describeSkim(run) : t('runSettings.skimOff')}
-        </dd>
+        <dd>{run.skim ? describeSkim(run) : t('runSettings.skimOff')}</dd>
         <dt>{t('runSettings.sampling')}</dt>
-        <dd>
-          {t('runSettings.samplingValue', { temperature: s.temperature, topP: s.topP, seed: s.seed ?? t('settings.random') })}
-        </dd>
+        <dd>{t('runSettings.samplingValue', { temperature: s.temperature, topP: s.topP, seed: s.seed ?? t('settings.random') })}</dd>
         <dt>{t('runSettings.prompts')}</dt>
         <dd>
           {run.prompts ? describePrompts(run.prompts) : t('runSettings.oldTemplates')}
@@ -62,9 +58,13 @@ export function RunSettings({ run }: { run: RunRecord }) {
         </dd>
       </dl>
       <h4>{t('settings.updateTemplate')}</h4>
-      <pre tabIndex={0} className="text">{run.templates.update}</pre>
+      <pre tabIndex={0} className="text">
+        {run.templates.update}
+      </pre>
       <h4>{t('settings.finalTemplate')}</h4>
-      <pre tabIndex={0} className="text">{run.templates.final}</pre>
+      <pre tabIndex={0} className="text">
+        {run.templates.final}
+      </pre>
     </details>
   );
 }

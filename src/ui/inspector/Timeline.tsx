@@ -24,13 +24,7 @@ interface Props {
 /** A first guess at an entry's height; each rendered entry is measured, so one whose text wraps takes the room it needs. */
 const ROW = 44;
 
-export function describeRevision(
-  r: RevisionRecord,
-  total: number,
-  bookLength: number,
-  anchors: readonly Anchor[] = [],
-  reason?: ReadReason,
-): string {
+export function describeRevision(r: RevisionRecord, total: number, bookLength: number, anchors: readonly Anchor[] = [], reason?: ReadReason): string {
   const place = describePlace(anchors, r.start);
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
@@ -110,18 +104,20 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
     const last = revisions.length - 1;
     const current = selected ?? last;
     const next =
-      e.key === 'ArrowDown' || e.key === 'j' ? Math.min(last, current + 1)
-      : e.key === 'ArrowUp' || e.key === 'k' ? Math.max(0, current - 1)
-      : e.key === 'Home' ? 0
-      : e.key === 'End' ? last
-      : null;
+      e.key === 'ArrowDown' || e.key === 'j'
+        ? Math.min(last, current + 1)
+        : e.key === 'ArrowUp' || e.key === 'k'
+          ? Math.max(0, current - 1)
+          : e.key === 'Home'
+            ? 0
+            : e.key === 'End'
+              ? last
+              : null;
     if (next === null) return;
     e.preventDefault();
     onSelect(next);
     // Keep keyboard focus on the entry that is now selected, once it is rendered.
-    requestAnimationFrame(() =>
-      scroller.current?.querySelector<HTMLButtonElement>(`[data-index="${next}"] button`)?.focus(),
-    );
+    requestAnimationFrame(() => scroller.current?.querySelector<HTMLButtonElement>(`[data-index="${next}"] button`)?.focus());
   };
 
   return (
@@ -149,7 +145,8 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
                   {reason && <span className="rev-reason"> · {describeReason(reason)}</span>}
                 </span>
                 <span className="rev-meta">
-                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {i18n.t('timeline.tok', { n: r.memoryTokens })} · {formatMs(r.ms)}
+                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {i18n.t('timeline.tok', { n: r.memoryTokens })} ·{' '}
+                  {formatMs(r.ms)}
                   {r.finishReason === 'length' && ` · ${i18n.t('timeline.truncated')}`}
                   {r.retries > 0 && ` · ${i18n.t('timeline.retried')}`}
                 </span>

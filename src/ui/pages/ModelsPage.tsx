@@ -7,17 +7,9 @@ import { Page } from './Page';
 export function ModelsPage({ active }: { active: boolean }) {
   const { t } = useTranslation();
   return (
-    <Page
-      place="models"
-      active={active}
-      title={t('models.title')}
-      intro={t('models.intro')}
-      className="models-page"
-    >
+    <Page place="models" active={active} title={t('models.title')} intro={t('models.intro')} className="models-page">
       <ModelStorage />
-      <div className="models-layout">
-        {Object.entries(ENGINE_UI).map(([id, { Models }]) => Models && <Models key={id} active={active} />)}
-      </div>
+      <div className="models-layout">{Object.entries(ENGINE_UI).map(([id, { Models }]) => Models && <Models key={id} active={active} />)}</div>
     </Page>
   );
 }

@@ -121,7 +121,9 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
           onChange={(e) => update({ model: e.target.value })}
         />
         <datalist id={ids.models}>
-          {server?.models.map((m) => <option key={m.id} value={m.id} />)}
+          {server?.models.map((m) => (
+            <option key={m.id} value={m.id} />
+          ))}
         </datalist>
       </div>
       <div className="field">
@@ -163,7 +165,15 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
             model: server.model,
             window: formatNumber(server.serverContextWindow),
             counts: server.counts.source === 'server' ? t('openai.countsServer') : t('openai.countsHere'),
-          })} ` + (server.models.length > 1 ? t('openai.also', { models: server.models.filter((m) => m.id !== server.model).map((m) => m.id).join(', ') }) : '')}
+          })} ` +
+            (server.models.length > 1
+              ? t('openai.also', {
+                  models: server.models
+                    .filter((m) => m.id !== server.model)
+                    .map((m) => m.id)
+                    .join(', '),
+                })
+              : '')}
       </p>
       <ErrorAlert message={error} />
     </div>

@@ -67,53 +67,69 @@ export function ModelManager() {
       {usable && list && (
         <ul className="model-list">
           {/* A build this GPU cannot run is listed only while it has files to delete. */}
-          {list.models.filter((m) => !m.unsupported || m.cache.partial).map((m) => (
-            <li key={m.id} aria-label={m.label}>
-              <strong>{m.label}</strong>
-              <p className="hint">{modelFacts(m)}</p>
-              {m.unsupported && <p className="hint">{t('models.unsupported', { why: m.unsupported })}</p>}
-              {m.speed ? (
-                <p className="hint">
-                  {t('models.measured', { read: formatSpeed(m.speed.prefillTokensPerSecond), write: formatSpeed(m.speed.decodeTokensPerSecond) })}
-                </p>
-              ) : (
-                // Load measures right after loading: until it returns, the model is loaded but not yet measured.
-                m.loaded && <p className="hint">{busy === m.id ? t('models.measuring') : t('models.notMeasured')}</p>
-              )}
-              <div className="controls">
-                <button
-                  type="button"
-                  aria-label={t(m.cache.partial && !m.cache.complete ? 'models.resumeOf' : 'models.downloadOf', { model: m.label })}
-                  disabled={busy !== null || m.cache.complete || Boolean(m.unsupported)}
-                  onClick={() => void act('downloadModel', m)}
-                >
-                  {m.cache.partial && !m.cache.complete ? t('models.resume') : t('models.downloadButton')}
-                </button>
-                {progress?.modelId === m.id && progress.phase === 'download' && progress.state === 'working' && (
-                  // Received bytes are kept: Download (or a run) resumes where this stops.
-                  <button type="button" aria-label={t('models.stopOf', { model: m.label })} onClick={() => void call(agent.stopModelDownload(m.id)).catch((e: Error) => setAlert(e.message))}>
-                    {t('models.stop')}
-                  </button>
+          {list.models
+            .filter((m) => !m.unsupported || m.cache.partial)
+            .map((m) => (
+              <li key={m.id} aria-label={m.label}>
+                <strong>{m.label}</strong>
+                <p className="hint">{modelFacts(m)}</p>
+                {m.unsupported && <p className="hint">{t('models.unsupported', { why: m.unsupported })}</p>}
+                {m.speed ? (
+                  <p className="hint">
+                    {t('models.measured', { read: formatSpeed(m.speed.prefillTokensPerSecond), write: formatSpeed(m.speed.decodeTokensPerSecond) })}
+                  </p>
+                ) : (
+                  // Load measures right after loading: until it returns, the model is loaded but not yet measured.
+                  m.loaded && <p className="hint">{busy === m.id ? t('models.measuring') : t('models.notMeasured')}</p>
                 )}
-                <button type="button" aria-label={t('models.loadOf', { model: m.label })} disabled={busy !== null || Boolean(m.unsupported)} onClick={() => void act('loadModel', m)}>
-                  {t('models.load')}
-                </button>
-                <button
-                  type="button"
-                  aria-label={t('models.deleteOf', { model: m.label })}
-                  disabled={busy !== null || !m.cache.partial}
-                  onClick={() => void act('deleteModel', m)}
-                >
-                  {t('models.delete')}
-                </button>
-                {m.custom && (
-                  <button type="button" aria-label={t('models.removeOf', { model: m.label })} disabled={busy !== null} onClick={() => void act('removeCustomModel', m)}>
-                    {t('models.remove')}
+                <div className="controls">
+                  <button
+                    type="button"
+                    aria-label={t(m.cache.partial && !m.cache.complete ? 'models.resumeOf' : 'models.downloadOf', { model: m.label })}
+                    disabled={busy !== null || m.cache.complete || Boolean(m.unsupported)}
+                    onClick={() => void act('downloadModel', m)}
+                  >
+                    {m.cache.partial && !m.cache.complete ? t('models.resume') : t('models.downloadButton')}
                   </button>
-                )}
-              </div>
-            </li>
-          ))}
+                  {progress?.modelId === m.id && progress.phase === 'download' && progress.state === 'working' && (
+                    // Received bytes are kept: Download (or a run) resumes where this stops.
+                    <button
+                      type="button"
+                      aria-label={t('models.stopOf', { model: m.label })}
+                      onClick={() => void call(agent.stopModelDownload(m.id)).catch((e: Error) => setAlert(e.message))}
+                    >
+                      {t('models.stop')}
+                    </button>
+                  )}
+                  <button
+                    type="button"
+                    aria-label={t('models.loadOf', { model: m.label })}
+                    disabled={busy !== null || Boolean(m.unsupported)}
+                    onClick={() => void act('loadModel', m)}
+                  >
+                    {t('models.load')}
+                  </button>
+                  <button
+                    type="button"
+                    aria-label={t('models.deleteOf', { model: m.label })}
+                    disabled={busy !== null || !m.cache.partial}
+                    onClick={() => void act('deleteModel', m)}
+                  >
+                    {t('models.delete')}
+                  </button>
+                  {m.custom && (
+                    <button
+                      type="button"
+                      aria-label={t('models.removeOf', { model: m.label })}
+                      disabled={busy !== null}
+                      onClick={() => void act('removeCustomModel', m)}
+                    >
+                      {t('models.remove')}
+                    </button>
+                  )}
+                </div>
+              </li>
+            ))}
         </ul>
       )}
       {usable && <CustomModelForm onSaved={() => void refreshModels()} onError={setAlert} />}
@@ -153,15 +169,34 @@ function CustomModelForm({ onSaved, onError }: { onSaved(): void; onError(messag
         </div>
         <div className="field">
           <label htmlFor={id.url}>{t('models.custom.url')}</label>
-          <input id={id.url} type="url" value={modelUrl} onChange={(e) => setModelUrl(e.target.value)} placeholder="https://huggingface.co/you/RL-MemAgent-7B-q4f16_1-MLC" />
+          <input
+            id={id.url}
+            type="url"
+            value={modelUrl}
+            onChange={(e) => setModelUrl(e.target.value)}
+            placeholder="https://huggingface.co/you/RL-MemAgent-7B-q4f16_1-MLC"
+          />
         </div>
         <div className="field">
           <label htmlFor={id.lib}>{t('models.custom.lib')}</label>
-          <input id={id.lib} type="url" value={libUrl} onChange={(e) => setLibUrl(e.target.value)} placeholder="https://…/Qwen2-7B-Instruct-q4f16_1_cs1k-webgpu.wasm" />
+          <input
+            id={id.lib}
+            type="url"
+            value={libUrl}
+            onChange={(e) => setLibUrl(e.target.value)}
+            placeholder="https://…/Qwen2-7B-Instruct-q4f16_1_cs1k-webgpu.wasm"
+          />
         </div>
         <div className="field">
           <label htmlFor={id.limit}>{t('models.custom.limit')}</label>
-          <input id={id.limit} type="number" min={8192} step={1024} value={Number.isNaN(limit) ? '' : limit} onChange={(e) => setLimit(e.target.valueAsNumber)} />
+          <input
+            id={id.limit}
+            type="number"
+            min={8192}
+            step={1024}
+            value={Number.isNaN(limit) ? '' : limit}
+            onChange={(e) => setLimit(e.target.valueAsNumber)}
+          />
         </div>
         <p className="hint">{t('models.custom.cors')}</p>
         <button type="submit">{t('models.custom.add')}</button>

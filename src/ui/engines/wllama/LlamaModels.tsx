@@ -54,9 +54,7 @@ export function LlamaModels({ active }: { active: boolean }) {
   return (
     <section aria-labelledby={headingId} className="gguf-models">
       <h2 id={headingId}>{t('engines.wllama.label')}</h2>
-      <p className="hint">
-        {t('models.gguf.intro')}
-      </p>
+      <p className="hint">{t('models.gguf.intro')}</p>
       {alert && (
         <p role="alert" className="error">
           {alert}

@@ -113,9 +113,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
         <option value="">{t('wllama.another')}</option>
         {config.localModel && <option value="file">{t('wllama.aFile')}</option>}
       </select>
-      {suggestion && suggestion.bytes > MAX_FILE_BYTES_WITHOUT_MEMORY64 && (
-        <p className="hint">{t('wllama.over2')}</p>
-      )}
+      {suggestion && suggestion.bytes > MAX_FILE_BYTES_WITHOUT_MEMORY64 && <p className="hint">{t('wllama.over2')}</p>}
 
       <label htmlFor={ids.url}>{t('models.custom.url')}</label>
       <input
@@ -139,11 +137,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           if (files.length) void pickFiles(files);
         }}
       />
-      <p className="hint">
-        {config.localModel
-          ? t('wllama.using', { name: String(config.localModelName ?? config.localModel) })
-          : t('wllama.fileHint')}
-      </p>
+      <p className="hint">{config.localModel ? t('wllama.using', { name: String(config.localModelName ?? config.localModel) }) : t('wllama.fileHint')}</p>
 
       <div className="row">
         <NumberField
@@ -160,11 +154,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           onChange={(_, contextTokens) => update({ ...config, contextTokens })}
         />
       </div>
-      <p className="hint">
-        {isolated
-          ? t('wllama.cores', { threads, cores })
-          : t('wllama.notIsolated')}
-      </p>
+      <p className="hint">{isolated ? t('wllama.cores', { threads, cores }) : t('wllama.notIsolated')}</p>
 
       <button type="button" onClick={() => void measure()} disabled={busy !== null || !(config.modelUrl || config.localModel)}>
         {t('wllama.measure')}
