@@ -1,28 +1,14 @@
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from './engine';
 import { EXTRACTIVE } from './extractive/entry';
-import { type ApiKeySource, checkServer as checkOpenAIServer, type OpenAIOptions, openAIConfig, type ServerCheck } from './openai/engine';
+import type { EngineEntry, EngineOptions } from './entry';
+import { checkServer as checkOpenAIServer, openAIConfig, type ServerCheck } from './openai/engine';
 import { OPENAI } from './openai/entry';
 import { loadQwenTokenizer } from './qwen-tokenizer';
 import { WEBLLM } from './webllm/entry';
 import { WLLAMA } from './wllama/entry';
 
-/** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */
-export interface EngineOptions extends OpenAIOptions {
-  apiKey?: ApiKeySource;
-}
-
-/**
- * One entry per runtime, each written in its engine's folder (`entry.ts`). A
- * new engine adds its folder and one line to the table below; heavy runtimes
- * are imported inside `create`, so they load only when used.
- */
-export interface EngineEntry {
-  info: EngineInfo;
-  create(config?: EngineConfig, options?: EngineOptions): Promise<Engine>;
-  /** The tokenizer runs on this engine are chunked with. */
-  tokenizer(config?: EngineConfig): Promise<Tokenizer>;
-}
+export type { EngineEntry, EngineOptions };
 
 // The order the Engine combobox lists them in.
 const ENTRIES: readonly EngineEntry[] = [EXTRACTIVE, OPENAI, WEBLLM, WLLAMA];

@@ -1,4 +1,4 @@
-import type { EngineEntry } from '../registry';
+import type { EngineEntry } from '../entry';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
 import { EXTRACTIVE_INFO, ExtractiveEngine } from './engine';
 

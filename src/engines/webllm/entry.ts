@@ -1,4 +1,4 @@
-import type { EngineEntry } from '../registry';
+import type { EngineEntry } from '../entry';
 import { WEBLLM_INFO } from './models';
 
 /** WebLLM on this GPU. */

@@ -1,14 +1,8 @@
 import type { EngineConfig, EngineInfo } from '../engine';
 import type { GpuCapability } from './webgpu';
-import { SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from './versions';
+import { type ModelRecordLike, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from './versions';
 
-/** The fields of a WebLLM model record that this app reads. */
-export interface ModelRecordLike {
-  model: string;
-  model_id: string;
-  model_lib: string;
-  vram_required_MB?: number;
-}
+export type { ModelRecordLike };
 
 /** One model the app can download and run. */
 export interface ModelEntry {

@@ -1,4 +1,10 @@
-import type { ModelRecordLike } from './models';
+/** The fields of a WebLLM model record that this app reads. */
+export interface ModelRecordLike {
+  model: string;
+  model_id: string;
+  model_lib: string;
+  vram_required_MB?: number;
+}
 
 /**
  * What differs between the WebLLM versions the engine adapter drives: the
