@@ -275,31 +275,21 @@ export class Evaluator {
     engine: Engine,
     finished: ReadonlySet<number>,
     job: JobContext,
+    step: (ordinal: number, chunk: number, chunks: number) => void,
   ): Promise<void> {
-    const { store, publish } = this.deps;
     const { signal } = job;
-    const interval = this.deps.stepIntervalMs ?? 200;
-    let lastStep = 0;
     if (finished.size < evaluation.total) await engine.prepare?.(methodStepTokens(settings, engine), signal);
     for (let ordinal = 0; ordinal < evaluation.total; ordinal++) {
       if (finished.has(ordinal)) continue;
-      const item = await store.getDatasetItem(evaluation.id, ordinal);
+      const item = await this.deps.store.getDatasetItem(evaluation.id, ordinal);
       if (!item) throw new Error(`Item ${ordinal + 1} of this evaluation's dataset files is no longer stored. Start the evaluation again with the files.`);
       const result = await readItem(item, item.file, settings, {
         generator: engine,
         tokenizer: engine.tokenizer,
         signal,
-        onStep: ({ chunk, chunks }) => {
-          const t = Date.now();
-          if (t - lastStep < interval && chunk < chunks) return;
-          lastStep = t;
-          publish({ type: 'step', evaluationId: evaluation.id, ordinal, chunk, chunks });
-        },
+        onStep: ({ chunk, chunks }) => step(ordinal, chunk, chunks),
       });
-      const sample: DatasetSampleRecord = { ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() };
-      await store.commitEvaluationSample(sample);
-      job.stored();
-      publish({ type: 'sample', evaluationId: evaluation.id, ordinal });
+      await this.commit({ ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() }, job);
     }
   }
 
@@ -311,40 +301,46 @@ export class Evaluator {
     if (!evaluation || evaluation.status !== 'running' || signal.aborted) return;
     const engine = await job.engine(evaluation.engineId, evaluation.engineConfig);
     const finished = new Set(await store.listEvaluationOrdinals(id));
-    const interval = this.deps.stepIntervalMs ?? 200;
-    let lastStep = 0;
+    const step = this.stepReporter(id);
     if (evaluation.dataset) {
-      await this.readDataset(evaluation, evaluation.dataset.settings, engine, finished, job);
-      await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
-      publish({ type: 'status', evaluationId: id, status: 'done' });
-      return;
-    }
-    const essay = await this.essay(evaluation.haystack);
-    const sweep = runSweep(
-      evaluation.spec,
-      {
-        generator: engine,
-        tokenizer: engine.tokenizer,
-        contextWindow: engine.contextWindow,
-        essay,
-        signal,
-        onStep: ({ ordinal, chunk, chunks }) => {
-          const t = Date.now();
-          if (t - lastStep < interval && chunk < chunks) return;
-          lastStep = t;
-          publish({ type: 'step', evaluationId: id, ordinal, chunk, chunks });
+      await this.readDataset(evaluation, evaluation.dataset.settings, engine, finished, job, step);
+    } else {
+      const essay = await this.essay(evaluation.haystack);
+      const sweep = runSweep(
+        evaluation.spec,
+        {
+          generator: engine,
+          tokenizer: engine.tokenizer,
+          contextWindow: engine.contextWindow,
+          essay,
+          signal,
+          onStep: ({ ordinal, chunk, chunks }) => step(ordinal, chunk, chunks),
         },
-      },
-      finished,
-    );
-    for await (const result of sweep) {
-      const sample: EvaluationSampleRecord = { ...result, evaluationId: id, committedAt: Date.now() };
-      await store.commitEvaluationSample(sample);
-      job.stored();
-      publish({ type: 'sample', evaluationId: id, ordinal: result.ordinal });
+        finished,
+      );
+      for await (const result of sweep) await this.commit({ ...result, evaluationId: id, committedAt: Date.now() }, job);
     }
     await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
     publish({ type: 'status', evaluationId: id, status: 'done' });
+  }
+
+  /** Stores a finished sample with the sweep's progress, then tells every tab. */
+  private async commit(sample: EvaluationSampleRecord | DatasetSampleRecord, job: JobContext): Promise<void> {
+    await this.deps.store.commitEvaluationSample(sample);
+    job.stored();
+    this.deps.publish({ type: 'sample', evaluationId: sample.evaluationId, ordinal: sample.ordinal });
+  }
+
+  /** Progress inside a sample, told at most every `stepIntervalMs` (and always at a sample's last chunk). */
+  private stepReporter(evaluationId: string): (ordinal: number, chunk: number, chunks: number) => void {
+    const interval = this.deps.stepIntervalMs ?? 200;
+    let lastStep = 0;
+    return (ordinal, chunk, chunks) => {
+      const t = Date.now();
+      if (t - lastStep < interval && chunk < chunks) return;
+      lastStep = t;
+      this.deps.publish({ type: 'step', evaluationId, ordinal, chunk, chunks });
+    };
   }
 }
 
