@@ -190,7 +190,7 @@ describe.each([
     const before = await first.steps(id);
     expect(before.length).toBeGreaterThan(0);
     // The second tab heard that the job runs, and waits for its lock.
-    const lock = [...new Set(locks.waiting(`memagent-${kind === RUN ? 'run' : 'evaluation'}-${id}`))];
+    const lock = [...new Set(locks.waiting(`memagent-${kind.noun}-${id}`))];
     expect(lock).toEqual(['second']);
 
     locks.kill('first');
