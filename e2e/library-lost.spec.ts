@@ -24,6 +24,8 @@ test('an empty library says the books are gone when the browser deleted the data
   await addBook(page);
   await page.getByRole('listitem', { name: book.name }).getByRole('button', { name: 'Delete' }).click();
   await page.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Yes, delete' }).click();
+  // Deleted as the person sees it (a reload before the worker has deleted keeps the book).
+  await expect(page.getByRole('listitem', { name: book.name })).toHaveCount(0);
   await reopen(page);
   await expect(notice).toHaveCount(0);
 
