@@ -25,7 +25,7 @@ const MB = 1024 * 1024;
 const FRANKENSTEIN = Buffer.from(readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8').replace(/^\uFEFF/, ''));
 
 /** Frankenstein's text (curly quotes and all) repeated to `bytes` bytes of UTF-8, ending in ASCII. */
-function book(bytes: number): Buffer {
+export function book(bytes: number): Buffer {
   const one = FRANKENSTEIN;
   const out = Buffer.alloc(bytes, 'a');
   for (let at = 0; at + one.length <= bytes; at += one.length) one.copy(out, at);
@@ -167,6 +167,7 @@ interface Imported {
 
 /** The stages of an import and of a read's start, in order, each named by the mark that ends it. */
 const STAGES: [from: string, to: string, label: string][] = [
+  ...(process.env.FINE ? (JSON.parse(process.env.FINE) as [string, string, string][]) : []),
   ['upload', 'import-file', 'file to the worker'],
   ['import-file', 'import-bytes', 'file read'],
   ['import-bytes', 'import-read', 'decoded and hashed'],
@@ -179,7 +180,7 @@ const STAGES: [from: string, to: string, label: string][] = [
   ['run-reading', 'first', 'first chunk cut, engine called'],
 ];
 
-async function importBook(browser: Browser, url: string, path: string, options: { measure: boolean }): Promise<Imported> {
+export async function importBook(browser: Browser, url: string, path: string, options: { measure: boolean }): Promise<Imported> {
   const context = await browser.newContext();
   const page = await context.newPage();
   try {
@@ -254,7 +255,7 @@ async function importBook(browser: Browser, url: string, path: string, options: 
 }
 
 /** The app, or (onePart) the app with each text stored as one value with its record: the baseline. */
-async function buildApp(outDir: string, onePart: boolean): Promise<void> {
+export async function buildApp(outDir: string, onePart: boolean): Promise<void> {
   await build({
     configFile: 'vite.config.ts',
     logLevel: 'error',

@@ -28,8 +28,19 @@ const engines = new EngineCache((engineId: string, config?: EngineConfig) => cre
 const channel = new BroadcastChannel(EVENTS_CHANNEL);
 const sweepChannel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
 const store = Store.open();
-// Every import and run counts tokens: load the tokenizer while the page is still being read.
-void tokenizerFor('extractive').catch(() => undefined);
+/** A few lines of ordinary prose, numbers and punctuation, counted once the tokenizer is loaded. */
+const WARM_UP_TEXT = Array.from(
+  { length: 40 },
+  (_, i) =>
+    `Chapter ${i + 1}. “Where were you on the ${i + 2}th of March?” she asked; he said nothing, and looked out at the grey harbour — ` +
+    `the boats, the gulls, ${i * 37} barrels of salted fish and a ship’s bell that rang twice.\n\n`,
+).join('');
+
+// Every import and run counts tokens: load the tokenizer while the page is still being read, and count a
+// little text with it, so that its code is compiled before a book needs it (the first count runs several times slower).
+void tokenizerFor('extractive')
+  .then((t) => t.count(WARM_UP_TEXT))
+  .catch(() => undefined);
 
 // The MemAgent prompt files: fetched whenever the app fetches anyway, kept in IndexedDB.
 const prompts = new PromptLibrary(store);

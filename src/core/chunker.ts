@@ -50,6 +50,23 @@ function classify(text: string, pos: number): Boundary {
 }
 
 /**
+ * The first chunk of a text of which only the beginning, `start`, is known
+ * yet: exactly the chunk that chunkText cuts first from the whole text, or
+ * undefined where `start` cannot tell it. It is cut from `start` up to a line
+ * end that a letter or other visible character follows (there the
+ * pre-tokenizer ends a piece, however the text goes on), found after `reach`
+ * characters: a chunk cut there before its end was cut as the whole text cuts it.
+ */
+export function firstChunk(start: string, tokenizer: Tokenizer, maxTokens: number, reach = 5 * maxTokens): ChunkSpan | undefined {
+  let end = start.indexOf('\n', reach);
+  while (end >= 0 && end + 1 < start.length && /\s/.test(start[end + 1]!)) end = start.indexOf('\n', end + 1);
+  if (end < 0 || end + 1 >= start.length) return undefined;
+  const text = start.slice(0, end + 1);
+  const first = chunkText(text, tokenizer, maxTokens).next().value;
+  return first && first.end < text.length ? first : undefined;
+}
+
+/**
  * Cuts `text` into chunks of at most `maxTokens` tokens that cover it in order,
  * with no gap and no overlap. A chunk ends at the last paragraph break inside its
  * final 10% if there is one, else at the last sentence end there, else at the last

@@ -29,7 +29,8 @@ export interface LoopMethod {
 export const APP_LOOP_METHOD: Readonly<LoopMethod> = Object.freeze({ memory: 'trimmed', answerStyle: 'lenient', verbatim: false });
 
 export interface LoopInput {
-  text: string;
+  /** The book's text (or what reads ranges of it: a book still arriving), from which each chunk's characters are taken. */
+  text: { slice(start: number, end: number): string };
   /** A list of chunks, or a source still cutting the book (reading starts with its first chunk). */
   chunks: readonly ChunkSpan[] | ChunkSource;
   question: string;

@@ -149,7 +149,7 @@ export function lineEndsInPlace(bytes: Uint8Array): Uint8Array {
 }
 
 /** Text never holds NUL bytes, except UTF-16 (which carries a BOM here). */
-function hasNul(bytes: Uint8Array): boolean {
+export function hasNul(bytes: Uint8Array): boolean {
   return bytes.subarray(0, SAMPLE_BYTES).includes(0);
 }
 

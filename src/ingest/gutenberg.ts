@@ -28,22 +28,43 @@ function firstMatch(text: string, patterns: readonly RegExp[], from = 0): RegExp
   return null;
 }
 
+/** Where Project Gutenberg's START marker is searched for, and its END marker: this many characters from either end. */
+export const GUTENBERG_REACH = 200_000;
+
 /** Where the book starts and ends inside a Project Gutenberg text, or null if it has no markers. */
 export function findGutenberg(text: string): GutenbergCut | null {
-  const head = firstMatch(text.length > 200_000 ? text.slice(0, 200_000) : text, START);
-  let start = head ? head.index + head[0].length : 0;
-  const tail = text.length > 200_000 ? text.length - 200_000 : 0;
-  const foot = firstMatch(text, END, Math.max(start, tail));
-  let end = foot ? foot.index : text.length;
-  if (foot) {
-    // Move the cut up to an "End of the Project Gutenberg EBook" line just above the marker.
-    const window = Math.max(start, end - 2000);
-    for (const m of text.slice(window, end).matchAll(END_NOTE)) {
-      end = window + m.index;
-      break;
-    }
+  const head = gutenbergHead(text);
+  const start = head ?? 0;
+  const foot = gutenbergFoot(text, Math.max(start, text.length - GUTENBERG_REACH), start);
+  if (head === null && foot === null) return null;
+  return trimCut(text, start, foot ?? text.length);
+}
+
+/** Where the text after the START marker begins (before blank space is trimmed), or null without one. */
+export function gutenbergHead(text: string): number | null {
+  const head = firstMatch(text.length > GUTENBERG_REACH ? text.slice(0, GUTENBERG_REACH) : text, START);
+  return head ? head.index + head[0].length : null;
+}
+
+/**
+ * Where the book ends before the END marker found at or after `from` (moved up
+ * to an "End of the Project Gutenberg EBook" line just above it, not before
+ * `start`), before blank space is trimmed; null without one.
+ */
+export function gutenbergFoot(text: string, from: number, start: number): number | null {
+  const foot = firstMatch(text, END, Math.max(0, from));
+  if (!foot) return null;
+  let end = foot.index;
+  const window = Math.max(0, start, end - 2000);
+  for (const m of text.slice(window, end).matchAll(END_NOTE)) {
+    end = window + m.index;
+    break;
   }
-  if (!head && !foot) return null;
+  return end;
+}
+
+/** The cut [start, end) with blank space trimmed from both of its ends. */
+export function trimCut(text: string, start: number, end: number): GutenbergCut {
   while (start < end && /\s/.test(text[start]!)) start++;
   while (end > start && /\s/.test(text[end - 1]!)) end--;
   return { start, end, header: text.slice(0, start), footer: text.slice(end) };

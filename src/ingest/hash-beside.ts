@@ -5,14 +5,15 @@ type Reply = { id: number; hash: string } | { id: number; error: string };
 
 /**
  * Hashes copies of files on another thread (one worker, made on first use),
- * so that the thread reading a file need not wait for its hash first.
+ * so that the thread reading a file need not wait for its hash first. A file
+ * given as a Blob is read by that thread itself.
  */
-export function hashBesideWith(spawn: () => Worker): (bytes: Uint8Array<ArrayBuffer>) => Promise<string> | undefined {
+export function hashBesideWith(spawn: () => Worker): (bytes: Uint8Array<ArrayBuffer> | Blob) => Promise<string> | undefined {
   let worker: Worker | undefined;
   let next = 0;
   const waiting = new Map<number, { resolve(hash: string): void; reject(error: Error): void }>();
   return (bytes) => {
-    if (bytes.length > HASH_BESIDE_MAX_BYTES) return undefined;
+    if (!(bytes instanceof Blob) && bytes.length > HASH_BESIDE_MAX_BYTES) return undefined;
     if (!worker) {
       worker = spawn();
       worker.onmessage = (e: MessageEvent<Reply>) => {

@@ -93,7 +93,7 @@ const EMPTY_ZIP = [0x50, 0x4b, 0x05, 0x06];
 const OLE = [0xd0, 0xcf, 0x11, 0xe0];
 
 /** The format by content first (a PDF named .txt is still a PDF), then by extension. */
-function formatOf(name: string, bytes: Uint8Array): DocumentFormat {
+export function formatOf(name: string, bytes: Uint8Array): DocumentFormat {
   const ext = extensionOf(name);
   const byName = EXTENSIONS[ext];
   // "%PDF" may follow a little junk; pdf.js looks in the first kilobyte too.

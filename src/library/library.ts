@@ -6,6 +6,7 @@ import type { RunEvent } from '../agent/events';
 import { mark } from '../jobs/marks';
 import { RequestError } from '../jobs/request-error';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
+import { NotStreamable, STREAM_BYTES, streamTextFile } from './stream-import';
 
 export interface LibraryDeps {
   store: Store;
@@ -15,7 +16,7 @@ export interface LibraryDeps {
    * can be read meanwhile; undefined where that is not done (no such thread,
    * or a file too large to hold twice).
    */
-  hashBeside?(bytes: Uint8Array<ArrayBuffer>): Promise<string> | undefined;
+  hashBeside?(bytes: Uint8Array<ArrayBuffer> | Blob): Promise<string> | undefined;
   /** Tells every tab that a document's record changed. */
   publish(event: RunEvent): void;
   /** Runs `work` holding lock `name`, waiting for it if another tab holds it. */
@@ -26,8 +27,18 @@ export interface LibraryDeps {
   countAtImportChars?: number;
   /** Bytes this site uses and may use (navigator.storage.estimate), to refuse a book that cannot fit. */
   estimateStorage?(): Promise<{ usage?: number; quota?: number }>;
+  /** Sizes of the text files read as a stream (STREAM_BYTES by default). */
+  streamBytes?: { min: number; max: number };
   /** How texts are cut into parts and written (the Store's defaults otherwise). */
   textStorage?: Pick<StoreTextOptions, 'partChars' | 'batchChars'>;
+}
+
+/** A book whose text is still being read from its file. */
+export interface ArrivingText {
+  /** The book's text from its beginning, as far as it was decoded when the book became readable. */
+  start: string;
+  /** The whole text once decoded; undefined if the import failed. */
+  whole: Promise<string | undefined>;
 }
 
 export interface IngestRequest {
@@ -53,6 +64,11 @@ export class Library {
   private readonly imports = new Map<string, Promise<DocumentRecord>>();
   /** Exact token counts of long books, made after they are stored. */
   readonly counts: TokenCounts;
+  /** Books whose text is still being read from their file: the beginning of it, and the whole once decoded. */
+  private readonly arrivingTexts = new Map<string, ArrivingText>();
+  /** Reads starting (see holdImports), and the streamed imports waiting for them. */
+  private holds = 0;
+  private readonly waitingImports: (() => void)[] = [];
   /** Told before a document is deleted: its readers stop first. */
   private readonly deleting = new Set<(documentId: string) => Promise<void>>();
 
@@ -196,7 +212,7 @@ export class Library {
    */
   private async settledDocument(hash: string, request: IngestRequest): Promise<DocumentRecord | undefined> {
     const { store } = this.deps;
-    let existing = await store.getDocument(hash);
+    let existing = (await store.getDocument(hash)) ?? (await store.listDocuments()).find((d) => d.sha256 === hash);
     if (existing?.importing) {
       const here = this.imports.get(hash);
       if (here) {
@@ -270,6 +286,8 @@ export class Library {
    * read started right after an import does not wait to load a long book again.
    */
   async text(documentId: string): Promise<string | undefined> {
+    const arriving = this.arrivingTexts.get(documentId);
+    if (arriving) return arriving.whole;
     if (this.lastText?.id === documentId) return this.lastText.text;
     const text = await this.deps.store.readText(documentId);
     if (text !== undefined) this.lastText = { id: documentId, text };
@@ -289,13 +307,107 @@ export class Library {
     throw new RequestError(`"${doc.name}" is still being stored by another tab. Wait until its import has finished, then try again.`);
   }
 
+  /**
+   * Holds back imports that read a file as a stream (between its slices) until
+   * `release` is called, or `ms` have passed: a read that is starting goes
+   * first, and the import goes on once the read's first step has begun.
+   */
+  holdImports(ms = 5000): () => void {
+    this.holds++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      clearTimeout(timer);
+      if (--this.holds === 0) for (const resume of this.waitingImports.splice(0)) resume();
+    };
+    const timer = setTimeout(release, ms);
+    return release;
+  }
+
+  private async importTurn(): Promise<void> {
+    while (this.holds > 0) await new Promise<void>((resume) => this.waitingImports.push(resume));
+  }
+
+  /** The beginning of a book whose text is still being read from its file, and the whole once decoded (undefined if the import fails). */
+  arriving(documentId: string): ArrivingText | undefined {
+    return this.arrivingTexts.get(documentId);
+  }
+
   /** A picked file: a file too large is refused before its bytes are read into memory. */
   async ingestFile(file: Blob & { name: string }, engineId: string, request: IngestRequest = {}): Promise<DocumentRecord> {
     const refusal = sizeRefusal(file.name, file.size);
     if (refusal) throw refusal;
     mark('import-file', true);
     request.onProgress?.({ stage: 'Reading the file', fraction: 0 });
+    const { min, max } = this.deps.streamBytes ?? STREAM_BYTES;
+    if (file.size >= min && file.size <= max && /\.(txt|text|md|markdown)$/i.test(file.name)) {
+      const streamed = await this.ingestStream(file, engineId, request);
+      if (streamed) return streamed;
+    }
     return this.ingestOwned(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) }, engineId, request);
+  }
+
+  /**
+   * A text file read as a stream (see streamTextFile): readable once its first
+   * part is stored, long before the file is read to its end. Undefined, with
+   * nothing stored, where the file is to be read whole instead: another
+   * encoding, or a book of the same size stored before (it may be this file
+   * again, which only its hash tells, and that takes the whole file).
+   */
+  private async ingestStream(file: Blob & { name: string }, engineId: string, request: IngestRequest): Promise<DocumentRecord | undefined> {
+    const { store } = this.deps;
+    // One tab streams a file of a given size at a time: the same file in two tabs is stored once.
+    return this.holding(`memagent-import-bytes-${file.size}`, async () => {
+      if ((await store.listDocuments()).some((d) => d.bytes === file.size)) return undefined;
+      const id = `text-${crypto.randomUUID()}`;
+      const report = throttle(request.onProgress);
+      const tokenizer = await this.deps.tokenizerFor(engineId);
+      let settle: (text: string | undefined) => void = () => undefined;
+      let usable: DocumentRecord | null = null;
+      const storing = this.holding(`memagent-import-${id}`, () =>
+        streamTextFile(store, {
+          id,
+          file,
+          tokenizer,
+          stripGutenberg: request.stripGutenberg ?? true,
+          turn: () => this.importTurn(),
+          sha256: async () => this.deps.hashBeside?.(file) ?? hashBytes(new Uint8Array(await file.arrayBuffer())),
+          ...(this.deps.textStorage?.partChars ? { partChars: this.deps.textStorage.partChars } : {}),
+          onUsable: (doc, start) => {
+            mark('import-usable');
+            usable = doc;
+            this.arrivingTexts.set(id, { start, whole: new Promise((resolve) => (settle = resolve)) });
+            request.onUsable?.(doc);
+          },
+          onProgress: (f) => report({ stage: 'Storing', fraction: f }),
+        }),
+      );
+      const done = storing.then((r) => r.doc);
+      done.catch(() => undefined); // the failure is thrown below
+      this.imports.set(id, done);
+      try {
+        const { doc, text } = await storing;
+        this.lastText = { id, text };
+        settle(text);
+        report({ stage: 'Done', fraction: 1 });
+        this.deps.publish({ type: 'document', documentId: id });
+        void this.counts.count(id, text, tokenizer).catch(() => undefined);
+        return doc;
+      } catch (e) {
+        settle(undefined);
+        if (!(e instanceof NotStreamable)) throw await this.importFailed(file.name, id, usable !== null, e);
+        // Read whole instead; a run started on what was read so far goes with it.
+        if (usable) {
+          await this.deleteDocument(id);
+          this.deps.publish({ type: 'document', documentId: id });
+        }
+        return undefined;
+      } finally {
+        this.arrivingTexts.delete(id);
+        this.imports.delete(id);
+      }
+    });
   }
 
   /** Refuses, before writing anything, a text that the browser's storage has no room for. */

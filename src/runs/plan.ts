@@ -57,7 +57,9 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   if (wrong) throw new RequestError(wrong.message);
   const { store, library, engines } = deps;
   const doc = await store.getDocument(request.documentId);
-  const text = doc && (await library.bookText(doc));
+  const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
+  // A read that is not a skim needs no more than the book's beginning to start: a book still arriving is not waited for.
+  const text = doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
   if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
   const engine = await engines.open(request.engineId, request.engineConfig);
   const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
@@ -77,7 +79,6 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   } catch (e) {
     throw new RequestError((e as Error).message);
   }
-  const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
   // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
   // A skim ranks every chunk first, so it cuts the whole book before it starts.
   const pipelined = !skim;

@@ -1,7 +1,8 @@
 import type { ChunkLease } from '../core/chunk-lists';
 import { ChunkLists } from '../core/chunk-lists';
 import type { TextGenerator } from '../core/generation';
-import { APP_LOOP_METHOD, type LoopMethod, memoryLoop } from '../core/loop';
+import { firstChunk, type ChunkSpan } from '../core/chunker';
+import { APP_LOOP_METHOD, type LoopInput, type LoopMethod, memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
 import { SkimIndex } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
@@ -34,7 +35,15 @@ export class RunReader {
   /** The engine (by key) and question of each run reading here: a follow-up question does not cut in on it. */
   private readonly reading = new Map<string, { engineKey: string; question: string }>();
 
+  /** Imports held back for runs about to read (see Library.holdImports), by run id: released when the run's first step begins. */
+  private readonly starting = new Map<string, () => void>();
+
   constructor(private readonly deps: RunReaderDeps) {}
+
+  /** Imports stay held back (`release`) until run `runId` begins its first step here, or cannot. */
+  startSoon(runId: string, release: () => void): void {
+    this.starting.set(runId, release);
+  }
 
   /** The question of a run reading with this engine here, if any. */
   busyWith(key: string): string | undefined {
@@ -52,29 +61,43 @@ export class RunReader {
     return t;
   }
 
+  /**
+   * The whole text of a run's book: the one most recently imported or read is
+   * at hand, another is read from storage. Undefined (the run removed with it)
+   * where an import was cut short; a book no longer stored is an error.
+   */
+  private async bookText(run: RunProgress): Promise<string | undefined> {
+    const { store, library } = this.deps;
+    let text = await library.text(run.documentId);
+    if (text === undefined) {
+      const doc = await store.getDocument(run.documentId);
+      text = doc && (await library.bookText(doc));
+    }
+    if (text !== undefined) return text;
+    // A book whose import was cut short is removed with its runs, this one included.
+    if (!(await store.getRun(run.id))) return undefined;
+    throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+  }
+
   async read(runId: string, job: JobContext): Promise<void> {
     const { signal } = job;
     const { store, publish, library } = this.deps;
     // State is read after the lock is held: another writer may have moved the run on.
+    // A file being imported meanwhile waits until this run's first step has begun.
+    const releaseImports = this.starting.get(runId) ?? library.holdImports();
+    this.starting.delete(runId);
     const loaded = await store.getRun(runId);
-    if (!loaded || loaded.status !== 'running' || signal.aborted) return;
+    if (!loaded || loaded.status !== 'running' || signal.aborted) return releaseImports();
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
     let lease: ChunkLease | undefined;
     /** Gives back this run's turn at the engine, once its step is stored. */
     let giveTurn: (() => void) | undefined;
     try {
-      // The book most recently imported or read is at hand; another is read from storage.
-      let text = await library.text(run.documentId);
-      if (text === undefined) {
-        const doc = await store.getDocument(run.documentId);
-        text = doc && (await library.bookText(doc));
-      }
-      if (text === undefined) {
-        // A book whose import was cut short is removed with its runs, this one included.
-        if (!(await store.getRun(runId))) return;
-        throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
-      }
+      // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
+      const arriving = run.chunking && !run.skim && run.nextChunk === 0 && loaded.chunks.length === 0 ? library.arriving(run.documentId) : undefined;
+      let text = arriving ? undefined : await this.bookText(run);
+      if (!arriving && text === undefined) return;
       mark('run-reading');
       const engine = await job.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
@@ -83,34 +106,54 @@ export class RunReader {
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
       const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
-      if (run.chunking) {
-        // One list per book and chunk size, shared with the other runs reading it. Chunks cut so far
-        // are stored on this run as the list reports them; a resume cuts the rest again.
-        lease = this.lists.open(listKey, text, plan, (spans, done) => {
+      // One list per book and chunk size, shared with the other runs reading it. Chunks cut so far
+      // are stored on this run as the list reports them; a resume cuts the rest again.
+      const openList = (whole: string, known: readonly ChunkSpan[]) =>
+        this.lists.open(listKey, whole, known, (spans, done) => {
           const chunks = [...spans];
           void store
             .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))
             .then(() => publish({ type: 'chunks', runId, known: chunks.length, done }))
             .catch(() => undefined); // the next batch, or a resume, stores them again
         });
-      }
+      // Cut from a little more than a chunk's text first; from more where a token holds more characters.
+      const cut = (reach: number) => arriving && firstChunk(arriving.start, engine.tokenizer, run.settings.chunkTokens, reach * run.settings.chunkTokens);
+      const first = cut(5) || cut(16);
+      if (arriving && !first) text = await this.bookText(run);
+      let book: LoopInput['text'] | undefined = text;
+      let chunks: LoopInput['chunks'] = plan;
+      if (arriving && first) {
+        // The rest of the list is cut from the whole text, once decoded, after this first chunk.
+        let whole: string | undefined;
+        book = { slice: (start, end) => (whole ?? arriving.start).slice(start, end) };
+        chunks = {
+          at: async (index) => {
+            if (index === 0) return first;
+            whole ??= await arriving.whole;
+            if (whole === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+            lease ??= openList(whole, [first]);
+            return lease.at(index);
+          },
+        };
+      } else if (run.chunking) chunks = lease = openList(text!, plan);
+      if (book === undefined) return;
+      const spanAt = (index: number) => (index === 0 && first ? first : lease ? lease.span(index) : plan[index]);
       const follower = run.skim?.followMemory
-        ? new SkimFollower(new SkimIndex(text, this.lists.whole(listKey, text)), run.question, run.memory, plan, run.skim)
+        ? new SkimFollower(new SkimIndex(text!, this.lists.whole(listKey, text!)), run.question, run.memory, plan, run.skim)
         : null;
       // A model on this device serves one request at a time: its runs take turns, a whole step each
       // (request and commit), so that every question's memory moves on together. A server reads them at once.
       const turns = engine.parallel ? null : this.turnsAt(engineKey(run.engineId, run.engineConfig));
-      const generator: TextGenerator = turns
-        ? {
-            generate: async (messages, options) => {
-              giveTurn ??= await turns.take(signal);
-              return engine.generate(messages, options);
-            },
-          }
-        : engine;
+      const generator: TextGenerator = {
+        generate: async (messages, options) => {
+          if (turns) giveTurn ??= await turns.take(signal);
+          releaseImports();
+          return engine.generate(messages, options);
+        },
+      };
       const loop = memoryLoop({
-        text,
-        chunks: lease ?? plan,
+        text: book,
+        chunks,
         question: run.question,
         generator,
         templates: run.templates,
@@ -125,7 +168,7 @@ export class RunReader {
       for await (const event of loop) {
         writing?.reset();
         if (event.kind === 'revision') {
-          const span = (lease ? lease.span(event.index) : plan[event.index])!;
+          const span = spanAt(event.index)!;
           const change = diffMemory(run.memory, event.memory);
           const grew = follower?.follow(event.memory, event.index) ?? false;
           run = await store.commitRevision(
@@ -167,6 +210,7 @@ export class RunReader {
         giveTurn = undefined;
       }
     } finally {
+      releaseImports();
       writing?.reset(); // a stopped step's partial text is never announced
       this.reading.delete(runId);
       giveTurn?.();

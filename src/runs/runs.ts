@@ -1,6 +1,6 @@
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
-import type { FollowUpRecord, Store } from '../storage/db';
+import type { FollowUpRecord, RunRecord, Store } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
@@ -70,19 +70,24 @@ export class Runs {
   async startMany(request: Omit<RunRequest, 'question'>, questions: readonly string[]): Promise<string[]> {
     mark('run-requested', true);
     const { store } = this.deps;
-    const runs = await planRuns({ ...this.deps, lists: this.reader.lists }, request, questions);
+    // A file being imported waits until the first run's first step has begun.
+    const releaseImports = this.deps.library.holdImports();
     const created: string[] = [];
+    let runs: RunRecord[];
     try {
+      runs = await planRuns({ ...this.deps, lists: this.reader.lists }, request, questions);
       for (const run of runs) {
         await store.createRun(run);
         created.push(run.id);
       }
     } catch (e) {
+      releaseImports();
       // All the questions' runs or none: a read that could not store its last run leaves no other behind.
       for (const id of created) await store.deleteRun(id).catch(() => undefined);
       throw e;
     }
     mark('run-stored');
+    this.reader.startSoon(runs[0]!.id, releaseImports);
     for (const run of runs) this.jobs.begin(run.id);
     return runs.map((r) => r.id);
   }

@@ -48,50 +48,96 @@ export class Documents extends Connection {
     const perBatch = Math.max(1, Math.floor((options.batchChars ?? 4 * PART_CHARS) / partChars));
     const parts = cutParts(text, partChars);
     const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
-    const what = `"${doc.name}"`;
-    const first = await this.guard(what, async (failure) => {
-      const tx = this.db.transaction(['documents', 'textParts'], 'readwrite', STORED);
-      failure.tx = tx;
-      const existing = await tx.objectStore('documents').get(doc.id);
-      if (existing) {
-        await tx.done;
-        return existing;
-      }
-      const part: TextPartRecord = { documentId: doc.id, part: 0, text: parts.next().value ?? '' };
-      if (stripped) part.stripped = stripped;
-      await Promise.all([tx.objectStore('documents').put(record), tx.objectStore('textParts').put(part), tx.done]);
-      return null;
-    });
-    if (first) return first;
+    const existing = await this.beginDocument(record, parts.next().value ?? '', stripped);
+    if (existing) return existing;
     options.onUsable?.(record);
     options.onProgress?.(1 / total);
     let complete: DocumentRecord = record;
     for (let from = 1; from < total; from += perBatch) {
       const upto = Math.min(total, from + perBatch);
-      const batch: TextPartRecord[] = [];
-      for (let part = from; part < upto; part++) batch.push({ documentId: doc.id, part, text: parts.next().value! });
-      const last = upto === total;
-      await this.guard(what, async (failure) => {
-        // Only the last batch holds the document's record: readers of it never wait for the parts before.
-        const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite', last ? STORED : undefined);
-        failure.tx = tx;
-        const store = tx.objectStore('textParts');
-        // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.
-        const [first, now] = await Promise.all([store.getKey([doc.id, 0]), last ? tx.objectStore('documents').get(doc.id) : undefined]);
-        if (first === undefined || (last && !now?.importing)) {
-          tx.abort();
-          await tx.done.catch(() => undefined);
-          throw new DocumentGoneError(`"${doc.name}" was deleted while it was being stored.`);
-        }
-        if (!last) return await Promise.all([...batch.map((p) => store.put(p)), tx.done]);
-        // The record as it is now (its exact token count may have landed meanwhile), without the mark.
-        const { importing: _, ...done } = now!;
-        complete = done;
-        await Promise.all([...batch.map((p) => store.put(p)), tx.objectStore('documents').put(done), tx.done]);
-      });
+      const batch: string[] = [];
+      for (let part = from; part < upto; part++) batch.push(parts.next().value!);
+      if (upto === total) complete = await this.finishDocument(record, from, batch);
+      else await this.writeParts(record, from, batch);
       options.onProgress?.(upto / total);
     }
     return complete;
+  }
+
+  /**
+   * Commits a document's record with its first part in one transaction (the
+   * document is then readable), or returns the document already stored with
+   * this id. A record marked `importing` is finished by writeParts and
+   * finishDocument.
+   */
+  async beginDocument(record: DocumentRecord, firstPart: string, stripped?: StrippedText): Promise<DocumentRecord | null> {
+    return this.guard(`"${record.name}"`, async (failure) => {
+      // A record still importing is removed if it is lost with its parts: only a whole book is written to outlast a power cut.
+      const tx = this.db.transaction(['documents', 'textParts'], 'readwrite', record.importing ? undefined : STORED);
+      failure.tx = tx;
+      const existing = await tx.objectStore('documents').get(record.id);
+      if (existing) {
+        await tx.done;
+        return existing;
+      }
+      const part: TextPartRecord = { documentId: record.id, part: 0, text: firstPart };
+      if (stripped) part.stripped = stripped;
+      await Promise.all([tx.objectStore('documents').put(record), tx.objectStore('textParts').put(part), tx.done]);
+      return null;
+    });
+  }
+
+  /** Writes parts `from`, `from + 1`, … of a document being imported (see beginDocument); a deleted one gets none. */
+  writeParts(doc: Pick<DocumentRecord, 'id' | 'name'>, from: number, parts: readonly string[]): Promise<void> {
+    return this.writeBatch(doc, from, parts, null);
+  }
+
+  /**
+   * Writes a document's last parts and its record as `changes` make it, without
+   * the `importing` mark, in one transaction that is on disk when it completes;
+   * `stripped`, when given, is kept with part 0. Returns the record.
+   */
+  async finishDocument(
+    doc: Pick<DocumentRecord, 'id' | 'name'>,
+    from: number,
+    parts: readonly string[],
+    changes: Partial<DocumentRecord> = {},
+    stripped?: StrippedText,
+  ): Promise<DocumentRecord> {
+    let complete: DocumentRecord | undefined;
+    await this.writeBatch(doc, from, parts, { changes, stripped, done: (d) => (complete = d) });
+    return complete!;
+  }
+
+  private writeBatch(
+    doc: Pick<DocumentRecord, 'id' | 'name'>,
+    from: number,
+    parts: readonly string[],
+    last: { changes: Partial<DocumentRecord>; stripped?: StrippedText; done(doc: DocumentRecord): void } | null,
+  ): Promise<void> {
+    return this.guard(`"${doc.name}"`, async (failure) => {
+      // Only the last batch holds the document's record: readers of it never wait for the parts before.
+      const tx = this.db.transaction(last ? ['documents', 'textParts'] : ['textParts'], 'readwrite', last ? STORED : undefined);
+      failure.tx = tx;
+      const store = tx.objectStore('textParts');
+      // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.
+      const [first, now] = await Promise.all([
+        last?.stripped ? store.get([doc.id, 0]) : store.getKey([doc.id, 0]),
+        last ? tx.objectStore('documents').get(doc.id) : undefined,
+      ]);
+      if (first === undefined || (last && !now?.importing)) {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new DocumentGoneError(`"${doc.name}" was deleted while it was being stored.`);
+      }
+      const puts = parts.map((text, i) => store.put({ documentId: doc.id, part: from + i, text }));
+      if (!last) return void (await Promise.all([...puts, tx.done]));
+      if (last.stripped) puts.push(store.put({ ...(first as TextPartRecord), stripped: last.stripped }));
+      // The record as it is now (its exact token count may have landed meanwhile), without the mark.
+      const { importing: _, ...done } = { ...now!, ...last.changes };
+      last.done(done);
+      await Promise.all([...puts, tx.objectStore('documents').put(done), tx.done]);
+    });
   }
 
   /**

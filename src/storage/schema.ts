@@ -7,8 +7,14 @@ import type { PromptTemplates } from '../core/prompts';
 
 /** A book as stored: metadata here, its text in a store of its own so listings stay light. */
 export interface DocumentRecord {
-  /** SHA-256 of the file's bytes: the same file twice is one document. */
+  /**
+   * SHA-256 of the file's bytes (the same file twice is one document), or, for
+   * a text read as a stream (its hash is known only once it is read), an id of
+   * its own, with the hash in `sha256`.
+   */
   id: string;
+  /** SHA-256 of the file's bytes, where `id` is not that hash. */
+  sha256?: string;
   name: string;
   bytes: number;
   encoding: string;
