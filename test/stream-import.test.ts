@@ -5,6 +5,7 @@ import { chunkAll, firstChunk } from '../src/core/chunker';
 import { decodeText } from '../src/ingest/text';
 import { Utf8TextStream } from '../src/ingest/text-stream';
 import type { DocumentRecord } from '../src/storage/db';
+import { buildExport } from '../src/storage/export';
 import { dumpDatabase } from './support/db-dump';
 import { FakeLocks, freshDbName, killTab, NEEDLE, openTab, qwen, request, type Tab } from './durability-setup';
 import { corpusText } from './helpers';
@@ -103,12 +104,15 @@ describe('importing a text file as a stream', () => {
       const { streamed, whole, a, b, dbName } = await importBoth(name, encode(text), strip);
       expect(a.id).toMatch(/^text-/);
       expect(a.sha256).toBe(b.id);
-      for (const key of ['name', 'bytes', 'encoding', 'chars', 'tokens', 'tokensEstimated', 'format', 'anchors', 'stripped', 'partChars'] as const) {
+      for (const key of ['name', 'bytes', 'encoding', 'chars', 'tokens', 'tokensEstimated', 'format', 'stripped', 'partChars'] as const) {
         expect([name, strip, key, a[key]]).toEqual([name, strip, key, b[key]]);
       }
       expect(a.importing).toBeUndefined();
       expect(await streamed.store.readText(a.id)).toBe(await whole.store.readText(b.id));
       expect(await streamed.store.getStripped(a.id)).toEqual(await whole.store.getStripped(b.id));
+      const anchors = await streamed.store.getAnchors(a.id);
+      expect(anchors.length).toBeGreaterThan(20);
+      expect(anchors).toEqual(await whole.store.getAnchors(b.id));
       expect((await counts(dbName)).textParts).toBe(Math.ceil(a.chars / a.partChars));
       if (strip && name.endsWith('.txt')) expect(a.stripped).toBeDefined();
       streamed.store.close();
@@ -213,5 +217,21 @@ describe('importing a text file as a stream', () => {
     expect(await reopened.library.recoverImports()).toBe(1);
     expect(await counts(dbName)).toMatchObject({ documents: 0, textParts: 0, runs: 0, runChunks: 0, revisions: 0, memories: 0 });
     reopened.store.close();
+  });
+
+  it('gives a run exported from one browser the same book in another, which has an id of its own there', async () => {
+    const bytes = encode(gutenbergBook());
+    const a = await openTab(freshDbName('export-a'), { deps: STREAM });
+    const docA = await a.library.ingestFile(new File([bytes], 'frankenstein.txt'), 'extractive');
+    const runId = await a.runner.start(request(docA.id, { chunkTokens: 20_000 }));
+    await a.log.status(runId, 'done');
+    const exported = buildExport((await a.store.getRun(runId))!, await a.store.listRevisions(runId), await a.store.listMemories(runId), [], docA.sha256);
+    const b = await openTab(freshDbName('export-b'), { deps: STREAM });
+    const docB = await b.library.ingestFile(new File([bytes], 'frankenstein.txt'), 'extractive');
+    expect(docB.id).not.toBe(docA.id);
+    const imported = await b.runner.importRun(JSON.stringify(exported));
+    expect((await b.store.getRun(imported))!.documentId).toBe(docB.id);
+    a.store.close();
+    b.store.close();
   });
 });

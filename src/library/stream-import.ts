@@ -143,11 +143,10 @@ export async function streamTextFile(store: Store, o: StreamImport): Promise<{ d
         tokensEstimated: true,
         addedAt: Date.now(),
         format,
-        anchors: [],
         partChars,
         importing: true,
       };
-      const existing = await store.beginDocument(record, first, marker !== null ? { header, footer: '' } : undefined);
+      const existing = await store.beginDocument(record, first, marker !== null ? { stripped: { header, footer: '' } } : {});
       if (existing) throw new Error(`a document is already stored as ${o.id}`);
       o.onUsable(record, first + pending);
     } else {

@@ -118,9 +118,16 @@ export class Runs {
 
   /** Validates a run export, then stores it whole; returns the run's id. */
   async importRun(json: string): Promise<string> {
-    const { run, revisions, memories, followUps } = parseExport(json);
-    if (await this.deps.store.getRun(run.id)) throw new ImportError('This run is already in this browser; open it from the list of runs.');
-    await this.deps.store.importRun(run, revisions, memories, followUps);
+    const { run, revisions, memories, followUps, documentSha256 } = parseExport(json);
+    const { store } = this.deps;
+    if (await store.getRun(run.id)) throw new ImportError('This run is already in this browser; open it from the list of runs.');
+    // The same book here, known by its hash (an older export's documentId is that hash): the run refers to it.
+    const sha256 = documentSha256 ?? run.documentId;
+    if (!(await store.getDocument(run.documentId))) {
+      const here = (await store.listDocuments()).find((d) => (d.sha256 ?? d.id) === sha256);
+      if (here) run.documentId = here.id;
+    }
+    await store.importRun(run, revisions, memories, followUps);
     this.deps.publish({ type: 'status', runId: run.id, status: run.status });
     return run.id;
   }

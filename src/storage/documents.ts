@@ -1,3 +1,4 @@
+import type { Anchor } from '../core/anchors';
 import type { DocumentRecord, StrippedText, TextPartRecord } from './schema';
 import { cutParts, PART_CHARS, partCount, partsCovering, sliceParts } from '../core/text-parts';
 import { Connection, DocumentGoneError } from './connection';
@@ -47,8 +48,9 @@ export class Documents extends Connection {
     // Small batches: a reader of the text never waits long for the batch being written.
     const perBatch = Math.max(1, Math.floor((options.batchChars ?? 4 * PART_CHARS) / partChars));
     const parts = cutParts(text, partChars);
-    const record: DocumentRecord = { ...doc, partChars, ...(total > 1 ? { importing: true as const } : {}) };
-    const existing = await this.beginDocument(record, parts.next().value ?? '', stripped);
+    const { anchors, ...plain } = doc;
+    const record: DocumentRecord = { ...plain, partChars, ...(total > 1 ? { importing: true as const } : {}) };
+    const existing = await this.beginDocument(record, parts.next().value ?? '', { stripped, anchors });
     if (existing) return existing;
     options.onUsable?.(record);
     options.onProgress?.(1 / total);
@@ -67,10 +69,16 @@ export class Documents extends Connection {
   /**
    * Commits a document's record with its first part in one transaction (the
    * document is then readable), or returns the document already stored with
-   * this id. A record marked `importing` is finished by writeParts and
+   * this id. What was stripped from the text, and its anchors, are kept with
+   * the first part. A record marked `importing` is finished by writeParts and
    * finishDocument.
    */
-  async beginDocument(record: DocumentRecord, firstPart: string, stripped?: StrippedText): Promise<DocumentRecord | null> {
+  async beginDocument(
+    record: DocumentRecord,
+    firstPart: string,
+    withPart: { stripped?: StrippedText; anchors?: Anchor[] } = {},
+  ): Promise<DocumentRecord | null> {
+    const { stripped, anchors } = withPart;
     return this.guard(`"${record.name}"`, async (failure) => {
       // A record still importing is removed if it is lost with its parts: only a whole book is written to outlast a power cut.
       const tx = this.db.transaction(['documents', 'textParts'], 'readwrite', record.importing ? undefined : STORED);
@@ -82,6 +90,7 @@ export class Documents extends Connection {
       }
       const part: TextPartRecord = { documentId: record.id, part: 0, text: firstPart };
       if (stripped) part.stripped = stripped;
+      if (anchors?.length) part.anchors = anchors;
       await Promise.all([tx.objectStore('documents').put(record), tx.objectStore('textParts').put(part), tx.done]);
       return null;
     });
@@ -121,8 +130,10 @@ export class Documents extends Connection {
       failure.tx = tx;
       const store = tx.objectStore('textParts');
       // A document deleted meanwhile (its parts go with it, part 0 first) gets no more parts: nothing of it may stay behind.
+      const { anchors, ...changes } = last?.changes ?? {};
+      const rewrite = last?.stripped || anchors?.length;
       const [first, now] = await Promise.all([
-        last?.stripped ? store.get([doc.id, 0]) : store.getKey([doc.id, 0]),
+        rewrite ? store.get([doc.id, 0]) : store.getKey([doc.id, 0]),
         last ? tx.objectStore('documents').get(doc.id) : undefined,
       ]);
       if (first === undefined || (last && !now?.importing)) {
@@ -132,9 +143,14 @@ export class Documents extends Connection {
       }
       const puts = parts.map((text, i) => store.put({ documentId: doc.id, part: from + i, text }));
       if (!last) return void (await Promise.all([...puts, tx.done]));
-      if (last.stripped) puts.push(store.put({ ...(first as TextPartRecord), stripped: last.stripped }));
+      if (rewrite) {
+        const part = { ...(first as TextPartRecord) };
+        if (last.stripped) part.stripped = last.stripped;
+        if (anchors?.length) part.anchors = anchors;
+        puts.push(store.put(part));
+      }
       // The record as it is now (its exact token count may have landed meanwhile), without the mark.
-      const { importing: _, ...done } = { ...now!, ...last.changes };
+      const { importing: _, ...done } = { ...now!, ...changes };
       last.done(done);
       await Promise.all([...puts, tx.objectStore('documents').put(done), tx.done]);
     });
@@ -190,6 +206,15 @@ export class Documents extends Connection {
         tx.done,
       ]);
       return { runs: runIds.length };
+    });
+  }
+
+  /** A document's chapters, headings and pages (see DocumentRecord.anchors); none for a document not stored. */
+  getAnchors(id: string): Promise<Anchor[]> {
+    return this.read('the chapters of this book', async () => {
+      const tx = this.db.transaction(['documents', 'textParts']);
+      const [part, doc] = await Promise.all([tx.objectStore('textParts').get([id, 0]), tx.objectStore('documents').get(id)]);
+      return part?.anchors ?? doc?.anchors ?? [];
     });
   }
 

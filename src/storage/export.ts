@@ -4,7 +4,7 @@ import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunRecord } from './
 /**
  * The shareable form of a run: settings, templates, every revision with its
  * memory and timings. The book's text is not included; a browser that has the
- * same book (same content hash) shows the sections too.
+ * same book (same content hash, kept in `document`) shows the sections too.
  */
 export const EXPORT_FORMAT = 'memagent-run';
 export const EXPORT_VERSION = 1;
@@ -96,6 +96,8 @@ const ExportSchema = v.pipe(
     format: v.literal(EXPORT_FORMAT),
     version: v.literal(EXPORT_VERSION),
     run: RunSchema,
+    /** The book's SHA-256 (absent in older exports, whose run's documentId is that hash). */
+    document: v.optional(v.object({ sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) })),
     revisions: v.array(RevisionSchema),
     followUps: v.optional(v.array(FollowUpSchema)),
   }),
@@ -113,11 +115,13 @@ export function buildExport(
   revisions: readonly RevisionRecord[],
   memories: readonly string[],
   followUps: readonly FollowUpRecord[] = [],
+  documentSha256?: string,
 ): RunExport {
   return {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     run,
+    ...(documentSha256 ? { document: { sha256: documentSha256 } } : {}),
     revisions: revisions.map(({ runId: _runId, ...r }, i) => ({ ...r, memory: memories[i] ?? '' })),
     ...(followUps.length ? { followUps: followUps.map(({ runId: _runId, ...f }) => f) } : {}),
   };
@@ -141,7 +145,14 @@ export function checkExportSize(bytes: number): void {
 }
 
 /** Parses and validates an export before anything is written; the records to store. */
-export function parseExport(json: string): { run: RunRecord; revisions: RevisionRecord[]; memories: MemoryRecord[]; followUps: FollowUpRecord[] } {
+export function parseExport(json: string): {
+  run: RunRecord;
+  revisions: RevisionRecord[];
+  memories: MemoryRecord[];
+  followUps: FollowUpRecord[];
+  /** The book's SHA-256, where the export says it. */
+  documentSha256?: string;
+} {
   checkExportSize(json.length);
   let data: unknown;
   try {
@@ -157,7 +168,7 @@ export function parseExport(json: string): { run: RunRecord; revisions: Revision
       `This file is not a valid memagent-web run export${where ? ` (at ${where})` : ''}: ${issue?.message ?? 'unknown problem'}. Nothing was imported.`,
     );
   }
-  const { run, revisions, followUps = [] } = result.output;
+  const { run, revisions, followUps = [], document } = result.output;
   if (followUps.length && run.status !== 'done') {
     throw new ImportError('This file is not a valid memagent-web run export (at followUps): only a finished run has follow-up answers. Nothing was imported.');
   }
@@ -173,6 +184,7 @@ export function parseExport(json: string): { run: RunRecord; revisions: Revision
     revisions: revisions.map(({ memory: _memory, ...r }) => ({ ...r, runId: run.id })),
     memories: revisions.map((r) => ({ runId: run.id, index: r.index, memory: r.memory })),
     followUps: followUps.map((f) => ({ ...f, runId: run.id })),
+    ...(document ? { documentSha256: document.sha256 } : {}),
   };
 }
 

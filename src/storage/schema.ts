@@ -28,7 +28,12 @@ export interface DocumentRecord {
   addedAt: number;
   /** text, markdown, html, epub, pdf or docx; absent on documents stored before formats were told apart. */
   format?: string;
-  /** Chapters, headings and pages, sorted by offset into the text: where a chunk is in the book. */
+  /**
+   * Chapters, headings and pages, sorted by offset into the text: where a chunk
+   * is in the book. Kept with part 0 of the text (see getAnchors), not here,
+   * by documents stored since: a long book has hundreds of thousands, and
+   * every listing of the books would read them. Older records have them here.
+   */
   anchors?: Anchor[];
   pages?: number;
   title?: string;
@@ -51,6 +56,8 @@ export interface TextPartRecord {
   text: string;
   /** On part 0 only: what was cut from the text on import. */
   stripped?: StrippedText;
+  /** On part 0 only: the document's anchors (see DocumentRecord.anchors). */
+  anchors?: Anchor[];
 }
 
 /** What was cut from a document's text on import, kept so that nothing is lost. */

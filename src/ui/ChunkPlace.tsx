@@ -11,7 +11,7 @@ function anchorsOfRun(runId: string): Promise<readonly Anchor[]> {
     found = (async () => {
       const s = await store;
       const run = await s.getRun(runId);
-      return (run && (await s.getDocument(run.documentId))?.anchors) ?? [];
+      return run ? await s.getAnchors(run.documentId) : [];
     })();
     cache.set(runId, found);
   }

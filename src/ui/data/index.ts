@@ -22,6 +22,7 @@ export type StoreView = Pick<
   | 'readText'
   | 'getText'
   | 'getStripped'
+  | 'getAnchors'
   | 'getRun'
   | 'listRuns'
   | 'readingProgress'

@@ -16,8 +16,15 @@ export function ExportButtons({ run }: { run: RunRecord }) {
   const { t } = useTranslation();
   const exportAs = async (kind: 'json' | 'md') => {
     const s = await store;
-    const [revisions, memories, followUps] = await Promise.all([s.listRevisions(run.id), s.listMemories(run.id), s.listFollowUps(run.id)]);
-    const data = buildExport(run, revisions, memories, followUps);
+    const [revisions, memories, followUps, doc] = await Promise.all([
+      s.listRevisions(run.id),
+      s.listMemories(run.id),
+      s.listFollowUps(run.id),
+      s.getDocument(run.documentId),
+    ]);
+    // The book's hash: another browser that has the same file shows this run's sections in it.
+    const sha256 = doc?.sha256 ?? (/^[0-9a-f]{64}$/.test(run.documentId) ? run.documentId : undefined);
+    const data = buildExport(run, revisions, memories, followUps, sha256);
     if (kind === 'json') download(`${fileStem(run)}.json`, 'application/json', JSON.stringify(data, null, 1));
     else download(`${fileStem(run)}.md`, 'text/markdown', toMarkdown(data));
   };
