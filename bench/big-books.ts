@@ -26,7 +26,7 @@ const MB = 1024 * 1024;
 const FRANKENSTEIN = Buffer.from(readFileSync(new URL('../../shared/corpus/frankenstein.txt', import.meta.url), 'utf8').replace(/^\uFEFF/, ''));
 
 /** Frankenstein's text (curly quotes and all) repeated to `bytes` bytes of UTF-8, ending in ASCII. */
-export function book(bytes: number): Buffer {
+function book(bytes: number): Buffer {
   const one = FRANKENSTEIN;
   const out = Buffer.alloc(bytes, 'a');
   for (let at = 0; at + one.length <= bytes; at += one.length) one.copy(out, at);
@@ -184,7 +184,7 @@ const STAGES: [from: string, to: string, label: string][] = [
   ['run-reading', 'first', 'first chunk cut, engine called'],
 ];
 
-export async function importBook(browser: Browser, url: string, path: string, options: { measure: boolean }): Promise<Imported> {
+async function importBook(browser: Browser, url: string, path: string, options: { measure: boolean }): Promise<Imported> {
   const context = await browser.newContext();
   const page = await context.newPage();
   try {
@@ -259,7 +259,7 @@ export async function importBook(browser: Browser, url: string, path: string, op
 }
 
 /** The app, or (onePart) the app with each text stored as one value with its record: the baseline. */
-export async function buildApp(outDir: string, onePart: boolean): Promise<void> {
+async function buildApp(outDir: string, onePart: boolean): Promise<void> {
   await build({
     configFile: 'vite.config.ts',
     logLevel: 'error',
