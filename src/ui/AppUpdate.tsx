@@ -23,11 +23,21 @@ export function AppUpdate() {
     },
   });
 
+  const update = async () => {
+    // The page reloads once the new version controls it. Workbox's own reload waits for an event it does
+    // not send for every update, so the page listens itself; a version another tab made active is loaded at once.
+    const sw = navigator.serviceWorker;
+    sw?.addEventListener('controllerchange', () => location.reload(), { once: true });
+    const waiting = (await sw?.getRegistration())?.waiting;
+    if (!waiting) return location.reload();
+    await updateServiceWorker(true);
+  };
+
   if (!needRefresh) return null;
   return (
     <div role="status" aria-label={t('update.region')} className="app-status">
       <span>{t('update.ready')}</span>
-      <button type="button" onClick={() => void updateServiceWorker(true)}>
+      <button type="button" onClick={() => void update()}>
         {t('update.update')}
       </button>
       <button type="button" onClick={() => setNeedRefresh(false)}>
