@@ -4,6 +4,8 @@ import { useTranslation } from 'react-i18next';
 import './durability.css';
 
 const HOUR = 60 * 60 * 1000;
+/** How long Update waits for the new version to take over the page before it reloads the page anyway. */
+const TAKE_OVER_MS = 5000;
 
 /**
  * Registers the service worker and offers a new version when one is waiting.
@@ -31,6 +33,8 @@ export function AppUpdate() {
     const waiting = (await sw?.getRegistration())?.waiting;
     if (!waiting) return location.reload();
     await updateServiceWorker(true);
+    // A new version waits while the old one still serves this page a request; leaving the page lets it take over.
+    setTimeout(() => location.reload(), TAKE_OVER_MS);
   };
 
   if (!needRefresh) return null;
