@@ -64,7 +64,7 @@ export function gutenbergFoot(text: string, from: number, start: number): number
 }
 
 /** The cut [start, end) with blank space trimmed from both of its ends. */
-export function trimCut(text: string, start: number, end: number): GutenbergCut {
+function trimCut(text: string, start: number, end: number): GutenbergCut {
   while (start < end && /\s/.test(text[start]!)) start++;
   while (end > start && /\s/.test(text[end - 1]!)) end--;
   return { start, end, header: text.slice(0, start), footer: text.slice(end) };

@@ -83,8 +83,10 @@ const EXTENSIONS: Record<string, DocumentFormat> = {
   docx: 'docx',
 };
 
-function extensionOf(name: string): string {
-  return name.includes('.') ? name.split('.').pop()!.toLowerCase() : '';
+/** The format a file's name says (its extension), if it names one this app reads. */
+export function formatByName(name: string): DocumentFormat | undefined {
+  const ext = name.includes('.') ? name.split('.').pop()!.toLowerCase() : '';
+  return EXTENSIONS[ext];
 }
 
 const PDF = [0x25, 0x50, 0x44, 0x46];
@@ -94,8 +96,7 @@ const OLE = [0xd0, 0xcf, 0x11, 0xe0];
 
 /** The format by content first (a PDF named .txt is still a PDF), then by extension. */
 export function formatOf(name: string, bytes: Uint8Array): DocumentFormat {
-  const ext = extensionOf(name);
-  const byName = EXTENSIONS[ext];
+  const byName = formatByName(name);
   // "%PDF" may follow a little junk; pdf.js looks in the first kilobyte too.
   const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
   if (startsWith(bytes, PDF) || (byName === 'pdf' && head.includes('%PDF-'))) return 'pdf';

@@ -1,4 +1,4 @@
-import { hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
+import { formatByName, hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
 import type { Tokenizer } from '../core/tokenizer';
 import type { DocumentRecord, Store, StoreTextOptions } from '../storage/db';
 import { DocumentGoneError, StorageError, StorageFullError } from '../storage/db';
@@ -341,7 +341,8 @@ export class Library {
     mark('import-file', true);
     request.onProgress?.({ stage: 'Reading the file', fraction: 0 });
     const { min, max } = this.deps.streamBytes ?? STREAM_BYTES;
-    if (file.size >= min && file.size <= max && /\.(txt|text|md|markdown)$/i.test(file.name)) {
+    const named = formatByName(file.name);
+    if (file.size >= min && file.size <= max && (named === 'text' || named === 'markdown')) {
       const streamed = await this.ingestStream(file, engineId, request);
       if (streamed) return streamed;
     }

@@ -45,8 +45,6 @@ export interface StreamImport {
   /** Waited for before each slice after the first part: a read that is starting goes first. */
   turn?(): Promise<void>;
   partChars?: number;
-  /** Parts written per transaction after the first. */
-  batchParts?: number;
   /** The record is stored with its first part: `start` is the book's text so far. */
   onUsable(doc: DocumentRecord, start: string): void;
   /** Share of the file read and stored, 0 to 1. */
@@ -54,10 +52,10 @@ export interface StreamImport {
 }
 
 /**
- * Imports a UTF-8 text or Markdown file as it is read, a megabyte at a time:
+ * Imports a UTF-8 text or Markdown file as it is read, a slice at a time:
  * the document is committed with its first part as soon as that part (and the
  * text after it that could still be Project Gutenberg's footer) is decoded,
- * and the rest is written in parts while the file is still being read. The
+ * and the rest is written a part a transaction while the file is still being read. The
  * text, its parts, anchors and Gutenberg cut are exactly those of reading the
  * file whole (ingestBytes). Throws NotStreamable, before anything is stored
  * where it can tell, when the file must be read whole instead: other
@@ -66,7 +64,6 @@ export interface StreamImport {
 export async function streamTextFile(store: Store, o: StreamImport): Promise<{ doc: DocumentRecord; text: string }> {
   const { file } = o;
   const partChars = o.partChars ?? PART_CHARS;
-  const batchParts = o.batchParts ?? 1;
   const stream = new Utf8TextStream();
   /** The decoded text, in pieces: joined once at the end, for the anchors and the reader. */
   const pieces: string[] = [];
@@ -108,7 +105,7 @@ export async function streamTextFile(store: Store, o: StreamImport): Promise<{ d
   let written = 0;
   let record: DocumentRecord | null = null;
   // Text is held back only near the end: the rest of the file holds at least a character per 4 bytes.
-  const full = () => pending.length >= (record ? batchParts : 1) * partChars + Math.max(0, HOLD_CHARS - (file.size - read) / 4);
+  const full = () => pending.length >= partChars + Math.max(0, HOLD_CHARS - (file.size - read) / 4);
   const take = (parts: number) => {
     const out: string[] = [];
     for (let i = 0; i < parts; i++) out.push(pending.slice(i * partChars, (i + 1) * partChars));
@@ -150,7 +147,7 @@ export async function streamTextFile(store: Store, o: StreamImport): Promise<{ d
       if (existing) throw new Error(`a document is already stored as ${o.id}`);
       o.onUsable(record, first + pending);
     } else {
-      await store.writeParts(record, written, take(batchParts));
+      await store.writeParts(record, written, take(1));
       progress();
     }
   }

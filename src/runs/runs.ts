@@ -2,6 +2,7 @@ import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
 import type { FollowUpRecord, RunRecord, Store } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
+import { contentHash } from '../storage/schema';
 import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
 import { mark } from '../jobs/marks';
@@ -124,7 +125,7 @@ export class Runs {
     // The same book here, known by its hash (an older export's documentId is that hash): the run refers to it.
     const sha256 = documentSha256 ?? run.documentId;
     if (!(await store.getDocument(run.documentId))) {
-      const here = (await store.listDocuments()).find((d) => (d.sha256 ?? d.id) === sha256);
+      const here = (await store.listDocuments()).find((d) => contentHash(d) === sha256);
       if (here) run.documentId = here.id;
     }
     await store.importRun(run, revisions, memories, followUps);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunRecord } from './schema';
+import { type FollowUpRecord, type MemoryRecord, type RevisionRecord, type RunRecord, SHA256_HEX } from './schema';
 
 /**
  * The shareable form of a run: settings, templates, every revision with its
@@ -97,7 +97,7 @@ const ExportSchema = v.pipe(
     version: v.literal(EXPORT_VERSION),
     run: RunSchema,
     /** The book's SHA-256 (absent in older exports, whose run's documentId is that hash). */
-    document: v.optional(v.object({ sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)) })),
+    document: v.optional(v.object({ sha256: v.pipe(v.string(), v.regex(SHA256_HEX)) })),
     revisions: v.array(RevisionSchema),
     followUps: v.optional(v.array(FollowUpSchema)),
   }),

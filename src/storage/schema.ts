@@ -49,6 +49,14 @@ export interface DocumentRecord {
   importing?: true;
 }
 
+/** A SHA-256 in hex: a file's identity. */
+export const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** The SHA-256 of a document's file: its id, or (a text read as a stream) the hash kept beside; undefined until known. */
+export function contentHash(doc: Pick<DocumentRecord, 'id' | 'sha256'>): string | undefined {
+  return doc.sha256 ?? (SHA256_HEX.test(doc.id) ? doc.id : undefined);
+}
+
 /** One part of a document's text: characters [part × partChars, (part + 1) × partChars). */
 export interface TextPartRecord {
   documentId: string;

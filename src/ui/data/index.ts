@@ -11,6 +11,7 @@ export type * from '../../storage/schema';
 export type * from '../../storage/evaluation-schema';
 export type * from '../../storage/model-schema';
 export { buildExport, checkExportSize, toMarkdown } from '../../storage/export';
+export { contentHash } from '../../storage/schema';
 export { loadApiKey } from '../../storage/secrets';
 
 /** What the page may call on the Store: reads, and hearing that the connection is lost. */

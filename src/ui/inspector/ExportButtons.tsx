@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import { buildExport, type RunRecord, store, toMarkdown } from '../data';
+import { buildExport, contentHash, type RunRecord, store, toMarkdown } from '../data';
 import { download } from '../download';
 
 function fileStem(run: RunRecord): string {
@@ -23,8 +23,7 @@ export function ExportButtons({ run }: { run: RunRecord }) {
       s.getDocument(run.documentId),
     ]);
     // The book's hash: another browser that has the same file shows this run's sections in it.
-    const sha256 = doc?.sha256 ?? (/^[0-9a-f]{64}$/.test(run.documentId) ? run.documentId : undefined);
-    const data = buildExport(run, revisions, memories, followUps, sha256);
+    const data = buildExport(run, revisions, memories, followUps, contentHash(doc ?? { id: run.documentId }));
     if (kind === 'json') download(`${fileStem(run)}.json`, 'application/json', JSON.stringify(data, null, 1));
     else download(`${fileStem(run)}.md`, 'text/markdown', toMarkdown(data));
   };
