@@ -14,6 +14,7 @@ import { type AgentApi, EVALUATION_EVENTS_CHANNEL, type EvaluationEvent, EVENTS_
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
+import { exposeOnce } from './expose-once';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
 function storedKey(config: EngineConfig | undefined): EngineOptions {
@@ -204,4 +205,4 @@ const api: AgentApi = {
   importPromptFile: (file: File) => attempt(async () => (await prompts.import(file.name, new Uint8Array(await file.arrayBuffer()))).id),
 };
 
-Comlink.expose(api);
+exposeOnce(globalThis, () => Comlink.expose(api));
