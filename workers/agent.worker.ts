@@ -14,6 +14,8 @@ import { type AgentApi, EVALUATION_EVENTS_CHANNEL, type EvaluationEvent, EVENTS_
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
+import { exposeOnce } from './expose-once';
+import { estimateStorage } from '../src/library/storage-room';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
 function storedKey(config: EngineConfig | undefined): EngineOptions {
@@ -63,7 +65,7 @@ const house = store.then(async (s) => {
         await work();
         return true;
       }),
-    estimateStorage: () => navigator.storage.estimate(),
+    estimateStorage: () => estimateStorage(),
     hashBeside: hashBesideWith(() => new Worker(new URL('./hash.worker.ts', import.meta.url), { type: 'module' })),
   });
   const runs = new Runs({ store: s, library, engines, publish, withLock, prompts });
@@ -204,4 +206,4 @@ const api: AgentApi = {
   importPromptFile: (file: File) => attempt(async () => (await prompts.import(file.name, new Uint8Array(await file.arrayBuffer()))).id),
 };
 
-Comlink.expose(api);
+exposeOnce(globalThis, () => Comlink.expose(api));

@@ -113,7 +113,8 @@ export class Library {
       if (existing) return existing;
     }
     // How much room the browser grants is asked while the file is read.
-    const room = this.deps.estimateStorage?.().catch(() => undefined);
+    // A missing API may throw at once rather than reject: either way the room is unknown, never the import's error.
+    const room = (async () => this.deps.estimateStorage?.())().catch(() => undefined);
     const options: IngestOptions = {
       hash,
       stripGutenberg: request.stripGutenberg ?? true,

@@ -3,7 +3,7 @@ import { type AgentApi, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../a
 import { i18n } from './i18n';
 
 /** The page's only doorway to the worker that owns ingestion and runs. */
-export const agent = Comlink.wrap<AgentApi>(new Worker(new URL('../../workers/agent.worker.ts', import.meta.url), { type: 'module', name: 'agent' }));
+export const agent = Comlink.wrap<AgentApi>(new Worker(new URL('../../workers/agent.worker.entry.ts', import.meta.url), { type: 'module', name: 'agent' }));
 
 /** Unwraps a worker outcome, re-raising its error with its kind and message. */
 export async function call<T>(outcome: Promise<Outcome<T>>): Promise<T> {

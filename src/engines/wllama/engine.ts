@@ -10,6 +10,7 @@ import type { Engine, EngineConfig } from '../engine';
 import { llamaCppParams, stepRequest } from '../request';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
 import { effectiveThreads, isQwenVocabulary, type ModelSource, openLocalModel, parseWllamaConfig, WLLAMA_ENGINE_ID, type WllamaSettings } from './models';
+import { sharedMemory } from '../shared-memory';
 
 /** The slice of Wllama used here; unit tests put a stub in its place. */
 export interface WllamaRuntime {
@@ -124,7 +125,7 @@ const browserDeps = (): WllamaDeps => ({
   newRuntime: browserRuntime,
   tokenizer: loadQwenTokenizer,
   openLocal: openLocalModel,
-  isolated: globalThis.crossOriginIsolated === true,
+  isolated: sharedMemory(),
   hardwareConcurrency: globalThis.navigator?.hardwareConcurrency ?? 1,
 });
 

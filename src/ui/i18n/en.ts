@@ -448,6 +448,7 @@ export const en = {
     context: 'Largest context (tokens)',
     cores: "{{threads}} of {{cores}} logical cores. Each run allocates only the context it plans to use, up to this size and the model's own limit.",
     notIsolated: 'This page is not cross-origin isolated, so llama.cpp runs on 1 thread.',
+    noSharedMemory: 'This browser has no SharedArrayBuffer, so llama.cpp runs on 1 thread.',
     measure: 'Load model and measure speed',
     measured_one: 'Measured here with {{count}} thread: reads {{read}} tokens/s, writes {{write}} tokens/s.',
     measured_other: 'Measured here with {{count}} threads: reads {{read}} tokens/s, writes {{write}} tokens/s.',

@@ -438,6 +438,7 @@ export const zhCN: Messages = {
     context: '最大上下文（词元）',
     cores: '{{threads}} / {{cores}} 个逻辑核心。每个运行只分配它打算使用的上下文，不超过此大小和模型自身的上限。',
     notIsolated: '本页面未启用跨源隔离，因此 llama.cpp 只用 1 个线程运行。',
+    noSharedMemory: '本浏览器没有 SharedArrayBuffer，因此 llama.cpp 只用 1 个线程运行。',
     measure: '加载模型并测量速度',
     measured_one: '在此用 {{count}} 个线程测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒。',
     measured_other: '在此用 {{count}} 个线程测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒。',

@@ -9,6 +9,7 @@ import { i18n } from '../../i18n';
 import { ErrorAlert, keepChoices, loadChoices, NumberField } from '../fields';
 import type { EngineSettingsProps } from '../types';
 import { speedMeasured, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
+import { sharedMemory } from '../../../engines/shared-memory';
 
 const KEY = 'memagent-wllama';
 
@@ -35,7 +36,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const measured = useMeasuredSpeed(config);
-  const isolated = globalThis.crossOriginIsolated === true;
+  const isolated = sharedMemory();
   const cores = navigator.hardwareConcurrency || 1;
 
   // The form starts from what was used last; the read form learns it at once.
@@ -154,7 +155,9 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
           onChange={(_, contextTokens) => update({ ...config, contextTokens })}
         />
       </div>
-      <p className="hint">{isolated ? t('wllama.cores', { threads, cores }) : t('wllama.notIsolated')}</p>
+      <p className="hint">
+        {isolated ? t('wllama.cores', { threads, cores }) : globalThis.crossOriginIsolated ? t('wllama.noSharedMemory') : t('wllama.notIsolated')}
+      </p>
 
       <button type="button" onClick={() => void measure()} disabled={busy !== null || !(config.modelUrl || config.localModel)}>
         {t('wllama.measure')}

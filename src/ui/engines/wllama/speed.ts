@@ -6,10 +6,11 @@ import { store } from '../../data';
 import { i18n } from '../../i18n';
 import type { SpeedApart } from '../types';
 import { legacySpeed } from './legacy-speed';
+import { sharedMemory } from '../../../engines/shared-memory';
 
 export function threadsFor(config: EngineConfig): number {
   const asked = Number(config.threads);
-  return effectiveThreads(Number.isFinite(asked) && asked > 0 ? asked : undefined, navigator.hardwareConcurrency, globalThis.crossOriginIsolated === true);
+  return effectiveThreads(Number.isFinite(asked) && asked > 0 ? asked : undefined, navigator.hardwareConcurrency, sharedMemory());
 }
 
 // A measurement made on this page has every reader look again.

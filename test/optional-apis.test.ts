@@ -1,0 +1,80 @@
+import 'fake-indexeddb/auto';
+import { describe, expect, it } from 'vitest';
+import type { Tokenizer } from '../src/core/tokenizer';
+import { sharedMemory } from '../src/engines/shared-memory';
+import { effectiveThreads } from '../src/engines/wllama/models';
+import { estimateStorage } from '../src/library/storage-room';
+import { Store } from '../src/storage/db';
+import { corpusBytes } from './helpers';
+import { wireParts } from './runner-setup';
+
+const words: Tokenizer = {
+  name: 'words',
+  encode: (t) =>
+    t
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(() => 0),
+  decode: () => '',
+  count: (t) => t.split(/\s+/).filter(Boolean).length,
+  *pieces(t) {
+    for (const m of t.matchAll(/\S+\s*|\s+/g)) yield { start: m.index, end: m.index + m[0].length, tokens: /\S/.test(m[0]) ? 1 : 0 };
+  },
+};
+
+describe('the storage estimate where the browser may not give one', () => {
+  it('is unknown without navigator.storage (WebKitGTK by default)', async () => {
+    expect(await estimateStorage(undefined)).toEqual({});
+  });
+
+  it('is unknown where StorageManager has no estimate', async () => {
+    expect(await estimateStorage({})).toEqual({});
+  });
+
+  it('is unknown, not an error, where estimate throws at once or rejects', async () => {
+    const throws = {
+      estimate: (): Promise<{ usage?: number; quota?: number }> => {
+        throw new TypeError("undefined is not an object (evaluating 'navigator.storage.estimate')");
+      },
+    };
+    expect(await estimateStorage(throws)).toEqual({});
+    expect(await estimateStorage({ estimate: () => Promise.reject(new Error('denied')) })).toEqual({});
+  });
+
+  it('gives usage and quota where the browser tells them', async () => {
+    expect(await estimateStorage({ estimate: async () => ({ usage: 5, quota: 10 }) })).toEqual({ usage: 5, quota: 10 });
+  });
+});
+
+describe('an import where the storage estimate throws synchronously', () => {
+  it('stores the book instead of failing with the raw message', async () => {
+    const store = await Store.open('optional-apis-estimate');
+    const { library } = wireParts({
+      store,
+      createEngine: () => Promise.reject(new Error('no engine in these tests')),
+      tokenizerFor: async () => words,
+      publish: () => undefined,
+      estimateStorage: () => {
+        throw new TypeError("undefined is not an object (evaluating 'navigator.storage.estimate')");
+      },
+    });
+    const doc = await library.ingest('frankenstein.txt', corpusBytes('frankenstein.txt'), 'extractive');
+    expect(doc.format).toBe('text');
+    expect((await store.listDocuments()).map((d) => d.id)).toEqual([doc.id]);
+  });
+});
+
+describe('llama.cpp threads without SharedArrayBuffer', () => {
+  it('shares memory only where the page is isolated and SharedArrayBuffer exists', () => {
+    expect(sharedMemory({ crossOriginIsolated: true, SharedArrayBuffer })).toBe(true);
+    // WebKit: isolated, yet no SharedArrayBuffer.
+    expect(sharedMemory({ crossOriginIsolated: true })).toBe(false);
+    expect(sharedMemory({ crossOriginIsolated: false, SharedArrayBuffer })).toBe(false);
+    expect(sharedMemory({})).toBe(false);
+  });
+
+  it('runs on one thread where memory cannot be shared', () => {
+    expect(effectiveThreads(4, 8, sharedMemory({ crossOriginIsolated: true }))).toBe(1);
+    expect(effectiveThreads(4, 8, sharedMemory({ crossOriginIsolated: true, SharedArrayBuffer }))).toBe(4);
+  });
+});
