@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { extractAnswer } from '../src/core/answer';
 import { pyRound, pySplit, pyStrip } from '../src/core/pytext';
 import type { MethodId } from '../src/eval/method';
-import { normalizeAnswer, paperMetrics, type PaperScores, scorePrediction } from '../src/eval/paper-score';
+import { f1Score, normalizeAnswer, paperF1, paperMetrics, type PaperScores, scorePrediction } from '../src/eval/paper-score';
 
 interface Case {
   name: string;
@@ -30,17 +30,29 @@ function score(c: Case): (PaperScores & { prediction: string | null }) | null {
 
 describe("the paper's scorer", () => {
   it.each(fixture.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    expect(score(c)).toEqual(c.expected);
+    const s = score(c);
+    // The paper records f1 rounded to two decimals; the sample keeps it whole.
+    expect(s && { ...s, f1: paperF1(s) }).toEqual(c.expected);
+  });
+
+  it('keeps each sample’s f1 at full precision', () => {
+    const s = scorePrediction('the river Aume', ['Aume']);
+    expect(s.f1).toBe(f1Score('the river Aume', 'Aume'));
+    expect(s.f1).toBeCloseTo(2 / 3, 12);
+    expect(paperF1(s)).toBe(0.67);
   });
 
   it('normalises exactly as the paper does', () => {
     for (const [text, normal] of Object.entries(fixture.normalized)) expect(normalizeAnswer(text), JSON.stringify(text)).toBe(normal);
   });
 
-  it("averages a dataset's scored samples as percentages rounded to two decimals, failed ones left out", () => {
+  it("averages a dataset's scored samples as unrounded percentages that round to the paper's figures, failed ones left out", () => {
     const scored = fixture.cases.filter((c) => c.method === 'recurrent').flatMap((c) => score(c) ?? []);
     expect(scored.length).toBe(fixture.cases.filter((c) => c.method === 'recurrent' && c.reply !== '').length);
-    expect(paperMetrics(scored)).toEqual(fixture.recurrentMetrics);
+    const metrics = paperMetrics(scored)!;
+    expect({ sub_em: pyRound(metrics.sub_em, 2), em: pyRound(metrics.em, 2), f1: pyRound(metrics.f1, 2) }).toEqual(fixture.recurrentMetrics);
+    const paperF1Mean = (scored.reduce((n, s) => n + paperF1(s), 0) * 100) / scored.length;
+    expect(metrics.f1).toBe(paperF1Mean);
     expect(paperMetrics([])).toBeNull();
   });
 

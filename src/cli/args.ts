@@ -6,6 +6,7 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { DEFAULT_READ_SETTINGS, READ_LIMITS, type ReadSettingName, type ReadSettings, readSettingsProblem } from '../core/plan';
 import { ENGINES } from '../engines/registry';
 import { TASK_IDS } from '../eval/tasks';
+import { commandList } from './commands';
 
 /** A command line that cannot be run as given: the message says what to change. */
 export class UsageError extends Error {
@@ -147,6 +148,6 @@ eval --data (RULER-HotpotQA files as published, read by the paper's method):
 `;
 
 export function printHelp(): number {
-  process.stdout.write(HELP);
+  process.stdout.write(HELP.replace('\nUsage:', `\n${commandList()}\n\nUsage:`));
   return 0;
 }

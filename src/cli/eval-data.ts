@@ -14,6 +14,7 @@ import type { Engine } from '../engines/engine';
 import { type DatasetItem, DatasetError, readDataset } from '../eval/dataset';
 import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, promptsUsed, summarizeFiles } from '../eval/dataset-report';
 import { defaultMethod, type ItemResult, isMethodId, METHOD_CUTTER, METHOD_IDS, type MethodSettings, methodSettings, readItem } from '../eval/method';
+import { paperF1 } from '../eval/paper-score';
 import type { ResolvedPrompts } from './prompts';
 
 /** A flag that cannot work, said so that the person can fix it. */
@@ -167,7 +168,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
         const at = `[${++done}/${total || '?'}] [${file} #${r.index + 1}]`;
         io.say(
           r.scores
-            ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${r.scores.f1} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
+            ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
             : `${at} failed, left out of the averages: ${r.failed}`,
         );
       } catch (e) {

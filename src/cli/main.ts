@@ -8,16 +8,16 @@
  *   memagent eval --base-url http://127.0.0.1:8000/v1 --model NAME --tasks niah_single_1 --lengths 8k,32k
  */
 import { printHelp, UsageError } from './args';
-import { evalCommand } from './eval';
-import { readCommand } from './read';
+import { COMMANDS, version } from './commands';
 
 /** Runs one command; resolves to the exit code. */
 function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'read') return readCommand(rest);
-  if (command === 'eval') return evalCommand(rest);
+  const found = COMMANDS.find((c) => c.name === command);
+  if (found) return found.run(rest);
+  if (command === '--version' || command === '-v') return Promise.resolve((process.stdout.write(`memagent ${version()}\n`), 0));
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return Promise.resolve(printHelp());
-  return Promise.reject(new UsageError(`Unknown command "${command}": use read or eval.`));
+  return Promise.reject(new UsageError(`Unknown command "${command}": use ${COMMANDS.map((c) => c.name).join(', ')}.`));
 }
 
 /** Exit codes: 0 done, 1 failed, 2 a command line that cannot be run, 130 stopped by Ctrl-C. */

@@ -1,4 +1,5 @@
 import type { PromptRecord } from '../core/prompt-sets';
+import { pyRound } from '../core/pytext';
 import type { ItemResult, MethodId } from './method';
 import { type PaperMetrics, paperMetrics } from './paper-score';
 import { alignTable } from './report';
@@ -76,7 +77,7 @@ export function summarizeFiles(files: readonly { name: string; numDocs: number |
     const mine = results.filter((r) => r.file === f.name).sort((a, b) => a.index - b.index);
     const scored = mine.filter((r) => r.scores !== null);
     const samples = scored.map((r) => ({ index: r.index, prediction: r.prediction, answers: r.answers, ...r.scores! }));
-    const tokens = mine.length ? Math.round(mine.reduce((n, r) => n + r.contextTokens, 0) / mine.length) : null;
+    const tokens = mine.length ? mine.reduce((n, r) => n + r.contextTokens, 0) / mine.length : null;
     return {
       summary: { file: f.name, num_docs: f.numDocs ?? mine[0]?.numDocs ?? null, tokens, metrics: paperMetrics(samples), samples },
       finished: mine.length,
@@ -91,7 +92,8 @@ export function datasetReport(method: MethodId, prompts: PromptsUsed, files: rea
 }
 
 function percent(x: number | null | undefined): string {
-  return x === null || x === undefined ? '—' : x.toFixed(2);
+  // Rounded as the paper prints its figures (Python's round), only here in the printed table.
+  return x === null || x === undefined ? '—' : pyRound(x, 2).toFixed(2);
 }
 
 /** The printed table: each file's metrics beside the paper's RL-MemoryAgent-7B and -14B at its length. */
@@ -105,7 +107,7 @@ export function formatDatasetTable(files: readonly FileResults[]): string {
       s.file,
       s.num_docs === null ? '—' : String(s.num_docs),
       paper.length ?? '—',
-      s.tokens === null ? '—' : s.tokens.toLocaleString('en'),
+      s.tokens === null ? '—' : Math.round(s.tokens).toLocaleString('en'),
       `${scored}/${f.planned ?? f.finished}${f.failed ? ` (${f.failed} failed)` : ''}`,
       percent(s.metrics?.sub_em),
       percent(s.metrics?.em),

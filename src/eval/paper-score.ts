@@ -53,7 +53,7 @@ export function f1Score(prediction: string, reference: string): number {
   return (2 * precision * recall) / (precision + recall);
 }
 
-/** One sample's scores as the paper records them: sub_em and em 0 or 1, f1 rounded to two decimals. */
+/** One sample's scores: sub_em and em 0 or 1, f1 at full precision (the paper's record rounds it to two decimals: `paperF1`). */
 export interface PaperScores {
   sub_em: 0 | 1;
   em: 0 | 1;
@@ -70,8 +70,13 @@ export function scorePrediction(prediction: string | null, answers: readonly str
   return {
     sub_em: subExactMatchScore(prediction, gold),
     em: exactMatchScore(prediction, gold),
-    f1: pyRound(f1Score(prediction, gold), 2),
+    f1: f1Score(prediction, gold),
   };
+}
+
+/** A sample's f1 as the paper's scorer records it, rounded to two decimals, which is what its averages are taken over. */
+export function paperF1(scores: PaperScores): number {
+  return pyRound(scores.f1, 2);
 }
 
 /** A dataset's metrics: percentages, as the paper's tables give them. */
@@ -81,9 +86,13 @@ export interface PaperMetrics {
   f1: number;
 }
 
-/** The mean of each metric over the scored samples, as a percentage rounded to two decimals; null when none was scored. */
+/**
+ * The mean of each metric over the scored samples, as a percentage at full
+ * precision (tables round it to two decimals, as the paper prints it); f1 is
+ * averaged over the per-sample values the paper records. Null when none was scored.
+ */
 export function paperMetrics(samples: readonly PaperScores[]): PaperMetrics | null {
   if (samples.length === 0) return null;
-  const mean = (pick: (s: PaperScores) => number) => pyRound((samples.reduce((n, s) => n + pick(s), 0) * 100) / samples.length, 2);
-  return { sub_em: mean((s) => s.sub_em), em: mean((s) => s.em), f1: mean((s) => s.f1) };
+  const mean = (pick: (s: PaperScores) => number) => (samples.reduce((n, s) => n + pick(s), 0) * 100) / samples.length;
+  return { sub_em: mean((s) => s.sub_em), em: mean((s) => s.em), f1: mean(paperF1) };
 }

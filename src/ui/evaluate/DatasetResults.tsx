@@ -1,8 +1,10 @@
 import { useTranslation } from 'react-i18next';
+import { pyRound } from '../../core/pytext';
 import { type FileResults, paperFigures } from '../../eval/dataset-report';
 import { formatNumber } from '../format';
 
-const percent = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${x.toFixed(2)} %`);
+// Metrics are kept at full precision; the table rounds them as the paper prints its figures.
+const percent = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${pyRound(x, 2).toFixed(2)} %`);
 const paper = (x: number | null) => (x === null ? '—' : `${x.toFixed(1)} %`);
 
 /** One row per dataset file: the paper's metrics, beside the paper's RL-MemoryAgent figures at that length. */
@@ -41,7 +43,7 @@ export function DatasetResults({ files }: { files: readonly FileResults[] }) {
                 <th scope="row">{s.file}</th>
                 <td>{s.num_docs ?? '—'}</td>
                 <td>{figures.length ?? '—'}</td>
-                <td>{s.tokens === null ? '—' : formatNumber(s.tokens)}</td>
+                <td>{s.tokens === null ? '—' : formatNumber(Math.round(s.tokens))}</td>
                 <td>
                   {f.finished - f.failed}/{f.planned ?? f.finished}
                   {f.failed > 0 && ` ${t('results.failed', { n: f.failed })}`}

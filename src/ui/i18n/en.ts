@@ -360,6 +360,7 @@ export const en = {
     mirror: 'Prompt file mirror',
   },
   inspector: {
+    monospace: 'Monospace memory',
     search: 'Search memories',
     noMatch: 'No memory contains this.',
     matches_one: '{{count}} revisions contain it; first written at revision {{first}}.',

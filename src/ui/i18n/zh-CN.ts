@@ -350,6 +350,7 @@ export const zhCN: Messages = {
     mirror: '提示词文件镜像',
   },
   inspector: {
+    monospace: '等宽字体显示记忆',
     search: '搜索记忆',
     noMatch: '没有记忆包含此内容。',
     matches_one: '{{count}} 个修订包含它；最早写入于修订 {{first}}。',

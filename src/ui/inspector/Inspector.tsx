@@ -7,6 +7,7 @@ import { ExportButtons } from './ExportButtons';
 import { MemoryChart } from './MemoryChart';
 import { RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
+import { useMonoMemory } from './useMonoMemory';
 
 interface Props {
   run: RunRecord;
@@ -26,6 +27,7 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
   const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
   const shown = selected !== null && selected < revisions.length ? selected : revisions.length ? revisions.length - 1 : null;
   const [query, setQuery] = useState('');
+  const [monoMemory, setMonoMemory] = useMonoMemory();
   const [marked, setMarked] = useState<ReadonlySet<number>>(new Set());
 
   // Search memories as storage holds them; re-run when new revisions arrive. An empty search marks nothing (see onSearch).
@@ -57,7 +59,7 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
   };
 
   return (
-    <div className="inspector">
+    <div className={monoMemory ? 'inspector mono-memory' : 'inspector'}>
       <div className="inspector-bar">
         <div className="field inline">
           <label htmlFor={ids.search}>{t('inspector.search')}</label>
@@ -71,6 +73,10 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
             {t('inspector.firstMatch')}
           </button>
         )}
+        <label className="check">
+          <input type="checkbox" checked={monoMemory} onChange={(e) => setMonoMemory(e.target.checked)} />
+          {t('inspector.monospace')}
+        </label>
         <ExportButtons run={run} />
       </div>
       {revisions.length > 0 && (

@@ -106,7 +106,7 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
         {memory?.problem ? (
           <p className="hint">{memory.problem}</p>
         ) : (
-          <pre tabIndex={0} className="text">
+          <pre tabIndex={0} className="text memory">
             {revision ? (ready?.after ?? '…') : t('inspector.noRevision')}
           </pre>
         )}
@@ -116,7 +116,7 @@ export function RevisionDetail({ runId, revision, total, book }: Props) {
           {t('inspector.changes')}
           {ready ? ` · ${t('inspector.words', { added: ready.revision.wordsAdded, removed: ready.revision.wordsRemoved })}` : ''}
         </h3>
-        <pre tabIndex={0} className="text diff">
+        <pre tabIndex={0} className="text memory diff">
           {ready ? <DiffView before={ready.before} after={ready.after} /> : ''}
         </pre>
       </section>

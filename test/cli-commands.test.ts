@@ -1,0 +1,29 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../src/cli/commands';
+
+const run = promisify(execFile);
+const BIN = new URL('../bin/memagent.js', import.meta.url).pathname;
+
+describe('memagent --help and --version', () => {
+  it('lists every command of the command table in the help', async () => {
+    const { stdout } = await run('node', [BIN, '--help'], { timeout: 60_000 });
+    expect(COMMANDS.map((c) => c.name)).toEqual(expect.arrayContaining(['read', 'eval']));
+    for (const c of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${c.name}\\s+${c.summary}$`, 'm'));
+    expect(stdout).toMatch(/^ {2}--version\s/m);
+  });
+
+  it("prints the package's version", async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { stdout } = await run('node', [BIN, '--version'], { timeout: 60_000 });
+    expect(stdout).toBe(`memagent ${version}\n`);
+  });
+
+  it('names the commands it knows when given one it does not', async () => {
+    const failed = await run('node', [BIN, 'summarise'], { timeout: 60_000 }).catch((e: { code: number; stderr: string }) => e);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toContain(`use ${COMMANDS.map((c) => c.name).join(', ')}`);
+  });
+});
