@@ -7,9 +7,9 @@ import { testRunner, until } from './runner-setup';
 
 let tok: QwenTokenizer;
 let filler: string;
-const QUESTION = 'Where was the keeper of Gull Rock born?';
-// Two hops: who keeps Gull Rock (the first book), and where that person was born (the third).
-const FACT_1 = 'The keeper of Gull Rock is Orrin Vale.';
+const QUESTION = 'Where was the warden of Gull Rock born?';
+// Two hops: who is warden of Gull Rock (the first book), and where that person was born (the third).
+const FACT_1 = 'The warden of Gull Rock is Orrin Vale.';
 const FACT_2 = 'Orrin Vale was born in Port Meridian, far from Gull Rock.';
 
 beforeAll(async () => {

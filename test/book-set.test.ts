@@ -77,7 +77,7 @@ describe('several books as one stream', () => {
     expect(describePlace(anchors, spans[2]!.body + 5)).toBe('Harbour Notes · Chapter 4, p. 31');
     expect(describePlace(anchors, spans[2]!.start)).toBe('Harbour Notes');
     // One book alone is named as before, without a title.
-    expect(describePlace(books[2]!.anchors, 5)).toBe('Chapter 4, p. 31');
+    expect(describePlace(books[2]!.anchors ?? [], 5)).toBe('Chapter 4, p. 31');
   });
 
   it('plans the first chunk of a set without tokenizing the later books', async () => {
