@@ -111,3 +111,13 @@ export class SetChunkSource implements ChunkLease {
 export function setKey(books: readonly Pick<RunBook, 'documentId'>[]): string {
   return `set:${books.map((b) => b.documentId).join('|')}`;
 }
+
+/** The books of an imported set-run, each pointed at the same book here (by hash) where there is one. */
+export async function relinkBooks(store: Store, books: readonly RunBook[]): Promise<RunBook[]> {
+  const here = await store.listDocuments();
+  return books.map((b) => {
+    if (here.some((d) => d.id === b.documentId)) return b;
+    const same = b.sha256 && here.find((d) => contentHash(d) === b.sha256);
+    return same ? { ...b, documentId: same.id } : b;
+  });
+}
