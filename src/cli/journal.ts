@@ -14,7 +14,8 @@ export const JOURNAL_VERSION = 1;
 export interface JournalHeader {
   type: typeof JOURNAL_FORMAT;
   version: number;
-  document: { name: string; hash: string; chars: number };
+  /** The file read; for several read as one set, the set, with where each book lies (`hash` then covers them all). */
+  document: { name: string; hash: string; chars: number; books?: { name: string; hash: string; title: string; start: number; body: number; end: number }[] };
   question: string;
   engine: { id: string; model?: string; baseUrl?: string };
   settings: ReadPlan;

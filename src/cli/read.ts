@@ -3,14 +3,13 @@
  * revision journaled (journal.ts) so that a read stopped anywhere resumes.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
-import { type ChunkSpan, chunkAll } from '../core/chunker';
+import type { ChunkSpan } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
 import { OpenAIEngine } from '../engines/openai/engine';
-import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
+import { chunkRead, readFiles } from './read-set';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, sayOnStderr, seconds } from './engine';
 import {
   type Journal,
@@ -46,6 +45,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   const file = positionals[0];
   if (!file) throw new UsageError('Name the file to read: memagent read <file> --question "..."');
   if (!existsSync(file)) throw new UsageError(`There is no file ${file}.`);
+  // Several files are read as one set, in the order given (read-set.ts).
   const out = v.out ?? `${file}.memagent.jsonl`;
   // Checked before the book is read or a server asked: a mistake is said at once.
   const settings = readSettings(settingsFlags(v, { seed: true }));
@@ -53,7 +53,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   const tty = process.stderr.isTTY;
   const say = sayOnStderr;
 
-  const doc = await ingestBytes(basename(file), readFileBytes(file), { stripGutenberg: !v['keep-gutenberg'] });
+  const doc = await readFiles(positionals, { stripGutenberg: !v['keep-gutenberg'] });
   let journal: Journal | null = null;
   if (v.resume && existsSync(out)) {
     journal = readJournal(out);
@@ -95,11 +95,11 @@ export async function readCommand(argv: string[]): Promise<number> {
     const templates = { ...prompts.set.templates };
     const count = (s: string) => engine.tokenizer.count(s);
     const plan = planRead(settings, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens: count(question) });
-    chunks = chunkAll(doc.text, engine.tokenizer, plan.chunkTokens);
+    chunks = chunkRead(doc, engine.tokenizer, plan.chunkTokens);
     header = {
       type: JOURNAL_FORMAT,
       version: JOURNAL_VERSION,
-      document: { name: doc.name, hash: doc.hash, chars: doc.text.length },
+      document: { name: doc.name, hash: doc.hash, chars: doc.text.length, ...(doc.books && { books: doc.books }) },
       question,
       engine: {
         id: engine.id,
@@ -171,7 +171,7 @@ export async function readCommand(argv: string[]): Promise<number> {
         } satisfies JournalRevision);
         step = event.index + 1;
         const line =
-          `chunk ${step}/${total} (${Math.round((100 * step) / total)}%) · memory ${memoryTokens.toLocaleString('en')} tokens · ${seconds(event.ms)}` +
+          `chunk ${step}/${total} (${Math.round((100 * step) / total)}%)${doc.placeAt ? ` · ${doc.placeAt(span.start)}` : ''} · memory ${memoryTokens.toLocaleString('en')} tokens · ${seconds(event.ms)}` +
           (event.result.finishReason === 'length' ? ' · memory cut at its cap' : '') +
           (retries ? ` · ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '');
         process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);

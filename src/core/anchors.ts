@@ -2,20 +2,21 @@
  * Where a place in a document is: chapters, headings and pages, each an offset
  * into the document's text. Ingest writes them; the inspector reads them.
  */
-export type AnchorKind = 'chapter' | 'heading' | 'page';
+export type AnchorKind = 'chapter' | 'heading' | 'page' | 'book';
 
 export interface Anchor {
   /** Offset into the document's text where this chapter, heading or page starts. */
   at: number;
   kind: AnchorKind;
-  /** "Chapter 12" for a chapter or heading; the page number ("143") for a page. */
+  /** "Chapter 12" for a chapter or heading; the page number ("143") for a page; the title for a book of a set (see core/book-set). */
   label: string;
   /** 1 for the outermost headings; pages have none. */
   level?: number;
 }
 
-/** The chapter (or heading) and page that hold `offset`, or null when nothing is known. */
-export function anchorsAt(anchors: readonly Anchor[], offset: number): { section?: Anchor; page?: Anchor } {
+/** The book (in a set), chapter (or heading) and page that hold `offset`; each absent when not known. */
+export function anchorsAt(anchors: readonly Anchor[], offset: number): { book?: Anchor; section?: Anchor; page?: Anchor } {
+  let book: Anchor | undefined;
   let section: Anchor | undefined;
   let page: Anchor | undefined;
   // Anchors are sorted by offset: the last of each kind at or before `offset` holds it.
@@ -26,18 +27,25 @@ export function anchorsAt(anchors: readonly Anchor[], offset: number): { section
     if (anchors[mid]!.at <= offset) lo = mid + 1;
     else hi = mid;
   }
-  for (let i = lo - 1; i >= 0 && (!section || !page); i--) {
+  // A chapter or page of an earlier book of a set does not hold a place in a later one: the search stops at the book.
+  for (let i = lo - 1; i >= 0 && !book; i--) {
     const a = anchors[i]!;
-    if (a.kind === 'page') page ??= a;
+    if (a.kind === 'book') book = a;
+    else if (a.kind === 'page') page ??= a;
     else section ??= a;
   }
-  return { section, page };
+  return { book, section, page };
 }
 
-/** "Chapter 12, p. 143", "Chapter 12", "p. 143", or "" where the document has no structure. */
+/**
+ * Where `offset` is, in words: "Persuasion · Chapter 4, p. 31" in a set of
+ * books, "Chapter 12, p. 143", "Chapter 12" or "p. 143" in one book, "" where
+ * nothing is known. Every place the app names goes through this one function.
+ */
 export function describePlace(anchors: readonly Anchor[], offset: number): string {
-  const { section, page } = anchorsAt(anchors, offset);
-  return [section?.label, page && `p. ${page.label}`].filter(Boolean).join(', ');
+  const { book, section, page } = anchorsAt(anchors, offset);
+  const within = [section?.label, page && `p. ${page.label}`].filter(Boolean).join(', ');
+  return [book?.label, within].filter(Boolean).join(' · ');
 }
 
 /**

@@ -8,11 +8,14 @@ import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
+import { loadSet, setChunks, setName } from './book-set';
 import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
 
 /** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
 export interface RunRequest extends Partial<ReadSettings> {
   documentId: string;
+  /** Several books read as one stream, in this order (see core/book-set); `documentId` is then the first. */
+  documentIds?: readonly string[];
   question: string;
   engineId: string;
   engineConfig?: EngineConfig;
@@ -56,10 +59,11 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
   const { store, library, engines } = deps;
-  const doc = await store.getDocument(request.documentId);
+  const set = request.documentIds && request.documentIds.length > 1 ? await loadSet(store, library, request.documentIds) : null;
+  const doc = await store.getDocument(set ? set.books[0]!.documentId : request.documentId);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
   // A read that is not a skim needs no more than the book's beginning to start: a book still arriving is not waited for.
-  const text = doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
+  const text = set ? set.text : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
   if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
   const engine = await engines.open(request.engineId, request.engineConfig);
   const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
@@ -82,7 +86,11 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
   // A skim ranks every chunk first, so it cuts the whole book before it starts.
   const pipelined = !skim;
-  const allChunks = pipelined ? [] : deps.lists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: settings.chunkTokens }, text);
+  const allChunks = pipelined
+    ? []
+    : set
+      ? setChunks(set.text, set.books, engine.tokenizer, settings.chunkTokens)
+      : deps.lists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: settings.chunkTokens }, text);
   const index = skim ? new SkimIndex(text, allChunks) : null;
   const runs: RunRecord[] = [];
   const now = Date.now();
@@ -92,7 +100,8 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
     runs.push({
       id: deps.newId?.() ?? crypto.randomUUID(),
       documentId: doc.id,
-      documentName: doc.name,
+      documentName: set ? setName(set.books.map((b) => b.name)) : doc.name,
+      ...(set && { books: set.books }),
       question,
       engineId: request.engineId,
       engineConfig: withoutSecrets(request.engineConfig),
@@ -100,7 +109,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       templates,
       prompts: prompts.record,
       chunks,
-      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil(doc.tokens / settings.chunkTokens)) } } : {}),
+      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil((set?.tokens ?? doc.tokens) / settings.chunkTokens)) } } : {}),
       ...(skim && request.skim
         ? {
             skim: {

@@ -14,6 +14,7 @@ import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
+import { SetChunkSource, setChunks, setKey, setText } from './book-set';
 
 export interface RunReaderDeps {
   store: Store;
@@ -68,6 +69,11 @@ export class RunReader {
    */
   private async bookText(run: RunProgress): Promise<string | undefined> {
     const { store, library } = this.deps;
+    if (run.books) {
+      const joined = await setText(store, library, run.books);
+      if (joined !== undefined || !(await store.getRun(run.id))) return joined;
+      throw new Error('A book of this run is no longer stored. Add the file again and start a new run.');
+    }
     let text = await library.text(run.documentId);
     if (text === undefined) {
       const doc = await store.getDocument(run.documentId);
@@ -95,7 +101,8 @@ export class RunReader {
     let giveTurn: (() => void) | undefined;
     try {
       // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
-      const arriving = run.chunking && !run.skim && run.nextChunk === 0 && loaded.chunks.length === 0 ? library.arriving(run.documentId) : undefined;
+      const arriving =
+        run.chunking && !run.skim && !run.books && run.nextChunk === 0 && loaded.chunks.length === 0 ? library.arriving(run.documentId) : undefined;
       let text = arriving ? undefined : await this.bookText(run);
       if (!arriving && text === undefined) return;
       mark('run-reading');
@@ -105,17 +112,21 @@ export class RunReader {
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
-      const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
+      // A set's list is its own: its chunks are cut book by book (see core/book-set).
+      const listKey = { documentId: run.books ? setKey(run.books) : run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
+      const storeCut = (spans: readonly ChunkSpan[], done: boolean) => {
+        const chunks = [...spans];
+        void store
+          .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))
+          .then(() => publish({ type: 'chunks', runId, known: chunks.length, done }))
+          .catch(() => undefined); // the next batch, or a resume, stores them again
+      };
       // One list per book and chunk size, shared with the other runs reading it. Chunks cut so far
       // are stored on this run as the list reports them; a resume cuts the rest again.
-      const openList = (whole: string, known: readonly ChunkSpan[]) =>
-        this.lists.open(listKey, whole, known, (spans, done) => {
-          const chunks = [...spans];
-          void store
-            .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))
-            .then(() => publish({ type: 'chunks', runId, known: chunks.length, done }))
-            .catch(() => undefined); // the next batch, or a resume, stores them again
-        });
+      const openList = (whole: string, known: readonly ChunkSpan[]): ChunkLease =>
+        run.books
+          ? new SetChunkSource(whole, run.books, engine.tokenizer, run.settings.chunkTokens, known, storeCut)
+          : this.lists.open(listKey, whole, known, storeCut);
       // Cut from a little more than a chunk's text first; from more where a token holds more characters.
       const cut = (reach: number) => arriving && firstChunk(arriving.start, engine.tokenizer, run.settings.chunkTokens, reach * run.settings.chunkTokens);
       const first = cut(5) || cut(16);
@@ -139,7 +150,13 @@ export class RunReader {
       if (book === undefined) return;
       const spanAt = (index: number) => (index === 0 && first ? first : lease ? lease.span(index) : plan[index]);
       const follower = run.skim?.followMemory
-        ? new SkimFollower(new SkimIndex(text!, this.lists.whole(listKey, text!)), run.question, run.memory, plan, run.skim)
+        ? new SkimFollower(
+            new SkimIndex(text!, run.books ? setChunks(text!, run.books, engine.tokenizer, run.settings.chunkTokens) : this.lists.whole(listKey, text!)),
+            run.question,
+            run.memory,
+            plan,
+            run.skim,
+          )
         : null;
       // A model on this device serves one request at a time: its runs take turns, a whole step each
       // (request and commit), so that every question's memory moves on together. A server reads them at once.

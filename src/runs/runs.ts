@@ -7,6 +7,7 @@ import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
 import { mark } from '../jobs/marks';
 import { FollowUps } from './follow-up';
+import { relinkBooks } from './book-set';
 import { planRuns, type RunRequest } from './plan';
 import type { PromptLibrary } from './prompt-files';
 import { RunReader } from './read';
@@ -53,7 +54,8 @@ export class Runs {
     // A book being deleted: its runs stop reading here first.
     deps.library.onDelete(async (documentId) => {
       this.reader.forget(documentId);
-      for (const run of await store.listRuns()) if (run.documentId === documentId) this.jobs.abort(run.id);
+      for (const run of await store.listRuns())
+        if (run.documentId === documentId || run.books?.some((b) => b.documentId === documentId)) this.jobs.abort(run.id);
     });
   }
 
@@ -127,6 +129,11 @@ export class Runs {
     if (!(await store.getDocument(run.documentId))) {
       const here = (await store.listDocuments()).find((d) => contentHash(d) === sha256);
       if (here) run.documentId = here.id;
+    }
+    // A run over a set finds each of its books by hash; the run's view says which are missing (SetBooks).
+    if (run.books) {
+      run.books = await relinkBooks(store, run.books);
+      run.documentId = run.books[0]!.documentId;
     }
     await store.importRun(run, revisions, memories, followUps);
     this.deps.publish({ type: 'status', runId: run.id, status: run.status });

@@ -24,6 +24,20 @@ const RunSchema = v.object({
   id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
   documentId: v.string(),
   documentName: v.string(),
+  // The books of a run over a set, in reading order; an importing browser finds each by its hash.
+  books: v.optional(
+    v.array(
+      v.object({
+        documentId: v.string(),
+        name: v.string(),
+        title: v.string(),
+        sha256: v.optional(v.pipe(v.string(), v.regex(SHA256_HEX))),
+        start: count,
+        body: count,
+        end: count,
+      }),
+    ),
+  ),
   question: v.string(),
   engineId: v.string(),
   settings: v.object({

@@ -1,4 +1,5 @@
 import type { Anchor } from '../core/anchors';
+import type { BookSpan } from '../core/book-set';
 import type { ReadPlan } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';
 import type { FinishReason } from '../core/generation';
@@ -93,10 +94,24 @@ export interface SkimPlan {
 export type JobStatus = 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
 export type RunStatus = JobStatus;
 
+/** One book of a run over a set (see core/book-set): which document, and where its text lies in the set's. */
+export interface RunBook extends BookSpan {
+  documentId: string;
+  name: string;
+  /** The title its header line gives it, and places name it by. */
+  title: string;
+  /** SHA-256 of the book's file: how an imported run finds it. */
+  sha256?: string;
+}
+
 export interface RunRecord {
   id: string;
+  /** The book read; for a run over a set, its first book. */
   documentId: string;
+  /** The book's name; for a set, the names joined. */
   documentName: string;
+  /** Present when the run reads several books as one stream, in reading order; absent for one book. */
+  books?: RunBook[];
   question: string;
   engineId: string;
   /** The engine's own choices (model, server); see EngineConfig. */

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Anchor, describePlace } from '../core/anchors';
+import { setAnchors } from '../core/book-set';
 import { store } from './data';
 
 // Anchors per run: read once, since every revision of a run shares its book.
@@ -11,7 +12,11 @@ function anchorsOfRun(runId: string): Promise<readonly Anchor[]> {
     found = (async () => {
       const s = await store;
       const run = await s.getRun(runId);
-      return run ? await s.getAnchors(run.documentId) : [];
+      if (!run) return [];
+      if (!run.books) return await s.getAnchors(run.documentId);
+      // A set's places name the book: each book's anchors, moved to where it lies in the set.
+      const own = await Promise.all(run.books.map(async (b) => ({ title: b.title, anchors: await s.getAnchors(b.documentId).catch(() => []) })));
+      return setAnchors(own, run.books);
     })();
     cache.set(runId, found);
   }
@@ -31,7 +36,7 @@ export function useRunAnchors(runId: string): readonly Anchor[] {
   return anchors;
 }
 
-/** Where a chunk starts in its book, "Chapter 12, p. 143"; nothing when the book has no structure. */
+/** Where a chunk starts, "Chapter 12, p. 143", or in a set "Persuasion · Chapter 4, p. 31"; nothing when nothing is known. */
 export function ChunkPlace({ runId, offset }: { runId: string; offset: number }) {
   const place = describePlace(useRunAnchors(runId), offset);
   return place ? <span className="place"> · {place}</span> : null;

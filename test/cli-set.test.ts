@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeEpub, makePdf, prose } from './fixtures/documents';
+import { runCli } from './support/cli';
+
+const QUESTION = 'Where was the warden of Gull Rock born?';
+const FACT_1 = 'The warden of Gull Rock is Orrin Vale.';
+const FACT_2 = 'Orrin Vale was born in Port Meridian, far from Gull Rock.';
+
+/** Lines of a PDF page, as makePdf draws them. */
+const wrap = (s: string) => s.match(/.{1,80}(\s|$)/g)!.map((l) => l.trim());
+
+let dir: string;
+let files: string[];
+
+function memagent(args: string[]) {
+  // No prompt file can be fetched from here: reads use the app's wording, as offline.
+  return runCli([...args, '--prompts-base', 'http://127.0.0.1:9'], { env: { MEMAGENT_CACHE_DIR: join(tmpdir(), 'memagent-cli-no-cache') } });
+}
+
+interface Line {
+  type: string;
+  index?: number;
+  start?: number;
+  answer?: string;
+  document?: { name: string; books?: { name: string; title: string; start: number; body: number; end: number }[] };
+  chunks?: [number, number, number][];
+}
+const journal = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'memagent-set-'));
+  files = [join(dir, 'a.txt'), join(dir, 'b.epub'), join(dir, 'c.pdf')];
+  writeFileSync(files[0]!, `${prose(1, 60)}\n\n${FACT_1}\n\n${prose(2, 60)}`);
+  writeFileSync(files[1]!, makeEpub({ title: 'The Weather Book', chapters: [{ title: 'Chapter 1: Rain', paragraphs: [prose(3, 40), prose(4, 40)] }] }));
+  writeFileSync(files[2]!, await makePdf([[...wrap(prose(5, 8)), ...wrap(FACT_2), ...wrap(prose(6, 8))]]));
+});
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('memagent read with several files', () => {
+  it('reads a.txt b.epub c.pdf as one set in that order, answering from facts in two of them, and resumes a finished journal', async () => {
+    const out = join(dir, 'set.jsonl');
+    const r = await memagent(['read', ...files, '-q', QUESTION, '--engine', 'extractive', '--chunk', '300', '--memory', '256', '--out', out]);
+    expect(r.stderr).toContain('a.txt + b.epub + c.pdf');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(FACT_1);
+    expect(r.stdout).toContain('Port Meridian');
+    const lines = journal(out);
+    const books = lines[0]!.document!.books!;
+    expect(books.map((b) => b.name)).toEqual(['a.txt', 'b.epub', 'c.pdf']);
+    expect(books[1]!.title).toBe('The Weather Book');
+    // No chunk spans two books, and each book's first chunk starts at its header.
+    const chunks = lines[0]!.chunks!;
+    for (const [start, end] of chunks) expect(books.some((b) => b.start <= start && end <= b.end)).toBe(true);
+    for (const b of books) expect(chunks.some(([start]) => start === b.start)).toBe(true);
+    // Every progress line names the book the chunk is in.
+    const progress = r.stderr.split('\n').filter((l) => l.startsWith('chunk '));
+    expect(progress).toHaveLength(chunks.length);
+    for (const l of progress) expect(l).toMatch(/ · (a|The Weather Book|c)( · [^·]+)? · memory /);
+    expect(lines.filter((l) => l.type === 'revision')).toHaveLength(chunks.length);
+
+    const again = await memagent(['read', ...files, '--engine', 'extractive', '--out', out, '--resume']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('Port Meridian');
+    // The same books in another order are another set: the journal refuses it.
+    const other = await memagent(['read', files[2]!, files[0]!, files[1]!, '--engine', 'extractive', '--out', out, '--resume']);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain('was written for another file');
+  });
+});
