@@ -29,6 +29,8 @@ const COMMON_OPTIONS = {
   memory: { type: 'string' },
   temperature: { type: 'string' },
   'top-p': { type: 'string' },
+  progress: { type: 'string' },
+  quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -110,6 +112,11 @@ Read settings (both commands; the limits are the app's):
   --memory N           memory size in tokens, ${READ_LIMITS.memoryTokens.min} to ${READ_LIMITS.memoryTokens.max} (default ${DEFAULT_READ_SETTINGS.memoryTokens})
   --temperature X      0 to 2 (default ${DEFAULT_READ_SETTINGS.temperature})
   --top-p X            above 0, at most 1 (default ${DEFAULT_READ_SETTINGS.topP})
+
+Progress (both commands; on stderr, so stdout holds only the answer or the tables):
+  --progress bar|lines one line redrawn in place (the default on a terminal) or one line per step
+                       (the default when stderr is piped)
+  --quiet              no progress and no messages, only errors and the result
 
 Prompts (both commands):
   --prompts SET        memagent (the prompts of the paper's runs, read from MemAgent's recurrent.py),

@@ -85,8 +85,3 @@ export function describeEngine(engine: Engine): string {
 export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
-
-/** A progress line on stderr; on a terminal it first clears the line a step's progress left. */
-export function sayOnStderr(line: string): void {
-  process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}\n`);
-}

@@ -118,6 +118,12 @@ export interface DatasetEvalIO {
   /** Writes a file whole. */
   write(path: string, text: string): void;
   describeEngine: string;
+  /** A line that shows whatever the progress asked for (an error); `say` by default. */
+  error?(line: string): void;
+  /** A finished item, for the progress to show; `say` of its line by default. */
+  sample?(line: string, step: { done: number; total: number; label: string }): void;
+  /** Every item read: the progress ends before the table. */
+  end?(): void;
 }
 
 /**
@@ -166,11 +172,11 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
         results.push(r);
         const secs = `${(r.ms / 1000).toFixed(1)} s`;
         const at = `[${++done}/${total || '?'}] [${file} #${r.index + 1}]`;
-        io.say(
-          r.scores
-            ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
-            : `${at} failed, left out of the averages: ${r.failed}`,
-        );
+        const line = r.scores
+          ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
+          : `${at} failed, left out of the averages: ${r.failed}`;
+        if (io.sample) io.sample(line, { done, total, label: `${file} #${r.index + 1}` });
+        else io.say(line);
       } catch (e) {
         if (!isAbortError(e)) failure ??= e;
         stop.abort();
@@ -179,6 +185,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   };
   await Promise.all(Array.from({ length: plan.concurrency }, reader));
   process.off('SIGINT', onSigint);
+  io.end?.();
 
   const files = summarizeFiles(
     plan.files.map((f) => ({
@@ -193,11 +200,11 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   io.out(`\n${results.length} item${results.length === 1 ? '' : 's'} read, ${scored} scored; paper: RL-MemoryAgent-7B and -14B, sub_em %.\n`);
   if (plan.json) io.write(plan.json, datasetReportJson(datasetReport(settings.method, plan.prompts, files)));
   if (failure !== undefined) {
-    io.say(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
+    (io.error ?? io.say)(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
     return 1;
   }
   if (stop.signal.aborted) {
-    io.say('Stopped; the table shows the items finished so far.');
+    (io.error ?? io.say)('Stopped; the table shows the items finished so far.');
     return 130;
   }
   return results.length > 0 && scored === 0 ? 1 : 0;

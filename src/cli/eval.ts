@@ -14,8 +14,9 @@ import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, s
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, printHelp, settingsFlags, UsageError, wholeNumber } from './args';
-import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, sayOnStderr as say, seconds } from './engine';
+import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds } from './engine';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
+import { Progress, progressMode } from './progress';
 import { readFileBytes } from './read';
 
 /**
@@ -91,7 +92,9 @@ function sweepOf(v: EvalFlags) {
 export async function evalCommand(argv: string[]): Promise<number> {
   const { values: v } = parseFlags(argv, EVAL_OPTIONS);
   if (v.help) return printHelp();
-  if (v.data) return datasetEvalCommand(v);
+  const progress = new Progress(progressMode(v, process.stderr), process.stderr);
+  const say = progress.say;
+  if (v.data) return datasetEvalCommand(v, progress);
   const spec = sweepOf(v);
   const concurrency = wholeNumber('concurrency', v.concurrency, 1) ?? 8;
   engineConfigOf(v);
@@ -114,7 +117,9 @@ export async function evalCommand(argv: string[]): Promise<number> {
   const t0 = performance.now();
   // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
   const onStep =
-    concurrency === 1 && process.stderr.isTTY ? (s: { chunk: number; chunks: number }) => process.stderr.write(`\r  chunk ${s.chunk}/${s.chunks}`) : undefined;
+    concurrency === 1 && progress.mode === 'bar'
+      ? (s: { chunk: number; chunks: number }) => progress.inner(`samples ${results.length}/${planned.length} · chunk ${s.chunk}/${s.chunks} of the next`)
+      : undefined;
   const ctx = { generator: engine, tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep };
   // N readers take samples off one queue: N requests in flight, which a batching server serves together.
   const reader = async () => {
@@ -124,7 +129,12 @@ export async function evalCommand(argv: string[]): Promise<number> {
         const r = await runSample(spec, sample, ctx);
         results.push(r);
         const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : 'skipped (too long for the engine)';
-        say(`[${results.length}/${planned.length}] ${r.task} ${formatLength(r.length)} #${r.index + 1}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`);
+        const label = `${r.task} ${formatLength(r.length)} #${r.index + 1}`;
+        progress.sample(`[${results.length}/${planned.length}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, {
+          done: results.length,
+          total: planned.length,
+          label,
+        });
       } catch (e) {
         if (!stop.signal.aborted) failure = e;
         stop.abort();
@@ -133,6 +143,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, planned.length) }, reader));
   process.off('SIGINT', onSigint);
+  progress.done();
 
   results.sort((a, b) => a.ordinal - b.ordinal);
   const cells = summarize(spec, results);
@@ -152,18 +163,19 @@ export async function evalCommand(argv: string[]): Promise<number> {
   if (v.json) writeText(v.json, reportJson(report));
   if (v.csv) writeText(v.csv, cellsCsv(cells));
   if (failure !== undefined) {
-    say(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
+    progress.error(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
     return 1;
   }
   if (stop.signal.aborted) {
-    say('Stopped; the table shows the samples finished so far.');
+    progress.error('Stopped; the table shows the samples finished so far.');
     return 130;
   }
   return 0;
 }
 
 /** `eval --data`: dataset files by the paper's method (eval-data.ts). */
-async function datasetEvalCommand(v: EvalFlags): Promise<number> {
+async function datasetEvalCommand(v: EvalFlags, progress: Progress): Promise<number> {
+  const say = progress.say;
   const generated: string[] = (['tasks', 'haystack', 'csv', 'seed'] as const).filter((flag) => v[flag] !== undefined);
   if (v.mode !== 'memory') generated.push('mode');
   if (generated.length) throw new UsageError(`--${generated.join(', --')} ${generated.length === 1 ? 'is' : 'are'} for the generated tasks, not for --data.`);
@@ -182,6 +194,9 @@ async function datasetEvalCommand(v: EvalFlags): Promise<number> {
     const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
     return await runDatasetEval(plan, engine, {
       say,
+      error: progress.error,
+      sample: (line, step) => progress.sample(line, step),
+      end: () => progress.done(),
       out: (text) => process.stdout.write(text),
       write: writeText,
       describeEngine: describeEngine(engine),

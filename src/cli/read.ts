@@ -10,7 +10,7 @@ import { planRead, readSettings } from '../core/plan';
 import { OpenAIEngine } from '../engines/openai/engine';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
 import { chunkRead, readFiles } from './read-set';
-import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, sayOnStderr, seconds } from './engine';
+import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
 import {
   type Journal,
   type JournalAnswer,
@@ -21,6 +21,7 @@ import {
   JournalWriter,
   readJournal,
 } from './journal';
+import { Progress, progressMode } from './progress';
 
 export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
   const buf = readFileSync(path);
@@ -50,8 +51,8 @@ export async function readCommand(argv: string[]): Promise<number> {
   // Checked before the book is read or a server asked: a mistake is said at once.
   const settings = readSettings(settingsFlags(v, { seed: true }));
   engineConfigOf(v);
-  const tty = process.stderr.isTTY;
-  const say = sayOnStderr;
+  const progress = new Progress(progressMode(v, process.stderr), process.stderr);
+  const say = progress.say;
 
   const doc = await readFiles(positionals, { stripGutenberg: !v['keep-gutenberg'] });
   let journal: Journal | null = null;
@@ -170,11 +171,18 @@ export async function readCommand(argv: string[]): Promise<number> {
           committedAt: new Date().toISOString(),
         } satisfies JournalRevision);
         step = event.index + 1;
-        const line =
-          `chunk ${step}/${total} (${Math.round((100 * step) / total)}%)${doc.placeAt ? ` · ${doc.placeAt(span.start)}` : ''} · memory ${memoryTokens.toLocaleString('en')} tokens · ${seconds(event.ms)}` +
-          (event.result.finishReason === 'length' ? ' · memory cut at its cap' : '') +
-          (retries ? ` · ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '');
-        process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
+        const cut = event.result.finishReason === 'length';
+        progress.readStep({
+          chunk: step,
+          total,
+          memoryTokens,
+          ms: event.ms,
+          promptTokens: usage.promptTokens,
+          completionTokens: usage.completionTokens,
+          cut,
+          retries,
+          place: doc.placeAt?.(span.start),
+        });
       } else {
         writer.append({
           type: 'answer',
@@ -186,6 +194,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           retries,
           committedAt: new Date().toISOString(),
         } satisfies JournalAnswer);
+        progress.done();
         say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
         if (!event.answer) say(`The reply gives no answer in the form ${header.prompts?.label ?? 'the prompts'} ask for; the whole reply follows.`);
         process.stdout.write(`${event.answer || event.reply}\n`);
@@ -195,11 +204,11 @@ export async function readCommand(argv: string[]): Promise<number> {
   } catch (e) {
     const saved = `${step} of ${total} chunks are saved in ${out}`;
     if (isAbortError(e) && stop.signal.aborted) {
-      say(`Stopped. ${saved}; run the same command with --resume to continue.`);
+      progress.error(`Stopped. ${saved}; run the same command with --resume to continue.`);
       return 130;
     }
-    say(`${e instanceof Error ? e.message : String(e)}`);
-    say(`${saved}; run the same command with --resume to continue from chunk ${step + 1}.`);
+    progress.error(`${e instanceof Error ? e.message : String(e)}`);
+    progress.error(`${saved}; run the same command with --resume to continue from chunk ${step + 1}.`);
     return 1;
   } finally {
     process.off('SIGINT', onSigint);

@@ -1,0 +1,157 @@
+/**
+ * How the command line shows a long job: on a terminal, one progress line
+ * redrawn in place (log-update does the redrawing); piped, or with
+ * `--progress lines`, one line per step as before; with `--quiet`, nothing.
+ * Progress goes to stderr, so stdout carries only the answer and the tables.
+ */
+import { createLogUpdate } from 'log-update';
+import { UsageError } from './args';
+
+export type ProgressMode = 'bar' | 'lines' | 'quiet';
+
+/** The stream progress is written to: a terminal has `isTTY` and `columns`. */
+export type ProgressStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+
+/** The mode the flags and the stream ask for: a redrawn line only where a person watches a terminal. */
+export function progressMode(flags: { progress?: string; quiet?: boolean }, stream: ProgressStream): ProgressMode {
+  if (flags.quiet) return 'quiet';
+  if (flags.progress === undefined) return stream.isTTY ? 'bar' : 'lines';
+  if (flags.progress === 'bar' || flags.progress === 'lines') return flags.progress;
+  throw new UsageError(`--progress ${flags.progress} cannot be used: give bar (one line redrawn, on a terminal) or lines (one line per step).`);
+}
+
+/** "12.3 s", "4 min 05 s", "1 h 02 min": a duration as the progress line shows it. */
+export function duration(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const whole = Math.round(s);
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s`;
+  return `${Math.floor(whole / 3600)} h ${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+const BAR_WIDTH = 20;
+
+function bar(share: number): string {
+  const filled = Math.round(Math.min(1, Math.max(0, share)) * BAR_WIDTH);
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`;
+}
+
+/** One step of a read, as the progress line reports it. */
+export interface ReadStep {
+  /** Chunks read so far, this one included. */
+  chunk: number;
+  total: number;
+  memoryTokens: number;
+  ms: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** The reply was cut at the memory's cap. */
+  cut: boolean;
+  retries: number;
+  /** Where the chunk is ("Persuasion · Chapter 4"), where the book names its places. */
+  place?: string;
+}
+
+/** The line a read printed per chunk before there was a redrawn line; kept as it was for pipes and scripts. */
+export function readStepLine(s: ReadStep): string {
+  return (
+    `chunk ${s.chunk}/${s.total} (${Math.round((100 * s.chunk) / s.total)}%)${s.place ? ` · ${s.place}` : ''} · memory ${s.memoryTokens.toLocaleString('en')} tokens · ${(s.ms / 1000).toFixed(1)} s` +
+    (s.cut ? ' · memory cut at its cap' : '') +
+    (s.retries ? ` · ${s.retries} ${s.retries === 1 ? 'retry' : 'retries'}` : '')
+  );
+}
+
+/** One finished sample of an evaluation. */
+export interface SampleStep {
+  done: number;
+  /** Samples planned; 0 where not known yet. */
+  total: number;
+  /** What the sample was: its file, or its task and length. */
+  label: string;
+}
+
+/**
+ * The progress of one command. `say` writes a message line (kept above the
+ * redrawn line), `error` one that shows even with --quiet, `done` leaves the
+ * last redrawn line in place so what follows is printed below it.
+ */
+export class Progress {
+  private readonly draw: ReturnType<typeof createLogUpdate> | null;
+  private readonly t0: number;
+  /** Step times of this run only: a resumed read's earlier steps are not timed here. */
+  private stepMs = 0;
+  private steps = 0;
+  private shown = false;
+
+  constructor(
+    readonly mode: ProgressMode,
+    private readonly stream: ProgressStream,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.draw = mode === 'bar' ? createLogUpdate(stream, { showCursor: true }) : null;
+    this.t0 = now();
+  }
+
+  say = (line: string): void => {
+    if (this.mode === 'quiet') return;
+    this.error(line);
+  };
+
+  error = (line: string): void => {
+    if (this.draw && this.shown) {
+      // The message goes where the progress line was; the line is drawn again under it at the next step.
+      this.draw.clear();
+      this.shown = false;
+    }
+    this.stream.write(`${line}\n`);
+  };
+
+  /** A read's chunk: a line per chunk, or the one line redrawn. */
+  readStep(s: ReadStep): void {
+    this.stepMs += s.ms;
+    this.steps += 1;
+    if (this.mode === 'lines') this.stream.write(`${readStepLine(s)}\n`);
+    if (!this.draw) return;
+    const elapsed = this.now() - this.t0;
+    // The steps left, the answer's included, at this run's own mean step time.
+    const left = (this.stepMs / this.steps) * (s.total - s.chunk + 1);
+    const tokens = s.promptTokens + s.completionTokens;
+    const rate = tokens > 0 && s.ms > 0 ? ` · ${Math.round((tokens * 1000) / s.ms).toLocaleString('en')} tokens/s` : '';
+    this.redraw(
+      `${bar(s.chunk / s.total)} chunk ${s.chunk}/${s.total} · ${Math.round((100 * s.chunk) / s.total)}%${s.place ? ` · ${s.place}` : ''} · memory ${s.memoryTokens.toLocaleString('en')} tokens` +
+        `${rate} · ${duration(elapsed)} elapsed · ${s.chunk < s.total ? `about ${duration(left)} left` : 'answering'}`,
+    );
+  }
+
+  /** An evaluation's sample: its own line when lines are asked for, else the one line redrawn. */
+  sample(line: string, s: SampleStep): void {
+    if (this.mode === 'lines') this.stream.write(`${line}\n`);
+    if (!this.draw) return;
+    const elapsed = this.now() - this.t0;
+    // Samples run side by side, so the wall clock per finished sample is what predicts the rest.
+    const left = s.total > s.done ? `about ${duration((elapsed / s.done) * (s.total - s.done))} left` : 'writing the table';
+    this.redraw(
+      `${s.total ? `${bar(s.done / s.total)} ` : ''}samples ${s.done}/${s.total || '?'} · ${s.label} · ${duration(elapsed)} elapsed · ${s.total ? left : ''}`.replace(
+        / · $/,
+        '',
+      ),
+    );
+  }
+
+  /** Chunks inside the one sample being read (an evaluation with --concurrency 1). */
+  inner(text: string): void {
+    if (this.draw) this.redraw(text);
+  }
+
+  done(): void {
+    if (this.draw && this.shown) this.draw.done();
+    this.shown = false;
+  }
+
+  private redraw(line: string): void {
+    const width = this.stream.columns ?? 80;
+    // One terminal line: a longer one would wrap and the redraw would leave its first half behind.
+    this.draw!(line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line);
+    this.shown = true;
+  }
+}

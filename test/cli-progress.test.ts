@@ -1,0 +1,149 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../src/cli/args';
+import { duration, Progress, progressMode, type ReadStep, readStepLine } from '../src/cli/progress';
+
+/** A stream that says it is a terminal and keeps what is written to it. */
+function fakeTerminal(columns = 120): Writable & { isTTY: boolean; columns: number; rows: number; text(): string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return Object.assign(stream, { isTTY: true, columns, rows: 40, text: () => chunks.join('') });
+}
+
+const ESC = String.fromCharCode(27);
+
+/** The screen a terminal shows after this output: lines, with cursor moves and line erases applied. */
+function screen(output: string): string[] {
+  const lines: string[] = [''];
+  let row = 0;
+  let col = 0;
+  const tokens = output.match(new RegExp(`${ESC}\\[[?\\d;]*[A-Za-z]|\\n|\\r|[^${ESC}\\n\\r]+`, 'g')) ?? [];
+  for (const t of tokens) {
+    if (t === '\n') {
+      row += 1;
+      col = 0;
+      lines[row] ??= '';
+    } else if (t === '\r') col = 0;
+    else if (t.startsWith(`${ESC}[`)) {
+      const n = Number(/\d+/.exec(t)?.[0] ?? '1');
+      if (t.endsWith('A')) row = Math.max(0, row - n);
+      else if (t.endsWith('B')) row += n;
+      else if (t.endsWith('G')) col = 0;
+      else if (t.endsWith('2K')) lines[row] = '';
+      lines[row] ??= '';
+    } else {
+      const line = lines[row]!.padEnd(col);
+      lines[row] = line.slice(0, col) + t + line.slice(col + t.length);
+      col += t.length;
+    }
+  }
+  return lines.filter((l, i) => l !== '' || i < lines.length - 1);
+}
+
+const step = (chunk: number, total = 4): ReadStep => ({
+  chunk,
+  total,
+  memoryTokens: 100 * chunk,
+  ms: 1000,
+  promptTokens: 900,
+  completionTokens: 100,
+  cut: false,
+  retries: 0,
+});
+
+describe('the progress of a read on a terminal', () => {
+  it('redraws one line in place for every chunk and leaves the answer below it', () => {
+    const term = fakeTerminal();
+    let now = 0;
+    const progress = new Progress('bar', term, () => now);
+    progress.say('book.txt: 4 chunks');
+    for (const k of [1, 2, 3, 4]) {
+      now += 1000;
+      progress.readStep(step(k));
+    }
+    progress.done();
+    progress.say('Read 4 chunks in 4.0 s');
+    term.write('The answer.\n');
+    const shown = screen(term.text());
+    expect(shown).toHaveLength(4);
+    expect(shown[0]).toBe('book.txt: 4 chunks');
+    expect(shown[1]).toMatch(/^\[#{20}\] chunk 4\/4 · 100% · memory 400 tokens · 1,000 tokens\/s · 4\.0 s elapsed · answering$/);
+    expect(shown.slice(2)).toEqual(['Read 4 chunks in 4.0 s', 'The answer.']);
+    // Four steps drawn, yet no line per chunk is left on the screen.
+    expect(term.text().match(/chunk \d\/4/g)).toHaveLength(4);
+  });
+
+  it('says the time left from the steps this run has timed', () => {
+    const term = fakeTerminal();
+    let now = 0;
+    const progress = new Progress('bar', term, () => now);
+    now = 2000;
+    progress.readStep({ ...step(1, 10), ms: 2000 });
+    // Nine chunks and the answer left at 2 s each.
+    expect(screen(term.text()).at(-1)).toContain('2.0 s elapsed · about 20.0 s left');
+  });
+
+  it('draws an evaluation as samples done, the current file and the time left', () => {
+    const term = fakeTerminal();
+    let now = 0;
+    const progress = new Progress('bar', term, () => now);
+    now = 30_000;
+    progress.sample('[1/3] eval_50.json #1: …', { done: 1, total: 3, label: 'eval_50.json #1' });
+    expect(screen(term.text())).toEqual([expect.stringMatching(/samples 1\/3 · eval_50\.json #1 · 30\.0 s elapsed · about 1 min 00 s left$/)]);
+  });
+
+  it('keeps a message above the line and draws the line again at the next step', () => {
+    const term = fakeTerminal();
+    const progress = new Progress('bar', term, () => 0);
+    progress.readStep(step(1));
+    progress.say('  step 2: the server is busy. Retrying in 1.0 s (retry 1).');
+    progress.readStep(step(2));
+    const shown = screen(term.text());
+    expect(shown).toEqual(['  step 2: the server is busy. Retrying in 1.0 s (retry 1).', expect.stringContaining('chunk 2/4')]);
+  });
+
+  it('never draws a line wider than the terminal, which would wrap and stay behind', () => {
+    const term = fakeTerminal(40);
+    const progress = new Progress('bar', term, () => 0);
+    progress.readStep(step(1));
+    progress.readStep(step(2));
+    expect(screen(term.text())).toEqual([expect.stringMatching(/^.{39}$/u)]);
+  });
+});
+
+describe('the progress when piped, and with --quiet', () => {
+  it('writes the same line per chunk as before when piped', () => {
+    const pipe = Object.assign(fakeTerminal(), { isTTY: false });
+    const progress = new Progress(progressMode({}, pipe), pipe);
+    progress.readStep(step(1));
+    progress.readStep({ ...step(2), cut: true, retries: 2, ms: 1234 });
+    progress.done();
+    expect(pipe.text()).toBe('chunk 1/4 (25%) · memory 100 tokens · 1.0 s\nchunk 2/4 (50%) · memory 200 tokens · 1.2 s · memory cut at its cap · 2 retries\n');
+    expect(readStepLine(step(4))).toBe('chunk 4/4 (100%) · memory 400 tokens · 1.0 s');
+  });
+
+  it('writes nothing but errors with --quiet', () => {
+    const term = fakeTerminal();
+    const progress = new Progress(progressMode({ quiet: true }, term), term);
+    progress.say('book.txt: 4 chunks');
+    progress.readStep(step(1));
+    progress.sample('[1/1] x', { done: 1, total: 1, label: 'x' });
+    progress.error('The server refused the request.');
+    expect(term.text()).toBe('The server refused the request.\n');
+  });
+
+  it('takes --progress lines on a terminal and refuses a mode it does not know', () => {
+    expect(progressMode({ progress: 'lines' }, fakeTerminal())).toBe('lines');
+    expect(progressMode({}, fakeTerminal())).toBe('bar');
+    expect(() => progressMode({ progress: 'dots' }, fakeTerminal())).toThrow(UsageError);
+  });
+
+  it('writes durations in seconds, minutes or hours', () => {
+    expect([duration(4321), duration(125_000), duration(3_780_000)]).toEqual(['4.3 s', '2 min 05 s', '1 h 03 min']);
+  });
+});
