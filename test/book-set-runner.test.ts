@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bookAt } from '../src/core/book-set';
+import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
+import { GatedEngine } from './gated-engine';
 import { testRunner, until } from './runner-setup';
 
 let tok: QwenTokenizer;
@@ -19,8 +21,7 @@ beforeAll(async () => {
 
 const bytes = (s: string) => new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
 
-async function threeBooks() {
-  const engine = new ExtractiveEngine(tok);
+async function threeBooks(engine: Engine = new ExtractiveEngine(tok)) {
   const setup = await testRunner(engine, tok);
   const { library } = setup;
   const a = await library.ingest('harbour.txt', bytes(`${filler}\n\n${FACT_1}\n\n${filler}`), 'extractive');
@@ -70,8 +71,10 @@ describe('a run over a set of books', () => {
     const boundary = straight.chunks.findIndex((c) => c.start === straight.books![1]!.start);
     expect(boundary).toBeGreaterThan(0);
 
-    // The same run stopped with exactly the first book read, as a crash after that commit leaves it.
-    const again = await threeBooks();
+    // The same run paused while it reads the second book's header: the first book is read, the step in hand is dropped.
+    const gated = new GatedEngine(tok);
+    gated.holdAt = boundary;
+    const again = await threeBooks(gated);
     const id2 = await again.runner.start({
       documentId: again.ids[0]!,
       documentIds: again.ids,
@@ -80,24 +83,13 @@ describe('a run over a set of books', () => {
       chunkTokens: 600,
       memoryTokens: 256,
     });
-    await until(async () => ((await again.store.getRun(id2))?.nextChunk ?? 0) >= boundary);
+    await gated.held;
     await again.runner.jobs.pause(id2);
+    gated.open();
+    expect(await gated.settled).toMatchObject({ name: 'AbortError' });
     await until(async () => (await again.store.getRun(id2))?.status === 'paused');
-    const paused = (await again.store.getRun(id2))!;
-    // Forget what was read after the first book: the resume must continue at the second book's header.
-    const revisions = await again.store.listRevisions(id2);
-    if (paused.nextChunk > boundary) {
-      const memories = await Promise.all(
-        revisions.slice(0, boundary).map(async (r) => ({ runId: id2, index: r.index, memory: (await again.store.getMemory(id2, r.index))! })),
-      );
-      await again.store.deleteRun(id2);
-      await again.store.importRun(
-        { ...paused, nextChunk: boundary, memory: memories.at(-1)!.memory, chunks: paused.chunks.slice(0, boundary + 1), chunking: { estimate: 1 } },
-        revisions.slice(0, boundary),
-        memories,
-        [],
-      );
-    }
+    expect(await again.store.getRun(id2)).toMatchObject({ status: 'paused', nextChunk: boundary });
+    expect((await again.store.listRevisions(id2)).map((r) => r.index)).toEqual(straight.chunks.slice(0, boundary).map((_, i) => i));
     await again.runner.jobs.resume(id2);
     await until(async () => (await again.store.getRun(id2))?.status === 'done');
     const resumed = (await again.store.getRun(id2))!;

@@ -1,12 +1,10 @@
 import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
-import type { Engine } from '../src/engines/engine';
-import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRequest } from '../src/runs/plan';
 import { wireParts } from './runner-setup';
+import { GatedEngine } from './gated-engine';
 import { RequestError } from '../src/jobs/request-error';
 import { type RevisionRecord, type RunRecord, StaleRunError, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
@@ -24,44 +22,6 @@ beforeAll(async () => {
   const cut = excerpt.indexOf('. ', 17_000) + 2;
   fileBytes = new TextEncoder().encode(excerpt.slice(0, cut) + NEEDLE + ' ' + excerpt.slice(cut));
 });
-
-/**
- * The extractive engine behind a gate: generation call number `holdAt` waits until
- * released, so that a test can pause a run in the middle of a step.
- */
-class GatedEngine implements Engine {
-  readonly id = 'extractive';
-  readonly inner: ExtractiveEngine;
-  readonly contextWindow: number;
-  readonly tokenizer: QwenTokenizer;
-  calls = 0;
-  holdAt = -1;
-  private release: () => void = () => undefined;
-  private reachedHold: () => void = () => undefined;
-  /** Resolves when the held call has started. */
-  readonly held = new Promise<void>((resolve) => (this.reachedHold = resolve));
-  /** Resolves when the held call has finished, however it ended. */
-  settled: Promise<unknown> = new Promise(() => undefined);
-
-  constructor(tokenizer: QwenTokenizer) {
-    this.inner = new ExtractiveEngine(tokenizer);
-    this.contextWindow = this.inner.contextWindow;
-    this.tokenizer = tokenizer;
-  }
-
-  open(): void {
-    this.release();
-  }
-
-  async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    if (this.calls++ !== this.holdAt) return this.inner.generate(messages, options);
-    const gate = new Promise<void>((resolve) => (this.release = resolve));
-    this.reachedHold();
-    const result = gate.then(() => this.inner.generate(messages, options));
-    this.settled = result.catch((e: unknown) => e);
-    return result;
-  }
-}
 
 /** Everything the runner published, with a way to wait for a given event. */
 class EventLog {
