@@ -18,12 +18,58 @@ export interface GpuCapability {
   message: string | null;
 }
 
-// Only what is read here: lib.dom may not know WebGPU yet.
-interface AdapterLike {
-  features: { has(feature: string): boolean };
-  info?: { vendor?: string; architecture?: string; description?: string; isFallbackAdapter?: boolean };
+interface AdapterInfoLike {
+  vendor?: string;
+  architecture?: string;
+  device?: string;
+  description?: string;
+  isFallbackAdapter?: boolean;
+}
+
+/**
+ * Only what is read here, each part optional, since engines differ: Chromium 127+ and Safari 26 have
+ * `info`, older Chromium and Firefox builds only `requestAdapterInfo()`, and `isFallbackAdapter`
+ * sits on `info` (Chromium 136+), on the adapter (Firefox, older Chromium) or nowhere (Safari).
+ * lib.dom may not know WebGPU yet.
+ */
+export interface AdapterLike {
+  features?: { has(feature: string): boolean };
+  info?: AdapterInfoLike;
+  requestAdapterInfo?(): Promise<AdapterInfoLike>;
   isFallbackAdapter?: boolean;
   limits?: { maxBufferSize?: number };
+}
+
+// Software adapters by name, for engines that report no fallback flag: SwiftShader, Mesa's llvmpipe/lavapipe, Windows' WARP.
+const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|microsoft basic render/i;
+
+async function adapterInfo(adapter: AdapterLike): Promise<AdapterInfoLike> {
+  try {
+    if (adapter.info) return adapter.info;
+    if (typeof adapter.requestAdapterInfo === 'function') return (await adapter.requestAdapterInfo()) ?? {};
+  } catch {
+    // Some builds throw on the deprecated call or on reading info: the name is then unknown, nothing more.
+  }
+  return {};
+}
+
+function hasFeature(adapter: AdapterLike, feature: string): boolean {
+  try {
+    return adapter.features?.has(feature) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The facts the app uses from an adapter, read the same way whatever shape this engine gives it. */
+export async function readAdapter(adapter: AdapterLike): Promise<{ name: string; fallback: boolean; shaderF16: boolean }> {
+  const info = await adapterInfo(adapter);
+  const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+  const name = [text(info.vendor), text(info.architecture)].filter(Boolean).join(' ') || text(info.description) || text(info.device) || 'unknown GPU';
+  const flag = typeof info.isFallbackAdapter === 'boolean' ? info.isFallbackAdapter : adapter.isFallbackAdapter;
+  const described = [info.vendor, info.architecture, info.device, info.description].map(text).join(' ');
+  const fallback = typeof flag === 'boolean' ? flag : SOFTWARE_ADAPTER.test(described);
+  return { name, fallback, shaderF16: hasFeature(adapter, 'shader-f16') };
 }
 
 export interface GpuLike {
@@ -66,16 +112,16 @@ export async function checkWebGPU(gpu: GpuLike | undefined = currentGpu()): Prom
     adapter = null;
   }
   if (!adapter) return none('no-adapter');
-  const fallback = Boolean(adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter);
-  const name = [adapter.info?.vendor, adapter.info?.architecture].filter(Boolean).join(' ') || adapter.info?.description || 'unknown GPU';
+  const { name, fallback, shaderF16 } = await readAdapter(adapter);
   const capability: GpuCapability = {
     status: 'ok',
     fallback,
-    shaderF16: adapter.features.has('shader-f16'),
+    shaderF16,
     adapter: name,
     message: fallback ? FALLBACK_WARNING : null,
   };
-  if (adapter.limits?.maxBufferSize !== undefined) capability.maxBufferSize = adapter.limits.maxBufferSize;
+  const maxBufferSize = adapter.limits?.maxBufferSize;
+  if (typeof maxBufferSize === 'number') capability.maxBufferSize = maxBufferSize;
   return capability;
 }
 
