@@ -1,6 +1,5 @@
 import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
@@ -9,6 +8,7 @@ import { EngineCache } from '../src/jobs/engines';
 import { RequestError } from '../src/jobs/request-error';
 import { Store } from '../src/storage/db';
 import { corpusText } from './helpers';
+import { GatedEngine } from './gated-engine';
 import type { EvaluationEvent } from '../src/agent/protocol';
 
 let tok: QwenTokenizer;
@@ -16,34 +16,6 @@ let tok: QwenTokenizer;
 beforeAll(async () => {
   tok = await loadQwenTokenizer();
 });
-
-/** The extractive engine, with one generate call that waits until `open()`: a tab closed mid-step. */
-class GatedEngine implements Engine {
-  readonly id = 'extractive';
-  readonly inner: ExtractiveEngine;
-  readonly contextWindow: number;
-  calls = 0;
-  holdAt = -1;
-  private release: () => void = () => undefined;
-  private reached: () => void = () => undefined;
-  readonly held = new Promise<void>((resolve) => (this.reached = resolve));
-
-  constructor(readonly tokenizer: QwenTokenizer) {
-    this.inner = new ExtractiveEngine(tokenizer);
-    this.contextWindow = this.inner.contextWindow;
-  }
-
-  open(): void {
-    this.release();
-  }
-
-  async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    if (this.calls++ !== this.holdAt) return this.inner.generate(messages, options);
-    this.reached();
-    await new Promise<void>((resolve) => (this.release = resolve));
-    return this.inner.generate(messages, options);
-  }
-}
 
 class EventLog {
   readonly events: EvaluationEvent[] = [];

@@ -62,7 +62,7 @@ function hasFeature(adapter: AdapterLike, feature: string): boolean {
 }
 
 /** The facts the app uses from an adapter, read the same way whatever shape this engine gives it. */
-export async function readAdapter(adapter: AdapterLike): Promise<{ name: string; fallback: boolean; shaderF16: boolean }> {
+async function readAdapter(adapter: AdapterLike): Promise<{ name: string; fallback: boolean; shaderF16: boolean }> {
   const info = await adapterInfo(adapter);
   const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
   const name = [text(info.vendor), text(info.architecture)].filter(Boolean).join(' ') || text(info.description) || text(info.device) || 'unknown GPU';
