@@ -100,3 +100,82 @@ describe('a run over a set of books', () => {
     expect(resumed.answer).toBe(straight.answer);
   });
 });
+
+describe('a set of books planned and skimmed as one', () => {
+  const FIRST = 'Ada Lovelace runs the Marlowe archive.';
+  const SECOND = 'The vault code for the Marlowe archive is 4829137.';
+  const QUESTION_2 = 'What number belongs to the place Ada Lovelace runs?';
+  let body: string;
+  beforeAll(() => {
+    body = corpusText('frankenstein.txt').slice(30_000, 130_000);
+  });
+  /** Three books cut from one text, with `early` planted in the first and `late` in the third. */
+  const books = (early: string, late: string) => {
+    const third = Math.floor(body.length / 3);
+    const cut = (from: number) => body.slice(from, from + third);
+    return [
+      `${cut(0).slice(0, 15_000)}\n\n${early}\n\n${cut(0).slice(15_000)}`,
+      cut(third),
+      `${cut(2 * third).slice(0, 15_000)}\n\n${late}\n\n${cut(2 * third).slice(15_000)}`,
+    ];
+  };
+
+  async function readSet(texts: string[], question: string, skim?: { keep: number; followMemory: boolean; lookBack?: boolean }) {
+    const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok);
+    const ids: string[] = [];
+    for (const [i, t] of texts.entries()) ids.push((await library.ingest(`book-${i + 1}.txt`, bytes(t), 'extractive')).id);
+    const runId = await runner.start({ documentId: ids[0]!, documentIds: ids, question, engineId: 'extractive', chunkTokens: 500, memoryTokens: 256, skim });
+    const planned = (await store.getRun(runId))!;
+    await until(async () => (await store.getRun(runId))?.status === 'done', 1000);
+    const run = (await store.getRun(runId))!;
+    const setText = run.books!.map((b, i) => `Document ${i + 1}:\n${b.title}\n${texts[i]}`).join('\n\n');
+    return {
+      planned,
+      run,
+      revisions: await store.listRevisions(runId),
+      covers: (r: { start: number; end: number }, s: string) => setText.slice(r.start, r.end).includes(s),
+    };
+  }
+
+  it('estimates the chunks of the whole set before it is cut, each book ending in a chunk of its own', async () => {
+    const { planned, run } = await readSet(books(FIRST, SECOND), QUESTION_2);
+    expect(planned.chunking?.estimate).toBeGreaterThanOrEqual(3);
+    // The estimate counts from token counts; the cut adds each book's header and its own last chunk.
+    expect(Math.abs(planned.chunking!.estimate - run.chunks.length)).toBeLessThanOrEqual(3);
+    expect(run.chunking).toBeUndefined();
+  });
+
+  it('ranks the chunks of every book together when skimming, reading the chosen ones across books in order', async () => {
+    const { run, revisions, covers } = await readSet(books(FIRST, SECOND), 'What is the vault code for the Marlowe archive?', {
+      keep: 0.05,
+      followMemory: false,
+    });
+    const all = await readSet(books(FIRST, SECOND), 'What is the vault code for the Marlowe archive?');
+    expect(run.skim!.totalChunks).toBe(all.run.chunks.length);
+    expect(revisions.length).toBeLessThan(all.run.chunks.length / 3);
+    expect(revisions.some((r) => covers(r, SECOND))).toBe(true);
+    expect(bookAt(run.books!, revisions.find((r) => covers(r, SECOND))!.start)).toBe(2);
+    expect(revisions.map((r) => r.start)).toEqual([...revisions.map((r) => r.start)].sort((a, b) => a - b));
+    expect(run.answer).toContain('4829137');
+  });
+
+  it('follows a name the memory found in the first book to a chunk of the third', async () => {
+    const without = await readSet(books(FIRST, SECOND), QUESTION_2, { keep: 0.05, followMemory: false });
+    expect(without.revisions.some((r) => without.covers(r, SECOND))).toBe(false);
+    const followed = await readSet(books(FIRST, SECOND), QUESTION_2, { keep: 0.05, followMemory: true });
+    const second = followed.run.chunks.find((c) => followed.covers(c, SECOND))!;
+    expect(second.reason).toEqual({ by: 'followed', name: 'Marlowe' });
+    expect(bookAt(followed.run.books!, second.start)).toBe(2);
+    expect(bookAt(followed.run.books!, followed.run.chunks.find((c) => followed.covers(c, FIRST))!.start)).toBe(0);
+  });
+
+  it('looks back from the third book to a chunk of the first that a name points to', async () => {
+    const forward = await readSet(books(SECOND, FIRST), QUESTION_2, { keep: 0.05, followMemory: true });
+    expect(forward.revisions.some((r) => forward.covers(r, SECOND))).toBe(false);
+    const back = await readSet(books(SECOND, FIRST), QUESTION_2, { keep: 0.05, followMemory: true, lookBack: true });
+    const earlier = back.run.chunks.find((c) => back.covers(c, SECOND))!;
+    expect(earlier.reason).toEqual({ by: 'looked-back', name: 'Marlowe' });
+    expect(bookAt(back.run.books!, earlier.start)).toBe(0);
+    expect(back.revisions.some((r) => back.covers(r, SECOND))).toBe(true);
+  });
+});

@@ -3,6 +3,7 @@ import * as Comlink from 'comlink';
 import type { EngineConfig } from '../src/engines/engine';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
 import { type IngestRequest, Library } from '../src/library/library';
+import { BookCollections } from '../src/library/collections';
 import type { RunRequest } from '../src/runs/plan';
 import { Runs } from '../src/runs/runs';
 import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
@@ -75,11 +76,13 @@ const house = store.then(async (s) => {
   sweepChannel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
   // Books whose import a closed or crashed tab cut short are removed before anything else is served.
   await library.recoverImports().catch(() => undefined);
-  return { library, runs, evaluator };
+  const collections = new BookCollections({ store: s, publish });
+  return { library, runs, evaluator, collections };
 });
 const library = house.then((h) => h.library);
 const runs = house.then((h) => h.runs);
 const sweeps = house.then((h) => h.evaluator);
+const collections = house.then((h) => h.collections);
 
 // A book whose count a closed tab left unfinished is counted now.
 void library.then((l) => l.counts.pending()).catch(() => undefined);
@@ -131,6 +134,8 @@ const api: AgentApi = {
       }),
     ),
   deleteDocument: (id: string) => attempt(async () => (await library).deleteDocument(id)),
+  saveCollection: (name: string, documentIds: string[], id?: string) => attempt(async () => (await collections).save(name, documentIds, id)),
+  deleteCollection: (id: string) => attempt(async () => (await collections).delete(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runs).start(request)),
   /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
   startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runs).startMany(request, questions)),

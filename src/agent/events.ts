@@ -19,7 +19,9 @@ export type RunEvent =
   /** Follow-up answer `index` of a finished run is stored. */
   | { type: 'followUp'; runId: string; index: number }
   /** A document's record changed (its token count became exact). */
-  | { type: 'document'; documentId: string };
+  | { type: 'document'; documentId: string }
+  /** A collection of books was kept, changed or deleted. */
+  | { type: 'collection'; collectionId: string };
 
 export const EVENTS_CHANNEL = 'memagent-events';
 

@@ -10,7 +10,7 @@ import type { PromptFileStatus } from '../runs/prompt-files';
 import type { IngestRequest } from '../library/library';
 import type { RunRequest } from '../runs/plan';
 import type { SpeedRecord } from '../storage/model-schema';
-import type { DocumentRecord, FollowUpRecord } from '../storage/schema';
+import type { CollectionRecord, DocumentRecord, FollowUpRecord } from '../storage/schema';
 
 export type { EvaluationRequest, IngestRequest, PromptFileStatus, RunRequest };
 
@@ -47,6 +47,10 @@ export interface AgentApi {
     onUsable?: IngestRequest['onUsable'],
   ): Promise<Outcome<DocumentRecord>>;
   deleteDocument(id: string): Promise<Outcome<{ runs: number }>>;
+  /** Keeps books under a name (a collection), in reading order; with `id`, replaces that collection. */
+  saveCollection(name: string, documentIds: string[], id?: string): Promise<Outcome<CollectionRecord>>;
+  /** Forgets a collection; its books stay. */
+  deleteCollection(id: string): Promise<Outcome<void>>;
   startRun(request: RunRequest): Promise<Outcome<string>>;
   /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
   startRuns(request: Omit<RunRequest, 'question'>, questions: string[]): Promise<Outcome<string[]>>;

@@ -8,7 +8,7 @@ import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
-import { loadSet, setChunks, setName } from './book-set';
+import { loadSet, type PlannedSet, planSet, setChunks, setName } from './book-set';
 import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
 
 /** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
@@ -59,11 +59,15 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
   const { store, library, engines } = deps;
-  const set = request.documentIds && request.documentIds.length > 1 ? await loadSet(store, library, request.documentIds) : null;
-  const doc = await store.getDocument(set ? set.books[0]!.documentId : request.documentId);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
+  // A set is laid out from its books' records; only a skim, which ranks every chunk first, reads them all now.
+  const ids = request.documentIds;
+  const loaded = ids && ids.length > 1 && skim ? await loadSet(store, library, ids) : null;
+  const set: PlannedSet | null = loaded ?? (ids && ids.length > 1 ? await planSet(store, library, ids) : null);
+  const doc = await store.getDocument(set ? set.books[0]!.documentId : request.documentId);
   // A read that is not a skim needs no more than the book's beginning to start: a book still arriving is not waited for.
-  const text = set ? set.text : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
+  const setText = loaded?.text ?? '';
+  const text = set ? setText : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
   if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
   const engine = await engines.open(request.engineId, request.engineConfig);
   const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
@@ -89,7 +93,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const allChunks = pipelined
     ? []
     : set
-      ? setChunks(set.text, set.books, engine.tokenizer, settings.chunkTokens)
+      ? setChunks(text, set.books, engine.tokenizer, settings.chunkTokens)
       : deps.lists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: settings.chunkTokens }, text);
   const index = skim ? new SkimIndex(text, allChunks) : null;
   const runs: RunRecord[] = [];
@@ -109,7 +113,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       templates,
       prompts: prompts.record,
       chunks,
-      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil((set?.tokens ?? doc.tokens) / settings.chunkTokens)) } } : {}),
+      ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, Math.ceil(doc.tokens / settings.chunkTokens)) } } : {}),
       ...(skim && request.skim
         ? {
             skim: {

@@ -82,4 +82,8 @@ export async function upgrade(
     // Questions asked of a finished run's final memory, kept beside the run.
     if (!db.objectStoreNames.contains('followUps')) db.createObjectStore('followUps', { keyPath: ['runId', 'index'] });
   }
+  if (oldVersion < 9) {
+    // Named sets of books, kept to be read together again.
+    if (!db.objectStoreNames.contains('collections')) db.createObjectStore('collections', { keyPath: 'id' });
+  }
 }

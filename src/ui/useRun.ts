@@ -57,7 +57,7 @@ export function useRun(runId: string | null): RunView {
         // The book's record changed: its import finished, or it was removed.
         if (event.documentId !== book?.id) return;
         bookChanged = true;
-      } else if (event.type === 'control' || event.runId !== runId) {
+      } else if (event.type === 'control' || event.type === 'collection' || event.runId !== runId) {
         return;
       } else if (event.type === 'writing') {
         const { index, text: written } = event;
