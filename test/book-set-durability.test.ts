@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { bookAt } from '../src/core/book-set';
 import { BookCollections } from '../src/library/collections';
-import { buildExport, parseExport } from '../src/storage/export';
+import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import type { RunRecord } from '../src/storage/db';
 import { corpusText } from './helpers';
 import { FakeLocks, freshDbName, killTab, memories, openTab, range, type Tab } from './durability-setup';
@@ -116,8 +116,14 @@ describe('a finished run over a set', () => {
     const runId = await from.runner.start(setRequest(await addBooks(from)));
     await from.log.status(runId, 'done');
     const run = (await from.store.getRun(runId))!;
-    const json = JSON.stringify(buildExport(run, await from.store.listRevisions(runId), await from.store.listMemories(runId)));
+    const exported = buildExport(run, await from.store.listRevisions(runId), await from.store.listMemories(runId));
+    const json = JSON.stringify(exported);
     expect(parseExport(json).run.books).toEqual(run.books);
+    // The Markdown names the books in order, and the book of each revision.
+    const md = toMarkdown(exported);
+    expect(md).toContain('1. harbour (harbour.txt)\n2. weather (weather.txt)\n3. families (families.txt)');
+    expect(md).toContain(`## Revision 1 (chunk 1 of ${run.chunks.length} · harbour)`);
+    expect(md).toContain(`## Revision ${run.chunks.length} (chunk ${run.chunks.length} of ${run.chunks.length} · families)`);
     from.store.close();
 
     // Another browser holds the first and third books only.

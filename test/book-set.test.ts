@@ -94,7 +94,9 @@ describe('several books as one stream', () => {
     expect(describePlace(anchors, spans[0]!.body + 10)).toBe('Persuasion · Chapter 1');
     expect(describePlace(anchors, spans[1]!.body + 10)).toBe('The Lighthouse');
     expect(describePlace(anchors, spans[2]!.body + 5)).toBe('Harbour Notes · Chapter 4, p. 31');
-    expect(describePlace(anchors, spans[2]!.start)).toBe('Harbour Notes');
+    // A chunk that starts at a book's header is in the chapter and page its text begins with.
+    expect(describePlace(anchors, spans[2]!.start)).toBe('Harbour Notes · Chapter 4, p. 31');
+    expect(describePlace(anchors, spans[1]!.start)).toBe('The Lighthouse');
     // One book alone is named as before, without a title.
     expect(describePlace(books[2]!.anchors ?? [], 5)).toBe('Chapter 4, p. 31');
   });

@@ -130,7 +130,8 @@ export function setAnchors(books: readonly { title: string; anchors?: readonly A
   books.forEach((book, i) => {
     const span = spans[i]!;
     out.push({ at: span.start, kind: 'book', label: book.title });
-    for (const a of book.anchors ?? []) if (span.body + a.at < span.end || a.at === 0) out.push({ ...a, at: span.body + a.at });
+    // A chapter or page where the book's text begins holds its header too: a chunk from the header on is in it.
+    for (const a of book.anchors ?? []) if (span.body + a.at < span.end || a.at === 0) out.push({ ...a, at: a.at === 0 ? span.start : span.body + a.at });
   });
   return out;
 }

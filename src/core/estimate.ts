@@ -132,10 +132,12 @@ export function modelKey(config: Readonly<Record<string, string | number | boole
 export const PROMPT_OVERHEAD_TOKENS = 250;
 
 /** Chunks of a book and the prompt tokens of each step: its chunk, the memory and the overhead. */
-export function readSize(bookTokens: number, chunkTokens: number, memoryTokens: number): { chunks: number; promptTokens: number } {
+export function readSize(bookTokens: number | readonly number[], chunkTokens: number, memoryTokens: number): { chunks: number; promptTokens: number } {
+  // A set of books: each book is cut on its own, so each ends in a chunk of its own.
+  const books = typeof bookTokens === 'number' ? [bookTokens] : bookTokens;
   return {
-    chunks: Math.ceil(bookTokens / chunkTokens),
-    promptTokens: Math.min(chunkTokens, bookTokens) + memoryTokens + PROMPT_OVERHEAD_TOKENS,
+    chunks: books.reduce((n, t) => n + Math.ceil(t / chunkTokens), 0),
+    promptTokens: Math.min(chunkTokens, Math.max(0, ...books)) + memoryTokens + PROMPT_OVERHEAD_TOKENS,
   };
 }
 

@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import type { DocumentRecord, RevisionRecord, RunRecord } from './data';
-import { estimateRemaining, formatRemaining } from './format';
+import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
+import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
@@ -14,6 +15,8 @@ interface Props {
   revisions: readonly RevisionRecord[];
   /** The run's book as stored here, or null when this browser does not have it (an imported run). */
   book: DocumentRecord | null;
+  /** A run over a set: each of its books as stored here, in reading order, null where this browser lacks it. */
+  books: readonly (DocumentRecord | null)[];
   writing: { index: number; text: string } | null;
   selected: number | null;
   onSelect(index: number): void;
@@ -25,7 +28,7 @@ interface Props {
 }
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, book, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
+export function RunView({ run, runs, revisions, book, books, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
   const { t } = useTranslation();
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
@@ -45,7 +48,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
       <header className="run-head">
         <h2>{run.question}</h2>
         <p className="hint">
-          {run.documentName} ·{' '}
+          {formatRunBooks(run)} ·{' '}
           {t(run.skim ? 'run.factsSkimmed' : 'run.facts', {
             chunks: total,
             from: run.skim?.totalChunks ?? 0,
@@ -53,6 +56,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
             memoryTokens: run.settings.memoryTokens,
           })}
         </p>
+        <SetBooks run={run} books={books} />
         <RunSettings run={run} />
       </header>
       <div className="progress-row">
@@ -99,7 +103,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
         )}
       </section>
       {run.status === 'done' && <FollowUp key={run.id} run={run} />}
-      <Inspector run={run} runs={runs} revisions={revisions} book={book} selected={selected} onSelect={onSelect} />
+      <Inspector run={run} runs={runs} revisions={revisions} book={book} books={books} selected={selected} onSelect={onSelect} />
     </section>
   );
 }

@@ -1,4 +1,6 @@
-import { type KeyboardEvent, useEffect, useId, useState } from 'react';
+import { type KeyboardEvent, useEffect, useId, useMemo, useState } from 'react';
+import { describePlace } from '../../core/anchors';
+import { bookAt } from '../../core/book-set';
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, type RevisionRecord, type RunRecord, store } from '../data';
 import { useRunAnchors } from '../ChunkPlace';
@@ -14,13 +16,15 @@ interface Props {
   runs: readonly RunRecord[];
   revisions: readonly RevisionRecord[];
   book: DocumentRecord | null;
+  /** A run over a set: each of its books as stored here, in reading order (null where this browser lacks it). */
+  books: readonly (DocumentRecord | null)[];
   /** Selected chunk index, or null to follow the newest revision. */
   selected: number | null;
   onSelect(index: number): void;
 }
 
 /** Read what the agent kept, chunk by chunk. */
-export function Inspector({ run, runs, revisions, book, selected, onSelect }: Props) {
+export function Inspector({ run, runs, revisions, book, books, selected, onSelect }: Props) {
   const { t } = useTranslation();
   const ids = { search: useId(), slider: useId() };
   const anchors = useRunAnchors(run.id);
@@ -51,6 +55,21 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
   };
 
   const firstHit = marked.size ? Math.min(...marked) : null;
+  // In a set, where the first match was written says which book it came from.
+  const firstPlace = run.books && firstHit !== null && revisions[firstHit] ? describePlace(anchors, revisions[firstHit].start) : '';
+  // Where each book begins to be read: the revisions at which the book read changes.
+  const bookStarts = useMemo(() => {
+    const spans = run.books;
+    if (!spans) return [];
+    const starts: { index: number; title: string }[] = [];
+    let last = -1;
+    for (const r of revisions) {
+      const b = bookAt(spans, r.start);
+      if (b !== last) starts.push({ index: r.index, title: spans[b]!.title });
+      last = b;
+    }
+    return starts;
+  }, [run.books, revisions]);
   const onSearchKey = (e: KeyboardEvent) => {
     if (e.key === 'Enter' && firstHit !== null) {
       e.preventDefault();
@@ -66,7 +85,13 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
           <input id={ids.search} type="search" value={query} onChange={(e) => onSearch(e.target.value)} onKeyDown={onSearchKey} />
         </div>
         <p className="hint" aria-live="polite">
-          {query.trim() ? (firstHit === null ? t('inspector.noMatch') : t('inspector.matches', { count: marked.size, first: firstHit + 1 })) : ''}
+          {query.trim()
+            ? firstHit === null
+              ? t('inspector.noMatch')
+              : firstPlace
+                ? t('sets.matchesIn', { count: marked.size, first: firstHit + 1, place: firstPlace })
+                : t('inspector.matches', { count: marked.size, first: firstHit + 1 })
+            : ''}
         </p>
         {firstHit !== null && (
           <button type="button" onClick={() => onSelect(firstHit)}>
@@ -93,19 +118,25 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
           />
         </div>
       )}
-      <MemoryChart revisions={revisions} memoryCap={run.settings.memoryTokens} selected={shown} onSelect={onSelect} />
+      <MemoryChart revisions={revisions} memoryCap={run.settings.memoryTokens} selected={shown} onSelect={onSelect} bookStarts={bookStarts} />
       <div className="revisions">
         <Timeline
           revisions={revisions}
           total={total}
-          bookLength={book?.chars ?? 0}
+          bookLength={run.books ? (run.books.at(-1)?.end ?? 0) : (book?.chars ?? 0)}
           anchors={anchors}
           reasons={run.chunks.map((c) => c.reason)}
           selected={shown}
           marked={marked}
           onSelect={onSelect}
         />
-        <RevisionDetail runId={run.id} revision={shown === null ? undefined : revisions[shown]} total={total} book={book} />
+        <RevisionDetail
+          runId={run.id}
+          revision={shown === null ? undefined : revisions[shown]}
+          total={total}
+          book={book}
+          set={run.books ? { books: run.books, docs: books } : undefined}
+        />
       </div>
       <Compare run={run} others={runs} index={shown} />
     </div>
