@@ -314,6 +314,35 @@ test('several files dropped at once are all imported into the Read form, in orde
   }
 });
 
+test('a set of 100 small documents, chosen at once, is read a document a step and answers from facts in two of them', async ({ page }) => {
+  test.setTimeout(240_000);
+  const notes = Array.from({ length: 100 }, (_, i) => {
+    const fact = i === 36 ? ` ${FACT_1}` : i === 80 ? ` ${FACT_2}` : '';
+    const text = `Note ${i + 1}. The tide table for pier ${i + 1} was checked on day ${200 + i}.${fact} The lamp was trimmed at dusk.`;
+    return { name: `note-${String(i + 1).padStart(3, '0')}.txt`, mimeType: 'text/plain', buffer: Buffer.from(text) };
+  });
+  await page.goto('/');
+  await page.getByLabel('Document').setInputFiles(notes);
+  await expect(page.getByText(/^100 books — /)).toBeVisible({ timeout: 180_000 });
+  await expect(bookList(page).getByRole('listitem')).toHaveCount(100);
+  expect((await formOrder(page)).at(-1)).toBe('Book 100 of 100: note-100.txt');
+  await page.getByLabel('Question').fill(QUESTION);
+  await page.getByRole('button', { name: 'Read', exact: true }).click();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText('Port Meridian', { timeout: 60_000 });
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText('Orrin Vale');
+  await expect(page.getByRole('region', { name: 'Run' }).getByText(/^note-001\.txt and 99 more books · 100 chunks/)).toBeVisible();
+  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
+  await expect(progress).toHaveAttribute('aria-valuemax', '100');
+  await expect(progress).toHaveAttribute('aria-valuenow', '100');
+  await expect(page.getByRole('img', { name: /the start of each of 100 books is marked/ })).toBeVisible();
+  const [run] = await storedRecords<{ id: string; books: { start: number; end: number }[] }>(page, 'runs');
+  const revisions = await storedRecords<{ index: number; start: number; end: number }>(page, 'revisions');
+  // Each document is read in a step of its own, from its header to its end.
+  expect(revisions.map((r) => [r.start, r.end])).toEqual(run!.books.map((b) => [b.start, b.end]));
+  await page.getByLabel('Search memories').fill('Port Meridian');
+  await expect(page.getByText(/first written at revision 81 \(note-081\)/)).toBeVisible();
+});
+
 /** What holdInSecondBook leaves in the page once it holds the run. */
 interface Hold {
   held?: { runId: string; nextChunk: number; inSecond: number };

@@ -1,9 +1,13 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { bookAt } from '../src/core/book-set';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { corpusText } from './helpers';
+import { ChunkLists } from '../src/core/chunk-lists';
+import { EngineCache } from '../src/jobs/engines';
+import { MAX_JOINED_CHARS } from '../src/runs/book-set';
+import { planRuns } from '../src/runs/plan';
+import { corpusBytes, corpusText } from './helpers';
 import { GatedEngine } from './gated-engine';
 import { testRunner, until } from './runner-setup';
 
@@ -177,5 +181,103 @@ describe('a set of books planned and skimmed as one', () => {
     expect(earlier.reason).toEqual({ by: 'looked-back', name: 'Marlowe' });
     expect(bookAt(back.run.books!, earlier.start)).toBe(0);
     expect(back.revisions.some((r) => back.covers(r, SECOND))).toBe(true);
+  });
+});
+
+describe('the sizes of sets the app is tested with', () => {
+  it('reads a set of 100 small documents as one stream, a chunk for each, and answers from facts in two of them', async () => {
+    const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok);
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const fact = i === 36 ? ` ${FACT_1}` : i === 80 ? ` ${FACT_2}` : '';
+      const text = `Note ${i + 1}. The tide table for pier ${i + 1} was checked on day ${200 + i}.${fact} The lamp was trimmed at dusk.`;
+      ids.push((await library.ingest(`note-${String(i + 1).padStart(3, '0')}.txt`, bytes(text), 'extractive')).id);
+    }
+    const runId = await runner.start({
+      documentId: ids[0]!,
+      documentIds: ids,
+      question: QUESTION,
+      engineId: 'extractive',
+      chunkTokens: 5000,
+      memoryTokens: 256,
+    });
+    await until(async () => (await store.getRun(runId))?.status === 'done');
+    const run = (await store.getRun(runId))!;
+    expect(run.books).toHaveLength(100);
+    expect(run.chunks).toHaveLength(100);
+    const revisions = await store.listRevisions(runId);
+    // Small documents are never merged: each is read in a step of its own, from its header to its end.
+    revisions.forEach((r, i) => expect([r.start, r.end]).toEqual([run.books![i]!.start, run.books![i]!.end]));
+    expect(run.answer).toContain(FACT_1);
+    expect(run.answer).toContain('Port Meridian');
+  });
+
+  it('reads a set of three novels, one a PDF, reading each book only when the reading reaches it', async () => {
+    const timeline: string[] = [];
+    const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok, {
+      publish: (e) => {
+        if (e.type === 'revision' && e.index === 0) timeline.push('first revision');
+      },
+    });
+    const novel = corpusText('frankenstein.txt');
+    const plant = (text: string, at: number, fact: string) => {
+      const cut = text.indexOf('\n\n', Math.floor(text.length * at));
+      return `${text.slice(0, cut)}\n\n${fact}${text.slice(cut)}`;
+    };
+    // The same novel's paragraphs backwards: a third book as long as the first, and not the same file.
+    const backwards = novel.split('\n\n').reverse().join('\n\n');
+    const first = await library.ingest('frankenstein.txt', bytes(plant(novel, 0.7, FACT_1)), 'extractive');
+    const second = await library.ingest('pride-and-prejudice.pdf', corpusBytes('pride-and-prejudice.pdf'), 'extractive');
+    const third = await library.ingest('frankenstein-backwards.txt', bytes(plant(backwards, 0.3, FACT_2)), 'extractive');
+    const ids = [first.id, second.id, third.id];
+    expect(second.tokens).toBeGreaterThan(100_000);
+    const readText = store.readText.bind(store);
+    vi.spyOn(store, 'readText').mockImplementation((id, start, end) => {
+      timeline.push(`read ${ids.indexOf(id) + 1}`);
+      return readText(id, start, end);
+    });
+    const runId = await runner.start({
+      documentId: ids[0]!,
+      documentIds: ids,
+      question: QUESTION,
+      engineId: 'extractive',
+      chunkTokens: 5000,
+      memoryTokens: 512,
+    });
+    await until(async () => (await store.getRun(runId))?.status === 'done', 6000);
+    const run = (await store.getRun(runId))!;
+    expect(run.status).toBe('done');
+    // The second book was read from storage after the first step, not before it.
+    expect(timeline.indexOf('first revision')).toBeGreaterThanOrEqual(0);
+    expect(timeline.indexOf('read 2')).toBeGreaterThan(timeline.indexOf('first revision'));
+    const books = run.books!;
+    const revisions = await store.listRevisions(runId);
+    expect(revisions).toHaveLength(run.chunks.length);
+    expect(run.chunks.length).toBeGreaterThan(60);
+    for (const r of revisions) expect(r.end).toBeLessThanOrEqual(books[bookAt(books, r.start)]!.end);
+    for (const b of books) expect(revisions.some((r) => r.start === b.start)).toBe(true);
+    // The one memory carries the facts of the first and the third book to the end (a novel holds other births to weigh against them).
+    expect(run.memory).toContain(FACT_1);
+    expect(run.memory).toContain(FACT_2);
+    expect(run.answer).toContain(FACT_1);
+  });
+});
+
+describe('how many books a set may hold', () => {
+  it('lays out a set longer than one browser text when it is read in full, and says why a skim of it cannot be', async () => {
+    const { library, store } = await testRunner(new ExtractiveEngine(tok), tok);
+    // Records of three books of 200 million characters each (the per-book limit is on files: 256 MB each); planning reads only records.
+    const ids = ['big-1', 'big-2', 'big-3'];
+    for (const id of ids) {
+      await store.storeDocument({ id, name: `${id}.txt`, bytes: 200_000_000, encoding: 'utf-8', chars: 200_000_000, tokens: 50_000_000, addedAt: 0 }, 'x');
+    }
+    const deps = { store, library, engines: new EngineCache(async () => new ExtractiveEngine(tok)), lists: new ChunkLists() };
+    const request = { documentId: ids[0]!, documentIds: ids, engineId: 'extractive', chunkTokens: 5000, memoryTokens: 256 };
+    const [run] = await planRuns(deps, request, [QUESTION]);
+    expect(run!.books!.at(-1)!.end).toBeGreaterThan(MAX_JOINED_CHARS);
+    expect(run!.chunking).toEqual({ estimate: 30_000 });
+    await expect(planRuns(deps, { ...request, skim: { keep: 0.1, followMemory: false } }, [QUESTION])).rejects.toThrow(
+      /600 million characters together, more than a browser keeps in one text \(536 million\), which a skim of a set needs\. Read them without skimming/,
+    );
   });
 });
