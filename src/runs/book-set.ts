@@ -203,8 +203,8 @@ export class SetChunkSource implements ChunkLease {
   async at(index: number): Promise<ChunkSpan | undefined> {
     const before = this.spans.length;
     const wasDone = this.done;
-    // One chunk past the one asked for is cut too: the list then knows it is done when its last chunk is read.
-    while (!this.done && this.spans.length <= index + 1) {
+    // Only as far as the chunk asked for: the first step waits for one chunk, and the list learns it is done when asked past its end.
+    while (!this.done && this.spans.length <= index) {
       const next = await this.cutNext();
       if (next) this.spans.push(next);
       else this.done = true;
