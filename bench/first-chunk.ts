@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Browser } from '@playwright/test';
-import { startApp } from './app';
+import { firstStepAt, startApp } from './app';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4394);
 
@@ -65,22 +65,13 @@ async function measure(browser: Browser, url: string, copies: number): Promise<F
   );
   await page.getByText(/book\.txt — [^\n]*\d tokens$/).waitFor({ timeout: 120_000 });
   const marks = await page.evaluate(() => (window as unknown as { __marks: Marks }).__marks);
-  const first = await page.evaluate(
-    () =>
-      new Promise<{ committedAt: number; ms: number }>((resolve) => {
-        const open = indexedDB.open('memagent');
-        open.onsuccess = () => {
-          const req = open.result.transaction('revisions').objectStore('revisions').getAll();
-          req.onsuccess = () => resolve((req.result as { index: number; committedAt: number; ms: number }[]).find((r) => r.index === 0)!);
-        };
-      }),
-  );
+  const first = await firstStepAt(page);
   await context.close();
   return {
     megabytes: text.length / 1e6,
     usable: marks.usableAt - marks.uploadAt,
     // The first step began when its engine call began: commit time less the call's own time.
-    toFirst: first.committedAt - first.ms - marks.readAt,
+    toFirst: first - marks.readAt,
     counted: marks.exactAt - marks.uploadAt,
   };
 }
@@ -127,18 +118,9 @@ async function setFirstStep(browser: Browser, url: string, books: Buffer[], asSe
     { timeout: 120_000 },
   );
   const readAt = await page.evaluate(() => (window as unknown as { __readAt: number }).__readAt);
-  const first = await page.evaluate(
-    () =>
-      new Promise<{ committedAt: number; ms: number }>((resolve) => {
-        const open = indexedDB.open('memagent');
-        open.onsuccess = () => {
-          const req = open.result.transaction('revisions').objectStore('revisions').getAll();
-          req.onsuccess = () => resolve((req.result as { index: number; committedAt: number; ms: number }[]).find((r) => r.index === 0)!);
-        };
-      }),
-  );
+  const first = await firstStepAt(page);
   await context.close();
-  return first.committedAt - first.ms - readAt;
+  return first - readAt;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

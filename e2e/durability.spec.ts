@@ -7,7 +7,7 @@ import { INITIAL_MEMORY } from '../src/core/prompts';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
-import { CORPUS, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { CORPUS, lockRun, PLANTED, plantedBook, range, readBook, releaseRun, storedCounts, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 
 /** What storage holds for a run, read in one transaction so that it is one consistent moment. */
@@ -114,24 +114,6 @@ function holdAnswer(runId: string): void {
     };
     poll();
   };
-}
-
-/**
- * In the page, before its own scripts: takes the run's lock, so that its reader
- * waits (as behind another tab) until the test has looked at storage and calls
- * `__release`. The run then moves on only while the test watches it, however
- * fast this machine reads.
- */
-function lockRun(runId: string): void {
-  void navigator.locks.request(
-    `memagent-run-${runId}`,
-    () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)),
-  );
-}
-
-async function releaseRun(page: Page): Promise<void> {
-  await page.waitForFunction(() => typeof (window as unknown as { __release?: () => void }).__release === 'function');
-  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
 }
 
 /** Waits until holdAnswer holds, and with `resumed` until a worker holds the run's lock and has had a moment to reach the answer's write. */

@@ -107,6 +107,25 @@ export function storedRevisionIndexes(page: Page): Promise<Record<string, number
   );
 }
 
+/**
+ * In the page, before its own scripts: takes the run's lock, so that its reader
+ * waits (as behind another tab) until the test has looked at storage and calls
+ * `__release` (releaseRun). The run then moves on only while the test watches
+ * it, however fast this machine reads.
+ */
+export function lockRun(runId: string): void {
+  void navigator.locks.request(
+    `memagent-run-${runId}`,
+    () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)),
+  );
+}
+
+/** Lets the run that lockRun holds read on. */
+export async function releaseRun(page: Page): Promise<void> {
+  await page.waitForFunction(() => typeof (window as unknown as { __release?: () => void }).__release === 'function');
+  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+}
+
 /** Ticks exactly `names` in the checkbox group `group`. */
 export async function tickOnly(page: Page, group: string, names: readonly string[]): Promise<void> {
   const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');

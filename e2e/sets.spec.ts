@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { MAX_FILE_BYTES } from '../src/ingest/ingest';
 import { makeEpub, makePdf, prose } from '../test/fixtures/documents';
-import { range, storedRecords, storedRevisionIndexes } from './helpers';
+import { lockRun, range, releaseRun, storedRecords, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 
 /*
@@ -155,7 +155,7 @@ test('a reload in the middle of the second book resumes from the next chunk, to 
   await expect(page.getByRole('region', { name: 'Section', exact: true })).toContainText(`Section ${stored!.nextChunk} of`);
   await expect(page.getByRole('region', { name: 'Section', exact: true })).toContainText('· The Weather Book · Chapter 1: Rain');
 
-  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+  await releaseRun(page);
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText('Port Meridian', { timeout: 60_000 });
   const max = Number(await progress.getAttribute('aria-valuemax'));
   await expect(progress).toHaveAttribute('aria-valuenow', String(max));
@@ -385,12 +385,4 @@ function holdInSecondBook(): void {
     };
     poll();
   };
-}
-
-/** In the page, before its own scripts: takes the run's lock, so that its reader waits until the test calls `__release`. */
-function lockRun(runId: string): void {
-  void navigator.locks.request(
-    `memagent-run-${runId}`,
-    () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)),
-  );
 }

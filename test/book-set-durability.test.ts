@@ -4,36 +4,20 @@ import { bookAt } from '../src/core/book-set';
 import { BookCollections } from '../src/library/collections';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import type { RunRecord } from '../src/storage/db';
-import { corpusText } from './helpers';
+import { bytes, setRequest, threeTexts } from './book-set-fixtures';
 import { FakeLocks, freshDbName, killTab, memories, openTab, range, type Tab } from './durability-setup';
 
-const QUESTION = 'Where was the warden of Gull Rock born?';
-// Two hops: who is warden of Gull Rock (the first book), and where that person was born (the third).
-const FACT_1 = 'The warden of Gull Rock is Orrin Vale.';
-const FACT_2 = 'Orrin Vale was born in Port Meridian, far from Gull Rock.';
-const bytes = (s: string) => new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
-
-let texts: [string, string, string];
+let texts: { name: string; text: string }[];
 beforeAll(() => {
-  const filler = corpusText('frankenstein.txt').slice(90_000, 96_000);
-  texts = [`${filler}\n\n${FACT_1}\n\n${filler}`, filler.slice(2000) + filler.slice(0, 2000), `${filler.slice(3000)}\n\n${FACT_2}\n\n${filler.slice(0, 3000)}`];
+  texts = threeTexts();
 });
-const NAMES = ['harbour.txt', 'weather.txt', 'families.txt'];
 
 async function addBooks(tab: Tab, which = [0, 1, 2]): Promise<string[]> {
   const ids: string[] = [];
-  for (const i of which) ids.push((await tab.library.ingest(NAMES[i]!, bytes(texts[i]!), 'extractive')).id);
+  for (const i of which) ids.push((await tab.library.ingest(texts[i]!.name, bytes(texts[i]!.text), 'extractive')).id);
   return ids;
 }
 
-const setRequest = (ids: string[]) => ({
-  documentId: ids[0]!,
-  documentIds: ids,
-  question: QUESTION,
-  engineId: 'extractive',
-  chunkTokens: 600,
-  memoryTokens: 256,
-});
 const indexes = async (tab: Tab, runId: string) => (await tab.store.listRevisions(runId)).map((r) => r.index);
 
 /** The set read straight through: what every interrupted read must end up equal to. */

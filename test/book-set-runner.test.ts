@@ -8,45 +8,28 @@ import { EngineCache } from '../src/jobs/engines';
 import { MAX_JOINED_CHARS } from '../src/runs/book-set';
 import { planRuns } from '../src/runs/plan';
 import { corpusBytes, corpusText } from './helpers';
+import { bytes, FACT_1, FACT_2, QUESTION, setRequest, threeTexts, whenDone } from './book-set-fixtures';
 import { GatedEngine } from './gated-engine';
 import { testRunner, until } from './runner-setup';
 
 let tok: QwenTokenizer;
-let filler: string;
-const QUESTION = 'Where was the warden of Gull Rock born?';
-// Two hops: who is warden of Gull Rock (the first book), and where that person was born (the third).
-const FACT_1 = 'The warden of Gull Rock is Orrin Vale.';
-const FACT_2 = 'Orrin Vale was born in Port Meridian, far from Gull Rock.';
 
 beforeAll(async () => {
   tok = await loadQwenTokenizer();
-  filler = corpusText('frankenstein.txt').slice(90_000, 96_000);
 });
-
-const bytes = (s: string) => new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
 
 async function threeBooks(engine: Engine = new ExtractiveEngine(tok)) {
   const setup = await testRunner(engine, tok);
-  const { library } = setup;
-  const a = await library.ingest('harbour.txt', bytes(`${filler}\n\n${FACT_1}\n\n${filler}`), 'extractive');
-  const b = await library.ingest('weather.txt', bytes(filler.slice(2000) + filler.slice(0, 2000)), 'extractive');
-  const c = await library.ingest('families.txt', bytes(`${filler.slice(3000)}\n\n${FACT_2}\n\n${filler.slice(0, 3000)}`), 'extractive');
-  return { ...setup, ids: [a.id, b.id, c.id] };
+  const ids: string[] = [];
+  for (const { name, text } of threeTexts()) ids.push((await setup.library.ingest(name, bytes(text), 'extractive')).id);
+  return { ...setup, ids };
 }
 
 describe('a run over a set of books', () => {
   it('answers a two-hop question from facts in two different books, every chunk within one book', async () => {
     const { runner, store, ids } = await threeBooks();
-    const runId = await runner.start({
-      documentId: ids[0]!,
-      documentIds: ids,
-      question: QUESTION,
-      engineId: 'extractive',
-      chunkTokens: 600,
-      memoryTokens: 256,
-    });
-    await until(async () => (await store.getRun(runId))?.status === 'done');
-    const run = (await store.getRun(runId))!;
+    const runId = await runner.start(setRequest(ids));
+    const run = await whenDone(store, runId);
     expect(run.status).toBe('done');
     expect(run.books?.map((b) => b.name)).toEqual(['harbour.txt', 'weather.txt', 'families.txt']);
     expect(run.documentName).toBe('harbour.txt + weather.txt + families.txt');
@@ -62,16 +45,8 @@ describe('a run over a set of books', () => {
 
   it('resumes after a pause at a book boundary from the next chunk, the header of the next book', async () => {
     const { runner, store, ids } = await threeBooks();
-    const runId = await runner.start({
-      documentId: ids[0]!,
-      documentIds: ids,
-      question: QUESTION,
-      engineId: 'extractive',
-      chunkTokens: 600,
-      memoryTokens: 256,
-    });
-    await until(async () => (await store.getRun(runId))?.status === 'done');
-    const straight = (await store.getRun(runId))!;
+    const runId = await runner.start(setRequest(ids));
+    const straight = await whenDone(store, runId);
     const boundary = straight.chunks.findIndex((c) => c.start === straight.books![1]!.start);
     expect(boundary).toBeGreaterThan(0);
 
@@ -79,14 +54,7 @@ describe('a run over a set of books', () => {
     const gated = new GatedEngine(tok);
     gated.holdAt = boundary;
     const again = await threeBooks(gated);
-    const id2 = await again.runner.start({
-      documentId: again.ids[0]!,
-      documentIds: again.ids,
-      question: QUESTION,
-      engineId: 'extractive',
-      chunkTokens: 600,
-      memoryTokens: 256,
-    });
+    const id2 = await again.runner.start(setRequest(again.ids));
     await gated.held;
     await again.runner.jobs.pause(id2);
     gated.open();
@@ -95,8 +63,7 @@ describe('a run over a set of books', () => {
     expect(await again.store.getRun(id2)).toMatchObject({ status: 'paused', nextChunk: boundary });
     expect((await again.store.listRevisions(id2)).map((r) => r.index)).toEqual(straight.chunks.slice(0, boundary).map((_, i) => i));
     await again.runner.jobs.resume(id2);
-    await until(async () => (await again.store.getRun(id2))?.status === 'done');
-    const resumed = (await again.store.getRun(id2))!;
+    const resumed = await whenDone(again.store, id2);
     expect(resumed.chunks).toEqual(straight.chunks);
     const after = await again.store.listRevisions(id2);
     expect(after.map((r) => r.index)).toEqual(straight.chunks.map((_, i) => i));
@@ -128,10 +95,9 @@ describe('a set of books planned and skimmed as one', () => {
     const { library, store, runner } = await testRunner(new ExtractiveEngine(tok), tok);
     const ids: string[] = [];
     for (const [i, t] of texts.entries()) ids.push((await library.ingest(`book-${i + 1}.txt`, bytes(t), 'extractive')).id);
-    const runId = await runner.start({ documentId: ids[0]!, documentIds: ids, question, engineId: 'extractive', chunkTokens: 500, memoryTokens: 256, skim });
+    const runId = await runner.start(setRequest(ids, { question, chunkTokens: 500, skim }));
     const planned = (await store.getRun(runId))!;
-    await until(async () => (await store.getRun(runId))?.status === 'done', 1000);
-    const run = (await store.getRun(runId))!;
+    const run = await whenDone(store, runId, 1000);
     const setText = run.books!.map((b, i) => `Document ${i + 1}:\n${b.title}\n${texts[i]}`).join('\n\n');
     return {
       planned,
@@ -193,16 +159,8 @@ describe('the sizes of sets the app is tested with', () => {
       const text = `Note ${i + 1}. The tide table for pier ${i + 1} was checked on day ${200 + i}.${fact} The lamp was trimmed at dusk.`;
       ids.push((await library.ingest(`note-${String(i + 1).padStart(3, '0')}.txt`, bytes(text), 'extractive')).id);
     }
-    const runId = await runner.start({
-      documentId: ids[0]!,
-      documentIds: ids,
-      question: QUESTION,
-      engineId: 'extractive',
-      chunkTokens: 5000,
-      memoryTokens: 256,
-    });
-    await until(async () => (await store.getRun(runId))?.status === 'done');
-    const run = (await store.getRun(runId))!;
+    const runId = await runner.start(setRequest(ids, { chunkTokens: 5000 }));
+    const run = await whenDone(store, runId);
     expect(run.books).toHaveLength(100);
     expect(run.chunks).toHaveLength(100);
     const revisions = await store.listRevisions(runId);
@@ -236,16 +194,8 @@ describe('the sizes of sets the app is tested with', () => {
       timeline.push(`read ${ids.indexOf(id) + 1}`);
       return readText(id, start, end);
     });
-    const runId = await runner.start({
-      documentId: ids[0]!,
-      documentIds: ids,
-      question: QUESTION,
-      engineId: 'extractive',
-      chunkTokens: 5000,
-      memoryTokens: 512,
-    });
-    await until(async () => (await store.getRun(runId))?.status === 'done', 6000);
-    const run = (await store.getRun(runId))!;
+    const runId = await runner.start(setRequest(ids, { chunkTokens: 5000, memoryTokens: 512 }));
+    const run = await whenDone(store, runId, 6000);
     expect(run.status).toBe('done');
     // The second book was read from storage after the first step, not before it.
     expect(timeline.indexOf('first revision')).toBeGreaterThanOrEqual(0);
@@ -272,7 +222,7 @@ describe('how many books a set may hold', () => {
       await store.storeDocument({ id, name: `${id}.txt`, bytes: 200_000_000, encoding: 'utf-8', chars: 200_000_000, tokens: 50_000_000, addedAt: 0 }, 'x');
     }
     const deps = { store, library, engines: new EngineCache(async () => new ExtractiveEngine(tok)), lists: new ChunkLists() };
-    const request = { documentId: ids[0]!, documentIds: ids, engineId: 'extractive', chunkTokens: 5000, memoryTokens: 256 };
+    const { question: _, ...request } = setRequest(ids, { chunkTokens: 5000 });
     const [run] = await planRuns(deps, request, [QUESTION]);
     expect(run!.books!.at(-1)!.end).toBeGreaterThan(MAX_JOINED_CHARS);
     expect(run!.chunking).toEqual({ estimate: 30_000 });

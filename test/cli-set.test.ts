@@ -72,7 +72,13 @@ describe('memagent read with several files', () => {
     const cutAt = chunks.findIndex(([start]) => start === books[1]!.start) + 2;
     expect(cutAt).toBeLessThan(chunks.length);
     const stopped = join(dir, 'stopped.jsonl');
-    writeFileSync(stopped, readFileSync(out, 'utf8').split('\n').slice(0, 1 + cutAt).join('\n') + '\n');
+    writeFileSync(
+      stopped,
+      readFileSync(out, 'utf8')
+        .split('\n')
+        .slice(0, 1 + cutAt)
+        .join('\n') + '\n',
+    );
     const resumed = await memagent(['read', ...files, '--engine', 'extractive', '--out', stopped, '--resume', '--progress', 'lines']);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('Port Meridian');

@@ -4,19 +4,39 @@ import { type DocumentRecord, store } from './data';
 import { onRunEvent } from './client';
 import { bookLabel } from './BookOrder';
 
+/** The files a book may come in. */
+const BOOK_FILES =
+  '.txt,.text,.md,.markdown,.html,.htm,.xhtml,.epub,.pdf,.docx,text/plain,text/markdown,text/html,application/epub+zip,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+/** A chooser of book files, several at once; the same file may be chosen again. */
+export function BookFiles({ id, onFiles }: { id: string; onFiles(files: File[]): void }) {
+  return (
+    <input
+      id={id}
+      type="file"
+      multiple
+      accept={BOOK_FILES}
+      onChange={(e) => {
+        const files = [...(e.currentTarget.files ?? [])];
+        if (files.length) onFiles(files);
+        e.currentTarget.value = '';
+      }}
+    />
+  );
+}
+
 interface Props {
   /** The books the read takes now: the Library's others are offered. */
   books: readonly DocumentRecord[];
   /** Counts finished imports: the Library's books are read again. */
   libraryVersion: number;
-  accept: string;
   /** Files to add after the books there are. */
   onFiles(files: File[]): void;
   onAdd(doc: DocumentRecord): void;
 }
 
 /** More books for the read: files from this device, or books the Library keeps. */
-export function AddBooks({ books, libraryVersion, accept, onFiles, onAdd }: Props) {
+export function AddBooks({ books, libraryVersion, onFiles, onAdd }: Props) {
   const { t } = useTranslation();
   const ids = { files: useId(), stored: useId() };
   const [stored, setStored] = useState<DocumentRecord[]>([]);
@@ -42,17 +62,7 @@ export function AddBooks({ books, libraryVersion, accept, onFiles, onAdd }: Prop
     <div className="add-books">
       <div className="field inline">
         <label htmlFor={ids.files}>{t('sets.addFiles')}</label>
-        <input
-          id={ids.files}
-          type="file"
-          multiple
-          accept={accept}
-          onChange={(e) => {
-            const files = [...(e.currentTarget.files ?? [])];
-            if (files.length) onFiles(files);
-            e.currentTarget.value = '';
-          }}
-        />
+        <BookFiles id={ids.files} onFiles={onFiles} />
       </div>
       {offered.length > 0 && (
         <div className="field inline">

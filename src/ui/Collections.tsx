@@ -48,11 +48,11 @@ export function Collections({ docs, deletions, onRead, onError }: Props) {
       <h2>{t('collections.title')}</h2>
       <p className="hint">{collections.length ? t('collections.intro') : t('collections.none')}</p>
       {collections.length > 0 && (
-        <ul aria-label={t('collections.title')}>
+        <ul className="library-list" aria-label={t('collections.title')}>
           {collections.map((c) => {
             const books = c.documentIds.flatMap((id) => docs.filter((d) => d.id === id));
             return (
-              <li key={c.id} aria-label={c.name}>
+              <li key={c.id} aria-label={c.name} className="doc">
                 <div className="doc-name">{c.name}</div>
                 <div className="hint">{t('collections.books', { count: books.length, names: books.map((d) => d.name).join(', ') })}</div>
                 {confirming === c.id ? (

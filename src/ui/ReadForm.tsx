@@ -1,5 +1,5 @@
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
-import { AddBooks } from './AddBooks';
+import { AddBooks, BookFiles } from './AddBooks';
 import { BookOrder } from './BookOrder';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
@@ -53,10 +53,6 @@ export function readingOf(books: readonly DocumentRecord[]): DocumentRecord | nu
   };
 }
 
-/** The files a book may come in. */
-const ACCEPT =
-  '.txt,.text,.md,.markdown,.html,.htm,.xhtml,.epub,.pdf,.docx,text/plain,text/markdown,text/html,application/epub+zip,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document';
-
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
 export function ReadForm({ engines, books, busy, importStatus, libraryVersion, onFiles, onBooks, onRead }: Props) {
   const { t } = useTranslation();
@@ -78,17 +74,7 @@ export function ReadForm({ engines, books, busy, importStatus, libraryVersion, o
     <form className="read-form" onSubmit={submit}>
       <div className="field">
         <label htmlFor={ids.doc}>{t('read.document')}</label>
-        <input
-          id={ids.doc}
-          type="file"
-          multiple
-          accept={ACCEPT}
-          onChange={(e) => {
-            const files = [...(e.currentTarget.files ?? [])];
-            if (files.length) onFiles(files, false);
-            e.currentTarget.value = ''; // the same file may be chosen again
-          }}
-        />
+        <BookFiles id={ids.doc} onFiles={(files) => onFiles(files, false)} />
         <p className="hint" aria-live="polite">
           {books.length > 1
             ? t('sets.documentHintMany', { count: books.length, size: formatBytes(document!.bytes), tokens: formatTokens(document!) })
@@ -99,13 +85,7 @@ export function ReadForm({ engines, books, busy, importStatus, libraryVersion, o
         {importStatus}
         {books.length > 1 && <BookOrder books={books} onChange={onBooks} />}
         {books.length > 0 && (
-          <AddBooks
-            books={books}
-            libraryVersion={libraryVersion}
-            accept={ACCEPT}
-            onFiles={(files) => onFiles(files, true)}
-            onAdd={(doc) => onBooks([...books, doc])}
-          />
+          <AddBooks books={books} libraryVersion={libraryVersion} onFiles={(files) => onFiles(files, true)} onAdd={(doc) => onBooks([...books, doc])} />
         )}
       </div>
       <QuestionList questions={questions} onChange={setQuestions} />
