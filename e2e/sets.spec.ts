@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { MAX_FILE_BYTES } from '../src/ingest/ingest';
 import { makeEpub, makePdf, prose } from '../test/fixtures/documents';
+import { violationsInBothThemes } from './axe';
 import { lockRun, range, releaseRun, storedRecords, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 
@@ -123,6 +124,8 @@ test('three books chosen at once, ordered by keyboard and by dragging, answer a 
   // Search memories says which book a match was first written from.
   await page.getByLabel('Search memories').fill('Port Meridian');
   await expect(page.getByText(/first written at revision \d+ \(families · p\. 2\)/)).toBeVisible();
+  // The form's list of books, the run's books and the chart's book starts: nothing serious for axe, in either theme.
+  expect(await violationsInBothThemes(page, 'Read, a set')).toEqual([]);
 });
 
 test('a reload in the middle of the second book resumes from the next chunk, to the answer an uninterrupted read gives', async ({ page }) => {
@@ -254,6 +257,8 @@ test('books chosen in the Library are read together, kept as a collection, read 
   await page.getByRole('button', { name: 'Save as collection' }).click();
   const collections = page.getByRole('list', { name: 'Collections' });
   await expect(collections.getByRole('listitem', { name: 'Gull Rock papers' })).toContainText('3 books: families.pdf, harbour.txt, weather.epub');
+  // The choice and the collections: nothing serious for axe, in either theme.
+  expect(await violationsInBothThemes(page, 'Library, a choice and a collection')).toEqual([]);
 
   // Kept across a reload, and read from again for a later question.
   await page.reload();
