@@ -176,6 +176,13 @@ test('a reload in the middle of the second book resumes from the next chunk, to 
   expect(of(held.runId)).toHaveLength(max);
   expect(of(held.runId)).toEqual(of(other.id));
   expect(runs.find((r) => r.id === held.runId)!.answer).toBe(other.answer);
+
+  // Compare offers the other run over the same books in the same order, chunk for chunk.
+  await page.getByLabel('Compare with').selectOption({ index: 1 });
+  await page.getByRole('slider', { name: 'Revision' }).fill('3');
+  const comparison = page.getByRole('region', { name: 'Comparison' });
+  await expect(comparison).toContainText('memory after chunk 3');
+  await expect(comparison.locator('pre')).toHaveText(of(held.runId)[2]!);
 });
 
 test('a set-run exports, and an import finds its books by their content and says which one is missing', async ({ page, browser }, info) => {
