@@ -7,7 +7,7 @@ import { INITIAL_MEMORY } from '../src/core/prompts';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
-import { CORPUS, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { CORPUS, connectServer, ownOpenAIServer, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 
 /** What storage holds for a run, read in one transaction so that it is one consistent moment. */
@@ -445,45 +445,61 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
 });
 
 test('two tabs on one run: one writes, the other follows live and takes over when the first closes', async ({ context }) => {
-  const first = await context.newPage();
-  await first.goto('/');
-  await readBook(first, plantedBook(0.5), { chunkTokens: 100, wait: false });
-  await readAtLeast(first, 1);
-  const runId = await runIdOf(first);
-  const lock = `memagent-run-${runId}`;
+  // Through a server of the test's own, which holds a step in flight until the test lets the run go on: each
+  // check below sees the run at a step the test chose, however fast this machine reads.
+  const server = await ownOpenAIServer();
+  try {
+    const first = await context.newPage();
+    await first.goto('/');
+    await connectServer(first, server.url);
+    let held = server.holdAfterNext(10);
+    await readBook(first, plantedBook(0.5), { chunkTokens: 1000, wait: false });
+    await held;
+    await expect(progressOf(first)).toHaveAttribute('aria-valuenow', '10');
+    const runId = await runIdOf(first);
+    const lock = `memagent-run-${runId}`;
 
-  const second = await context.newPage();
-  await second.goto(`/?run=${runId}`);
-  // The second tab shows the first tab's progress as it happens.
-  const a = await readAtLeast(second, 1);
-  const b = await readAtLeast(second, a + 20);
-  expect(b).toBeGreaterThan(a);
+    const second = await context.newPage();
+    await second.goto(`/?run=${runId}`);
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '10');
+    // The second tab shows the first tab's progress as it happens: ten more steps.
+    held = server.holdAfterNext(10);
+    server.releaseHeld();
+    await held;
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '21');
 
-  // One writer: the run's lock is held by one worker while the other tab's waits for it.
-  const locks = async (page: Page) => {
-    const state = await page.evaluate(() => navigator.locks.query());
-    return {
-      held: (state.held ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
-      pending: (state.pending ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+    // One writer: the run's lock is held by one worker while the other tab's waits for it.
+    const locks = async (page: Page) => {
+      const state = await page.evaluate(() => navigator.locks.query());
+      return {
+        held: (state.held ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+        pending: (state.pending ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+      };
     };
-  };
-  // (The second tab's worker asks for the lock once it has started, a moment after the page.)
-  await expect.poll(async () => (await locks(second)).pending.length).toBeGreaterThanOrEqual(1);
-  const before = await locks(second);
-  expect(before.held).toHaveLength(1);
-  expect(before.pending).not.toContain(before.held[0]);
+    // (The second tab's worker asks for the lock once it has started, a moment after the page.)
+    await expect.poll(async () => (await locks(second)).pending.length).toBeGreaterThanOrEqual(1);
+    const before = await locks(second);
+    expect(before.held).toHaveLength(1);
+    expect(before.pending).not.toContain(before.held[0]);
 
-  const seen = Number(await progressOf(second).getAttribute('aria-valuenow'));
-  await first.close({ runBeforeUnload: false });
-  await readAtLeast(second, seen + 20); // the second tab reads on
-  const after = await locks(second);
-  expect(after.held).toHaveLength(1);
-  expect(after.held[0]).not.toBe(before.held[0]);
-  expect(after.pending).toHaveLength(0);
+    // The first tab closes with chunk 21 in flight; the second tab reads it again, and ten more.
+    held = server.holdAfterNext(10);
+    await first.close({ runBeforeUnload: false });
+    server.releaseHeld();
+    await held;
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '31');
+    const after = await locks(second);
+    expect(after.held).toHaveLength(1);
+    expect(after.held[0]).not.toBe(before.held[0]);
+    expect(after.pending).toHaveLength(0);
 
-  await expect(second.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
-  const max = Number(await progressOf(second).getAttribute('aria-valuemax'));
-  expect(await storedRevisionIndexes(second)).toEqual({ [runId]: range(max) });
+    server.release();
+    await expect(second.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
+    const max = Number(await progressOf(second).getAttribute('aria-valuemax'));
+    expect(await storedRevisionIndexes(second)).toEqual({ [runId]: range(max) });
+  } finally {
+    await server.stop();
+  }
 });
 
 test('a full disk pauses the run with an alert, keeps what was stored, and Resume finishes it', async () => {
@@ -530,48 +546,60 @@ test('a full disk pauses the run with an alert, keeps what was stored, and Resum
 });
 
 test('Cancel and Pause hold across reloads; a cancelled run resumes or is deleted with its revisions', async ({ page }) => {
-  await page.goto('/');
-  await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
-  const progress = progressOf(page);
-  const status = page.getByText(/^(Reading|Paused|Cancelled|Done) · \d+ of \d+ chunks/);
-  await readAtLeast(page, 10);
-  await page.getByRole('button', { name: 'Cancel' }).click();
-  await expect(status).toHaveText(/^Cancelled/);
-  const cancelledAt = Number(await progress.getAttribute('aria-valuenow'));
+  // Through a server of the test's own, which holds the next step in flight: Cancel and Pause come while the
+  // run reads, at a step the test chose.
+  const server = await ownOpenAIServer();
+  try {
+    await page.goto('/');
+    await connectServer(page, server.url);
+    let held = server.holdAfterNext(10);
+    await readBook(page, plantedBook(0.5), { chunkTokens: 1000, wait: false });
+    const progress = progressOf(page);
+    const status = page.getByText(/^(Reading|Paused|Cancelled|Done) · \d+ of \d+ chunks/);
+    await held;
+    await expect(progress).toHaveAttribute('aria-valuenow', '10');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect(status).toHaveText(/^Cancelled/);
+    server.release();
 
-  await page.reload();
-  await expect(status).toHaveText(/^Cancelled/);
-  await page.waitForTimeout(500);
-  await expect(progress).toHaveAttribute('aria-valuenow', String(cancelledAt)); // a reload does not restart it
+    await page.reload();
+    await expect(status).toHaveText(/^Cancelled/);
+    await page.waitForTimeout(500); // room for a wrongful restart to show
+    await expect(progress).toHaveAttribute('aria-valuenow', '10'); // a reload does not restart it
 
-  await page.getByRole('button', { name: 'Resume' }).click();
-  await readAtLeast(page, cancelledAt + 10);
-  await page.getByRole('button', { name: 'Pause' }).click();
-  await expect(status).toHaveText(/^Paused/);
-  const pausedAt = Number(await progress.getAttribute('aria-valuenow'));
-  await page.reload();
-  await expect(status).toHaveText(/^Paused/);
-  await page.waitForTimeout(500);
-  await expect(progress).toHaveAttribute('aria-valuenow', String(pausedAt));
-  const runId = await runIdOf(page);
-  expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(pausedAt) });
+    held = server.holdAfterNext(10);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await held;
+    await expect(progress).toHaveAttribute('aria-valuenow', '20');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect(status).toHaveText(/^Paused/);
+    server.release();
+    await page.reload();
+    await expect(status).toHaveText(/^Paused/);
+    await page.waitForTimeout(500); // room for a wrongful restart to show
+    await expect(progress).toHaveAttribute('aria-valuenow', '20');
+    const runId = await runIdOf(page);
+    expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(20) });
 
-  await page.getByRole('button', { name: 'Cancel' }).click();
-  await expect(status).toHaveText(/^Cancelled/);
-  await page.getByRole('button', { name: 'Delete run' }).click();
-  const confirm = page.getByRole('group', { name: 'Confirm delete run' });
-  await expect(confirm).toContainText(`Delete this run and its ${pausedAt} revisions?`);
-  await confirm.getByRole('button', { name: 'Keep run' }).click();
-  expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: pausedAt, memories: pausedAt });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect(status).toHaveText(/^Cancelled/);
+    await page.getByRole('button', { name: 'Delete run' }).click();
+    const confirm = page.getByRole('group', { name: 'Confirm delete run' });
+    await expect(confirm).toContainText('Delete this run and its 20 revisions?');
+    await confirm.getByRole('button', { name: 'Keep run' }).click();
+    expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: 20, memories: 20 });
 
-  await page.getByRole('button', { name: 'Delete run' }).click();
-  await confirm.getByRole('button', { name: 'Yes, delete run' }).click();
-  await expect(progress).toHaveCount(0);
-  await openPlace(page, 'Library');
-  await expect(page.getByRole('navigation', { name: 'Runs' }).getByRole('listitem')).toHaveCount(0);
-  expect(await storedCounts(page)).toMatchObject({ runs: 0, revisions: 0, memories: 0, documents: 1 });
-  await openPlace(page, 'Read');
-  await page.reload();
-  await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
-  await expect(progress).toHaveCount(0);
+    await page.getByRole('button', { name: 'Delete run' }).click();
+    await confirm.getByRole('button', { name: 'Yes, delete run' }).click();
+    await expect(progress).toHaveCount(0);
+    await openPlace(page, 'Library');
+    await expect(page.getByRole('navigation', { name: 'Runs' }).getByRole('listitem')).toHaveCount(0);
+    expect(await storedCounts(page)).toMatchObject({ runs: 0, revisions: 0, memories: 0, documents: 1 });
+    await openPlace(page, 'Read');
+    await page.reload();
+    await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
+    await expect(progress).toHaveCount(0);
+  } finally {
+    await server.stop();
+  }
 });

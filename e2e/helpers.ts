@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { type OpenAITestServer, startOpenAIServer } from '../test/support/openai-server';
 
 export const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 
@@ -167,4 +168,26 @@ interface TraceEvent {
   dur?: number;
   tdur?: number;
   args?: { name?: string };
+}
+
+/**
+ * An OpenAI-compatible test server of the test's own, open to the page's
+ * origin: what it holds (a step the test keeps in flight) holds no other test.
+ */
+export function ownOpenAIServer(): Promise<OpenAITestServer> {
+  return startOpenAIServer({ allowedOrigin: `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 4173)}` });
+}
+
+/** Chooses the OpenAI-compatible engine at `baseUrl` in the page's form and connects to it. */
+export async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });
+  await page.getByLabel('Base URL', { exact: true }).fill(baseUrl);
+  if (key) await page.getByLabel('API key', { exact: true }).fill(key);
+  await page.getByRole('button', { name: 'Connect' }).click();
+}
+
+/** Chooses the server as `chooseServer` does and waits until the form says it is connected. */
+export async function connectServer(page: Page, baseUrl: string): Promise<void> {
+  await chooseServer(page, baseUrl);
+  await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toBeVisible();
 }

@@ -1,19 +1,12 @@
 import { expect, type Page, test } from '@playwright/test';
 import { startOpenAIServer } from '../test/support/openai-server';
-import { PLANTED, plantedBook, range, readBook, storedRevisionIndexes, storedRecords, storedRunsAndRevisions, tickOnly } from './helpers';
+import { chooseServer, PLANTED, plantedBook, range, readBook, storedRevisionIndexes, storedRecords, storedRunsAndRevisions, tickOnly } from './helpers';
 
 // The port playwright.config.ts gives the test server that allows the page's origin.
 const pagePort = Number(process.env.E2E_PORT ?? 4173);
 const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? pagePort + 17);
 const SERVER = `http://127.0.0.1:${openaiPort}/v1`;
 const KEY = 'sk-e2e-kept-local';
-
-async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
-  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });
-  await page.getByLabel('Base URL', { exact: true }).fill(baseUrl);
-  if (key) await page.getByLabel('API key', { exact: true }).fill(key);
-  await page.getByRole('button', { name: 'Connect' }).click();
-}
 
 test('reads a book through an OpenAI-compatible server, retrying a busy one', async ({ page, request }) => {
   const stats = async () => (await (await request.get(`http://127.0.0.1:${openaiPort}/__test/stats`)).json()) as { chatCompletions: number };
