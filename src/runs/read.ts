@@ -12,6 +12,7 @@ import type { Library } from '../library/library';
 import type { RunProgress, RunRecord, Store } from '../storage/db';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
+import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
 import { SetChunkSource, setChunks, setKey, setText } from './book-set';
@@ -20,6 +21,8 @@ export interface RunReaderDeps {
   store: Store;
   library: Library;
   publish(event: RunEvent): void;
+  /** Where a step waits while a test holds it (see StepHold); none in unit tests. */
+  hold?: StepHold;
 }
 
 /**
@@ -109,7 +112,7 @@ export class RunReader {
       const engine = await job.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
       await engine.prepare?.(run.settings.contextTokens, signal);
-      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
+      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
       // A set's list is its own: its chunks are cut book by book (see core/book-set).
@@ -165,6 +168,7 @@ export class RunReader {
         generate: async (messages, options) => {
           if (turns) giveTurn ??= await turns.take(signal);
           releaseImports();
+          await this.deps.hold?.before(runId, run.nextChunk, signal);
           return engine.generate(messages, options);
         },
       };
