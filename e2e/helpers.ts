@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
+import { HOLD_CHANNEL } from '../src/agent/events';
 import { type OpenAITestServer, startOpenAIServer } from '../test/support/openai-server';
 
 export const CORPUS = new URL('../../shared/corpus/', import.meta.url);
@@ -190,4 +191,41 @@ export async function chooseServer(page: Page, baseUrl: string, key?: string): P
 export async function connectServer(page: Page, baseUrl: string): Promise<void> {
   await chooseServer(page, baseUrl);
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toBeVisible();
+}
+
+/**
+ * Holds every run's step from chunk `index` on, in every tab (see HoldMessage): a run with a local engine
+ * waits there, its step in hand, until `releaseSteps` or a later hold. Resolves once this page's worker has
+ * the gate in place; the page keeps a list of the steps held (`heldSteps`).
+ */
+export async function holdSteps(page: Page, index: number): Promise<void> {
+  await page.evaluate(
+    ({ channel, index }) =>
+      new Promise<void>((resolve) => {
+        const w = window as unknown as { __held?: { runId: string; index: number }[]; __holdChannel?: BroadcastChannel };
+        w.__held ??= [];
+        const c = (w.__holdChannel ??= new BroadcastChannel(channel));
+        // The worker may not listen yet: ask again until it says the gate is in place.
+        const ask = setInterval(() => c.postMessage({ type: 'hold', index }), 50);
+        c.onmessage = (e: MessageEvent<{ type: string; runId: string; index: number }>) => {
+          if (e.data.type === 'held') w.__held!.push({ runId: e.data.runId, index: e.data.index });
+          if (e.data.type === 'holding' && e.data.index === index) {
+            clearInterval(ask);
+            resolve();
+          }
+        };
+        c.postMessage({ type: 'hold', index });
+      }),
+    { channel: HOLD_CHANNEL, index },
+  );
+}
+
+/** Waits until a run holds at chunk `index` (after `holdSteps` in this page). */
+export async function heldAt(page: Page, index: number): Promise<void> {
+  await page.waitForFunction((i) => (window as unknown as { __held?: { index: number }[] }).__held?.some((h) => h.index === i) ?? false, index);
+}
+
+/** Lets every held step go on, and holds no more. */
+export async function releaseSteps(page: Page): Promise<void> {
+  await page.evaluate((channel) => new BroadcastChannel(channel).postMessage({ type: 'release' }), HOLD_CHANNEL);
 }
