@@ -85,6 +85,8 @@ export class OpenAITestServer {
   private engine: Promise<{ engine: ExtractiveEngine; tokenizer: QwenTokenizer }> | null = null;
   /** Decides, for each chat request as it arrives, whether it waits unanswered until `release()`. */
   private holdMatch: ((request: HeldRequest) => boolean) | null = null;
+  /** Where a held request waits: before any reply, or (streamed) after its first piece. */
+  private holdWhere: 'arrival' | 'first piece' = 'arrival';
   private inFlight = 0;
   /** The most chat requests that were being answered at once. */
   maxInFlight = 0;
@@ -123,10 +125,12 @@ export class OpenAITestServer {
   /**
    * Every chat request that `match` accepts (asked once per request, in
    * arrival order) waits unanswered until `release()`: a step the test holds in
-   * flight, however fast the client is. Resolves when the first is held.
+   * flight, however fast the client is. With `where` 'first piece', a streamed
+   * reply waits after its first piece instead. Resolves when the first is held.
    */
-  hold(match: (request: HeldRequest) => boolean): Promise<void> {
+  hold(match: (request: HeldRequest) => boolean, where: 'arrival' | 'first piece' = 'arrival'): Promise<void> {
     this.holdMatch = match;
+    this.holdWhere = where;
     return this.whenHeld(1);
   }
 
@@ -287,13 +291,9 @@ export class OpenAITestServer {
     const section = /<section>\n([\s\S]{0,80})/.exec(prompt)?.[1];
     this.about.set(req, { ...(section === undefined ? { final: true } : { section }), ...(this.options.keepBodies && { body }) });
 
-    if (this.holdMatch?.({ final: section === undefined, prompt, ...(section !== undefined && { section }) })) {
-      const released = new Promise<void>((resolve) => this.held.push(resolve));
-      for (const l of this.heldListeners.filter((l) => this.held.length >= l.count)) {
-        this.heldListeners.splice(this.heldListeners.indexOf(l), 1);
-        l.resolve();
-      }
-      await released;
+    const held = this.holdMatch?.({ final: section === undefined, prompt, ...(section !== undefined && { section }) }) ? this.holdWhere : undefined;
+    if (held === 'arrival') {
+      await this.waitHeld();
       if (!this.server) return; // stopped while held: the socket is gone
       if (req.socket.destroyed) return this.record(req, 0); // the client went away meanwhile (a closed tab)
     }
@@ -368,6 +368,10 @@ export class OpenAITestServer {
       if (due > 1) await sleep(due);
       if (res.destroyed) return this.record(req, 0);
       res.write(chunk({ content: piece.text }));
+      if (i === 0 && held === 'first piece') {
+        await this.waitHeld();
+        if (!this.server || res.destroyed) return this.record(req, 0);
+      }
     }
     if (failure?.kind === 'drop-mid-stream') return this.cut(req, res);
     res.write(chunk({}, finish));
@@ -377,6 +381,16 @@ export class OpenAITestServer {
     }
     res.end('data: [DONE]\n\n');
     this.record(req, 200);
+  }
+
+  /** Waits until released, counted among the held requests. */
+  private async waitHeld(): Promise<void> {
+    const released = new Promise<void>((resolve) => this.held.push(resolve));
+    for (const l of this.heldListeners.filter((l) => this.held.length >= l.count)) {
+      this.heldListeners.splice(this.heldListeners.indexOf(l), 1);
+      l.resolve();
+    }
+    await released;
   }
 
   /** Closes the connection in the middle of a reply; logged with status 0, like a request that got no answer. */
