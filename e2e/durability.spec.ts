@@ -7,7 +7,8 @@ import { INITIAL_MEMORY } from '../src/core/prompts';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
-import { CORPUS, connectServer, ownOpenAIServer, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { EVENTS_CHANNEL } from '../src/agent/events';
+import { connectServer, heldAt, holdSteps, ownOpenAIServer, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 
 /** What storage holds for a run, read in one transaction so that it is one consistent moment. */
@@ -63,25 +64,34 @@ function expectConsistent(s: Snapshot): void {
   else expect(s.run.answer).toBeUndefined();
 }
 
-/** What holdAnswer leaves in the page: the snapshot it took when it began to hold, or why it could not. */
+/** What holdWrite leaves in the page: the snapshot it took when it began to hold, or why it could not. */
 interface Hold {
   held?: Snapshot;
   error?: string;
+  /** The chunk index of the last text this run's worker said it was writing (the chunk count: the answer). */
+  writing?: number;
+  /** Ends the hold: the held write goes through. */
+  letGo?: () => void;
 }
 
 /**
- * In the page: once every chunk is read and the answer not yet stored, keeps a
- * read transaction on the run open, so that the answer cannot be written: the
- * runner computes it, then waits at its write, and a kill now is a kill during
- * the final answer. Each poll opens the next before it ends, so one is always
- * ahead of the answer's write, which is only queued after the last revision's
- * commit. It runs as the page's first script after a reopen (a worker that
- * starts fast could otherwise write the answer first), and records a snapshot
- * from its own transaction: a later read would queue behind the held write.
+ * In the page: once the run has stored `at` revisions (with `at` null: once every chunk is read and the answer
+ * is not yet stored), keeps a read transaction on the run open, so that its next write (revision `at`, or the
+ * answer) cannot be made: the runner computes it, then waits at its write, and a kill now is a kill as that
+ * write goes through. Each poll opens the next before it ends, so one is always ahead of the write, which is
+ * only queued after the commit before it; so the hold begins at exactly `at`. As the page's first script after
+ * a reopen, it is in place before the worker starts. It records a snapshot from its own transaction (a later
+ * read would queue behind the held write), and the chunk the run's worker says it is writing (the answer's,
+ * for a worker that resumed at the answer). `letGo` ends the hold.
  */
-function holdAnswer(runId: string): void {
+function holdWrite({ runId, at, events }: { runId: string; at: number | null; events: string }): void {
   const hold: Hold = {};
   (window as unknown as { __hold: Hold }).__hold = hold;
+  let holding = true;
+  hold.letGo = () => (holding = false);
+  new BroadcastChannel(events).onmessage = (e: MessageEvent<{ type: string; runId?: string; index?: number }>) => {
+    if (e.data.type === 'writing' && e.data.runId === runId) hold.writing = e.data.index;
+  };
   const open = indexedDB.open('memagent');
   open.onerror = () => (hold.error = String(open.error));
   open.onsuccess = () => {
@@ -97,7 +107,9 @@ function holdAnswer(runId: string): void {
         const spans: RunRecord['chunks'] = [];
         for (let i = 0; i + 2 < packed.length; i += 3) spans.push({ start: packed[i]!, end: packed[i + 1]!, tokens: packed[i + 2]! });
         if (r?.answer !== undefined) return void (hold.error = 'The answer was stored before it could be held.');
-        if (!r || r.status !== 'running' || r.chunking || r.nextChunk < spans.length) return poll();
+        if (at !== null && r && r.nextChunk > at) return void (hold.error = `Revision ${at} was stored before it could be held.`);
+        const reached = at === null ? !r?.chunking && r?.nextChunk === spans.length : r?.nextChunk === at;
+        if (!r || r.status !== 'running' || !reached) return poll();
         // Held: the rest of the snapshot comes from this same transaction, which the reads keep open.
         const keys = tx.objectStore('revisions').getAllKeys(range);
         const memories = tx.objectStore('memories').getAll(range);
@@ -107,7 +119,9 @@ function holdAnswer(runId: string): void {
             indexes: (keys.result as [string, number][]).map((k) => k[1]),
             memories: (memories.result as { memory: string }[]).map((m) => m.memory),
           };
-          const keep = () => (tx.objectStore('runs').get(runId).onsuccess = keep);
+          const keep = () => {
+            if (holding) tx.objectStore('runs').get(runId).onsuccess = keep;
+          };
           keep();
         };
       };
@@ -134,20 +148,18 @@ async function releaseRun(page: Page): Promise<void> {
   await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
 }
 
-/** Waits until holdAnswer holds, and with `resumed` until a worker holds the run's lock and has had a moment to reach the answer's write. */
-async function held(page: Page, runId: string, resumed: boolean): Promise<Snapshot> {
+/** Waits until holdWrite holds, and with `writingAt` until the run's worker says it writes that chunk (its answer). */
+async function held(page: Page, writingAt?: number): Promise<Snapshot> {
   await page.waitForFunction(() => {
     const hold = (window as unknown as { __hold?: Hold }).__hold;
     return hold?.held !== undefined || hold?.error !== undefined;
   });
-  const hold = await page.evaluate(() => (window as unknown as { __hold: Hold }).__hold);
+  const hold = await page.evaluate(() => {
+    const { held, error } = (window as unknown as { __hold: Hold }).__hold;
+    return { held, error };
+  });
   if (hold.error) throw new Error(hold.error);
-  if (resumed) {
-    await page.evaluate(async (name) => {
-      while (!(await navigator.locks.query()).held?.some((l) => l.name === name)) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 200));
-    }, `memagent-run-${runId}`);
-  }
+  if (writingAt !== undefined) await page.waitForFunction((i) => (window as unknown as { __hold: Hold }).__hold.writing === i, writingAt);
   return hold.held!;
 }
 
@@ -181,7 +193,7 @@ class Profile {
    * A tab, launching the browser first if it is not running; `path` null leaves it blank. `init`
    * runs in the page before any of its own scripts, with its argument.
    */
-  async page(path: string | null, init?: [(arg: string) => void, string]): Promise<Page> {
+  async page<T>(path: string | null, init?: [(arg: T) => void, T]): Promise<Page> {
     if (!this.context) {
       const use = test.info().project.use;
       this.context = await chromium.launchPersistentContext(this.dir, {
@@ -193,7 +205,7 @@ class Profile {
       });
     }
     const page = this.context.pages()[0] ?? (await this.context.newPage());
-    if (init) await page.addInitScript(...init);
+    if (init) await page.addInitScript(init[0] as (arg: unknown) => void, init[1]);
     if (path !== null) await page.goto(path);
     return page;
   }
@@ -317,15 +329,8 @@ async function runIdOf(page: Page): Promise<string> {
 const KILLS: Kill[] = ['kill the browser process', 'crash the renderer', 'close the tab', 'crash the browser', 'quit the browser'];
 const progressOf = (page: Page) => page.getByRole('progressbar', { name: 'Reading progress' });
 
-/** Waits in the page until the progress bar shows at least `n` chunks read. */
-async function readAtLeast(page: Page, n: number): Promise<number> {
-  const now = async () => Number(await progressOf(page).getAttribute('aria-valuenow'));
-  await expect.poll(now, { intervals: [10], timeout: 60_000 }).toBeGreaterThanOrEqual(n);
-  return now();
-}
-
-test('a run survives 25 kills at random points, 3 during the final answer, and ends with every revision once', async () => {
-  // 25 browser restarts: about five minutes on a busy two-core machine.
+test('a run survives each way a browser dies, with a step in hand and as a commit goes through, and 3 kills during the final answer; every revision once', async () => {
+  // 13 browser restarts: about three minutes on a busy two-core machine.
   test.setTimeout(480_000);
   const seed = Number(process.env.E2E_SEED ?? Date.now() % 1_000_000);
   test.info().annotations.push({ type: 'seed', description: String(seed) });
@@ -335,66 +340,87 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
   const resumeMs: number[] = [];
   try {
     let page = await profile.page('/');
-    // Frankenstein twice, the fact planted in the second: about 2,000 chunks, so that 22 kills fit in the run
-    // however fast this machine reads.
-    const book = Buffer.concat([readFileSync(new URL('frankenstein.txt', CORPUS)), plantedBook(0.5)]);
-    await readBook(page, book, { chunkTokens: 100, wait: false });
+    // Every kill comes at a step the test holds (see holdSteps and holdWrite): the run goes no further than the
+    // test lets it, however fast this machine reads. The first hold: the second step, until the book is cut.
+    await holdSteps(page, 1);
+    await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
     await expect(progressOf(page)).toBeVisible();
     const runId = await runIdOf(page);
+    await heldAt(page, 1);
     // The book is cut while it is read: the chunk count is exact once cutting is done.
     await expect.poll(async () => (await snapshot(page, runId)).run.chunking, { timeout: 30_000 }).toBeUndefined();
     const max = (await snapshot(page, runId)).run.chunks.length;
-    await expect(progressOf(page)).toHaveAttribute('aria-valuemax', String(max));
-    expect(max).toBeGreaterThan(1800);
+    expect(max).toBeGreaterThan(900);
 
-    // The reopened page either holds the answer's write (a kill during the final answer comes next) or holds
-    // the run's lock until storage is checked.
-    const reopen = async (kill: Kill, seen: number, final = false, hold = false) => {
+    /** Kills the browser as `kill` says, then opens the run again with `init` as the page's first script. */
+    const reopen = async <T>(kill: Kill, init: [(arg: T) => void, T]) => {
       await profile.kill(page, kill);
       const started = Date.now();
-      page = await profile.page(`/?run=${runId}`, [hold ? holdAnswer : lockRun, runId]);
-      const s = hold
-        ? await Promise.race([
-            held(page, runId, true),
-            profile.storageReset(60_000).then((reset) => {
-              if (reset) return null;
-              throw new Error(`The final answer was not held within a minute after "${kill}".`);
-            }),
-          ])
-        : await snapshot(page, runId);
+      page = await profile.page(`/?run=${runId}`, init);
+      return started;
+    };
+    /** Storage after a kill: consistent, at one of `expected`; null if the browser deleted a database it found corrupt. */
+    const check = async (s: Snapshot | null, kill: Kill, expected: number[]) => {
       // Everything gone because the browser deleted a database it found corrupt is not the app's to keep: said, not failed.
       if (!s || (s.run.nextChunk === undefined && (await profile.storageReset(2000)))) {
         test.info().annotations.push({ type: 'browser', description: `after "${kill}", Chromium found this profile's IndexedDB corrupt and deleted it` });
         test.skip(true, `Chromium deleted the profile's IndexedDB as corrupt after "${kill}"; the kills before it kept everything`);
-        return { s: null as never, started };
+        return null as never;
       }
       expectConsistent(s);
-      if (!hold) await releaseRun(page);
-      // Nothing that any tab had shown as read is lost.
-      expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
-      if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
+      expect(expected, `after "${kill}"`).toContain(s.run.nextChunk);
       resumedAt.push(s.run.nextChunk);
-      return { s, started };
+      return s;
     };
+    const write = (at: number | null) => ({ runId, at, events: EVENTS_CHANNEL });
 
-    // 22 kills spread over the run: each lets it read a random number of chunks, then a random moment more.
-    const KILLS_MID_RUN = 22;
-    let read = 0;
-    for (let i = 0; i < KILLS_MID_RUN; i++) {
-      const budget = Math.max(2, Math.floor((max - 250 - read) / (KILLS_MID_RUN - i))); // 250 left to reach the answer with
-      const seen = await readAtLeast(page, Math.min(max - 250, read + random(1, budget)));
-      await page.waitForTimeout(random(0, 40));
-      const { s, started } = await reopen(KILLS[i % KILLS.length]!, seen);
-      read = await readAtLeast(page, s.run.nextChunk + 1); // it resumed and committed the next revision
+    // Each way a browser dies, twice: once with the run waiting to write a step (the step in hand, nothing of it
+    // stored), once as a step's commit goes through (its write held, then let go as the kill comes). Where in the
+    // book is random; what each kill finds is not.
+    const MID = 2 * KILLS.length;
+    let read = 1;
+    for (let i = 0; i < MID; i++) {
+      const kill = KILLS[i % KILLS.length]!;
+      const asCommit = i >= KILLS.length;
+      const at = read + random(1, Math.max(1, Math.floor((max - 1 - read) / (MID - i + 1))));
+      // The run is held (at its second step, or by the reopened page's lock) while the next hold is put in place.
+      if (asCommit) {
+        await page.evaluate(holdWrite, write(at));
+        await holdSteps(page, at + 1);
+      } else await holdSteps(page, at);
+      if (i > 0) await releaseRun(page);
+      if (asCommit) {
+        await held(page);
+        await page.evaluate(() => (window as unknown as { __hold: Hold }).__hold.letGo!());
+      } else await heldAt(page, at);
+      const started = await reopen(kill, [lockRun, runId]);
+      const s = await check(await snapshot(page, runId), kill, asCommit ? [at, at + 1] : [at]);
+      read = s.run.nextChunk;
       resumeMs.push(Date.now() - started);
     }
 
-    // 3 kills during the final answer: on the way there, then twice after a reopen resumed it. Only abrupt
-    // kills here: a tab closing in order might let the answer's write through before its worker stops.
-    const finalKills: Kill[] = ['crash the renderer', 'kill the browser process', 'crash the browser'];
-    await page.evaluate(holdAnswer, runId);
-    await held(page, runId, false);
-    for (const [i, kill] of finalKills.entries()) await reopen(kill, max, true, i < finalKills.length - 1);
+    // 3 kills during the final answer: with the answer's step in hand, then twice as a worker that resumed at the
+    // answer writes it. Only abrupt kills here: a tab closing in order might let the answer's write through first.
+    await holdSteps(page, max);
+    await releaseRun(page);
+    await heldAt(page, max);
+    /** The held answer, or null where the browser found the database corrupt and deleted it (nothing to hold then). */
+    const answerHeld = (kill: Kill) =>
+      Promise.race([
+        held(page, max),
+        profile.storageReset(60_000).then((reset) => {
+          if (reset) return null;
+          throw new Error(`The final answer was not held within a minute after "${kill}".`);
+        }),
+      ]);
+    await reopen('crash the renderer', [holdWrite, write(null)]);
+    await check(await answerHeld('crash the renderer'), 'crash the renderer', [max]);
+    await reopen('kill the browser process', [holdWrite, write(null)]);
+    await check(await answerHeld('kill the browser process'), 'kill the browser process', [max]);
+    await reopen('crash the browser', [lockRun, runId]);
+    const last = await check(await snapshot(page, runId), 'crash the browser', [max]);
+    expect(last.run).toMatchObject({ status: 'running', nextChunk: max });
+    await releaseRun(page);
 
     await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 60_000 });
     const end = await snapshot(page, runId);
@@ -437,7 +463,7 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
       .info()
       .annotations.push(
         { type: 'kills', description: `${resumedAt.length} (resumed at ${resumedAt.join(', ')} of ${max})` },
-        { type: 'reopen to next revision, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
+        { type: 'reopen to storage checked, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
       );
   } finally {
     await profile.close();

@@ -229,3 +229,32 @@ export async function heldAt(page: Page, index: number): Promise<void> {
 export async function releaseSteps(page: Page): Promise<void> {
   await page.evaluate((channel) => new BroadcastChannel(channel).postMessage({ type: 'release' }), HOLD_CHANNEL);
 }
+
+/**
+ * Keeps a read transaction on IndexedDB store `store` open in the page until the returned function is
+ * called: a write to that store (a book's text, say) waits until then, however fast this machine is. The
+ * app's database must exist already (the page's worker opens it at start).
+ */
+export async function holdStore(page: Page, store: string): Promise<() => Promise<void>> {
+  await page.waitForFunction(async () => (await indexedDB.databases()).some((d) => d.name === 'memagent' && (d.version ?? 0) > 0));
+  await page.evaluate(
+    (name) =>
+      new Promise<void>((resolve, reject) => {
+        const w = window as unknown as { __storeHeld?: boolean };
+        w.__storeHeld = true;
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(name, 'readonly');
+          const keep = () => {
+            if (w.__storeHeld) tx.objectStore(name).count().onsuccess = keep;
+            else open.result.close();
+          };
+          keep();
+          resolve();
+        };
+      }),
+    store,
+  );
+  return () => page.evaluate(() => void ((window as unknown as { __storeHeld?: boolean }).__storeHeld = false));
+}
