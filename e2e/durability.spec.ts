@@ -8,7 +8,7 @@ import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
 import { EVENTS_CHANNEL } from '../src/agent/events';
-import { connectServer, heldAt, holdSteps, ownOpenAIServer, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { heldAt, holdSteps, PLANTED, plantedBook, range, readBook, readHeldAt, storedCounts, storedRevisionIndexes, withOwnServer } from './helpers';
 import { openPlace } from './places';
 
 /** What storage holds for a run, read in one transaction so that it is one consistent moment. */
@@ -473,14 +473,9 @@ test('a run survives each way a browser dies, with a step in hand and as a commi
 test('two tabs on one run: one writes, the other follows live and takes over when the first closes', async ({ context }) => {
   // Through a server of the test's own, which holds a step in flight until the test lets the run go on: each
   // check below sees the run at a step the test chose, however fast this machine reads.
-  const server = await ownOpenAIServer();
-  try {
+  await withOwnServer(async (server) => {
     const first = await context.newPage();
-    await first.goto('/');
-    await connectServer(first, server.url);
-    let held = server.holdAfterNext(10);
-    await readBook(first, plantedBook(0.5), { chunkTokens: 1000, wait: false });
-    await held;
+    await readHeldAt(first, server, plantedBook(0.5), 10);
     await expect(progressOf(first)).toHaveAttribute('aria-valuenow', '10');
     const runId = await runIdOf(first);
     const lock = `memagent-run-${runId}`;
@@ -489,7 +484,7 @@ test('two tabs on one run: one writes, the other follows live and takes over whe
     await second.goto(`/?run=${runId}`);
     await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '10');
     // The second tab shows the first tab's progress as it happens: ten more steps.
-    held = server.holdAfterNext(10);
+    let held = server.holdAfterNext(10);
     server.releaseHeld();
     await held;
     await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '21');
@@ -523,9 +518,7 @@ test('two tabs on one run: one writes, the other follows live and takes over whe
     await expect(second.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
     const max = Number(await progressOf(second).getAttribute('aria-valuemax'));
     expect(await storedRevisionIndexes(second)).toEqual({ [runId]: range(max) });
-  } finally {
-    await server.stop();
-  }
+  });
 });
 
 test('a full disk pauses the run with an alert, keeps what was stored, and Resume finishes it', async () => {
@@ -574,36 +567,27 @@ test('a full disk pauses the run with an alert, keeps what was stored, and Resum
 test('Cancel and Pause hold across reloads; a cancelled run resumes or is deleted with its revisions', async ({ page }) => {
   // Through a server of the test's own, which holds the next step in flight: Cancel and Pause come while the
   // run reads, at a step the test chose.
-  const server = await ownOpenAIServer();
-  try {
-    await page.goto('/');
-    await connectServer(page, server.url);
-    let held = server.holdAfterNext(10);
-    await readBook(page, plantedBook(0.5), { chunkTokens: 1000, wait: false });
+  await withOwnServer(async (server) => {
+    await readHeldAt(page, server, plantedBook(0.5), 10);
     const progress = progressOf(page);
     const status = page.getByText(/^(Reading|Paused|Cancelled|Done) · \d+ of \d+ chunks/);
-    await held;
-    await expect(progress).toHaveAttribute('aria-valuenow', '10');
-    await page.getByRole('button', { name: 'Cancel' }).click();
-    await expect(status).toHaveText(/^Cancelled/);
-    server.release();
+    /** With `at` revisions stored and the next step held: `button` stops the run, and after a reload it stays stopped there. */
+    const stopThenReload = async (button: 'Cancel' | 'Pause', said: RegExp, at: number) => {
+      await expect(progress).toHaveAttribute('aria-valuenow', String(at));
+      await page.getByRole('button', { name: button }).click();
+      await expect(status).toHaveText(said);
+      server.release();
+      await page.reload();
+      await expect(status).toHaveText(said);
+      await page.waitForTimeout(500); // room for a wrongful restart to show
+      await expect(progress).toHaveAttribute('aria-valuenow', String(at)); // a reload does not restart it
+    };
+    await stopThenReload('Cancel', /^Cancelled/, 10);
 
-    await page.reload();
-    await expect(status).toHaveText(/^Cancelled/);
-    await page.waitForTimeout(500); // room for a wrongful restart to show
-    await expect(progress).toHaveAttribute('aria-valuenow', '10'); // a reload does not restart it
-
-    held = server.holdAfterNext(10);
+    const held = server.holdAfterNext(10);
     await page.getByRole('button', { name: 'Resume' }).click();
     await held;
-    await expect(progress).toHaveAttribute('aria-valuenow', '20');
-    await page.getByRole('button', { name: 'Pause' }).click();
-    await expect(status).toHaveText(/^Paused/);
-    server.release();
-    await page.reload();
-    await expect(status).toHaveText(/^Paused/);
-    await page.waitForTimeout(500); // room for a wrongful restart to show
-    await expect(progress).toHaveAttribute('aria-valuenow', '20');
+    await stopThenReload('Pause', /^Paused/, 20);
     const runId = await runIdOf(page);
     expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(20) });
 
@@ -625,7 +609,5 @@ test('Cancel and Pause hold across reloads; a cancelled run resumes or is delete
     await page.reload();
     await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
     await expect(progress).toHaveCount(0);
-  } finally {
-    await server.stop();
-  }
+  });
 });

@@ -1,27 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test, type TestInfo } from '@playwright/test';
-import { connectServer, ownOpenAIServer, PLANTED, plantedBook, readBook } from './helpers';
+import { PLANTED, plantedBook, readBook, readHeldAt, withOwnServer } from './helpers';
 
 const FOLLOW_UP = 'Which code opens the Marlowe archive vault?';
 
 test('a finished read answers another question from its memory, kept across a reload and in both exports', async ({ page }, info) => {
   // Through a server of the test's own, which holds the sixth step until the title has been looked at.
-  const server = await ownOpenAIServer();
-  try {
-    await page.goto('/');
-    await connectServer(page, server.url);
-    const held = server.holdAfterNext(5);
-    await readBook(page, plantedBook(0.6), { chunkTokens: 2000, wait: false });
+  await withOwnServer(async (server) => {
+    await readHeldAt(page, server, plantedBook(0.6), 5, 2000);
     // The tab's title follows the read, and is plain again once it is done.
-    await held;
     await expect.poll(() => page.title()).toMatch(/^\d{1,2} % · memagent-web$/);
     server.release();
     await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
     await expect.poll(() => page.title()).toBe('memagent-web');
     await askFollowUp(page, info);
-  } finally {
-    await server.stop();
-  }
+  });
 });
 
 /** Asks the finished read another question, then checks it after a reload and in both exports. */

@@ -179,6 +179,28 @@ export function ownOpenAIServer(): Promise<OpenAITestServer> {
   return startOpenAIServer({ allowedOrigin: `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 4173)}` });
 }
 
+/** Runs `body` with an OpenAI-compatible test server of its own (see ownOpenAIServer), stopped afterwards. */
+export async function withOwnServer(body: (server: OpenAITestServer) => Promise<void>): Promise<void> {
+  const server = await ownOpenAIServer();
+  try {
+    await body(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * Opens the app, chooses `server` and starts reading `book` through it; resolves once the server holds the
+ * step after the first `steps`: the run has stored exactly `steps` revisions and has the next one in flight.
+ */
+export async function readHeldAt(page: Page, server: OpenAITestServer, book: Buffer, steps: number, chunkTokens = 1000): Promise<void> {
+  await page.goto('/');
+  await connectServer(page, server.url);
+  const held = server.holdAfterNext(steps);
+  await readBook(page, book, { chunkTokens, wait: false });
+  await held;
+}
+
 /** Chooses the OpenAI-compatible engine at `baseUrl` in the page's form and connects to it. */
 export async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
   await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });

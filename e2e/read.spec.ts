@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { connectServer, ownOpenAIServer, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { PLANTED, plantedBook, range, readBook, readHeldAt, storedCounts, storedRevisionIndexes, withOwnServer } from './helpers';
 
 test('reads Frankenstein with a planted code and answers from memory', async ({ page }) => {
   await page.goto('/');
@@ -40,15 +40,9 @@ test('reads Frankenstein with a planted code and answers from memory', async ({ 
 // until the test lets it go: the reload and the pause come while the run is reading, however fast this machine is.
 
 test('a reload mid-run resumes from the next chunk without losing or repeating a revision', async ({ page }) => {
-  const server = await ownOpenAIServer();
-  try {
-    await page.goto('/');
-    await connectServer(page, server.url);
-    const held = server.holdAfterNext(20);
-    await readBook(page, plantedBook(0.3), { chunkTokens: 1000, wait: false });
-
+  await withOwnServer(async (server) => {
+    await readHeldAt(page, server, plantedBook(0.3), 20);
     const progress = page.getByRole('progressbar', { name: 'Reading progress' });
-    await held;
     await expect(progress).toHaveAttribute('aria-valuenow', '20');
     await page.reload();
     server.release();
@@ -59,21 +53,13 @@ test('a reload mid-run resumes from the next chunk without losing or repeating a
     await expect(progress).toHaveAttribute('aria-valuenow', String(max));
     expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
     expect((await storedCounts(page)).memories).toBe(max);
-  } finally {
-    await server.stop();
-  }
+  });
 });
 
 test('Pause stops the run and Resume continues it after a reload', async ({ page }) => {
-  const server = await ownOpenAIServer();
-  try {
-    await page.goto('/');
-    await connectServer(page, server.url);
-    const held = server.holdAfterNext(5);
-    await readBook(page, plantedBook(0.5), { chunkTokens: 1000, wait: false });
-
+  await withOwnServer(async (server) => {
+    await readHeldAt(page, server, plantedBook(0.5), 5);
     const progress = page.getByRole('progressbar', { name: 'Reading progress' });
-    await held;
     await expect(progress).toHaveAttribute('aria-valuenow', '5');
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
@@ -89,9 +75,7 @@ test('Pause stops the run and Resume continues it after a reload', async ({ page
     await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
     const max = Number(await progress.getAttribute('aria-valuemax'));
     expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(max) });
-  } finally {
-    await server.stop();
-  }
+  });
 });
 
 test.describe('bad input gets a specific alert and stores nothing', () => {
