@@ -140,6 +140,27 @@ export interface ChatConfigOptions {
   repliesAbout?: number;
 }
 
+/** WebLLM's qwen2 conversation template (ChatML), as MLC writes it into mlc-chat-config.json. */
+export function qwenConvTemplate(stopTokenIds: number[] = [151643, 151645]) {
+  return {
+    name: 'qwen2',
+    system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
+    system_message: 'You are a helpful assistant.',
+    system_prefix_token_ids: null,
+    add_role_after_system_message: true,
+    roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
+    role_templates: { user: '{user_message}', assistant: '{assistant_message}', tool: '{tool_message}' },
+    messages: [],
+    seps: ['<|im_end|>\n'],
+    role_content_sep: '\n',
+    role_empty_sep: '\n',
+    stop_str: ['<|endoftext|>', '<|im_end|>'],
+    stop_token_ids: stopTokenIds,
+    function_string: '',
+    use_function_calling: false,
+  };
+}
+
 /**
  * mlc-chat-config.json as MLC writes it for a Qwen2.5 Instruct model: the
  * library's own architecture and quantisation, Qwen's 32K context (which a
@@ -183,23 +204,7 @@ export function chatConfig(meta: LibraryMetadata, options: ChatConfigOptions = {
     top_p: 0.8,
     tokenizer_files: ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'],
     tokenizer_info: { token_postproc_method: 'byte_level', prepend_space_in_encode: false, strip_space_in_decode: false },
-    conv_template: {
-      name: 'qwen2',
-      system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
-      system_message: 'You are a helpful assistant.',
-      system_prefix_token_ids: null,
-      add_role_after_system_message: true,
-      roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
-      role_templates: { user: '{user_message}', assistant: '{assistant_message}', tool: '{tool_message}' },
-      messages: [],
-      seps: ['<|im_end|>\n'],
-      role_content_sep: '\n',
-      role_empty_sep: '\n',
-      stop_str: ['<|endoftext|>', '<|im_end|>'],
-      stop_token_ids: stops,
-      function_string: '',
-      use_function_calling: false,
-    },
+    conv_template: qwenConvTemplate(stops),
     pad_token_id: 151643,
     bos_token_id: 151643,
     eos_token_id: [151645, 151643],

@@ -14,7 +14,7 @@ import { loadModelTokenizer } from '../tokenizer';
 import { fetchTokenizerConfig } from '../tokenizer-config';
 import type { WebLLMVersion } from '../versions';
 import type { GpuCapability } from '../webgpu';
-import { checkNodeGpu, type Dawn } from './dawn';
+import { checkNodeGpu, type Dawn, yieldToSoftwareGpu } from './dawn';
 import { FileCaches } from './file-caches';
 import { importWebLLM, nodeMlcFactory, type WebLLMModule } from './webllm-module';
 
@@ -51,7 +51,17 @@ export class NodeWebLLM {
   constructor(readonly options: NodeWebLLMOptions) {
     this.caches = new FileCaches(options.cacheDir);
     installGlobals(this.caches);
-    const factory = options.factory ?? nodeMlcFactory(options.version, options.load ?? importWebLLM);
+    const made = options.factory ?? nodeMlcFactory(options.version, options.load ?? importWebLLM);
+    // On a software adapter, once a model is loaded (the adapter's threads exist), the polling main thread yields to them.
+    const factory: MlcFactory = async (appConfig, onProgress) => {
+      const mlc = await made(appConfig, onProgress);
+      const reload = mlc.reload.bind(mlc);
+      mlc.reload = async (...args) => {
+        await reload(...args);
+        if ((await this.capability()).fallback) yieldToSoftwareGpu();
+      };
+      return mlc;
+    };
     this.session = new GpuSession(factory, (files, o) => downloadModel(files, { ...o, ...this.downloadOptions() }), options.version);
   }
 
