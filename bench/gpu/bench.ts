@@ -62,6 +62,8 @@ export interface StepFigure {
   seconds: number;
   /** Of which WebLLM's request took this long (from sending it to its last token). */
   engineSeconds: number;
+  /** The rest: the app's own work in the step (prompt, token counts, memory), in milliseconds. */
+  outsideMs: number;
   prefillTokensPerSecond?: number;
   decodeTokensPerSecond?: number;
   timeToFirstTokenSeconds?: number;
@@ -292,6 +294,7 @@ async function oneStep(
     finishReason,
     seconds: round(first.value.ms / 1000, 3)!,
     engineSeconds: round(engineMs / 1000, 3)!,
+    outsideMs: round(first.value.ms - engineMs, 1)!,
   };
   if (usage.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = round(usage.prefillTokensPerSecond);
   if (usage.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = round(usage.decodeTokensPerSecond);
@@ -313,7 +316,7 @@ export function describeRecord(r: BenchRecord): string {
     ),
     `  one step          ${r.step.chunkTokens}-token chunk + ${r.step.memoryTokens}-token memory = ${r.step.promptTokens} tokens read, ${r.step.written} written (${r.step.finishReason})`,
     `                    prefill ${rate(r.step.prefillTokensPerSecond)}, decode ${rate(r.step.decodeTokensPerSecond)}, first token after ${r.step.timeToFirstTokenSeconds ?? '—'} s`,
-    `                    ${r.step.seconds.toFixed(2)} s in all, ${r.step.engineSeconds.toFixed(2)} s of it in WebLLM (${(((r.step.seconds - r.step.engineSeconds) / r.step.seconds) * 100).toFixed(2)} % outside)`,
+    `                    ${r.step.seconds.toFixed(2)} s in all, ${r.step.engineSeconds.toFixed(2)} s of it in WebLLM; ${r.step.outsideMs} ms outside it (${((r.step.outsideMs / 1000 / r.step.seconds) * 100).toFixed(3)} %)`,
     `  GPU memory        ${mib(r.memory.afterLoadBytes)} after load, ${mib(r.memory.peakBytes)} at most (buffers WebLLM allocated)`,
     r.bandwidth
       ? `  bandwidth limit   ${r.bandwidth.gbPerSecond} GB/s (${r.bandwidth.source}): decode at most ${r.bandwidth.decodeLimitTokensPerSecond} tokens/s here; measured ${(r.bandwidth.shareOfLimit * 100).toFixed(1)} % of it`

@@ -64,7 +64,8 @@ export async function modelsCommand(argv: string[]): Promise<number> {
   if (action === 'delete') {
     const id = rest[0] ?? v.model;
     if (!id) throw new UsageError('Name the model to delete: memagent models delete ID (memagent models lists them).');
-    const matching = list.all().filter((m) => m.id === id && (v.webllm === undefined || m.webllm === v.webllm));
+    // A model converted elsewhere is named by its label, with or without the custom: its id carries.
+    const matching = list.all().filter((m) => (m.id === id || m.id === `custom:${id}`) && (v.webllm === undefined || m.webllm === v.webllm));
     if (!matching.length) throw new UsageError(`There is no model "${id}" in ${dir}${v.webllm ? ` for WebLLM ${v.webllm}` : ''}: memagent models lists them.`);
     if (matching.length > 1) throw new UsageError(`"${id}" is kept for WebLLM ${matching.map((m) => m.webllm).join(' and ')}: add --webllm VERSION.`);
     const model = matching[0]!;

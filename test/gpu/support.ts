@@ -53,6 +53,7 @@ export function expectMeasured(record: BenchRecord, stdout: string): void {
   expect(record.step.written).toBeGreaterThanOrEqual(1);
   expect(record.step.written).toBeLessThanOrEqual(2);
   expect(record.step.engineSeconds).toBeLessThanOrEqual(record.step.seconds);
+  expect(record.step.outsideMs).toBeGreaterThanOrEqual(0);
   // The GPU holds the weights and the KV cache: more than the weights alone.
   expect(record.memory.afterLoadBytes).toBeGreaterThan(record.library.weightBytes);
   expect(record.memory.peakBytes).toBeGreaterThanOrEqual(record.memory.afterLoadBytes);
