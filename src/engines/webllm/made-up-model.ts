@@ -132,12 +132,13 @@ const QWEN_VOCAB = 151_936;
 
 export interface ChatConfigOptions {
   /**
-   * Replies end after about this many tokens: every token id divisible by it
-   * stops a reply, as the end-of-text token does. For trying a whole read on a
-   * software GPU, where each written token takes seconds; absent, replies run
-   * to their cap (gibberish rarely ends itself).
+   * Every token id divisible by this ends a reply, as the end-of-text token
+   * does: for a whole read on a software GPU, where each written token takes
+   * seconds. Absent, replies run to their cap (gibberish rarely ends itself).
+   * Made-up weights write nearly the same tokens whatever the prompt, so
+   * where a reply ends is fixed by the weights, not by chance.
    */
-  repliesAbout?: number;
+  stopEvery?: number;
 }
 
 /** WebLLM's qwen2 conversation template (ChatML), as MLC writes it into mlc-chat-config.json. */
@@ -171,9 +172,9 @@ export function chatConfig(meta: LibraryMetadata, options: ChatConfigOptions = {
   const kv = meta.kv_cache as { num_hidden_layers: number; num_attention_heads: number; num_key_value_heads: number; head_dim: number } | undefined;
   const ends = [151643, 151645];
   const stops = [...ends];
-  const every = options.repliesAbout;
+  const every = options.stopEvery;
   if (every !== undefined) {
-    if (!Number.isInteger(every) || every < 2) throw new Error('repliesAbout must be a whole number of at least 2.');
+    if (!Number.isInteger(every) || every < 2) throw new Error('stopEvery must be a whole number of at least 2.');
     for (let id = every; id < QWEN_VOCAB; id += every) if (!ends.includes(id)) stops.push(id);
   }
   return {
