@@ -202,6 +202,7 @@ describe('one request on every engine', () => {
     });
     await cliWebllm.generate(MESSAGES, OPTIONS);
     const cliWebllmRequest = cliMlc.requests[0]!;
+    delete (globalThis as { caches?: unknown }).caches; // the engine put its cache folder where WebLLM looks
 
     // llama.cpp (wllama) with a Qwen GGUF: its own template applies.
     const runtime = new CapturingRuntime();

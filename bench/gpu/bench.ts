@@ -20,9 +20,10 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../../src/cor
 import { memoryLoop } from '../../src/core/loop';
 import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead } from '../../src/core/prompts';
 import type { Tokenizer } from '../../src/core/tokenizer';
-import type { WebLLMEngine } from '../../src/engines/webllm/engine';
+import { createWebLLMEngine, type WebLLMEngine } from '../../src/engines/webllm/engine';
 import { madeUpModel } from '../../src/engines/webllm/made-up-model';
 import { onModelProgress } from '../../src/engines/webllm/models';
+import type { TokenizerConfigLike } from '../../src/engines/webllm/system-message';
 import { type AdapterReport, checkNodeGpu, describeAdapter, openDawn } from '../../src/engines/webllm/node/dawn';
 import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
 import type { WebLLMModule } from '../../src/engines/webllm/node/webllm-module';
@@ -128,18 +129,17 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
   const sha256 = createHash('sha256').update(library).digest('hex');
   const tokenizerConfig = join(dirname(o.tokenizer), 'tokenizer_config.json');
   // Tiny steps keep the chat template short: Qwen3's tokenizer_config.json adds no system message. Full ones
-  // send Qwen2.5's default system message, as a real step does.
+  // send Qwen2.5's default system message, as a real step does. Given to the engine, never cached, so the two
+  // sizes can share one cache folder.
   const tiny = shape.templates === 'tiny';
-  const model = madeUpModel(library, {
-    json: new Uint8Array(readFileSync(o.tokenizer)),
-    ...(tiny && existsSync(tokenizerConfig) && { config: new Uint8Array(readFileSync(tokenizerConfig)) }),
-  });
+  const ownTemplate = tiny && existsSync(tokenizerConfig) ? (JSON.parse(readFileSync(tokenizerConfig, 'utf8')) as TokenizerConfigLike) : undefined;
+  const model = madeUpModel(library, { json: new Uint8Array(readFileSync(o.tokenizer)) });
   // A made-up host name: a request that missed the cache would fail rather than reach a network.
   const base = `https://made-up.invalid/${sha256.slice(0, 16)}/`;
   const modelUrl = `${base}resolve/main/`;
   const libUrl = `${base}lib/${basename(o.library)}`;
   const files = new Map<string, () => Uint8Array<ArrayBuffer> | undefined>([[libUrl, () => library]]);
-  for (const path of ['mlc-chat-config.json', 'tokenizer.json', 'tokenizer_config.json', version.weightsIndex, ...model.index.records.map((r) => r.dataPath)]) {
+  for (const path of ['mlc-chat-config.json', 'tokenizer.json', version.weightsIndex, ...model.index.records.map((r) => r.dataPath)]) {
     files.set(modelUrl + path, () => model.file(path));
   }
   let bytesWritten = 0;
@@ -157,9 +157,9 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
     if (line !== shown && (p.state !== 'working' || /GPU shader modules\[\d*0\/|Downloaded \d+ of/.test(p.text))) log((shown = line));
   });
   try {
-    const engine: WebLLMEngine = await runtime.engine(
+    const engine: WebLLMEngine = await createWebLLMEngine(
       { model: MODEL_ID, label: `made-up ${model.meta.model_type} ${model.meta.quantization}`, modelUrl, libUrl, contextLimit: 32768 },
-      async () => [],
+      { ...runtime.deps(async () => []), tokenizerConfig: async () => ownTemplate },
     );
     const tokenizer = engine.tokenizer;
     const count = (text: string) => tokenizer.count(text);
