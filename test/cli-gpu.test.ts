@@ -58,6 +58,18 @@ describe('the command line’s WebLLM flags', () => {
     expect(versionOf({ 'model-lib': LIB_0_2_48 })).toBe(WEBLLM_0_2_79);
     expect(versionOf({ 'model-lib': LIB_0_2_48, webllm: '0.2.86' })).toBe(WEBLLM_0_2_86);
     expect(versionOf({ webllm: '0.2.79' })).toBe(WEBLLM_0_2_79);
+    // A converted model fetched for 0.2.79 is read with 0.2.79 again, named by its label alone.
+    const kept = {
+      id: 'custom:RL',
+      label: 'RL',
+      modelUrl: 'https://h/RL/resolve/main/',
+      libUrl: 'https://h/l.wasm',
+      webllm: '0.2.79',
+      custom: true,
+      addedAt: '',
+    };
+    expect(versionOf({ model: 'RL' }, [kept])).toBe(WEBLLM_0_2_79);
+    expect(versionOf({ model: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' }, [kept])).toBe(WEBLLM_0_2_86);
   });
 
   it('keep models in --cache-dir, MEMAGENT_CACHE_DIR, or the user’s cache folder', () => {

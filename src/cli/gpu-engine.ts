@@ -111,14 +111,26 @@ export function entryOf(m: CachedModel): ModelEntry {
   };
 }
 
-/** The WebLLM version the flags ask for: --webllm, else the one the model library's folder names, else the app's. */
-export function versionOf(flags: Pick<GpuFlags, 'webllm' | 'model-lib'>): WebLLMVersion {
+/** A model converted elsewhere and fetched before, named by --model: by its label, with or without the custom: its id carries. */
+function keptCustom(flags: Pick<GpuFlags, 'model'>, cached: readonly CachedModel[]): CachedModel | undefined {
+  const id = flags.model ?? DEFAULT_MODEL_ID;
+  return cached.find((m) => m.custom && (m.id === id || m.id === `custom:${id}`));
+}
+
+/**
+ * The WebLLM version the flags ask for: --webllm; else the one the model
+ * library's folder names; else, for a converted model fetched before, the one
+ * it was fetched for; else the app's.
+ */
+export function versionOf(flags: Pick<GpuFlags, 'webllm' | 'model-lib' | 'model'>, cached: readonly CachedModel[] = []): WebLLMVersion {
   if (flags.webllm !== undefined) {
     const v = webllmVersion(flags.webllm);
     if (!v) throw new UsageError(`--webllm ${flags.webllm} is not a WebLLM version memagent runs: ${WEBLLM_VERSIONS.map((w) => w.version).join(' or ')}.`);
     return v;
   }
-  return (flags['model-lib'] && versionForLibrary(flags['model-lib'])) || SHIPPED_WEBLLM;
+  if (flags['model-lib']) return versionForLibrary(flags['model-lib']) ?? SHIPPED_WEBLLM;
+  const kept = keptCustom(flags, cached);
+  return (kept && webllmVersion(kept.webllm)) || SHIPPED_WEBLLM;
 }
 
 /**
@@ -130,10 +142,8 @@ export function gpuConfigOf(flags: GpuFlags, cached: readonly CachedModel[] = []
   const url = flags['model-url'];
   const lib = flags['model-lib'];
   if (url === undefined && lib === undefined) {
-    const id = flags.model ?? DEFAULT_MODEL_ID;
-    // A model converted elsewhere is named by its label, with or without the custom: its id carries.
-    const known = cached.find((m) => m.custom && (m.id === id || m.id === `custom:${id}`));
-    return known ? engineConfigFor(entryOf(known)) : { model: id };
+    const known = keptCustom(flags, cached);
+    return known ? engineConfigFor(entryOf(known)) : { model: flags.model ?? DEFAULT_MODEL_ID };
   }
   if (url === undefined || lib === undefined)
     throw new UsageError('A model converted elsewhere needs both --model-url (its files) and --model-lib (its WebLLM library, .wasm).');
@@ -176,7 +186,7 @@ export async function openGpuEngine(flags: GpuFlags, say: (line: string) => void
   const cacheDir = cacheDirOf(flags);
   const list = new ModelList(cacheDir);
   const config = gpuConfigOf(flags, list.all());
-  const version = versionOf(flags);
+  const version = versionOf(flags, list.all());
   const runtime = new NodeWebLLM({ cacheDir, version, ...overrides });
   const gpu = await runtime.capability();
   if (gpu.status !== 'ok') throw new Error(gpu.message ?? 'No GPU adapter.');
