@@ -123,7 +123,7 @@ describe('Runner with the IndexedDB store', () => {
     await runner.jobs.pause(runId);
     engine.open(); // the held step now finishes, after the pause
     expect(await engine.settled).toMatchObject({ name: 'AbortError' });
-    await new Promise((r) => setTimeout(r, 20)); // room for a wrongful commit to land
+    await runner.jobs.settled(runId); // the reader is done: a wrongful commit would have landed
 
     let run = (await store.getRun(runId))!;
     expect(run).toMatchObject({ status: 'paused', nextChunk: k });

@@ -11,7 +11,17 @@ import { EngineCache } from '../src/jobs/engines';
 import type { ModelService } from '../src/engines/webllm/manager';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models';
 import { Store } from '../src/storage/db';
-import { type AgentApi, EVALUATION_EVENTS_CHANNEL, type EvaluationEvent, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../src/agent/protocol';
+import {
+  type AgentApi,
+  EVALUATION_EVENTS_CHANNEL,
+  type EvaluationEvent,
+  EVENTS_CHANNEL,
+  HOLD_CHANNEL,
+  type HoldMessage,
+  type Outcome,
+  type RunEvent,
+} from '../src/agent/protocol';
+import { StepHold } from '../src/jobs/step-hold';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
@@ -30,6 +40,10 @@ const engines = new EngineCache((engineId: string, config?: EngineConfig) => cre
 // The worker owns every run and sweep; the page only asks and listens.
 const channel = new BroadcastChannel(EVENTS_CHANNEL);
 const sweepChannel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
+// The gate a test holds a run's step with (see HoldMessage); nothing in the app posts there.
+const holdChannel = new BroadcastChannel(HOLD_CHANNEL);
+const hold = new StepHold((message) => holdChannel.postMessage(message));
+holdChannel.onmessage = (e: MessageEvent<HoldMessage>) => hold.hear(e.data);
 const store = Store.open();
 /** A few lines of ordinary prose, numbers and punctuation, counted once the tokenizer is loaded. */
 const WARM_UP_TEXT = Array.from(
@@ -69,7 +83,7 @@ const house = store.then(async (s) => {
     estimateStorage: () => estimateStorage(),
     hashBeside: hashBesideWith(() => new Worker(new URL('./hash.worker.ts', import.meta.url), { type: 'module' })),
   });
-  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts });
+  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts, hold });
   const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts });
   // Pauses and cancels from other tabs, and a standby for each job another tab starts reading.
   channel.onmessage = (e: MessageEvent<RunEvent>) => runs.handleControl(e.data);

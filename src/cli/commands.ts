@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { evalCommand } from './eval';
+import { modelsCommand } from './models';
 import { readCommand } from './read';
 
 export interface Command {
@@ -16,6 +17,7 @@ export interface Command {
 export const COMMANDS: readonly Command[] = [
   { name: 'read', summary: 'read a book through the memory loop and answer a question', run: readCommand },
   { name: 'eval', summary: 'accuracy against document length: generated tasks or RULER-HotpotQA files', run: evalCommand },
+  { name: 'models', summary: 'list, download or delete the models kept for --engine webllm', run: modelsCommand },
 ];
 
 /** The package's version, read from package.json so it is never written twice. */

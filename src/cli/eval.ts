@@ -99,7 +99,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   const concurrency = wholeNumber('concurrency', v.concurrency, 1) ?? 8;
   engineConfigOf(v);
   const essay = await loadHaystack(v.haystack);
-  const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+  const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
   const prompts = await choosePrompts(v, engine.id, say);
   spec.templates = { ...prompts.set.templates };
   const planned = planSweep(spec);
@@ -191,7 +191,7 @@ async function datasetEvalCommand(v: EvalFlags, progress: Progress): Promise<num
       json: v.json,
     });
     await checkDatasetFiles(plan);
-    const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+    const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
     return await runDatasetEval(plan, engine, {
       say,
       error: progress.error,

@@ -8,9 +8,11 @@ import { isAbortError } from '../core/generation';
 import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
 import { OpenAIEngine } from '../engines/openai/engine';
+import { WebLLMEngine } from '../engines/webllm/engine';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
 import { chunkRead, readFiles } from './read-set';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
+import { loadGpuEngine } from './gpu-engine';
 import {
   type Journal,
   type JournalAnswer,
@@ -84,7 +86,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
 
   let step = journal?.revisions.length ?? 0;
-  const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`));
+  const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
 
   let header: JournalHeader;
   let chunks: ChunkSpan[];
@@ -105,6 +107,7 @@ export async function readCommand(argv: string[]): Promise<number> {
       engine: {
         id: engine.id,
         ...(engine instanceof OpenAIEngine && { model: engine.model, baseUrl: engine.server.baseUrl }),
+        ...(engine instanceof WebLLMEngine && { model: engine.model.id }),
       },
       settings: plan,
       templates,
@@ -128,6 +131,8 @@ export async function readCommand(argv: string[]): Promise<number> {
       `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
   );
   if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
+  // An engine whose window is set at load (WebLLM) loads with the room the plan needs.
+  await loadGpuEngine(engine, header.settings.contextTokens, say);
 
   const writer = new JournalWriter(out, !journal, journal?.validBytes);
   if (!journal) writer.append(header);

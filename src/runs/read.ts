@@ -12,6 +12,7 @@ import type { Library } from '../library/library';
 import type { RunBook, RunProgress, RunRecord, Store } from '../storage/db';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
+import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
 import { loadSet, SetChunkSource, setChunks, SetText } from './book-set';
@@ -20,6 +21,8 @@ export interface RunReaderDeps {
   store: Store;
   library: Library;
   publish(event: RunEvent): void;
+  /** Where a step waits while a test holds it (see StepHold); none in unit tests. */
+  hold?: StepHold;
 }
 
 /**
@@ -122,7 +125,7 @@ export class RunReader {
       const engine = await job.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
       await engine.prepare?.(run.settings.contextTokens, signal);
-      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
+      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
       const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
@@ -179,6 +182,7 @@ export class RunReader {
         generate: async (messages, options) => {
           if (turns) giveTurn ??= await turns.take(signal);
           releaseImports();
+          await this.deps.hold?.before(runId, run.nextChunk, signal);
           return engine.generate(messages, options);
         },
       };

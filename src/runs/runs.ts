@@ -6,6 +6,7 @@ import { contentHash } from '../storage/schema';
 import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
 import { mark } from '../jobs/marks';
+import type { StepHold } from '../jobs/step-hold';
 import { FollowUps } from './follow-up';
 import { relinkBooks } from './book-set';
 import { planRuns, type RunRequest } from './plan';
@@ -22,6 +23,8 @@ export interface RunsDeps {
   newId?(): string;
   /** The MemAgent prompt files; without it only this app's wording and edited templates can be used. */
   prompts?: PromptLibrary;
+  /** Where a step waits while a test holds it (see StepHold). */
+  hold?: StepHold;
 }
 
 /**
