@@ -135,6 +135,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   const onSigint = () => stop.abort();
   process.once('SIGINT', onSigint);
   const t0 = performance.now();
+  progress.begin();
   try {
     const loop = memoryLoop({
       text: doc.text,
