@@ -166,7 +166,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           memoryTokens,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          ms: Math.round(event.ms),
+          ms: event.ms,
           finishReason: event.result.finishReason,
           retries,
           committedAt: new Date().toISOString(),
@@ -191,7 +191,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           reply: event.reply,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          ms: Math.round(event.ms),
+          ms: event.ms,
           retries,
           committedAt: new Date().toISOString(),
         } satisfies JournalAnswer);
