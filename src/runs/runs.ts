@@ -8,7 +8,8 @@ import { JobHost, type JobHostDeps } from '../jobs/host';
 import { mark } from '../jobs/marks';
 import { FollowUps } from './follow-up';
 import { relinkBooks } from './book-set';
-import { planRuns, type RunRequest } from './plan';
+import type { RunRequest } from '../agent/protocol';
+import { planRuns } from './plan';
 import type { PromptLibrary } from './prompt-files';
 import { RunReader } from './read';
 
