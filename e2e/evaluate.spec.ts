@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
+import { scorePrediction } from '../src/eval/paper-score';
 import { LINE_ITEMS, LIST_ITEMS } from '../test/fixtures/hotpotqa';
 import type { HeldRequest } from '../test/support/openai-server';
 import { connectServer, ownOpenAIServer, storedRecords, tickOnly } from './helpers';
@@ -47,6 +48,13 @@ test('a small sweep with the extractive engine fills the table, the chart and th
   expect(report.haystack).toBe('generated essay');
   expect(report.samples).toHaveLength(4);
   expect(report.samples.map((s: { ordinal: number }) => s.ordinal)).toEqual([0, 1, 2, 3]);
+  // Every figure as computed: the CSV says exactly what the JSON says; only the table on the page rounds.
+  const columns = lines[0]!.split(',');
+  const keys = { accuracy: 'accuracy', mean_ms_per_chunk: 'meanChunkMs', tokens_per_second: 'tokensPerSecond' } as const;
+  report.cells.forEach((cell: Record<string, number | null>, i: number) => {
+    const values = lines[i + 1]!.split(',');
+    for (const [column, key] of Object.entries(keys)) expect(values[columns.indexOf(column)]).toBe(cell[key] === null ? '' : String(cell[key]));
+  });
 });
 
 /**
@@ -165,4 +173,8 @@ test("RULER-HotpotQA dataset files are read by the paper's method, beside the pa
     ['eval_200.jsonl', 200, 2],
   ]);
   expect(report.datasets[0].samples[1]).toMatchObject({ index: 1, answers: ['copper bells', 'bells'], sub_em: 1 });
+  // Each sample's f1 exactly as the paper's scorer computes it, not rounded to the two decimals its record keeps.
+  const samples = report.datasets.flatMap((d: { samples: { prediction: string | null; answers: string[]; f1: number }[] }) => d.samples);
+  for (const s of samples) expect(s.f1).toBe(scorePrediction(s.prediction, s.answers).f1);
+  expect(samples.some((s: { f1: number }) => Math.abs(s.f1 * 100 - Math.round(s.f1 * 100)) > 1e-9)).toBe(true);
 });

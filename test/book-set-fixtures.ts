@@ -1,5 +1,5 @@
 /** What the tests of sets of books share: a two-hop question whose facts are in the first and third of three books. */
-import type { RunRequest } from '../src/runs/plan';
+import type { RunRequest } from '../src/agent/protocol';
 import type { RunRecord, Store } from '../src/storage/db';
 import { corpusText } from './helpers';
 import { until } from './runner-setup';

@@ -4,7 +4,7 @@ import type { Tokenizer } from '../src/core/tokenizer';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type RunRequest } from '../src/runs/plan';
+import type { RunRequest } from '../src/agent/protocol';
 import { RequestError } from '../src/jobs/request-error';
 import { corpusText } from './helpers';
 import { GatedEngine } from './gated-engine';

@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { RunRequest } from '../src/runs/plan';
+import type { RunRequest } from '../src/agent/protocol';
 import { wireParts } from './runner-setup';
 import { GatedEngine } from './gated-engine';
 import { RequestError } from '../src/jobs/request-error';

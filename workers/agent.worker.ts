@@ -2,24 +2,27 @@
 import * as Comlink from 'comlink';
 import type { EngineConfig } from '../src/engines/engine';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
-import { type IngestRequest, Library } from '../src/library/library';
+import { Library } from '../src/library/library';
 import { BookCollections } from '../src/library/collections';
-import type { RunRequest } from '../src/runs/plan';
 import { Runs } from '../src/runs/runs';
-import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
+import { Evaluator } from '../src/runs/evaluator';
 import { EngineCache } from '../src/jobs/engines';
 import type { ModelService } from '../src/engines/webllm/manager';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models';
 import { Store } from '../src/storage/db';
+import { modelShelf } from '../src/jobs/model-shelf';
 import {
   type AgentApi,
   EVALUATION_EVENTS_CHANNEL,
   type EvaluationEvent,
+  type EvaluationRequest,
   EVENTS_CHANNEL,
   HOLD_CHANNEL,
   type HoldMessage,
+  type IngestRequest,
   type Outcome,
   type RunEvent,
+  type RunRequest,
 } from '../src/agent/protocol';
 import { StepHold } from '../src/jobs/step-hold';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
@@ -45,6 +48,8 @@ const holdChannel = new BroadcastChannel(HOLD_CHANNEL);
 const hold = new StepHold((message) => holdChannel.postMessage(message));
 holdChannel.onmessage = (e: MessageEvent<HoldMessage>) => hold.hear(e.data);
 const store = Store.open();
+// What the model managers ask to keep (speeds measured here, models added by URL), written by the store.
+const shelf = modelShelf(store);
 /** A few lines of ordinary prose, numbers and punctuation, counted once the tokenizer is loaded. */
 const WARM_UP_TEXT = Array.from(
   { length: 40 },
@@ -124,7 +129,7 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
 
 // The model manager loads on first use: a page without WebGPU never pays for it.
 let modelService: Promise<ModelService> | undefined;
-const models = () => (modelService ??= import('../src/engines/webllm/manager').then((m) => new m.ModelService(store)));
+const models = () => (modelService ??= import('../src/engines/webllm/manager').then((m) => new m.ModelService(shelf)));
 const watchers = new Map<number, () => void>();
 
 const api: AgentApi = {
@@ -207,11 +212,7 @@ const api: AgentApi = {
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
-      return (await import('../src/engines/wllama/speed')).measureWllama(
-        await store,
-        config,
-        (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
-      );
+      return (await import('../src/engines/wllama/speed')).measureWllama(shelf, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
     }),
   /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),

@@ -26,8 +26,20 @@ export function version(): string {
   return pkg.version;
 }
 
-/** The lines of `memagent --help` that name every command. */
+/** The flags that stand in for a command, listed with the commands. */
+const FLAG_COMMANDS: readonly (readonly [string, string])[] = [
+  ['--help', 'every command and option'],
+  ['--version', 'the version of memagent and its commands'],
+];
+
+/** The lines of `memagent --help` and `memagent --version` that name every command. */
 export function commandList(): string {
-  const width = Math.max('--version'.length, ...COMMANDS.map((c) => c.name.length)) + 2;
-  return ['Commands:', ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`), `  ${'--version'.padEnd(width)}the version of memagent`].join('\n');
+  const rows = [...COMMANDS.map((c) => [c.name, c.summary] as const), ...FLAG_COMMANDS];
+  const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+  return ['Commands:', ...rows.map(([name, summary]) => `  ${name.padEnd(width)}${summary}`)].join('\n');
+}
+
+/** What `memagent --version` prints: the version, then what this version can do. */
+export function versionText(): string {
+  return `memagent ${version()}\n${commandList()}\n`;
 }

@@ -140,6 +140,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   const onSigint = () => stop.abort();
   process.once('SIGINT', onSigint);
   const t0 = performance.now();
+  progress.begin();
   try {
     const loop = memoryLoop({
       text: doc.text,
@@ -170,7 +171,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           memoryTokens,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          ms: Math.round(event.ms),
+          ms: event.ms,
           finishReason: event.result.finishReason,
           retries,
           committedAt: new Date().toISOString(),
@@ -195,7 +196,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           reply: event.reply,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          ms: Math.round(event.ms),
+          ms: event.ms,
           retries,
           committedAt: new Date().toISOString(),
         } satisfies JournalAnswer);

@@ -26,6 +26,24 @@ export interface SpeedMeasurement extends TokenSpeed {
   source: 'reported' | 'timed';
 }
 
+/**
+ * A model's speed measured on one device apart from any read (a WebLLM model
+ * when it is loaded in Models, a llama.cpp model by its measure button): the
+ * one record every engine keeps its measured speed in, for estimates made
+ * before any read.
+ */
+export interface SpeedRecord extends SpeedMeasurement {
+  /** The model, as `modelKey` names it from the engine config a read would use. */
+  modelId: string;
+  /**
+   * Where it was measured: the GPU as WebGPU names it (vendor and
+   * architecture), or the processor and thread count for a CPU engine.
+   * Another device measures again.
+   */
+  adapter: string;
+  measuredAt: number;
+}
+
 export interface RunEstimate {
   chunks: number;
   msPerChunk: number;

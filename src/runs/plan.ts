@@ -1,38 +1,16 @@
 import type { ChunkLists } from '../core/chunk-lists';
-import { planRead, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateProblem } from '../core/prompts';
+import { planRead, readSettings, readSettingsProblem } from '../core/plan';
+import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
-import { type EngineConfig, withoutSecrets } from '../engines/engine';
+import { withoutSecrets } from '../engines/engine';
 import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
 import { loadSet, type PlannedSet, planSet, setChunks, setName } from './book-set';
-import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
-
-/** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
-export interface RunRequest extends Partial<ReadSettings> {
-  documentId: string;
-  /** Several books read as one stream, in this order (see core/book-set); `documentId` is then the first. */
-  documentIds?: readonly string[];
-  question: string;
-  engineId: string;
-  engineConfig?: EngineConfig;
-  /** The edited templates, read when `prompts` is 'custom' (or when no set is named). */
-  templates?: PromptTemplates;
-  /**
-   * The prompt set: 'auto' (nothing chosen: MemAgent (paper) for a model once
-   * its file is here), a set by name, or 'custom' for `templates`. Absent: the
-   * templates given, or this app's wording.
-   */
-  prompts?: PromptChoice;
-  /**
-   * Read only the chunks most relevant to the question (off when absent);
-   * follow names the memory finds, and with lookBack also to earlier chunks.
-   */
-  skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
-}
+import { choosePromptSet, type PromptLibrary } from './prompt-files';
+import type { PromptChoice, RunRequest } from '../agent/protocol';
 
 export interface PlanDeps {
   store: Store;

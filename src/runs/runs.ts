@@ -9,7 +9,8 @@ import { mark } from '../jobs/marks';
 import type { StepHold } from '../jobs/step-hold';
 import { FollowUps } from './follow-up';
 import { relinkBooks } from './book-set';
-import { planRuns, type RunRequest } from './plan';
+import type { RunRequest } from '../agent/protocol';
+import { planRuns } from './plan';
 import type { PromptLibrary } from './prompt-files';
 import { RunReader } from './read';
 
