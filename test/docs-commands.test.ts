@@ -4,8 +4,11 @@
  * command in a `sh` block runs as written from the repository root (after
  * `npm ci` and a build, as .ci/run leaves it). Blocks marked
  * `sh long-running` are started, must serve, and are stopped; blocks marked
- * `sh needs-gpu` or `sh needs-server` are listed, not run. The rules are
- * described in docs/testing.md.
+ * `sh needs-gpu` or `sh needs-server` are listed, not run. Blocks marked
+ * `sh test` (parts of the suite, which `npm test` or .ci/run runs anyway) and
+ * `sh bench` (benchmarks, minutes of both cores) are not run from here: every
+ * npm script and file they name must exist. The rules are described in
+ * docs/testing.md.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -26,7 +29,7 @@ const PAGES = [
 const read = (page: string) => readFileSync(join(ROOT, page), 'utf8');
 
 /** The marks a `sh` block may carry, and what the test does with each. */
-const MARKS = ['', 'long-running', 'needs-gpu', 'needs-server'] as const;
+const MARKS = ['', 'long-running', 'needs-gpu', 'needs-server', 'test', 'bench'] as const;
 /** The command that runs this very test: it is checked by being the run, never run from inside it. */
 const THE_SUITE = /^npm (run )?test$/;
 
@@ -134,6 +137,24 @@ describe('commands in the README and docs', () => {
     for (const b of listed) expect(b.commands.length, where(b)).toBeGreaterThan(0);
   });
 
+  const named = blocks.filter((b) => b.marks === 'test' || b.marks === 'bench');
+  it(`every script and file the ${named.length} test and bench blocks name exists`, () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    const missing = named.flatMap((b) =>
+      b.commands.flatMap((c) => [
+        ...[...c.matchAll(/\bnpm run ([\w:-]+)/g)]
+          .map((m) => m[1]!)
+          .filter((s) => !(s in pkg.scripts))
+          .map((s) => `${where(b)}: no script ${s}`),
+        ...c
+          .split(/\s+/)
+          .filter((w) => /^(test|e2e|bench|scripts)\/\S+\.(ts|mts|mjs|js)$/.test(w) && !existsSync(join(ROOT, w)))
+          .map((w) => `${where(b)}: no file ${w}`),
+      ]),
+    );
+    expect(missing).toEqual([]);
+  });
+
   // A command shown on several pages runs once, where it is first shown.
   const seen = new Set<string>();
   for (const b of blocks.filter((x) => x.marks === '')) {
@@ -172,8 +193,8 @@ function shell(script: string, timeoutMs: number): Promise<{ code: number | null
 }
 
 /**
- * Starts a command that serves and never ends, waits for the address it
- * prints, asks that address for its page, and stops the command's whole
+ * Starts a command that serves and never ends, waits for the local address it
+ * prints (a build's warnings name other sites before it), asks that address for its page, and stops the command's whole
  * process group (npm, the shell and vite under it).
  */
 async function serveAndStop(
@@ -190,7 +211,7 @@ async function serveAndStop(
       const look = (d: Buffer) => {
         output += d.toString();
         // eslint-disable-next-line no-control-regex -- the servers colour their output
-        const m = /(https?:\/\/[^\s/]+\/?)/.exec(output.replace(/\u001b\[[\d;]*m/g, ''));
+        const m = /(https?:\/\/(?:127\.0\.0\.1|localhost):\d+\/?)/.exec(output.replace(/\u001b\[[\d;]*m/g, ''));
         if (m) {
           clearTimeout(timer);
           found(m[1]!);
