@@ -9,10 +9,11 @@ import type { EvaluationRequest } from '../runs/evaluator';
 import type { PromptFileStatus } from '../runs/prompt-files';
 import type { IngestRequest } from '../library/library';
 import type { RunRequest } from '../runs/plan';
+import type { MemorySources } from '../runs/sources';
 import type { SpeedRecord } from '../storage/model-schema';
 import type { DocumentRecord, FollowUpRecord } from '../storage/schema';
 
-export type { EvaluationRequest, IngestRequest, PromptFileStatus, RunRequest };
+export type { EvaluationRequest, IngestRequest, MemorySources, PromptFileStatus, RunRequest };
 
 /*
  * What the page and the agent worker say to each other: the calls the worker
@@ -56,6 +57,10 @@ export interface AgentApi {
   deleteRun(runId: string): Promise<Outcome<void>>;
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` sees the reply so far. */
   askFollowUp(runId: string, question: string, onWriting?: Listener<[text: string]>): Promise<Outcome<FollowUpRecord>>;
+  /** Traces and stores the sources of a finished run's answers that have none yet (runs from before sources were kept). */
+  findSources(runId: string): Promise<Outcome<void>>;
+  /** Where each sentence of revision `revision`'s memory came from, traced now; nothing is stored. */
+  traceMemory(runId: string, revision: number): Promise<Outcome<MemorySources>>;
   /** `onRead` hears the bytes of dataset files read so far, and of how many. */
   startEvaluation(request: EvaluationRequest, onRead?: Listener<[bytes: number, total: number]>): Promise<Outcome<string>>;
   resumeEvaluation(id: string): Promise<Outcome<void>>;

@@ -10,16 +10,21 @@ import { Turns } from '../core/turns';
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
 import type { RunProgress, RunRecord, Store } from '../storage/db';
+import { RUN_ANSWER } from '../storage/schema';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
-import { SetChunkSource, setChunks, setKey, setText } from './book-set';
+import { SetChunkSource, setChunks, setKey } from './book-set';
+import { storedRunText } from './run-text';
+import type { SourceFinder } from './sources';
 
 export interface RunReaderDeps {
   store: Store;
   library: Library;
   publish(event: RunEvent): void;
+  /** Traces an answer's sources once it is stored; without it, none are. */
+  sources?: Pick<SourceFinder, 'trace'>;
 }
 
 /**
@@ -69,20 +74,14 @@ export class RunReader {
    */
   private async bookText(run: RunProgress): Promise<string | undefined> {
     const { store, library } = this.deps;
-    if (run.books) {
-      const joined = await setText(store, library, run.books);
-      if (joined !== undefined || !(await store.getRun(run.id))) return joined;
-      throw new Error('A book of this run is no longer stored. Add the file again and start a new run.');
-    }
-    let text = await library.text(run.documentId);
-    if (text === undefined) {
-      const doc = await store.getDocument(run.documentId);
-      text = doc && (await library.bookText(doc));
-    }
-    if (text !== undefined) return text;
+    const text = await storedRunText(store, library, run);
     // A book whose import was cut short is removed with its runs, this one included.
-    if (!(await store.getRun(run.id))) return undefined;
-    throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+    if (text !== undefined || !(await store.getRun(run.id))) return text;
+    throw new Error(
+      run.books
+        ? 'A book of this run is no longer stored. Add the file again and start a new run.'
+        : 'The document of this run is no longer stored. Add the file again and start a new run.',
+    );
   }
 
   async read(runId: string, job: JobContext): Promise<void> {
@@ -99,6 +98,7 @@ export class RunReader {
     let lease: ChunkLease | undefined;
     /** Gives back this run's turn at the engine, once its step is stored. */
     let giveTurn: (() => void) | undefined;
+    let answered = false;
     try {
       // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
       const arriving =
@@ -222,6 +222,7 @@ export class RunReader {
             finishedAt: Date.now(),
           }));
           publish({ type: 'status', runId, status: 'done' });
+          answered = true;
         }
         giveTurn?.();
         giveTurn = undefined;
@@ -233,6 +234,8 @@ export class RunReader {
       giveTurn?.();
       lease?.release();
     }
+    // The answer is stored and told: its sources follow. A failure here leaves them to be traced when the run is shown.
+    if (answered) await this.deps.sources?.trace(runId, [RUN_ANSWER]).catch(() => undefined);
   }
 }
 

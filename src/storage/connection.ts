@@ -2,7 +2,17 @@ import type { DBSchema, IDBPDatabase } from 'idb';
 import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, EvaluationSampleRecord } from './evaluation-schema';
 import type { SpeedRecord, CustomModelRecord } from './model-schema';
 import type { RunChunksRecord } from './run-chunks';
-import type { DocumentRecord, FollowUpRecord, MemoryRecord, PromptFileRecord, RevisionRecord, RunProgress, StrippedText, TextPartRecord } from './schema';
+import type {
+  DocumentRecord,
+  FollowUpRecord,
+  MemoryRecord,
+  PromptFileRecord,
+  RevisionRecord,
+  RunProgress,
+  SourcesRecord,
+  StrippedText,
+  TextPartRecord,
+} from './schema';
 import { connectionLost, type Failure, StorageError, translateStorageError } from './errors';
 
 /** The object stores, their keys and values, as of the current version (db.ts). */
@@ -22,6 +32,7 @@ export interface MemagentDB extends DBSchema {
   runChunks: { key: string; value: RunChunksRecord };
   promptFiles: { key: string; value: PromptFileRecord };
   followUps: { key: [string, number]; value: FollowUpRecord };
+  sources: { key: [string, number]; value: SourcesRecord };
 }
 
 /** A writer that lost a race (another tab wrote first): nothing of its write was kept. */

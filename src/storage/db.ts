@@ -8,6 +8,7 @@ import { Models } from './models';
 import { PromptFiles } from './prompt-files';
 import { Revisions } from './revisions';
 import { Runs } from './runs';
+import { Sources } from './sources';
 
 export * from './schema';
 export * from './evaluation-schema';
@@ -17,16 +18,16 @@ export { DocumentGoneError, StaleRunError } from './connection';
 export type { StoreTextOptions } from './documents';
 
 export const DB_NAME = 'memagent';
-// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items; 8 follow-up answers (each step stands alone).
-export const DB_VERSION = 8;
+// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items; 8 follow-up answers; 9 answers' sources (each step stands alone).
+export const DB_VERSION = 9;
 
 /**
  * The one way into the database: every read and write of every store, each
  * written in the module of its store (documents.ts, runs.ts, revisions.ts,
- * evaluations.ts, models.ts, prompt-files.ts) and gathered here.
+ * sources.ts, evaluations.ts, models.ts, prompt-files.ts) and gathered here.
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the loop below copies every part's methods onto Store.prototype
-export interface Store extends Documents, Runs, Revisions, Evaluations, Models, PromptFiles {}
+export interface Store extends Documents, Runs, Revisions, Sources, Evaluations, Models, PromptFiles {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class Store extends Connection {
@@ -52,7 +53,7 @@ export class Store extends Connection {
 }
 
 // Each store module's methods become the Store's (they share its connection).
-for (const part of [Documents, Runs, Revisions, Evaluations, Models, PromptFiles]) {
+for (const part of [Documents, Runs, Revisions, Sources, Evaluations, Models, PromptFiles]) {
   for (const name of Object.getOwnPropertyNames(part.prototype)) {
     if (name !== 'constructor') Object.defineProperty(Store.prototype, name, Object.getOwnPropertyDescriptor(part.prototype, name)!);
   }

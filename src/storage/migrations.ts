@@ -82,4 +82,8 @@ export async function upgrade(
     // Questions asked of a finished run's final memory, kept beside the run.
     if (!db.objectStoreNames.contains('followUps')) db.createObjectStore('followUps', { keyPath: ['runId', 'index'] });
   }
+  if (oldVersion < 9) {
+    // Where each answer's facts came from, beside the run; older runs' are traced when they are shown.
+    if (!db.objectStoreNames.contains('sources')) db.createObjectStore('sources', { keyPath: ['runId', 'answer'] });
+  }
 }
