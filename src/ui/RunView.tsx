@@ -1,12 +1,13 @@
 import { useTranslation } from 'react-i18next';
-import type { DocumentRecord, RevisionRecord, RunRecord } from './data';
+import { type DocumentRecord, type RevisionRecord, RUN_ANSWER, type RunRecord } from './data';
 import { estimateRemaining, formatRemaining } from './format';
 import { FollowUp } from './FollowUp';
-import { Inspector } from './inspector/Inspector';
+import { type CitedMark, Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
 import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
+import { type SourceTarget, Sources } from './Sources';
 
 interface Props {
   run: RunRecord;
@@ -22,10 +23,14 @@ interface Props {
   onCancel(): void;
   /** Deletes the run with its revisions (offered when it is not reading). */
   onDelete?(): void;
+  /** Opens the inspector at a source's revision with its sentence marked. */
+  onOpenSource(target: SourceTarget): void;
+  /** The sentence marked in the section pane, and a count that moves focus to it each time a source is opened. */
+  cited: CitedMark | null;
 }
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, book, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
+export function RunView({ run, runs, revisions, book, writing, selected, onSelect, onPause, onResume, onCancel, onDelete, onOpenSource, cited }: Props) {
   const { t } = useTranslation();
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
@@ -97,9 +102,10 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
         ) : (
           <p className="hint">{t('run.answerLater')}</p>
         )}
+        {run.status === 'done' && run.answer !== undefined && <Sources runId={run.id} answer={RUN_ANSWER} total={total} onOpen={onOpenSource} />}
       </section>
-      {run.status === 'done' && <FollowUp key={run.id} run={run} />}
-      <Inspector run={run} runs={runs} revisions={revisions} book={book} selected={selected} onSelect={onSelect} />
+      {run.status === 'done' && <FollowUp key={run.id} run={run} total={total} onOpenSource={onOpenSource} />}
+      <Inspector run={run} runs={runs} revisions={revisions} book={book} selected={selected} onSelect={onSelect} cited={cited} onOpenSource={onOpenSource} />
     </section>
   );
 }

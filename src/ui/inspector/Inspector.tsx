@@ -8,6 +8,15 @@ import { MemoryChart } from './MemoryChart';
 import { RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
 import { useMonoMemory } from './useMonoMemory';
+import type { SourceTarget } from '../Sources';
+
+/** A cited sentence marked in the section pane: its revision, its characters in the run's text, and a count that moves focus to it each time a source is opened. */
+export interface CitedMark {
+  revision: number;
+  start: number;
+  end: number;
+  focus: number;
+}
 
 interface Props {
   run: RunRecord;
@@ -17,10 +26,12 @@ interface Props {
   /** Selected chunk index, or null to follow the newest revision. */
   selected: number | null;
   onSelect(index: number): void;
+  cited: CitedMark | null;
+  onOpenSource(target: SourceTarget): void;
 }
 
 /** Read what the agent kept, chunk by chunk. */
-export function Inspector({ run, runs, revisions, book, selected, onSelect }: Props) {
+export function Inspector({ run, runs, revisions, book, selected, onSelect, cited, onOpenSource }: Props) {
   const { t } = useTranslation();
   const ids = { search: useId(), slider: useId() };
   const anchors = useRunAnchors(run.id);
@@ -105,7 +116,14 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect }: Pr
           marked={marked}
           onSelect={onSelect}
         />
-        <RevisionDetail runId={run.id} revision={shown === null ? undefined : revisions[shown]} total={total} book={book} />
+        <RevisionDetail
+          runId={run.id}
+          revision={shown === null ? undefined : revisions[shown]}
+          total={total}
+          book={book}
+          cited={cited && cited.revision === shown ? cited : null}
+          onOpenSource={onOpenSource}
+        />
       </div>
       <Compare run={run} others={runs} index={shown} />
     </div>
