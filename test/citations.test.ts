@@ -49,18 +49,26 @@ describe('citation keys', () => {
     expect(normalizeNumbers('1815年3月12日')).toContain('12 march 1815');
   });
 
-  it('folds plurals and possessives and drops stopwords', () => {
+  it('folds plurals, possessives and the endings -ed and -ing, and drops stopwords', () => {
     expect(keysOf("The cities' lamps and Ortiz's maps")).toEqual(['city', 'lamp', 'ortiz', 'map']);
+    expect(keysOf('guarded boxes, married')).toEqual(keysOf('guarding box, marry'));
   });
 
   it('reads Chinese as pairs of characters, with its numbers as numbers', () => {
     expect(keysOf('李明出生于1815年3月12日')).toEqual(expect.arrayContaining(['李明', '明出', '12', 'march', '1815']));
   });
 
-  it('splits a memory into its lines, sentences and clauses, with their places', () => {
-    const memory = '- The warden is Orrin Vale. He was born in Port Meridian.\n2) Keys: under the mat; spare in the shed';
+  it('splits a memory into its lines, sentences and clauses that are facts of their own, with their places', () => {
+    const memory =
+      '- The warden is Orrin Vale. He was born in Port Meridian.\n2) Front door key: under the mat; spare key in the garden shed\n“You have travelled; you have spent years at Ingolstadt.”';
     const notes = splitNotes(memory);
-    expect(notes.map((n) => n.text)).toEqual(['The warden is Orrin Vale.', 'He was born in Port Meridian.', 'Keys: under the mat', 'spare in the shed']);
+    expect(notes.map((n) => n.text)).toEqual([
+      'The warden is Orrin Vale.',
+      'He was born in Port Meridian.',
+      'Front door key: under the mat',
+      'spare key in the garden shed',
+      '“You have travelled; you have spent years at Ingolstadt.”',
+    ]);
     for (const n of notes) expect(memory.slice(n.start, n.end)).toBe(n.text);
   });
 });
@@ -142,7 +150,9 @@ describe('tracing an answer through the memory', () => {
   it('follows a two-part fact through the name that joins its parts, citing both', () => {
     const warden = 'The warden of Gull Rock is Orrin Vale.';
     const birth = 'Orrin Vale was born in Port Meridian, far from the sea.';
-    const m1 = 'The warden of Gull Rock is Orrin Vale.';
+    // Among notes that say "born" and "rock" of other people and places, as a book's would.
+    const others = ['I was born at Naples.', 'Their eldest child was but just born.', 'She was born in freedom.', 'The rock overlooks the sea.'];
+    const m1 = ['The warden of Gull Rock is Orrin Vale.', ...others].join('\n');
     const m2 = `${m1}\nOrrin Vale was born in Port Meridian.`;
     const input = run('Where was the warden of Gull Rock born?', [
       { section: prose(0), memory: 'Looking for the warden of Gull Rock and where the warden was born.' },
@@ -151,9 +161,26 @@ describe('tracing an answer through the memory', () => {
       { section: prose(3, birth), memory: m2 },
       { section: prose(4), memory: m2 },
     ]);
-    expect(cited(new Tracer(input).citeAnswer('Port Meridian'))).toEqual([
-      { revision: 1, sentence: warden },
-      { revision: 3, sentence: birth },
+    const tracer = new Tracer(input);
+    for (const answer of ['Port Meridian', 'The warden of Gull Rock is Orrin Vale.']) {
+      expect(cited(tracer.citeAnswer(answer)), answer).toEqual([
+        { revision: 1, sentence: warden },
+        { revision: 3, sentence: birth },
+      ]);
+    }
+  });
+
+  it('follows a two-part fact joined by words rather than a name', () => {
+    const box = 'The brass key is hidden in the blue lacquer box.';
+    const stairs = 'The blue lacquer box sits under the chapel stairs.';
+    const notes = ['The sky was blue over the chapel.', 'A box of letters lay on the table.', box];
+    const input = run('Where is the brass key?', [
+      { section: prose(0, box), memory: notes.join('\n') },
+      { section: prose(1, stairs), memory: [...notes, stairs].join('\n') },
+    ]);
+    expect(cited(new Tracer(input).citeAnswer('Under the chapel stairs.'))).toEqual([
+      { revision: 0, sentence: box },
+      { revision: 1, sentence: stairs },
     ]);
   });
 

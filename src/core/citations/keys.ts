@@ -38,6 +38,8 @@ const FILLER = new Set(
 );
 
 const DIGITS = /^\p{Nd}+$/u;
+// A word written in lower case: a name is never written so.
+const LOWER_WORD = /(?<![\p{L}\p{N}'’-])\p{Ll}[\p{L}'’]*/gu;
 // "twenty-five" is read as the two number words it is, not as a hyphenated key.
 const TENS_HYPHEN = /\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-(one|two|three|four|five|six|seven|eight|nine)\b/gi;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
@@ -64,13 +66,20 @@ function dateWords(whole: string, year: string, month: string, day: string): str
   return name && Number(day) >= 1 && Number(day) <= 31 ? `${Number(day)} ${name} ${year}` : whole;
 }
 
-/** A word as a key: plurals folded ("cities", "lamps"), a number without leading zeros, a month by its whole name. */
+/**
+ * A word as a key: plurals and the endings -ed and -ing folded ("cities",
+ * "boxes", "guarded", "guarding"), a number without leading zeros, a month by
+ * its whole name. Rough, but the same on every side of a match.
+ */
 function fold(word: string): string {
   if (DIGITS.test(word)) return word.replace(/^0+(?=\d)/, '');
   const month = MONTH_BY_ABBREVIATION.get(word);
   if (month) return month;
-  if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (word.length > 4 && /(?:ies|ied)$/.test(word)) return `${word.slice(0, -3)}y`;
+  if (word.length > 4 && /(?:x|ch|sh|ss)es$/.test(word)) return word.slice(0, -2);
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us')) return word.slice(0, -1);
+  const ending = /(?:ing|ed)$/.exec(word);
+  if (ending && word.length - ending[0].length >= 4 && !CJK.test(word)) return word.slice(0, -ending[0].length);
   return word;
 }
 
@@ -119,9 +128,26 @@ export function keysOf(text: string): string[] {
   return spellNumbers(words).map(fold);
 }
 
-/** Keys that name something in `text`: capitalised words inside a sentence, numbers and hyphenated keys (see nameMentions). */
-export function nameKeys(text: string): string[] {
-  return nameMentions(normalizeNumbers(text)).flatMap((m) => keysOf(m.name));
+/**
+ * Keys that name something in `texts`: numbers, hyphenated keys, and words
+ * capitalised inside a sentence (see nameMentions) that the texts never write
+ * in lower case: "Victor" is a name, "Now," after an opening quote is not,
+ * since "now" is written elsewhere.
+ */
+export function nameKeys(texts: readonly string[]): Set<string> {
+  const lower = new Set<string>();
+  const capitalised: string[] = [];
+  const out = new Set<string>();
+  for (const text of texts) {
+    const normal = normalizeNumbers(text);
+    for (const m of normal.matchAll(LOWER_WORD)) for (const k of keysOf(m[0])) lower.add(k);
+    for (const m of nameMentions(normal)) {
+      if (/[\p{N}-]/u.test(m.name)) for (const k of keysOf(m.name)) out.add(k);
+      else capitalised.push(...keysOf(m.name));
+    }
+  }
+  for (const k of capitalised) if (!lower.has(k)) out.add(k);
+  return out;
 }
 
 /** Whether a key is a number. */

@@ -87,8 +87,9 @@ const MAX_CANDIDATES = 8;
 const CLAIM_PICK = 0.15;
 /** Below this share of an answer's content in the memory, the answer says what the memory does not hold. */
 const CLAIM_HELD = 0.4;
-/** A note reached from the answer's by names joins it where it adds this share of the question. */
+/** A note reached from the answer's by names joins it where it adds this share of the question, or this share of what is still open. */
 const BRIDGE_GAIN = 0.15;
+const BRIDGE_OPEN = 0.5;
 const BRIDGE_DEPTH = 3;
 /** A name shared by at most this many notes links them; a commoner one links nothing in particular. */
 const LINK_NOTES = 3;
@@ -156,7 +157,7 @@ export class Tracer {
     const keys = notes.map((n) => new Set(keysOf(n.text)));
     const counts = new Map<string, number>();
     for (const set of keys) for (const k of set) counts.set(k, (counts.get(k) ?? 0) + 1);
-    const names = new Set([...nameKeys(memory), ...nameKeys(this.input.question), ...nameKeys(answer)]);
+    const names = nameKeys([memory, this.input.question, answer]);
     const n = notes.length;
     const df = (key: string) => counts.get(key) ?? 0;
     return { revision, notes, keys, names, df, weight: (key) => Math.log(1 + (n + 1) / (df(key) + 0.5)) * keyShape(key, names) };
@@ -222,17 +223,29 @@ export class Tracer {
     return { picked: [...picked].sort((a, b) => a - b), unsourced };
   }
 
-  /** Adds to `picked` the notes, reached from it by names, that hold what the question asks and `picked` does not. */
+  /** Adds to `picked` the notes, reached from it through what they share, that hold what the question asks and `picked` does not. */
   private bridge(view: MemoryView, picked: Set<number>): void {
     if (picked.size === 0) return;
     const asked = [...this.questionKeys].filter((k) => view.df(k) > 0);
     const askedWeight = sum(asked, view.weight);
+    // Two notes are linked by a name, number or Chinese pair few notes share, or by a phrase of two words few notes share ("blue lacquer").
     const isLink = (k: string) =>
       !this.questionKeys.has(k) && view.df(k) <= LINK_NOTES && (view.names.has(k) || (isNumberKey(k) && k.length > 1) || isCjkKey(k));
     const byKey = new Map<string, number[]>();
+    const add = (k: string, i: number) => byKey.set(k, [...(byKey.get(k) ?? []), i]);
+    const phrases = view.notes.map((n) => phrasesOf(n.text, this.questionKeys));
     view.keys.forEach((set, i) => {
-      for (const k of set) if (isLink(k)) byKey.set(k, [...(byKey.get(k) ?? []), i]);
+      for (const k of set) if (isLink(k)) add(k, i);
+      for (const p of phrases[i]!) add(p, i);
     });
+    const linked = (i: number): number[] => {
+      const out = new Set<number>();
+      for (const k of [...view.keys[i]!, ...phrases[i]!]) {
+        const notes = byKey.get(k) ?? [];
+        if (notes.length <= LINK_NOTES) for (const j of notes) if (j !== i) out.add(j);
+      }
+      return [...out];
+    };
     for (let round = 0; round < BRIDGE_DEPTH; round++) {
       const covered = new Set<string>();
       for (const i of picked) for (const k of view.keys[i]!) covered.add(k);
@@ -245,13 +258,11 @@ export class Tracer {
       for (let depth = 1; depth <= BRIDGE_DEPTH && frontier.length; depth++) {
         const next: number[] = [];
         for (const i of frontier) {
-          for (const k of view.keys[i]!) {
-            for (const j of byKey.get(k) ?? []) {
-              if (picked.has(j) || from.has(j)) continue;
-              from.set(j, i);
-              next.push(j);
-              reached.push({ note: j, depth });
-            }
+          for (const j of linked(i)) {
+            if (picked.has(j) || from.has(j)) continue;
+            from.set(j, i);
+            next.push(j);
+            reached.push({ note: j, depth });
           }
         }
         frontier = next;
@@ -261,7 +272,7 @@ export class Tracer {
         const gain = sum(open, (k) => (view.keys[r.note]!.has(k) ? view.weight(k) : 0));
         if (gain > 0 && (!best || gain > best.gain || (gain === best.gain && r.depth < best.depth))) best = { ...r, gain };
       }
-      if (!best || best.gain < BRIDGE_GAIN * askedWeight) return;
+      if (!best || (best.gain < BRIDGE_GAIN * askedWeight && best.gain < BRIDGE_OPEN * sum(open, view.weight))) return;
       for (let i: number | undefined = best.note; i !== undefined && !picked.has(i); i = from.get(i)) picked.add(i);
     }
   }
@@ -388,6 +399,17 @@ function better(a: Option, b: Option): boolean {
   if (Math.abs(a.gain - b.gain) > 1e-9) return a.gain > b.gain;
   if (Math.abs(a.match - b.match) > 1e-9) return a.match > b.match;
   return a.revision > b.revision;
+}
+
+/** Pairs of words that follow each other in a note ("blue lacquer"), but for pairs of the question's words: what a phrase links. */
+function phrasesOf(text: string, question: ReadonlySet<string>): Set<string> {
+  const keys = keysOf(text);
+  const out = new Set<string>();
+  for (let i = 1; i < keys.length; i++) {
+    const [a, b] = [keys[i - 1]!, keys[i]!];
+    if (a !== b && !(question.has(a) && question.has(b)) && !isNumberKey(a) && !isNumberKey(b)) out.add(`${a} ${b}`);
+  }
+  return out;
 }
 
 /** The claims of an answer: its notes (sentences, list lines, clauses). */
