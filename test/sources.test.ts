@@ -5,6 +5,7 @@ import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-token
 import type { RunEvent } from '../src/agent/protocol';
 import { RUN_ANSWER, type SourcesRecord } from '../src/storage/db';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
+import { storedRunText } from '../src/runs/run-text';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
 
@@ -123,6 +124,35 @@ describe('the sources of an answer, traced in the worker', () => {
     expect(sources.sections).toBe(false);
     expect(sources.citations.map((c) => c.revision)).toEqual(expect.arrayContaining([FACT_1, FACT_2].map((f) => sectionOf(first.revisions, f))));
     expect(sources.citations.every((c) => c.sentence === undefined)).toBe(true);
+  });
+
+  it('name the book of each cited sentence in a run over several books', async () => {
+    const t = await testRunner(new ExtractiveEngine(tok), tok);
+    const filler = text.slice(0, 6000);
+    const enc = (s: string) => new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
+    const a = await t.library.ingest('harbour.txt', enc(`${filler}\n\n${FACT_1}\n\n${filler}`), 'extractive');
+    const b = await t.library.ingest('families.txt', enc(`${filler.slice(3000)}\n\n${FACT_2}\n\n${filler.slice(0, 3000)}`), 'extractive');
+    const runId = await t.runner.start({
+      documentId: a.id,
+      documentIds: [a.id, b.id],
+      question: QUESTION,
+      engineId: 'extractive',
+      chunkTokens: 600,
+      memoryTokens: 256,
+    });
+    await until(async () => (await t.store.getSources(runId, RUN_ANSWER)) !== undefined);
+    const run = (await t.store.getRun(runId))!;
+    const whole = await storedRunText(t.store, t.library, run);
+    const sources = (await t.store.getSources(runId, RUN_ANSWER))!;
+    for (const [fact, book] of [
+      [FACT_1, 'harbour'],
+      [FACT_2, 'families'],
+    ] as const) {
+      const c = sources.citations.find((c) => c.sentence?.text === fact)!;
+      expect(c.place).toBe(book);
+      // Positions are characters of the set's joined text, as its revisions' are.
+      expect(whole!.slice(c.sentence!.start, c.sentence!.end)).toBe(fact);
+    }
   });
 
   it('trace any revision’s memory, note by note, for the inspector', async () => {

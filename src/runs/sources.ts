@@ -66,7 +66,9 @@ export class SourceFinder {
     const { store } = this.deps;
     const run = await store.getRun(runId);
     if (!run || run.status !== 'done') return;
+    mark('sources-reading', true);
     const traced = await this.open(run);
+    mark('sources-read');
     const followUps = await store.listFollowUps(runId);
     const known = options.again ? new Set<number>() : new Set((await store.listSources(runId)).map((s) => s.answer));
     const wanted = answers ?? [RUN_ANSWER, ...followUps.map((f) => f.index)];
@@ -88,7 +90,7 @@ export class SourceFinder {
   }
 
   private async traceAnswer(runId: string, answer: number, text: string, memoryIndex: number, traced: Traced): Promise<void> {
-    mark('sources-tracing', true);
+    mark('sources-tracing');
     const sources = traced.tracer.citeAnswer(text, memoryIndex);
     mark('sources-traced');
     const record: SourcesRecord = {
