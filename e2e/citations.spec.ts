@@ -39,7 +39,7 @@ test('an answer lists its sources, and a source opens the inspector at its revis
 
   // Both parts of the fact are cited, each at the section that read it.
   const sources = answer.getByRole('region', { name: 'Sources' });
-  const cited = sources.getByRole('listitem');
+  const cited = sources.getByRole('figure');
   const [first, second] = [await firstRevisionWith(page, 'Gull Rock is Orrin Vale'), await firstRevisionWith(page, 'Port Meridian')];
   expect(first).toBeLessThan(second);
   for (const [fact, n] of [
@@ -93,7 +93,5 @@ test('an answer lists its sources, and a source opens the inspector at its revis
   await box.fill('Who is the warden of Gull Rock?');
   await box.press('Enter');
   const followUp = page.getByRole('list', { name: 'Follow-up answers' }).getByRole('listitem').first();
-  await expect(followUp.getByRole('region', { name: 'Sources' }).getByRole('listitem').filter({ hasText: FACT_1 })).toContainText(
-    `section ${first} of ${total}`,
-  );
+  await expect(followUp.getByRole('region', { name: 'Sources' }).getByRole('figure').filter({ hasText: FACT_1 })).toContainText(`section ${first} of ${total}`);
 });

@@ -139,7 +139,8 @@ export async function readBook(
   if (options.memoryTokens) await page.getByLabel('Memory size (tokens)').fill(String(options.memoryTokens));
   await page.getByRole('button', { name: 'Read' }).click();
   if (options.wait !== false) {
-    await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).waitFor({ timeout: 90_000 });
+    // The answer's own words; its sources may quote them again.
+    await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).first().waitFor({ timeout: 90_000 });
   }
 }
 

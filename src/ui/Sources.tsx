@@ -75,8 +75,9 @@ export function CitationItem({ runId, citation: c, total, onOpen }: CitationProp
     onOpen(target);
   };
   const kept = c.revision === c.keptUntil ? t('sources.written', { n: c.revision + 1 }) : t('sources.kept', { n: c.revision + 1, until: c.keptUntil + 1 });
+  // A quotation with its attribution: a figure, not a list item, so that the lists it sits in (follow-up answers) keep their items.
   return (
-    <li className="source">
+    <figure className="source">
       {c.sentence ? (
         <blockquote className="source-text">{c.sentence.text}</blockquote>
       ) : (
@@ -84,14 +85,16 @@ export function CitationItem({ runId, citation: c, total, onOpen }: CitationProp
           {c.notes.join(' ')} — {t('sources.inSection')}
         </p>
       )}
-      <p className="source-place">
-        {[c.place, t('sources.section', { n: c.revision + 1, total }), kept].filter(Boolean).join(' · ')}
-        {c.returned ? ` · ${t('sources.returned')}` : ''}
-      </p>
-      <a href={sourceHref(runId, target)} onClick={open}>
-        {t('sources.show', { n: c.revision + 1 })}
-      </a>
-    </li>
+      <figcaption>
+        <span className="source-place">
+          {[c.place, t('sources.section', { n: c.revision + 1, total }), kept].filter(Boolean).join(' · ')}
+          {c.returned ? ` · ${t('sources.returned')}` : ''}
+        </span>{' '}
+        <a href={sourceHref(runId, target)} onClick={open}>
+          {t('sources.show', { n: c.revision + 1 })}
+        </a>
+      </figcaption>
+    </figure>
   );
 }
 
@@ -99,11 +102,13 @@ export function CitationItem({ runId, citation: c, total, onOpen }: CitationProp
 export function UnsourcedItem({ item }: { item: Unsourced }) {
   const { t } = useTranslation();
   return (
-    <li className="source unsourced">
-      <p className="source-none">{t('sources.noSource')}</p>
+    <figure className="source unsourced">
       <blockquote className="source-text">{item.text}</blockquote>
-      <p className="hint">{t(item.reason === 'memory' ? 'sources.noSourceMemory' : 'sources.noSourceAnswer')}</p>
-    </li>
+      <figcaption>
+        <span className="source-none">{t('sources.noSource')}</span>{' '}
+        <span className="hint">{t(item.reason === 'memory' ? 'sources.noSourceMemory' : 'sources.noSourceAnswer')}</span>
+      </figcaption>
+    </figure>
   );
 }
 
@@ -132,14 +137,14 @@ export function Sources({ runId, answer, total, onOpen }: Props) {
           {record.citations.length + record.unsourced.length === 0 ? (
             <p className="hint">{t('sources.nothing')}</p>
           ) : (
-            <ol className="source-list">
+            <div className="source-list">
               {record.citations.map((c) => (
                 <CitationItem key={`${c.revision}:${c.sentence?.start ?? ''}`} runId={runId} citation={c} total={total} onOpen={onOpen} />
               ))}
               {record.unsourced.map((u, i) => (
                 <UnsourcedItem key={`u${i}`} item={u} />
               ))}
-            </ol>
+            </div>
           )}
         </>
       )}

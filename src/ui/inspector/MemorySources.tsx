@@ -43,11 +43,9 @@ export function MemorySources({ runId, revision, total, onOpen }: Props) {
           <li key={note.start}>
             <q>{note.text}</q>
             {note.citations.length ? (
-              <ol>
-                {note.citations.map((c) => (
-                  <CitationItem key={`${c.revision}:${c.sentence?.start ?? ''}`} runId={runId} citation={c} total={total} onOpen={onOpen} />
-                ))}
-              </ol>
+              note.citations.map((c) => (
+                <CitationItem key={`${c.revision}:${c.sentence?.start ?? ''}`} runId={runId} citation={c} total={total} onOpen={onOpen} />
+              ))
             ) : (
               <p className="source-none">{t('sources.noSource')}</p>
             )}
