@@ -62,7 +62,7 @@ function plantedFacts(sample: TaskSample): TaskSample['placements'] {
 }
 
 /** The memory after every revision of a read of `sample`. */
-async function readMemories(sample: TaskSample, tokenizer: QwenTokenizer, chunks: ReturnType<typeof chunkAll>): Promise<string[]> {
+export async function readMemories(sample: TaskSample, tokenizer: QwenTokenizer, chunks: ReturnType<typeof chunkAll>): Promise<string[]> {
   const engine = new ExtractiveEngine(tokenizer);
   const generator: TextGenerator = CHAINS.includes(sample.task)
     ? new ChainReader(
@@ -174,6 +174,16 @@ export async function citationsBench(lengths = LENGTHS, tasks = [...NEEDLES, ...
 /** Revisions of the run the speed is measured on. */
 const SPEED_REVISIONS = 2000;
 
+/** A read of about 2,000 revisions: a chain planted in a 1M-token book, in chunks of about 500 tokens, with its memories. */
+export async function speedRun(): Promise<{ sample: TaskSample; chunks: ReturnType<typeof chunkAll>; memories: string[] }> {
+  const tokenizer = await loadQwenTokenizer();
+  const book = readFileSync(new URL('../data/haystack/frankenstein.txt', import.meta.url), 'utf8').replace(/\r\n?/g, '\n');
+  const essay = Haystack.fromText('frankenstein.txt', book);
+  const sample = generateSample('chain_3', { seed: 7, tokens: 1024 * 1024, tokenizer, essay });
+  const chunks = chunkAll(sample.document, tokenizer, Math.floor(sample.tokens / SPEED_REVISIONS) + 1);
+  return { sample, chunks, memories: await readMemories(sample, tokenizer, chunks) };
+}
+
 /**
  * How long tracing takes on a run of 2,000 revisions (a 1M-token book in
  * chunks of about 500 tokens, memories of up to 1,024): an answer, and every
@@ -181,12 +191,7 @@ const SPEED_REVISIONS = 2000;
  * against the baseline's search through the same memories, in the same run.
  */
 export async function citationsSpeedBench(): Promise<void> {
-  const tokenizer = await loadQwenTokenizer();
-  const book = readFileSync(new URL('../data/haystack/frankenstein.txt', import.meta.url), 'utf8').replace(/\r\n?/g, '\n');
-  const essay = Haystack.fromText('frankenstein.txt', book);
-  const sample = generateSample('chain_3', { seed: 7, tokens: 1024 * 1024, tokenizer, essay });
-  const chunks = chunkAll(sample.document, tokenizer, Math.floor(sample.tokens / SPEED_REVISIONS) + 1);
-  const verbatim = await readMemories(sample, tokenizer, chunks);
+  const { sample, chunks, memories: verbatim } = await speedRun();
   const chars = verbatim.reduce((n, m) => n + m.length, 0);
   console.log(
     `Citations: tracing a run of ${verbatim.length.toLocaleString('en')} revisions (${(chars / 1e6).toFixed(1)}M characters of memories), node; ` +

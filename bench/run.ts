@@ -16,6 +16,7 @@ import { overheadBench } from './overhead';
 import { skimBench } from './skim';
 import { browserTokenizerBench } from './tokenizer-browser';
 import { citationsBench, citationsSpeedBench } from './citations';
+import { citationsWorkerBench } from './citations-worker';
 import { wllamaBench } from './wllama';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
@@ -77,6 +78,7 @@ const benches = [
   inspectorBench,
   citationsBench,
   citationsSpeedBench,
+  citationsWorkerBench,
   openaiBench,
   wllamaBench,
   downloadBench,
