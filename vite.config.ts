@@ -16,6 +16,7 @@ export default defineConfig({
     chunkSizeWarningLimit: 7_000,
   },
   // The Content Security Policy as a header as well: a <meta> tag does not reach the workers.
-  preview: { host: '127.0.0.1', port: 4173, strictPort: true, headers: { ...isolation, ...securityHeaders() } },
+  // `npm start` serves at 4173 unless MEMAGENT_PORT names another port.
+  preview: { host: '127.0.0.1', port: Number(process.env.MEMAGENT_PORT ?? 4173), strictPort: true, headers: { ...isolation, ...securityHeaders() } },
   server: { host: '127.0.0.1', headers: isolation },
 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from '@playwright/test';
+import { type Browser, chromium, type Page } from '@playwright/test';
 
 /** The production build served by `vite preview`, and a Chromium to open it: what the benchmarks in the app measure. */
 export interface BenchApp {
@@ -35,4 +35,21 @@ export async function startApp(port: number, outDir = 'dist-bench', options: { b
       if (server.pid) process.kill(-server.pid);
     },
   };
+}
+
+/** When the first step of the page's (only) run began: its revision 0's commit, less the engine call's own time, on the page's clock. */
+export function firstStepAt(page: Page): Promise<number> {
+  return page.evaluate(
+    () =>
+      new Promise<number>((done) => {
+        const open = indexedDB.open('memagent');
+        open.onsuccess = () => {
+          const req = open.result.transaction('revisions').objectStore('revisions').getAll();
+          req.onsuccess = () => {
+            const first = (req.result as { index: number; committedAt: number; ms: number }[]).find((r) => r.index === 0)!;
+            done(first.committedAt - first.ms);
+          };
+        };
+      }),
+  );
 }

@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import type { Browser } from '@playwright/test';
 import { build } from 'vite';
 import { traceMainThread } from '../e2e/helpers';
-import { startApp } from './app';
+import { firstStepAt, startApp } from './app';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4380);
 const MB = 1024 * 1024;
@@ -230,24 +230,15 @@ async function importBook(browser: Browser, url: string, path: string, options: 
       () => (window as unknown as { __marks: { uploadAt: number; usableAt: number; storedAt: number; readAt: number; bar: boolean; longest: number } }).__marks,
     );
     const worker = await workerMarks(browser);
-    const first = await page.evaluate(
-      () =>
-        new Promise<{ committedAt: number; ms: number }>((done) => {
-          const open = indexedDB.open('memagent');
-          open.onsuccess = () => {
-            const req = open.result.transaction('revisions').objectStore('revisions').getAll();
-            req.onsuccess = () => done((req.result as { index: number; committedAt: number; ms: number }[]).find((r) => r.index === 0)!);
-          };
-        }),
-    );
-    const at: Record<string, number> = { ...worker, upload: marks.uploadAt, usable: marks.usableAt, read: marks.readAt, first: first.committedAt - first.ms };
+    const first = await firstStepAt(page);
+    const at: Record<string, number> = { ...worker, upload: marks.uploadAt, usable: marks.usableAt, read: marks.readAt, first };
     const stages = Object.fromEntries(STAGES.filter(([a, b]) => at[a] && at[b]).map(([a, b, label]) => [label, at[b]! - at[a]!]));
     return {
       stages,
       usableMs: marks.usableAt - marks.uploadAt,
       storedMs: marks.storedAt - marks.uploadAt,
       // The first step began when its engine call began: commit time less the call's own time.
-      firstStepMs: first.committedAt - first.ms - marks.readAt,
+      firstStepMs: first - marks.readAt,
       sawProgressBar: marks.bar,
       ...(longest ? { longestWallMs: Math.max(marks.longest, longest.wallMs), longestCpuMs: longest.cpuMs } : {}),
       ...(heapPeak !== undefined ? { heapBefore, heapPeak } : {}),
@@ -328,7 +319,7 @@ export async function bigBooksBench(): Promise<void> {
       const heapX = (r.heapPeak! / big.length).toFixed(2);
       console.log(
         `  ${String(size).padStart(3)} MB   readable ${ms(r.usableMs)}, first step ${ms(r.firstStepMs)} later, stored ${ms(r.storedMs)}; ` +
-          `progress bar ${r.sawProgressBar ? 'shown' : 'NOT shown'}; longest main-thread task ${r.longestWallMs!.toFixed(0)} ms (${r.longestCpuMs!.toFixed(0)} ms CPU); ` +
+          `progress bar ${r.sawProgressBar ? 'shown' : 'NOT shown'}; longest main-thread task ${r.longestWallMs!.toFixed(0)} ms (${r.longestCpuMs!.toFixed(0)} ms CPU; target < 100 ms); ` +
           `worker heap peak ${(r.heapPeak! / MB).toFixed(0)} MB = ${heapX}x the file (before ${(r.heapBefore! / MB).toFixed(0)} MB; target <= 3x)` +
           (r.rendererGrowth !== undefined
             ? `; the tab's process grew by at most ${(r.rendererGrowth / MB).toFixed(0)} MB = ${(r.rendererGrowth / big.length).toFixed(2)}x`

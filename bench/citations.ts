@@ -134,7 +134,7 @@ export async function citationsBench(lengths = LENGTHS, tasks = [...NEEDLES, ...
           // The model that rewrote its notes writes its answer its way too.
           const said = memories === 'verbatim' ? answer : groupDigits(answer);
           const t0 = performance.now();
-          const sources = new Tracer({
+          const sources = await new Tracer({
             question: sample.question,
             memories: texts,
             section: (r) => chunks[r] && { text: sample.document.slice(chunks[r].start, chunks[r].end), start: chunks[r].start },
@@ -201,18 +201,18 @@ export async function citationsSpeedBench(): Promise<void> {
     const texts = memories === 'verbatim' ? verbatim : verbatim.map((m, r) => paraphraseMemory(m, r));
     const answer = sample.references.join(', ');
     const section = (r: number) => chunks[r] && { text: sample.document.slice(chunks[r].start, chunks[r].end), start: chunks[r].start };
-    const best = (work: () => void) => {
+    const best = async (work: () => unknown) => {
       let ms = Infinity;
       for (let i = 0; i < 3; i++) {
         const t0 = performance.now();
-        work();
+        await work();
         ms = Math.min(ms, performance.now() - t0);
       }
       return ms;
     };
-    const search = best(() => searchMemories(texts, [answer]));
-    const cite = best(() => new Tracer({ question: sample.question, memories: texts, section }).citeAnswer(answer));
-    const pane = best(() => new Tracer({ question: sample.question, memories: texts, section }).traceMemory(texts.length - 1));
+    const search = await best(() => searchMemories(texts, [answer]));
+    const cite = await best(() => new Tracer({ question: sample.question, memories: texts, section }).citeAnswer(answer));
+    const pane = await best(() => new Tracer({ question: sample.question, memories: texts, section }).traceMemory(texts.length - 1));
     console.log(
       `  ${memories.padEnd(12)} search ${search.toFixed(0).padStart(5)} ms   answer traced ${cite.toFixed(0).padStart(5)} ms (${(cite / search).toFixed(1)}x)   ` +
         `every note of the last memory ${pane.toFixed(0).padStart(5)} ms (${(pane / search).toFixed(1)}x); target: under 1,000 ms`,

@@ -1,26 +1,9 @@
-import AxeBuilder from '@axe-core/playwright';
 import { expect, type Locator, type Page, test } from '@playwright/test';
+import { seriousViolations } from './axe';
 import { PLANTED, plantedBook, readBook } from './helpers';
 import { openPlace, PLACES, smallEvaluation } from './places';
 
 const THEMES = ['light', 'dark'] as const;
-
-/** Axe's serious and critical findings on what the page shows now, one line each. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page })
-    // Touch targets of at least 24 px (WCAG 2.2) are checked too.
-    .options({ rules: { 'target-size': { enabled: true } } })
-    .analyze();
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .slice(0, 4)
-          .map((n) => `${n.target.join(' ')}: ${n.failureSummary?.split('\n')[1]?.trim() ?? ''}`)
-          .join(' | ')}`,
-    );
-}
 
 async function checkEveryPage(page: Page, when: string): Promise<void> {
   for (const theme of THEMES) {

@@ -7,7 +7,21 @@ import { INITIAL_MEMORY } from '../src/core/prompts';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRecord } from '../src/storage/schema';
-import { CORPUS, PLANTED, plantedBook, range, readBook, storedCounts, storedRevisionIndexes } from './helpers';
+import { EVENTS_CHANNEL } from '../src/agent/events';
+import {
+  heldAt,
+  holdSteps,
+  lockRun,
+  PLANTED,
+  plantedBook,
+  range,
+  readBook,
+  readHeldAt,
+  releaseRun,
+  storedCounts,
+  storedRevisionIndexes,
+  withOwnServer,
+} from './helpers';
 import { openPlace } from './places';
 
 /** What storage holds for a run, read in one transaction so that it is one consistent moment. */
@@ -63,25 +77,34 @@ function expectConsistent(s: Snapshot): void {
   else expect(s.run.answer).toBeUndefined();
 }
 
-/** What holdAnswer leaves in the page: the snapshot it took when it began to hold, or why it could not. */
+/** What holdWrite leaves in the page: the snapshot it took when it began to hold, or why it could not. */
 interface Hold {
   held?: Snapshot;
   error?: string;
+  /** The chunk index of the last text this run's worker said it was writing (the chunk count: the answer). */
+  writing?: number;
+  /** Ends the hold: the held write goes through. */
+  letGo?: () => void;
 }
 
 /**
- * In the page: once every chunk is read and the answer not yet stored, keeps a
- * read transaction on the run open, so that the answer cannot be written: the
- * runner computes it, then waits at its write, and a kill now is a kill during
- * the final answer. Each poll opens the next before it ends, so one is always
- * ahead of the answer's write, which is only queued after the last revision's
- * commit. It runs as the page's first script after a reopen (a worker that
- * starts fast could otherwise write the answer first), and records a snapshot
- * from its own transaction: a later read would queue behind the held write.
+ * In the page: once the run has stored `at` revisions (with `at` null: once every chunk is read and the answer
+ * is not yet stored), keeps a read transaction on the run open, so that its next write (revision `at`, or the
+ * answer) cannot be made: the runner computes it, then waits at its write, and a kill now is a kill as that
+ * write goes through. Each poll opens the next before it ends, so one is always ahead of the write, which is
+ * only queued after the commit before it; so the hold begins at exactly `at`. As the page's first script after
+ * a reopen, it is in place before the worker starts. It records a snapshot from its own transaction (a later
+ * read would queue behind the held write), and the chunk the run's worker says it is writing (the answer's,
+ * for a worker that resumed at the answer). `letGo` ends the hold.
  */
-function holdAnswer(runId: string): void {
+function holdWrite({ runId, at, events }: { runId: string; at: number | null; events: string }): void {
   const hold: Hold = {};
   (window as unknown as { __hold: Hold }).__hold = hold;
+  let holding = true;
+  hold.letGo = () => (holding = false);
+  new BroadcastChannel(events).onmessage = (e: MessageEvent<{ type: string; runId?: string; index?: number }>) => {
+    if (e.data.type === 'writing' && e.data.runId === runId) hold.writing = e.data.index;
+  };
   const open = indexedDB.open('memagent');
   open.onerror = () => (hold.error = String(open.error));
   open.onsuccess = () => {
@@ -97,7 +120,9 @@ function holdAnswer(runId: string): void {
         const spans: RunRecord['chunks'] = [];
         for (let i = 0; i + 2 < packed.length; i += 3) spans.push({ start: packed[i]!, end: packed[i + 1]!, tokens: packed[i + 2]! });
         if (r?.answer !== undefined) return void (hold.error = 'The answer was stored before it could be held.');
-        if (!r || r.status !== 'running' || r.chunking || r.nextChunk < spans.length) return poll();
+        if (at !== null && r && r.nextChunk > at) return void (hold.error = `Revision ${at} was stored before it could be held.`);
+        const reached = at === null ? !r?.chunking && r?.nextChunk === spans.length : r?.nextChunk === at;
+        if (!r || r.status !== 'running' || !reached) return poll();
         // Held: the rest of the snapshot comes from this same transaction, which the reads keep open.
         const keys = tx.objectStore('revisions').getAllKeys(range);
         const memories = tx.objectStore('memories').getAll(range);
@@ -107,7 +132,9 @@ function holdAnswer(runId: string): void {
             indexes: (keys.result as [string, number][]).map((k) => k[1]),
             memories: (memories.result as { memory: string }[]).map((m) => m.memory),
           };
-          const keep = () => (tx.objectStore('runs').get(runId).onsuccess = keep);
+          const keep = () => {
+            if (holding) tx.objectStore('runs').get(runId).onsuccess = keep;
+          };
           keep();
         };
       };
@@ -116,38 +143,18 @@ function holdAnswer(runId: string): void {
   };
 }
 
-/**
- * In the page, before its own scripts: takes the run's lock, so that its reader
- * waits (as behind another tab) until the test has looked at storage and calls
- * `__release`. The run then moves on only while the test watches it, however
- * fast this machine reads.
- */
-function lockRun(runId: string): void {
-  void navigator.locks.request(
-    `memagent-run-${runId}`,
-    () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)),
-  );
-}
-
-async function releaseRun(page: Page): Promise<void> {
-  await page.waitForFunction(() => typeof (window as unknown as { __release?: () => void }).__release === 'function');
-  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
-}
-
-/** Waits until holdAnswer holds, and with `resumed` until a worker holds the run's lock and has had a moment to reach the answer's write. */
-async function held(page: Page, runId: string, resumed: boolean): Promise<Snapshot> {
+/** Waits until holdWrite holds, and with `writingAt` until the run's worker says it writes that chunk (its answer). */
+async function held(page: Page, writingAt?: number): Promise<Snapshot> {
   await page.waitForFunction(() => {
     const hold = (window as unknown as { __hold?: Hold }).__hold;
     return hold?.held !== undefined || hold?.error !== undefined;
   });
-  const hold = await page.evaluate(() => (window as unknown as { __hold: Hold }).__hold);
+  const hold = await page.evaluate(() => {
+    const { held, error } = (window as unknown as { __hold: Hold }).__hold;
+    return { held, error };
+  });
   if (hold.error) throw new Error(hold.error);
-  if (resumed) {
-    await page.evaluate(async (name) => {
-      while (!(await navigator.locks.query()).held?.some((l) => l.name === name)) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 200));
-    }, `memagent-run-${runId}`);
-  }
+  if (writingAt !== undefined) await page.waitForFunction((i) => (window as unknown as { __hold: Hold }).__hold.writing === i, writingAt);
   return hold.held!;
 }
 
@@ -181,7 +188,7 @@ class Profile {
    * A tab, launching the browser first if it is not running; `path` null leaves it blank. `init`
    * runs in the page before any of its own scripts, with its argument.
    */
-  async page(path: string | null, init?: [(arg: string) => void, string]): Promise<Page> {
+  async page<T>(path: string | null, init?: [(arg: T) => void, T]): Promise<Page> {
     if (!this.context) {
       const use = test.info().project.use;
       this.context = await chromium.launchPersistentContext(this.dir, {
@@ -193,7 +200,7 @@ class Profile {
       });
     }
     const page = this.context.pages()[0] ?? (await this.context.newPage());
-    if (init) await page.addInitScript(...init);
+    if (init) await page.addInitScript(init[0] as (arg: unknown) => void, init[1]);
     if (path !== null) await page.goto(path);
     return page;
   }
@@ -317,15 +324,8 @@ async function runIdOf(page: Page): Promise<string> {
 const KILLS: Kill[] = ['kill the browser process', 'crash the renderer', 'close the tab', 'crash the browser', 'quit the browser'];
 const progressOf = (page: Page) => page.getByRole('progressbar', { name: 'Reading progress' });
 
-/** Waits in the page until the progress bar shows at least `n` chunks read. */
-async function readAtLeast(page: Page, n: number): Promise<number> {
-  const now = async () => Number(await progressOf(page).getAttribute('aria-valuenow'));
-  await expect.poll(now, { intervals: [10], timeout: 60_000 }).toBeGreaterThanOrEqual(n);
-  return now();
-}
-
-test('a run survives 25 kills at random points, 3 during the final answer, and ends with every revision once', async () => {
-  // 25 browser restarts: about five minutes on a busy two-core machine.
+test('a run survives each way a browser dies, with a step in hand and as a commit goes through, and 3 kills during the final answer; every revision once', async () => {
+  // 13 browser restarts: about three minutes on a busy two-core machine.
   test.setTimeout(480_000);
   const seed = Number(process.env.E2E_SEED ?? Date.now() % 1_000_000);
   test.info().annotations.push({ type: 'seed', description: String(seed) });
@@ -335,66 +335,87 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
   const resumeMs: number[] = [];
   try {
     let page = await profile.page('/');
-    // Frankenstein twice, the fact planted in the second: about 2,000 chunks, so that 22 kills fit in the run
-    // however fast this machine reads.
-    const book = Buffer.concat([readFileSync(new URL('frankenstein.txt', CORPUS)), plantedBook(0.5)]);
-    await readBook(page, book, { chunkTokens: 100, wait: false });
+    // Every kill comes at a step the test holds (see holdSteps and holdWrite): the run goes no further than the
+    // test lets it, however fast this machine reads. The first hold: the second step, until the book is cut.
+    await holdSteps(page, 1);
+    await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
     await expect(progressOf(page)).toBeVisible();
     const runId = await runIdOf(page);
+    await heldAt(page, 1);
     // The book is cut while it is read: the chunk count is exact once cutting is done.
     await expect.poll(async () => (await snapshot(page, runId)).run.chunking, { timeout: 30_000 }).toBeUndefined();
     const max = (await snapshot(page, runId)).run.chunks.length;
-    await expect(progressOf(page)).toHaveAttribute('aria-valuemax', String(max));
-    expect(max).toBeGreaterThan(1800);
+    expect(max).toBeGreaterThan(900);
 
-    // The reopened page either holds the answer's write (a kill during the final answer comes next) or holds
-    // the run's lock until storage is checked.
-    const reopen = async (kill: Kill, seen: number, final = false, hold = false) => {
+    /** Kills the browser as `kill` says, then opens the run again with `init` as the page's first script. */
+    const reopen = async <T>(kill: Kill, init: [(arg: T) => void, T]) => {
       await profile.kill(page, kill);
       const started = Date.now();
-      page = await profile.page(`/?run=${runId}`, [hold ? holdAnswer : lockRun, runId]);
-      const s = hold
-        ? await Promise.race([
-            held(page, runId, true),
-            profile.storageReset(60_000).then((reset) => {
-              if (reset) return null;
-              throw new Error(`The final answer was not held within a minute after "${kill}".`);
-            }),
-          ])
-        : await snapshot(page, runId);
+      page = await profile.page(`/?run=${runId}`, init);
+      return started;
+    };
+    /** Storage after a kill: consistent, at one of `expected`; null if the browser deleted a database it found corrupt. */
+    const check = async (s: Snapshot | null, kill: Kill, expected: number[]) => {
       // Everything gone because the browser deleted a database it found corrupt is not the app's to keep: said, not failed.
       if (!s || (s.run.nextChunk === undefined && (await profile.storageReset(2000)))) {
         test.info().annotations.push({ type: 'browser', description: `after "${kill}", Chromium found this profile's IndexedDB corrupt and deleted it` });
         test.skip(true, `Chromium deleted the profile's IndexedDB as corrupt after "${kill}"; the kills before it kept everything`);
-        return { s: null as never, started };
+        return null as never;
       }
       expectConsistent(s);
-      if (!hold) await releaseRun(page);
-      // Nothing that any tab had shown as read is lost.
-      expect(s.run.nextChunk, `after "${kill}"`).toBeGreaterThanOrEqual(seen);
-      if (final) expect(s.run).toMatchObject({ status: 'running', nextChunk: max });
+      expect(expected, `after "${kill}"`).toContain(s.run.nextChunk);
       resumedAt.push(s.run.nextChunk);
-      return { s, started };
+      return s;
     };
+    const write = (at: number | null) => ({ runId, at, events: EVENTS_CHANNEL });
 
-    // 22 kills spread over the run: each lets it read a random number of chunks, then a random moment more.
-    const KILLS_MID_RUN = 22;
-    let read = 0;
-    for (let i = 0; i < KILLS_MID_RUN; i++) {
-      const budget = Math.max(2, Math.floor((max - 250 - read) / (KILLS_MID_RUN - i))); // 250 left to reach the answer with
-      const seen = await readAtLeast(page, Math.min(max - 250, read + random(1, budget)));
-      await page.waitForTimeout(random(0, 40));
-      const { s, started } = await reopen(KILLS[i % KILLS.length]!, seen);
-      read = await readAtLeast(page, s.run.nextChunk + 1); // it resumed and committed the next revision
+    // Each way a browser dies, twice: once with the run waiting to write a step (the step in hand, nothing of it
+    // stored), once as a step's commit goes through (its write held, then let go as the kill comes). Where in the
+    // book is random; what each kill finds is not.
+    const MID = 2 * KILLS.length;
+    let read = 1;
+    for (let i = 0; i < MID; i++) {
+      const kill = KILLS[i % KILLS.length]!;
+      const asCommit = i >= KILLS.length;
+      const at = read + random(1, Math.max(1, Math.floor((max - 1 - read) / (MID - i + 1))));
+      // The run is held (at its second step, or by the reopened page's lock) while the next hold is put in place.
+      if (asCommit) {
+        await page.evaluate(holdWrite, write(at));
+        await holdSteps(page, at + 1);
+      } else await holdSteps(page, at);
+      if (i > 0) await releaseRun(page);
+      if (asCommit) {
+        await held(page);
+        await page.evaluate(() => (window as unknown as { __hold: Hold }).__hold.letGo!());
+      } else await heldAt(page, at);
+      const started = await reopen(kill, [lockRun, runId]);
+      const s = await check(await snapshot(page, runId), kill, asCommit ? [at, at + 1] : [at]);
+      read = s.run.nextChunk;
       resumeMs.push(Date.now() - started);
     }
 
-    // 3 kills during the final answer: on the way there, then twice after a reopen resumed it. Only abrupt
-    // kills here: a tab closing in order might let the answer's write through before its worker stops.
-    const finalKills: Kill[] = ['crash the renderer', 'kill the browser process', 'crash the browser'];
-    await page.evaluate(holdAnswer, runId);
-    await held(page, runId, false);
-    for (const [i, kill] of finalKills.entries()) await reopen(kill, max, true, i < finalKills.length - 1);
+    // 3 kills during the final answer: with the answer's step in hand, then twice as a worker that resumed at the
+    // answer writes it. Only abrupt kills here: a tab closing in order might let the answer's write through first.
+    await holdSteps(page, max);
+    await releaseRun(page);
+    await heldAt(page, max);
+    /** The held answer, or null where the browser found the database corrupt and deleted it (nothing to hold then). */
+    const answerHeld = (kill: Kill) =>
+      Promise.race([
+        held(page, max),
+        profile.storageReset(60_000).then((reset) => {
+          if (reset) return null;
+          throw new Error(`The final answer was not held within a minute after "${kill}".`);
+        }),
+      ]);
+    await reopen('crash the renderer', [holdWrite, write(null)]);
+    await check(await answerHeld('crash the renderer'), 'crash the renderer', [max]);
+    await reopen('kill the browser process', [holdWrite, write(null)]);
+    await check(await answerHeld('kill the browser process'), 'kill the browser process', [max]);
+    await reopen('crash the browser', [lockRun, runId]);
+    const last = await check(await snapshot(page, runId), 'crash the browser', [max]);
+    expect(last.run).toMatchObject({ status: 'running', nextChunk: max });
+    await releaseRun(page);
 
     await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 60_000 });
     const end = await snapshot(page, runId);
@@ -437,7 +458,7 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
       .info()
       .annotations.push(
         { type: 'kills', description: `${resumedAt.length} (resumed at ${resumedAt.join(', ')} of ${max})` },
-        { type: 'reopen to next revision, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
+        { type: 'reopen to storage checked, ms', description: `median ${sorted[sorted.length >> 1]}, max ${sorted.at(-1)}` },
       );
   } finally {
     await profile.close();
@@ -445,45 +466,54 @@ test('a run survives 25 kills at random points, 3 during the final answer, and e
 });
 
 test('two tabs on one run: one writes, the other follows live and takes over when the first closes', async ({ context }) => {
-  const first = await context.newPage();
-  await first.goto('/');
-  await readBook(first, plantedBook(0.5), { chunkTokens: 100, wait: false });
-  await readAtLeast(first, 1);
-  const runId = await runIdOf(first);
-  const lock = `memagent-run-${runId}`;
+  // Through a server of the test's own, which holds a step in flight until the test lets the run go on: each
+  // check below sees the run at a step the test chose, however fast this machine reads.
+  await withOwnServer(async (server) => {
+    const first = await context.newPage();
+    await readHeldAt(first, server, plantedBook(0.5), 10);
+    await expect(progressOf(first)).toHaveAttribute('aria-valuenow', '10');
+    const runId = await runIdOf(first);
+    const lock = `memagent-run-${runId}`;
 
-  const second = await context.newPage();
-  await second.goto(`/?run=${runId}`);
-  // The second tab shows the first tab's progress as it happens.
-  const a = await readAtLeast(second, 1);
-  const b = await readAtLeast(second, a + 20);
-  expect(b).toBeGreaterThan(a);
+    const second = await context.newPage();
+    await second.goto(`/?run=${runId}`);
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '10');
+    // The second tab shows the first tab's progress as it happens: ten more steps.
+    let held = server.holdAfterNext(10);
+    server.releaseHeld();
+    await held;
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '21');
 
-  // One writer: the run's lock is held by one worker while the other tab's waits for it.
-  const locks = async (page: Page) => {
-    const state = await page.evaluate(() => navigator.locks.query());
-    return {
-      held: (state.held ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
-      pending: (state.pending ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+    // One writer: the run's lock is held by one worker while the other tab's waits for it.
+    const locks = async (page: Page) => {
+      const state = await page.evaluate(() => navigator.locks.query());
+      return {
+        held: (state.held ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+        pending: (state.pending ?? []).filter((l) => l.name === lock).map((l) => l.clientId),
+      };
     };
-  };
-  // (The second tab's worker asks for the lock once it has started, a moment after the page.)
-  await expect.poll(async () => (await locks(second)).pending.length).toBeGreaterThanOrEqual(1);
-  const before = await locks(second);
-  expect(before.held).toHaveLength(1);
-  expect(before.pending).not.toContain(before.held[0]);
+    // (The second tab's worker asks for the lock once it has started, a moment after the page.)
+    await expect.poll(async () => (await locks(second)).pending.length).toBeGreaterThanOrEqual(1);
+    const before = await locks(second);
+    expect(before.held).toHaveLength(1);
+    expect(before.pending).not.toContain(before.held[0]);
 
-  const seen = Number(await progressOf(second).getAttribute('aria-valuenow'));
-  await first.close({ runBeforeUnload: false });
-  await readAtLeast(second, seen + 20); // the second tab reads on
-  const after = await locks(second);
-  expect(after.held).toHaveLength(1);
-  expect(after.held[0]).not.toBe(before.held[0]);
-  expect(after.pending).toHaveLength(0);
+    // The first tab closes with chunk 21 in flight; the second tab reads it again, and ten more.
+    held = server.holdAfterNext(10);
+    await first.close({ runBeforeUnload: false });
+    server.releaseHeld();
+    await held;
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '31');
+    const after = await locks(second);
+    expect(after.held).toHaveLength(1);
+    expect(after.held[0]).not.toBe(before.held[0]);
+    expect(after.pending).toHaveLength(0);
 
-  await expect(second.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
-  const max = Number(await progressOf(second).getAttribute('aria-valuemax'));
-  expect(await storedRevisionIndexes(second)).toEqual({ [runId]: range(max) });
+    server.release();
+    await expect(second.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
+    const max = Number(await progressOf(second).getAttribute('aria-valuemax'));
+    expect(await storedRevisionIndexes(second)).toEqual({ [runId]: range(max) });
+  });
 });
 
 test('a full disk pauses the run with an alert, keeps what was stored, and Resume finishes it', async () => {
@@ -530,48 +560,49 @@ test('a full disk pauses the run with an alert, keeps what was stored, and Resum
 });
 
 test('Cancel and Pause hold across reloads; a cancelled run resumes or is deleted with its revisions', async ({ page }) => {
-  await page.goto('/');
-  await readBook(page, plantedBook(0.5), { chunkTokens: 100, wait: false });
-  const progress = progressOf(page);
-  const status = page.getByText(/^(Reading|Paused|Cancelled|Done) · \d+ of \d+ chunks/);
-  await readAtLeast(page, 10);
-  await page.getByRole('button', { name: 'Cancel' }).click();
-  await expect(status).toHaveText(/^Cancelled/);
-  const cancelledAt = Number(await progress.getAttribute('aria-valuenow'));
+  // Through a server of the test's own, which holds the next step in flight: Cancel and Pause come while the
+  // run reads, at a step the test chose.
+  await withOwnServer(async (server) => {
+    await readHeldAt(page, server, plantedBook(0.5), 10);
+    const progress = progressOf(page);
+    const status = page.getByText(/^(Reading|Paused|Cancelled|Done) · \d+ of \d+ chunks/);
+    /** With `at` revisions stored and the next step held: `button` stops the run, and after a reload it stays stopped there. */
+    const stopThenReload = async (button: 'Cancel' | 'Pause', said: RegExp, at: number) => {
+      await expect(progress).toHaveAttribute('aria-valuenow', String(at));
+      await page.getByRole('button', { name: button }).click();
+      await expect(status).toHaveText(said);
+      server.release();
+      await page.reload();
+      await expect(status).toHaveText(said);
+      await page.waitForTimeout(500); // room for a wrongful restart to show
+      await expect(progress).toHaveAttribute('aria-valuenow', String(at)); // a reload does not restart it
+    };
+    await stopThenReload('Cancel', /^Cancelled/, 10);
 
-  await page.reload();
-  await expect(status).toHaveText(/^Cancelled/);
-  await page.waitForTimeout(500);
-  await expect(progress).toHaveAttribute('aria-valuenow', String(cancelledAt)); // a reload does not restart it
+    const held = server.holdAfterNext(10);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await held;
+    await stopThenReload('Pause', /^Paused/, 20);
+    const runId = await runIdOf(page);
+    expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(20) });
 
-  await page.getByRole('button', { name: 'Resume' }).click();
-  await readAtLeast(page, cancelledAt + 10);
-  await page.getByRole('button', { name: 'Pause' }).click();
-  await expect(status).toHaveText(/^Paused/);
-  const pausedAt = Number(await progress.getAttribute('aria-valuenow'));
-  await page.reload();
-  await expect(status).toHaveText(/^Paused/);
-  await page.waitForTimeout(500);
-  await expect(progress).toHaveAttribute('aria-valuenow', String(pausedAt));
-  const runId = await runIdOf(page);
-  expect(await storedRevisionIndexes(page)).toEqual({ [runId]: range(pausedAt) });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect(status).toHaveText(/^Cancelled/);
+    await page.getByRole('button', { name: 'Delete run' }).click();
+    const confirm = page.getByRole('group', { name: 'Confirm delete run' });
+    await expect(confirm).toContainText('Delete this run and its 20 revisions?');
+    await confirm.getByRole('button', { name: 'Keep run' }).click();
+    expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: 20, memories: 20 });
 
-  await page.getByRole('button', { name: 'Cancel' }).click();
-  await expect(status).toHaveText(/^Cancelled/);
-  await page.getByRole('button', { name: 'Delete run' }).click();
-  const confirm = page.getByRole('group', { name: 'Confirm delete run' });
-  await expect(confirm).toContainText(`Delete this run and its ${pausedAt} revisions?`);
-  await confirm.getByRole('button', { name: 'Keep run' }).click();
-  expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: pausedAt, memories: pausedAt });
-
-  await page.getByRole('button', { name: 'Delete run' }).click();
-  await confirm.getByRole('button', { name: 'Yes, delete run' }).click();
-  await expect(progress).toHaveCount(0);
-  await openPlace(page, 'Library');
-  await expect(page.getByRole('navigation', { name: 'Runs' }).getByRole('listitem')).toHaveCount(0);
-  expect(await storedCounts(page)).toMatchObject({ runs: 0, revisions: 0, memories: 0, documents: 1 });
-  await openPlace(page, 'Read');
-  await page.reload();
-  await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
-  await expect(progress).toHaveCount(0);
+    await page.getByRole('button', { name: 'Delete run' }).click();
+    await confirm.getByRole('button', { name: 'Yes, delete run' }).click();
+    await expect(progress).toHaveCount(0);
+    await openPlace(page, 'Library');
+    await expect(page.getByRole('navigation', { name: 'Runs' }).getByRole('listitem')).toHaveCount(0);
+    expect(await storedCounts(page)).toMatchObject({ runs: 0, revisions: 0, memories: 0, documents: 1 });
+    await openPlace(page, 'Read');
+    await page.reload();
+    await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
+    await expect(progress).toHaveCount(0);
+  });
 });

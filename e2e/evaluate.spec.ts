@@ -1,13 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
+import { scorePrediction } from '../src/eval/paper-score';
 import { LINE_ITEMS, LIST_ITEMS } from '../test/fixtures/hotpotqa';
-import { storedRecords, tickOnly } from './helpers';
+import type { HeldRequest } from '../test/support/openai-server';
+import { connectServer, ownOpenAIServer, storedRecords, tickOnly } from './helpers';
 
-async function startSweep(page: Page, tasks: readonly string[], lengths: readonly string[], samples: number): Promise<void> {
+/** Starts a sweep with the extractive engine, or through the OpenAI-compatible server at `serverUrl`. */
+async function startSweep(page: Page, tasks: readonly string[], lengths: readonly string[], samples: number, serverUrl?: string): Promise<void> {
   await page.goto('/');
   await page.getByRole('link', { name: 'Evaluate' }).click();
   await expect(page.getByRole('heading', { level: 1, name: 'Evaluate' })).toBeVisible();
   await expect(page.getByRole('combobox', { name: 'Engine' })).toHaveValue('extractive');
+  if (serverUrl) await connectServer(page, serverUrl);
   await tickOnly(page, 'Tasks', tasks);
   await tickOnly(page, 'Lengths (tokens)', lengths);
   await page.getByLabel('Samples per cell').fill(String(samples));
@@ -44,54 +48,85 @@ test('a small sweep with the extractive engine fills the table, the chart and th
   expect(report.haystack).toBe('generated essay');
   expect(report.samples).toHaveLength(4);
   expect(report.samples.map((s: { ordinal: number }) => s.ordinal)).toEqual([0, 1, 2, 3]);
+  // Every figure as computed: the CSV says exactly what the JSON says; only the table on the page rounds.
+  const columns = lines[0]!.split(',');
+  const keys = { accuracy: 'accuracy', mean_ms_per_chunk: 'meanChunkMs', tokens_per_second: 'tokensPerSecond' } as const;
+  report.cells.forEach((cell: Record<string, number | null>, i: number) => {
+    const values = lines[i + 1]!.split(',');
+    for (const [column, key] of Object.entries(keys)) expect(values[columns.indexOf(column)]).toBe(cell[key] === null ? '' : String(cell[key]));
+  });
 });
 
+/**
+ * Holds the answer request of sample `ordinal` and every request after it at the server: samples before it are
+ * stored, that one is in hand, and the sweep waits there however fast this machine reads.
+ */
+function fromAnswerOf(ordinal: number): (request: HeldRequest) => boolean {
+  let answers = 0;
+  return (request) => (answers += request.final ? 1 : 0) > ordinal;
+}
+
 test('a sweep resumes after a reload from its next unfinished sample', async ({ page }) => {
-  await startSweep(page, ['niah_single_2'], ['128K', '256K'], 3);
-  const progress = page.getByRole('progressbar', { name: 'Evaluation progress' });
-  await expect(progress).toHaveAttribute('aria-valuemax', '6');
-  await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(1);
-  const before = Number(await progress.getAttribute('aria-valuenow'));
-  const reloadedAt = await page.evaluate(() => Date.now());
-  await page.reload();
+  const server = await ownOpenAIServer();
+  try {
+    const held = server.hold(fromAnswerOf(1));
+    await startSweep(page, ['niah_single_2'], ['8K', '16K'], 3, server.url);
+    const progress = page.getByRole('progressbar', { name: 'Evaluation progress' });
+    await expect(progress).toHaveAttribute('aria-valuemax', '6');
+    await held;
+    await expect(progress).toHaveAttribute('aria-valuenow', '1');
+    const reloadedAt = await page.evaluate(() => Date.now());
+    await page.reload();
+    server.release();
 
-  // What was finished is still there, and the sweep carries on to the end.
-  const after = page.getByRole('progressbar', { name: 'Evaluation progress' });
-  await expect.poll(async () => Number(await after.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(before);
-  await expect(after).toHaveAttribute('aria-valuenow', '6', { timeout: 45_000 });
-  await expect(page.getByText(/^Done · 6 of 6 samples/)).toBeVisible();
-  const rows = page.getByRole('table', { name: 'Results' }).getByRole('row', { name: /niah_single_2/ });
-  await expect(rows).toHaveCount(2);
-  for (const row of await rows.all()) await expect(row).toContainText('3/3');
+    // What was finished is still there, and the sweep carries on to the end.
+    const after = page.getByRole('progressbar', { name: 'Evaluation progress' });
+    await expect(after).toHaveAttribute('aria-valuenow', '6');
+    await expect(page.getByText(/^Done · 6 of 6 samples/)).toBeVisible();
+    const rows = page.getByRole('table', { name: 'Results' }).getByRole('row', { name: /niah_single_2/ });
+    await expect(rows).toHaveCount(2);
+    for (const row of await rows.all()) await expect(row).toContainText('3/3');
 
-  // Each sample was stored once: those before the reload were kept, the rest read after it.
-  const stored = await storedSamples(page);
-  expect(stored.map((s) => s.ordinal)).toEqual([0, 1, 2, 3, 4, 5]);
-  expect(stored.filter((s) => s.committedAt < reloadedAt).length).toBeGreaterThanOrEqual(before);
-  expect(stored.some((s) => s.committedAt > reloadedAt)).toBe(true);
+    // Each sample was stored once: the first before the reload, the one in hand and the rest after it.
+    const stored = await storedSamples(page);
+    expect(stored.map((s) => s.ordinal)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(stored.filter((s) => s.committedAt < reloadedAt).map((s) => s.ordinal)).toEqual([0]);
+  } finally {
+    await server.stop();
+  }
 });
 
 test('a sweep whose tab closes is carried on by another open tab, from its next unfinished sample', async ({ context }) => {
-  // The second tab is open before the sweep starts: it hears of the sweep and stands by for its lock.
-  const second = await context.newPage();
-  await second.goto('/');
-  const first = await context.newPage();
-  await startSweep(first, ['niah_single_2'], ['128K', '256K'], 2);
-  const progress = first.getByRole('progressbar', { name: 'Evaluation progress' });
-  await expect(progress).toHaveAttribute('aria-valuemax', '4');
-  await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(1);
+  const server = await ownOpenAIServer();
+  try {
+    const held = server.hold(fromAnswerOf(1));
+    // The second tab is open before the sweep starts: it hears of the sweep and stands by for its lock.
+    const second = await context.newPage();
+    await second.goto('/');
+    const first = await context.newPage();
+    await startSweep(first, ['niah_single_2'], ['8K', '16K'], 2, server.url);
+    const progress = first.getByRole('progressbar', { name: 'Evaluation progress' });
+    await expect(progress).toHaveAttribute('aria-valuemax', '4');
+    await held;
+    await expect(progress).toHaveAttribute('aria-valuenow', '1');
 
-  await second.getByRole('link', { name: 'Evaluate' }).click();
-  const followed = second.getByRole('progressbar', { name: 'Evaluation progress' });
-  await expect(followed).toHaveAttribute('aria-valuemax', '4');
-  const closedAt = await second.evaluate(() => Date.now());
-  await first.close({ runBeforeUnload: false });
+    await second.getByRole('link', { name: 'Evaluate' }).click();
+    const followed = second.getByRole('progressbar', { name: 'Evaluation progress' });
+    await expect(followed).toHaveAttribute('aria-valuemax', '4');
+    await expect(followed).toHaveAttribute('aria-valuenow', '1');
+    const closedAt = await second.evaluate(() => Date.now());
+    await first.close({ runBeforeUnload: false });
+    server.release();
 
-  await expect(followed).toHaveAttribute('aria-valuenow', '4', { timeout: 60_000 });
-  await expect(second.getByText(/^Done · 4 of 4 samples/)).toBeVisible();
-  const stored = await storedSamples(second);
-  expect(stored.map((s) => s.ordinal)).toEqual([0, 1, 2, 3]);
-  expect(stored.some((s) => s.committedAt > closedAt)).toBe(true);
+    await expect(followed).toHaveAttribute('aria-valuenow', '4');
+    await expect(second.getByText(/^Done · 4 of 4 samples/)).toBeVisible();
+    const stored = await storedSamples(second);
+    expect(stored.map((s) => s.ordinal)).toEqual([0, 1, 2, 3]);
+    // The closed tab stored the first sample; the sample it had in hand and the rest were read by the other tab.
+    expect(stored.filter((s) => s.committedAt < closedAt).map((s) => s.ordinal)).toEqual([0]);
+  } finally {
+    await server.stop();
+  }
 });
 
 /** Every stored evaluation sample's position and commit time. */
@@ -138,4 +173,8 @@ test("RULER-HotpotQA dataset files are read by the paper's method, beside the pa
     ['eval_200.jsonl', 200, 2],
   ]);
   expect(report.datasets[0].samples[1]).toMatchObject({ index: 1, answers: ['copper bells', 'bells'], sub_em: 1 });
+  // Each sample's f1 exactly as the paper's scorer computes it, not rounded to the two decimals its record keeps.
+  const samples = report.datasets.flatMap((d: { samples: { prediction: string | null; answers: string[]; f1: number }[] }) => d.samples);
+  for (const s of samples) expect(s.f1).toBe(scorePrediction(s.prediction, s.answers).f1);
+  expect(samples.some((s: { f1: number }) => Math.abs(s.f1 * 100 - Math.round(s.f1 * 100)) > 1e-9)).toBe(true);
 });

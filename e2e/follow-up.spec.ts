@@ -1,17 +1,24 @@
 import { readFileSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
-import { PLANTED, plantedBook, readBook } from './helpers';
+import { expect, type Page, test, type TestInfo } from '@playwright/test';
+import { PLANTED, plantedBook, readBook, readHeldAt, withOwnServer } from './helpers';
 
 const FOLLOW_UP = 'Which code opens the Marlowe archive vault?';
 
 test('a finished read answers another question from its memory, kept across a reload and in both exports', async ({ page }, info) => {
-  await page.goto('/');
-  await readBook(page, plantedBook(0.6), { chunkTokens: 2000, wait: false });
-  // The tab's title follows the read, and is plain again once it is done.
-  await expect.poll(() => page.title()).toMatch(/^\d{1,2} % · memagent-web$/);
-  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
-  await expect.poll(() => page.title()).toBe('memagent-web');
+  // Through a server of the test's own, which holds the sixth step until the title has been looked at.
+  await withOwnServer(async (server) => {
+    await readHeldAt(page, server, plantedBook(0.6), 5, 2000);
+    // The tab's title follows the read, and is plain again once it is done.
+    await expect.poll(() => page.title()).toMatch(/^\d{1,2} % · memagent-web$/);
+    server.release();
+    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
+    await expect.poll(() => page.title()).toBe('memagent-web');
+    await askFollowUp(page, info);
+  });
+});
 
+/** Asks the finished read another question, then checks it after a reload and in both exports. */
+async function askFollowUp(page: Page, info: TestInfo): Promise<void> {
   const box = page.getByRole('textbox', { name: 'Ask this memory' });
   await box.fill(FOLLOW_UP);
   await box.press('Enter');
@@ -41,7 +48,7 @@ test('a finished read answers another question from its memory, kept across a re
   const markdown = readFileSync(await md.path(), 'utf8');
   expect(markdown).toContain('## Follow-up answers');
   expect(markdown).toContain(`### ${FOLLOW_UP}`);
-});
+}
 
 test('a read of over a minute that ends while its tab is hidden is told by a notification', async ({ browser, baseURL }) => {
   const context = await browser.newContext();

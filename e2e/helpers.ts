@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { HOLD_CHANNEL } from '../src/agent/events';
+import { type OpenAITestServer, startOpenAIServer } from '../test/support/openai-server';
 
 export const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 
@@ -115,6 +117,25 @@ export function storedRevisionIndexes(page: Page): Promise<Record<string, number
   );
 }
 
+/**
+ * In the page, before its own scripts: takes the run's lock, so that its reader
+ * waits (as behind another tab) until the test has looked at storage and calls
+ * `__release` (releaseRun). The run then moves on only while the test watches
+ * it, however fast this machine reads.
+ */
+export function lockRun(runId: string): void {
+  void navigator.locks.request(
+    `memagent-run-${runId}`,
+    () => new Promise<void>((resolve) => ((window as unknown as { __release?: () => void }).__release = resolve)),
+  );
+}
+
+/** Lets the run that lockRun holds read on. */
+export async function releaseRun(page: Page): Promise<void> {
+  await page.waitForFunction(() => typeof (window as unknown as { __release?: () => void }).__release === 'function');
+  await page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+}
+
 /** Ticks exactly `names` in the checkbox group `group`. */
 export async function tickOnly(page: Page, group: string, names: readonly string[]): Promise<void> {
   const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');
@@ -176,4 +197,114 @@ interface TraceEvent {
   dur?: number;
   tdur?: number;
   args?: { name?: string };
+}
+
+/**
+ * An OpenAI-compatible test server of the test's own, open to the page's
+ * origin: what it holds (a step the test keeps in flight) holds no other test.
+ */
+export function ownOpenAIServer(): Promise<OpenAITestServer> {
+  return startOpenAIServer({ allowedOrigin: `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 4173)}` });
+}
+
+/** Runs `body` with an OpenAI-compatible test server of its own (see ownOpenAIServer), stopped afterwards. */
+export async function withOwnServer(body: (server: OpenAITestServer) => Promise<void>): Promise<void> {
+  const server = await ownOpenAIServer();
+  try {
+    await body(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * Opens the app, chooses `server` and starts reading `book` through it; resolves once the server holds the
+ * step after the first `steps`: the run has stored exactly `steps` revisions and has the next one in flight.
+ */
+export async function readHeldAt(page: Page, server: OpenAITestServer, book: Buffer, steps: number, chunkTokens = 1000): Promise<void> {
+  await page.goto('/');
+  await connectServer(page, server.url);
+  const held = server.holdAfterNext(steps);
+  await readBook(page, book, { chunkTokens, wait: false });
+  await held;
+}
+
+/** Chooses the OpenAI-compatible engine at `baseUrl` in the page's form and connects to it. */
+export async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });
+  await page.getByLabel('Base URL', { exact: true }).fill(baseUrl);
+  if (key) await page.getByLabel('API key', { exact: true }).fill(key);
+  await page.getByRole('button', { name: 'Connect' }).click();
+}
+
+/** Chooses the server as `chooseServer` does and waits until the form says it is connected. */
+export async function connectServer(page: Page, baseUrl: string): Promise<void> {
+  await chooseServer(page, baseUrl);
+  await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toBeVisible();
+}
+
+/**
+ * Holds every run's step from chunk `index` on, in every tab (see HoldMessage): a run with a local engine
+ * waits there, its step in hand, until `releaseSteps` or a later hold. Resolves once this page's worker has
+ * the gate in place; the page keeps a list of the steps held (`heldSteps`).
+ */
+export async function holdSteps(page: Page, index: number): Promise<void> {
+  await page.evaluate(
+    ({ channel, index }) =>
+      new Promise<void>((resolve) => {
+        const w = window as unknown as { __held?: { runId: string; index: number }[]; __holdChannel?: BroadcastChannel };
+        w.__held ??= [];
+        const c = (w.__holdChannel ??= new BroadcastChannel(channel));
+        // The worker may not listen yet: ask again until it says the gate is in place.
+        const ask = setInterval(() => c.postMessage({ type: 'hold', index }), 50);
+        c.onmessage = (e: MessageEvent<{ type: string; runId: string; index: number }>) => {
+          if (e.data.type === 'held') w.__held!.push({ runId: e.data.runId, index: e.data.index });
+          if (e.data.type === 'holding' && e.data.index === index) {
+            clearInterval(ask);
+            resolve();
+          }
+        };
+        c.postMessage({ type: 'hold', index });
+      }),
+    { channel: HOLD_CHANNEL, index },
+  );
+}
+
+/** Waits until a run holds at chunk `index` (after `holdSteps` in this page). */
+export async function heldAt(page: Page, index: number): Promise<void> {
+  await page.waitForFunction((i) => (window as unknown as { __held?: { index: number }[] }).__held?.some((h) => h.index === i) ?? false, index);
+}
+
+/** Lets every held step go on, and holds no more. */
+export async function releaseSteps(page: Page): Promise<void> {
+  await page.evaluate((channel) => new BroadcastChannel(channel).postMessage({ type: 'release' }), HOLD_CHANNEL);
+}
+
+/**
+ * Keeps a read transaction on IndexedDB store `store` open in the page until the returned function is
+ * called: a write to that store (a book's text, say) waits until then, however fast this machine is. The
+ * app's database must exist already (the page's worker opens it at start).
+ */
+export async function holdStore(page: Page, store: string): Promise<() => Promise<void>> {
+  await page.waitForFunction(async () => (await indexedDB.databases()).some((d) => d.name === 'memagent' && (d.version ?? 0) > 0));
+  await page.evaluate(
+    (name) =>
+      new Promise<void>((resolve, reject) => {
+        const w = window as unknown as { __storeHeld?: boolean };
+        w.__storeHeld = true;
+        const open = indexedDB.open('memagent');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(name, 'readonly');
+          const keep = () => {
+            if (w.__storeHeld) tx.objectStore(name).count().onsuccess = keep;
+            else open.result.close();
+          };
+          keep();
+          resolve();
+        };
+      }),
+    store,
+  );
+  return () => page.evaluate(() => void ((window as unknown as { __storeHeld?: boolean }).__storeHeld = false));
 }

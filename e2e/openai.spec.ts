@@ -1,19 +1,24 @@
 import { expect, type Page, test } from '@playwright/test';
 import { startOpenAIServer } from '../test/support/openai-server';
-import { PLANTED, plantedBook, range, readBook, storedRevisionIndexes, storedRecords, storedRunsAndRevisions, tickOnly } from './helpers';
+import {
+  chooseServer,
+  connectServer,
+  ownOpenAIServer,
+  PLANTED,
+  plantedBook,
+  range,
+  readBook,
+  storedRevisionIndexes,
+  storedRecords,
+  storedRunsAndRevisions,
+  tickOnly,
+} from './helpers';
 
 // The port playwright.config.ts gives the test server that allows the page's origin.
 const pagePort = Number(process.env.E2E_PORT ?? 4173);
 const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? pagePort + 17);
 const SERVER = `http://127.0.0.1:${openaiPort}/v1`;
 const KEY = 'sk-e2e-kept-local';
-
-async function chooseServer(page: Page, baseUrl: string, key?: string): Promise<void> {
-  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'OpenAI-compatible server' });
-  await page.getByLabel('Base URL', { exact: true }).fill(baseUrl);
-  if (key) await page.getByLabel('API key', { exact: true }).fill(key);
-  await page.getByRole('button', { name: 'Connect' }).click();
-}
 
 test('reads a book through an OpenAI-compatible server, retrying a busy one', async ({ page, request }) => {
   const stats = async () => (await (await request.get(`http://127.0.0.1:${openaiPort}/__test/stats`)).json()) as { chatCompletions: number };
@@ -70,6 +75,27 @@ test('an evaluation sweep from the Evaluate page reads through the server with t
   const stored = JSON.stringify(await storedRecords(page, 'evaluations'));
   expect(stored).toContain(SERVER);
   expect(stored).not.toContain(KEY);
+});
+
+test('the memory being written shows while a step streams, and goes once the step is stored', async ({ page }) => {
+  // A server of the test's own: the third step's reply stops after its first piece until the test lets it go on.
+  const server = await ownOpenAIServer();
+  try {
+    await page.goto('/');
+    await connectServer(page, server.url);
+    let steps = 0;
+    const held = server.hold(() => ++steps === 3, 'first piece');
+    await readBook(page, plantedBook(0.6), { chunkTokens: 2000, wait: false });
+    await held;
+    const writing = page.getByRole('region', { name: 'Writing memory' });
+    // The heading, then the reply's first piece: the text so far, while the step is in flight.
+    await expect(writing).toHaveText(/^Writing the memory for chunk 3\s*\S+$/);
+    server.release();
+    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+    await expect(writing).toHaveCount(0);
+  } finally {
+    await server.stop();
+  }
 });
 
 test("a server that does not allow the page's origin: the alert says what to configure", async ({ page }) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
-import { CORPUS, range, storedRevisionIndexes } from './helpers';
+import { CORPUS, heldAt, holdSteps, range, releaseSteps, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 import { EVENTS_CHANNEL } from '../src/agent/protocol';
 
@@ -44,19 +44,6 @@ async function startRead(page: Page, chars?: number): Promise<void> {
   await page.getByRole('button', { name: 'Read' }).click();
 }
 
-/** The text streamed into the "Writing memory" region, without its heading. */
-async function writingText(page: Page): Promise<string> {
-  const region = page.getByRole('region', { name: 'Writing memory' });
-  if ((await region.count()) === 0) return '';
-  const heading =
-    (await region
-      .getByRole('heading')
-      .textContent()
-      .catch(() => '')) ?? '';
-  const all = (await region.textContent().catch(() => '')) ?? '';
-  return all.slice(heading.length).trim();
-}
-
 interface StoredRevision {
   index: number;
   memoryTokens: number;
@@ -83,23 +70,44 @@ function storedRevisions(page: Page): Promise<StoredRevision[]> {
   );
 }
 
+/** Records, in the page, every run event the workers send from now on, in order. */
+async function recordEvents(page: Page): Promise<void> {
+  await page.evaluate((name) => {
+    const seen: { type: string; index?: number; status?: string }[] = [];
+    (window as unknown as { seen: typeof seen }).seen = seen;
+    new BroadcastChannel(name).onmessage = (e: MessageEvent<{ type: string; index?: number; status?: string }>) =>
+      seen.push({ type: e.data.type, index: e.data.index, status: e.data.status });
+  }, EVENTS_CHANNEL);
+}
+
+function recorded(page: Page): Promise<{ type: string; index?: number; status?: string }[]> {
+  return page.evaluate(() => (window as unknown as { seen: { type: string; index?: number; status?: string }[] }).seen);
+}
+
 test('reads a short document with the tiny llama.cpp model: tokens stream and every memory keeps to its cap', async ({ page }) => {
   await page.goto('/');
   expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
   await chooseEngine(page, { threads: 2 });
   await expect(page.getByText(/2 of \d+ logical cores/)).toBeVisible();
+  await recordEvents(page);
   await startRead(page);
 
-  // Streamed text appears while a step is being written.
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
-  await expect.poll(() => writingText(page), { intervals: [50], timeout: 60_000 }).not.toBe('');
-
   const answer = page.getByRole('region', { name: 'Answer' });
   await expect(answer.getByText('The answer is written from the final memory')).toHaveCount(0, { timeout: 60_000 });
   const max = Number(await progress.getAttribute('aria-valuemax'));
   expect(max).toBeGreaterThanOrEqual(5);
   await expect(progress).toHaveAttribute('aria-valuenow', String(max));
   expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
+
+  // The text being written streamed to the page: the first step's at once, each before its step was stored.
+  const events = await recorded(page);
+  const writes = events.filter((e) => e.type === 'writing');
+  expect(writes.some((w) => w.index === 0)).toBe(true);
+  for (const w of writes) {
+    const stored = events.findIndex((e) => e.type === 'revision' && e.index === w.index);
+    if (w.index! < max) expect(events.indexOf(w)).toBeLessThan(stored);
+  }
 
   const revisions = await storedRevisions(page);
   expect(revisions).toHaveLength(max);
@@ -118,44 +126,43 @@ test('reads a short document with the tiny llama.cpp model: tokens stream and ev
   await expect(answer).not.toHaveText(/^Answer$/);
 });
 
-test('Pause stops llama.cpp within a second, stores no partial revision, and the run resumes after a reload', async ({ page }) => {
+test('Pause while llama.cpp writes stops it, stores no partial revision, and the run resumes after a reload', async ({ page }) => {
   await page.goto('/');
   // A model file picked on this device: the resume after the reload finds its stored copy.
   await chooseEngine(page, { file: true });
-  // About 35 chunks: the tiny model writes fast, and the pause must land while the run is still reading.
+  await recordEvents(page);
+  // The run waits before its fourth step; then it may write two steps and waits again before the sixth: the
+  // Pause below lands while it writes chunk 3 or 4, or at the sixth at the latest, never after the run's end.
+  await holdSteps(page, 3);
   await startRead(page, 28_000);
-
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
-  await expect.poll(async () => Number(await progress.getAttribute('aria-valuenow')), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
-  // The worker's events, timed in the page: streamed text arrives as 'writing' events while tokens flow.
-  await page.evaluate((name) => {
-    const seen: { t: number; type: string; status?: string }[] = [];
-    (window as unknown as { seen: typeof seen }).seen = seen;
-    new BroadcastChannel(name).onmessage = (e: MessageEvent<{ type: string; status?: string }>) =>
-      seen.push({ t: performance.now(), type: e.data.type, status: e.data.status });
-  }, EVENTS_CHANNEL);
-  // Pause while a memory is being written: right after streamed text arrives.
-  await expect.poll(() => writingText(page), { intervals: [20], timeout: 30_000 }).not.toBe('');
-  await page.waitForFunction(() => (window as unknown as { seen: { type: string }[] }).seen.some((e) => e.type === 'writing'), undefined, {
-    polling: 5,
-    timeout: 30_000,
-  });
-  const pressed = await page.evaluate(() => performance.now());
+  await heldAt(page, 3);
+  await expect(progress).toHaveAttribute('aria-valuenow', '3');
+  await holdSteps(page, 5);
+  // Pause as a person would, once the model writes chunk 3 or later (or, if those steps streamed nothing, once it waits at 5).
+  await page.waitForFunction(
+    () => {
+      const w = window as unknown as { seen: { type: string; index?: number }[]; __held: { index: number }[] };
+      return w.seen.some((e) => e.type === 'writing' && e.index! >= 3) || w.__held.some((h) => h.index === 5);
+    },
+    undefined,
+    { polling: 5 },
+  );
   await page.getByRole('button', { name: 'Pause' }).click();
   await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
-  // Generation itself stopped: no streamed text later than a second after the press, timed on the page's clock.
-  await page.waitForTimeout(1500);
-  const seen = await page.evaluate(() => (window as unknown as { seen: { t: number; type: string; status?: string }[] }).seen);
-  const writes = seen.filter((e) => e.type === 'writing').map((e) => e.t);
-  const paused = seen.find((e) => e.type === 'status' && e.status === 'paused')!.t;
-  expect(writes.some((t) => t < paused)).toBe(true); // the model was writing when the pause took effect
-  expect(Math.max(...writes) - pressed).toBeLessThan(1000);
+  await releaseSteps(page);
 
   const done = Number(await progress.getAttribute('aria-valuenow'));
   const max = Number(await progress.getAttribute('aria-valuemax'));
-  expect(done).toBeLessThan(max);
-  // The step in progress was dropped, not stored.
+  expect(done).toBeGreaterThanOrEqual(3);
+  expect(done).toBeLessThanOrEqual(5);
+  expect(max).toBeGreaterThan(5);
+  // The step in progress was dropped, not stored, and nothing of it streamed once the pause took effect.
   expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(done)]);
+  const events = await recorded(page);
+  const paused = events.findIndex((e) => e.type === 'status' && e.status === 'paused');
+  expect(paused).toBeGreaterThan(0);
+  expect(events.slice(paused).filter((e) => e.type === 'writing' || e.type === 'revision')).toEqual([]);
 
   await page.reload();
   await page.getByRole('button', { name: 'Resume' }).click();

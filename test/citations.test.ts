@@ -74,14 +74,14 @@ describe('citation keys', () => {
 });
 
 describe('tracing an answer through the memory', () => {
-  it('finds a rephrased fact by its content words and names, at the revision that wrote it down', () => {
+  it('finds a rephrased fact by its content words and names, at the revision that wrote it down', async () => {
     const fact = 'Orrin Vale was born in Port Meridian in the year the harbour froze.';
     const input = run('Where was Orrin Vale born?', [
       { section: prose(0), memory: 'Nothing yet about Orrin Vale.' },
       { section: prose(1, fact), memory: '- Vale, Orrin: birthplace Port Meridian (harbour froze that year)' },
       { section: prose(2), memory: '- Vale, Orrin: birthplace Port Meridian (harbour froze that year)' },
     ]);
-    const sources = new Tracer(input).citeAnswer('Port Meridian');
+    const sources = await new Tracer(input).citeAnswer('Port Meridian');
     expect(cited(sources)).toEqual([{ revision: 1, sentence: fact }]);
     const c = sources.citations[0]!;
     expect(input.book.slice(c.sentence!.start, c.sentence!.end)).toBe(fact);
@@ -89,7 +89,7 @@ describe('tracing an answer through the memory', () => {
     expect(sources.unsourced).toEqual([]);
   });
 
-  it('cites where a fact that left the memory came back from, or where it first came from when it came back without a section', () => {
+  it('cites where a fact that left the memory came back from, or where it first came from when it came back without a section', async () => {
     const fact = 'The brass key to the lighthouse hangs behind the Ferrand portrait.';
     const note = 'Lighthouse key: behind the Ferrand portrait.';
     const steps = (again: boolean) => [
@@ -99,15 +99,15 @@ describe('tracing an answer through the memory', () => {
       { section: prose(3, again ? 'Behind the Ferrand portrait, as ever, hung the brass key to the lighthouse.' : undefined), memory: note },
       { section: prose(4), memory: note },
     ];
-    const back = new Tracer(run('Where is the lighthouse key?', steps(true))).citeAnswer('Behind the Ferrand portrait.');
+    const back = await new Tracer(run('Where is the lighthouse key?', steps(true))).citeAnswer('Behind the Ferrand portrait.');
     expect(cited(back)).toEqual([{ revision: 3, sentence: 'Behind the Ferrand portrait, as ever, hung the brass key to the lighthouse.' }]);
     expect(back.citations[0]!.returned).toBeUndefined();
-    const restored = new Tracer(run('Where is the lighthouse key?', steps(false))).citeAnswer('Behind the Ferrand portrait.');
+    const restored = await new Tracer(run('Where is the lighthouse key?', steps(false))).citeAnswer('Behind the Ferrand portrait.');
     expect(cited(restored)).toEqual([{ revision: 1, sentence: fact }]);
     expect(restored.citations[0]!.returned).toBe(true);
   });
 
-  it('gives an answer that combines facts from several chunks one citation per fact', () => {
+  it('gives an answer that combines facts from several chunks one citation per fact', async () => {
     const born = 'Adela Marsh was born on 12 March 1815 in the village of Cray.';
     const wed = 'In 1840 Adela Marsh married the surveyor Tobias Wren.';
     const notes1 = '- Adela Marsh: born March 12, 1815, village of Cray';
@@ -119,35 +119,35 @@ describe('tracing an answer through the memory', () => {
       { section: prose(3, wed), memory: notes2 },
       { section: prose(4), memory: notes2 },
     ]);
-    const sources = new Tracer(input).citeAnswer('Adela Marsh was born on 12 March 1815 and married Tobias Wren in 1840.');
+    const sources = await new Tracer(input).citeAnswer('Adela Marsh was born on 12 March 1815 and married Tobias Wren in 1840.');
     expect(cited(sources)).toEqual([
       { revision: 1, sentence: born },
       { revision: 3, sentence: wed },
     ]);
   });
 
-  it('matches numbers written differently in the book, the memory and the answer', () => {
+  it('matches numbers written differently in the book, the memory and the answer', async () => {
     const fact = 'The guild paid 1,250,000 florins for the bridge on March 12, 1815.';
     const input = run('What did the guild pay for the bridge, and when?', [
       { section: prose(0), memory: 'No previous memory' },
       { section: prose(1, fact), memory: 'Bridge: guild paid 1250000 florins, 12 March 1815.' },
       { section: prose(2), memory: 'Bridge: guild paid 1250000 florins, 12 March 1815.' },
     ]);
-    expect(cited(new Tracer(input).citeAnswer('1.25 million florins — 1,250,000 — on 1815-03-12'))).toEqual([{ revision: 1, sentence: fact }]);
+    expect(cited(await new Tracer(input).citeAnswer('1.25 million florins — 1,250,000 — on 1815-03-12'))).toEqual([{ revision: 1, sentence: fact }]);
   });
 
-  it('traces Chinese text', () => {
+  it('traces Chinese text', async () => {
     const fact = '李明出生于1815年3月12日，后来在南港当灯塔看守。';
     const input = run('李明在哪里当灯塔看守？', [
       { section: '清晨的港口很安静。渔民们在码头上补网。', memory: '暂无相关信息。' },
       { section: `海鸥在头顶争吵。${fact}集市慢慢散了。`, memory: '李明：生于1815年3月12日，在南港做灯塔看守。' },
       { section: '钟声响了，天色渐暗。', memory: '李明：生于1815年3月12日，在南港做灯塔看守。' },
     ]);
-    const sources = new Tracer(input).citeAnswer('南港');
+    const sources = await new Tracer(input).citeAnswer('南港');
     expect(cited(sources)).toEqual([{ revision: 1, sentence: fact }]);
   });
 
-  it('follows a two-part fact through the name that joins its parts, citing both', () => {
+  it('follows a two-part fact through the name that joins its parts, citing both', async () => {
     const warden = 'The warden of Gull Rock is Orrin Vale.';
     const birth = 'Orrin Vale was born in Port Meridian, far from the sea.';
     // Among notes that say "born" and "rock" of other people and places, as a book's would.
@@ -163,14 +163,14 @@ describe('tracing an answer through the memory', () => {
     ]);
     const tracer = new Tracer(input);
     for (const answer of ['Port Meridian', 'The warden of Gull Rock is Orrin Vale.']) {
-      expect(cited(tracer.citeAnswer(answer)), answer).toEqual([
+      expect(cited(await tracer.citeAnswer(answer)), answer).toEqual([
         { revision: 1, sentence: warden },
         { revision: 3, sentence: birth },
       ]);
     }
   });
 
-  it('follows a two-part fact joined by words rather than a name', () => {
+  it('follows a two-part fact joined by words rather than a name', async () => {
     const box = 'The brass key is hidden in the blue lacquer box.';
     const stairs = 'The blue lacquer box sits under the chapel stairs.';
     const notes = ['The sky was blue over the chapel.', 'A box of letters lay on the table.', box];
@@ -178,13 +178,13 @@ describe('tracing an answer through the memory', () => {
       { section: prose(0, box), memory: notes.join('\n') },
       { section: prose(1, stairs), memory: [...notes, stairs].join('\n') },
     ]);
-    expect(cited(new Tracer(input).citeAnswer('Under the chapel stairs.'))).toEqual([
+    expect(cited(await new Tracer(input).citeAnswer('Under the chapel stairs.'))).toEqual([
       { revision: 0, sentence: box },
       { revision: 1, sentence: stairs },
     ]);
   });
 
-  it('follows a chain of three facts, each naming only the next', () => {
+  it('follows a chain of three facts, each naming only the next', async () => {
     const hops = [
       'Captain Ilvesh gave a lantern to a sailor named Anna Dorrow.',
       'Dorrow later sold his prize to a trader called Ben Kastell.',
@@ -198,27 +198,27 @@ describe('tracing an answer through the memory', () => {
       memories.push(notes.join('\n') || 'No previous memory');
       return { section: prose(i, hop), memory: memories[i]! };
     });
-    const sources = new Tracer(run('In which town did the lantern that Captain Ilvesh gave away end up hidden?', steps)).citeAnswer('Quennby');
+    const sources = await new Tracer(run('In which town did the lantern that Captain Ilvesh gave away end up hidden?', steps)).citeAnswer('Quennby');
     expect(cited(sources)).toEqual(hops.map((h, k) => ({ revision: 2 * k + 1, sentence: h })));
   });
 
-  it('says "no source in the book" for a memory note no section supports, and for an answer the memory does not hold', () => {
+  it('says "no source in the book" for a memory note no section supports, and for an answer the memory does not hold', async () => {
     const input = run('What is the capital of the northern province?', [
       { section: prose(0), memory: 'The capital of the northern province is Valdmark.' },
       { section: prose(1), memory: 'The capital of the northern province is Valdmark.' },
     ]);
     const tracer = new Tracer(input);
-    expect(tracer.citeAnswer('Valdmark')).toEqual({
+    expect(await tracer.citeAnswer('Valdmark')).toEqual({
       citations: [],
       unsourced: [{ text: 'The capital of the northern province is Valdmark.', reason: 'memory' }],
     });
-    expect(tracer.citeAnswer('Ostergaard, on the river Lune.')).toEqual({
+    expect(await tracer.citeAnswer('Ostergaard, on the river Lune.')).toEqual({
       citations: [],
       unsourced: [{ text: 'Ostergaard, on the river Lune.', reason: 'answer' }],
     });
   });
 
-  it('names the revision that wrote a fact down when the book is not at hand', () => {
+  it('names the revision that wrote a fact down when the book is not at hand', async () => {
     const fact = 'The vault code for the Marlowe archive is 4829137.';
     const steps = [
       { section: prose(0), memory: 'No previous memory' },
@@ -226,17 +226,17 @@ describe('tracing an answer through the memory', () => {
       { section: prose(2, fact), memory: fact },
       { section: prose(3), memory: fact },
     ];
-    expect(cited(new Tracer(run('What is the vault code for the Marlowe archive?', steps, false)).citeAnswer('4829137'))).toEqual([{ revision: 2 }]);
+    expect(cited(await new Tracer(run('What is the vault code for the Marlowe archive?', steps, false)).citeAnswer('4829137'))).toEqual([{ revision: 2 }]);
   });
 
-  it('traces every note of any revision’s memory', () => {
+  it('traces every note of any revision’s memory', async () => {
     const a = 'Mira keeps the ledger of the salt works.';
     const b = 'The salt works closed in the winter of 1802.';
     const input = run('Who keeps the ledger?', [
       { section: prose(0, a), memory: 'Mira keeps the salt works ledger.' },
       { section: prose(1, b), memory: 'Mira keeps the salt works ledger.\nSalt works shut, winter 1802.\nThe moon is made of cheese.' },
     ]);
-    const traces = new Tracer(input).traceMemory(1);
+    const traces = await new Tracer(input).traceMemory(1);
     expect(traces.map((t) => [t.note.text, cited({ citations: t.citations, unsourced: [] })])).toEqual([
       ['Mira keeps the salt works ledger.', [{ revision: 0, sentence: a }]],
       ['Salt works shut, winter 1802.', [{ revision: 1, sentence: b }]],

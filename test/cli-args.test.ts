@@ -101,7 +101,7 @@ describe('usage errors', () => {
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/\nRun memagent --help for the options\.\n$/);
     }
-    expect(command.stderr).toMatch(/^Unknown command "summarize": use read, eval\./);
+    expect(command.stderr).toMatch(/^Unknown command "summarize": use read, eval, models\./);
     expect(engine.stderr).toMatch(/^Give --base-url/);
     expect(setting.stderr).toMatch(/^--memory 20000 cannot be used\. The memory size must be a whole number of tokens from 64 to 8,192\./);
   });

@@ -13,12 +13,27 @@ describe('memagent --help and --version', () => {
     expect(COMMANDS.map((c) => c.name)).toEqual(expect.arrayContaining(['read', 'eval']));
     for (const c of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${c.name}\\s+${c.summary}$`, 'm'));
     expect(stdout).toMatch(/^ {2}--version\s/m);
+    expect(stdout).toMatch(/^ {2}--help\s/m);
   });
 
-  it("prints the package's version", async () => {
+  it("prints the package's version and then every command", async () => {
     const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     const { stdout } = await run('node', [BIN, '--version'], { timeout: 60_000 });
-    expect(stdout).toBe(`memagent ${version}\n`);
+    const [first, ...rest] = stdout.trimEnd().split('\n');
+    expect(first).toBe(`memagent ${version}`);
+    expect(rest[0]).toBe('Commands:');
+    expect(rest.map((line) => line.trim().split(/\s+/)[0])).toEqual(['Commands:', ...COMMANDS.map((c) => c.name), '--help', '--version']);
+  });
+
+  it('lists the same commands in --help and --version', async () => {
+    const [help, version] = await Promise.all([run('node', [BIN, '--help'], { timeout: 60_000 }), run('node', [BIN, '--version'], { timeout: 60_000 })]);
+    const list = (text: string) =>
+      text
+        .split('\n\n')
+        .find((block) => block.includes('Commands:'))!
+        .split('\n')
+        .slice(-COMMANDS.length - 2);
+    expect(list(help.stdout)).toEqual(list(version.stdout.trimEnd()));
   });
 
   it('names the commands it knows when given one it does not', async () => {

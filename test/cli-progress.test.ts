@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/cli/args';
 import { duration, Progress, progressMode, type ReadStep, readStepLine } from '../src/cli/progress';
+import { screen } from './support/terminal';
 
 /** A stream that says it is a terminal and keeps what is written to it. */
 function fakeTerminal(columns = 120): Writable & { isTTY: boolean; columns: number; rows: number; text(): string } {
@@ -13,36 +14,6 @@ function fakeTerminal(columns = 120): Writable & { isTTY: boolean; columns: numb
     },
   });
   return Object.assign(stream, { isTTY: true, columns, rows: 40, text: () => chunks.join('') });
-}
-
-const ESC = String.fromCharCode(27);
-
-/** The screen a terminal shows after this output: lines, with cursor moves and line erases applied. */
-function screen(output: string): string[] {
-  const lines: string[] = [''];
-  let row = 0;
-  let col = 0;
-  const tokens = output.match(new RegExp(`${ESC}\\[[?\\d;]*[A-Za-z]|\\n|\\r|[^${ESC}\\n\\r]+`, 'g')) ?? [];
-  for (const t of tokens) {
-    if (t === '\n') {
-      row += 1;
-      col = 0;
-      lines[row] ??= '';
-    } else if (t === '\r') col = 0;
-    else if (t.startsWith(`${ESC}[`)) {
-      const n = Number(/\d+/.exec(t)?.[0] ?? '1');
-      if (t.endsWith('A')) row = Math.max(0, row - n);
-      else if (t.endsWith('B')) row += n;
-      else if (t.endsWith('G')) col = 0;
-      else if (t.endsWith('2K')) lines[row] = '';
-      lines[row] ??= '';
-    } else {
-      const line = lines[row]!.padEnd(col);
-      lines[row] = line.slice(0, col) + t + line.slice(col + t.length);
-      col += t.length;
-    }
-  }
-  return lines.filter((l, i) => l !== '' || i < lines.length - 1);
 }
 
 const step = (chunk: number, total = 4): ReadStep => ({
@@ -107,12 +78,43 @@ describe('the progress of a read on a terminal', () => {
     expect(shown).toEqual(['  step 2: the server is busy. Retrying in 1.0 s (retry 1).', expect.stringContaining('chunk 2/4')]);
   });
 
-  it('never draws a line wider than the terminal, which would wrap and stay behind', () => {
+  it('never draws a line wider than the terminal, which would wrap and stay behind, and keeps the count and time left in it', () => {
     const term = fakeTerminal(40);
-    const progress = new Progress('bar', term, () => 0);
+    let now = 0;
+    const progress = new Progress('bar', term, () => now);
+    for (const k of [1, 2]) {
+      now += 1000;
+      progress.readStep({ ...step(k), place: 'Persuasion · Chapter 4' });
+    }
+    const shown = screen(term.text());
+    expect(shown).toHaveLength(1);
+    expect(shown[0]!.length).toBeLessThanOrEqual(39);
+    // The gauge, the place, the speed, the memory and the elapsed time give way; the count and the time left stay.
+    expect(shown[0]).toBe('chunk 2/4 · 50% · about 3.0 s left');
+  });
+
+  it('gives the parts back as the terminal widens, the gauge last', () => {
+    const drawn = (columns: number) => {
+      const term = fakeTerminal(columns);
+      let now = 0;
+      const progress = new Progress('bar', term, () => now);
+      now = 2000;
+      progress.readStep({ ...step(2), place: 'Persuasion · Chapter 4' });
+      return screen(term.text())[0];
+    };
+    const all = '[##########----------] chunk 2/4 · 50% · Persuasion · Chapter 4 · memory 200 tokens · 1,000 tokens/s · 2.0 s elapsed · about 3.0 s left';
+    expect(drawn(160)).toBe(all);
+    expect(drawn(all.length)).toBe(all.replace('[##########----------] ', ''));
+    expect(drawn(all.length - 23)).toBe(all.replace('[##########----------] ', '').replace(' · Persuasion · Chapter 4', ''));
+  });
+
+  it('draws on a terminal that reports no size as on one of 80 columns', () => {
+    const term = Object.assign(fakeTerminal(), { columns: 0, rows: 0 });
+    const progress = new Progress('bar', term, () => 1000);
     progress.readStep(step(1));
-    progress.readStep(step(2));
-    expect(screen(term.text())).toEqual([expect.stringMatching(/^.{39}$/u)]);
+    const shown = screen(term.text());
+    expect(shown).toEqual([expect.stringContaining('chunk 1/4')]);
+    expect(shown[0]!.length).toBeLessThanOrEqual(79);
   });
 });
 

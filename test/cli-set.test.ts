@@ -47,7 +47,7 @@ afterAll(() => {
 });
 
 describe('memagent read with several files', () => {
-  it('reads a.txt b.epub c.pdf as one set in that order, answering from facts in two of them, and resumes a finished journal', async () => {
+  it('reads a.txt b.epub c.pdf as one set in that order, answering from facts in two of them, and resumes a journal stopped inside the second book', async () => {
     const out = join(dir, 'set.jsonl');
     const r = await memagent(['read', ...files, '-q', QUESTION, '--engine', 'extractive', '--chunk', '300', '--memory', '256', '--out', out]);
     expect(r.stderr).toContain('a.txt + b.epub + c.pdf');
@@ -67,6 +67,28 @@ describe('memagent read with several files', () => {
     expect(progress).toHaveLength(chunks.length);
     for (const l of progress) expect(l).toMatch(/ · (a|The Weather Book|c)( · [^·]+)? · memory /);
     expect(lines.filter((l) => l.type === 'revision')).toHaveLength(chunks.length);
+
+    // A read stopped inside the second book (its journal cut after the chunk that follows that book's header) resumes from the next chunk.
+    const cutAt = chunks.findIndex(([start]) => start === books[1]!.start) + 2;
+    expect(cutAt).toBeLessThan(chunks.length);
+    const stopped = join(dir, 'stopped.jsonl');
+    writeFileSync(
+      stopped,
+      readFileSync(out, 'utf8')
+        .split('\n')
+        .slice(0, 1 + cutAt)
+        .join('\n') + '\n',
+    );
+    const resumed = await memagent(['read', ...files, '--engine', 'extractive', '--out', stopped, '--resume', '--progress', 'lines']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Port Meridian');
+    const steps = resumed.stderr.split('\n').filter((l) => l.startsWith('chunk '));
+    expect(steps[0]).toMatch(new RegExp(`^chunk ${cutAt + 1}/${chunks.length} .* · The Weather Book`));
+    expect(steps).toHaveLength(chunks.length - cutAt);
+    const whole = journal(out).filter((l) => l.type === 'revision');
+    const after = journal(stopped).filter((l) => l.type === 'revision');
+    expect(after.map((l) => l.index)).toEqual(whole.map((l) => l.index));
+    expect(after.map((l) => (l as { memory?: string }).memory)).toEqual(whole.map((l) => (l as { memory?: string }).memory));
 
     const again = await memagent(['read', ...files, '--engine', 'extractive', '--out', out, '--resume']);
     expect(again.code).toBe(0);

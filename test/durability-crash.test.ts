@@ -2,7 +2,9 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it, vi } from 'vitest';
 import { INITIAL_MEMORY } from '../src/core/prompts';
 import type { RunRecord } from '../src/storage/db';
-import { bookBytes, FakeLocks, freshDbName, killTab, memories, openTab, range, request, type Tab } from './durability-setup';
+import { bookBytes, FakeLocks, freshDbName, killTab, memories, openTab, qwen, range, request, type Tab } from './durability-setup';
+import { GatedEngine } from './gated-engine';
+import { until } from './helpers';
 
 /** A run read straight through: what every interrupted run must end up equal to. */
 async function reference(): Promise<{ run: RunRecord; memories: string[] }> {
@@ -88,23 +90,29 @@ describe('two tabs on one run', () => {
     const dbName = freshDbName('tabs-pause');
     const locks = new FakeLocks();
     const channel: Tab[] = [];
-    const a = await openTab(dbName, { name: 'a', locks, channel });
+    // Tab a's third step waits until the test lets it go: the pause comes while a reads it.
+    const gated = new GatedEngine(await qwen());
+    gated.holdAt = 2;
+    const a = await openTab(dbName, { name: 'a', locks, channel, deps: { createEngine: async () => gated } });
     const b = await openTab(dbName, { name: 'b', locks, channel });
     const doc = await a.library.ingest('book.txt', bookBytes(), 'extractive');
-    let runId = '';
-    let paused: Promise<void> | undefined;
-    a.log.onEvent = (e) => {
-      if (e.type === 'revision' && e.index === 1) paused ??= b.runner.jobs.pause(runId);
-    };
-    runId = await a.runner.start(request(doc.id));
+    const runId = await a.runner.start(request(doc.id));
+    await gated.held;
+    await b.runner.jobs.pause(runId);
     await b.log.status(runId, 'paused');
-    await paused;
-    await new Promise((r) => setTimeout(r, 50));
+    // Tab a hears the pause from the channel; only then does its step go on, and it is dropped.
+    await new Promise((resolve) => gated.heldSignal!.addEventListener('abort', resolve));
+    gated.open();
+    expect(await gated.settled).toMatchObject({ name: 'AbortError' });
+    await a.runner.jobs.settled(runId);
     const run = (await a.store.getRun(runId))!;
-    expect(run.status).toBe('paused');
-    expect(run.nextChunk).toBeLessThan(run.chunks.length);
-    expect(await indexes(a, runId)).toEqual(range(run.nextChunk));
+    expect(run).toMatchObject({ status: 'paused', nextChunk: 2 });
+    expect(run.chunks.length).toBeGreaterThan(3);
+    expect(await indexes(a, runId)).toEqual([0, 1]);
+    // Nobody holds the run's lock: no reader in either tab goes on.
+    await until(() => locks.holder(`memagent-run-${runId}`) === undefined);
     expect(locks.holder(`memagent-run-${runId}`)).toBeUndefined();
+    expect(locks.waiting(`memagent-run-${runId}`)).toEqual([]);
     a.store.close();
     b.store.close();
   });

@@ -3,7 +3,7 @@ import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/g
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { RunRequest } from '../src/runs/plan';
+import type { RunRequest } from '../src/agent/protocol';
 import type { Library } from '../src/library/library';
 import type { Runs } from '../src/runs/runs';
 import { type RunnerDeps, wireParts } from './runner-setup';

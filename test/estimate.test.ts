@@ -100,6 +100,9 @@ describe('the size of a read', () => {
     expect(readSize(10_000, 5000, 1000)).toEqual({ chunks: 2, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
     // A book shorter than a chunk is one chunk of its own length.
     expect(readSize(300, 5000, 100)).toEqual({ chunks: 1, promptTokens: 300 + 100 + PROMPT_OVERHEAD_TOKENS });
+    // A set of books: each is cut on its own, so each ends in a chunk of its own.
+    expect(readSize([10_000, 300, 4_000], 5000, 1000)).toEqual({ chunks: 4, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
+    expect(readSize([300, 200], 5000, 100)).toEqual({ chunks: 2, promptTokens: 300 + 100 + PROMPT_OVERHEAD_TOKENS });
   });
 
   it('with a measured speed alone, counts each step and the answer as writing a full memory: an upper bound', () => {

@@ -6,7 +6,7 @@ import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { type RunRequest } from '../src/runs/plan';
+import type { RunRequest } from '../src/agent/protocol';
 import { RequestError } from '../src/jobs/request-error';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import type { FollowUpRecord } from '../src/storage/db';

@@ -31,3 +31,8 @@ export function pseudoRandomBytes(length: number, seed: number): Uint8Array<Arra
   }
   return out;
 }
+
+/** Waits until `check` holds, checking every 10 ms, for at most `tries` checks. */
+export async function until(check: () => boolean | Promise<boolean>, tries = 3000): Promise<void> {
+  for (let i = 0; i < tries && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+}

@@ -118,9 +118,8 @@ describe('memoryLoop stop', () => {
         });
       },
     };
-    const t0 = performance.now();
+    // The generation only ends when stopped: that it ends at all is the loop passing the stop on.
     const { events, error } = await collect(input({ generator: endless, signal: controller.signal }));
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(isAbortError(error)).toBe(true);
     expect(events).toEqual([]);
     expect(started).toBe(1);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fetchFile, type FetchOptions, ModelDownloadError, parseContentRange, retryAfterMs } from '../src/engines/webllm/model-fetch';
 import { PARTS_CACHE, PartStore } from '../src/engines/webllm/model-parts';
 import { droppingBody, FakeCaches } from './support/fake-caches';
@@ -239,35 +239,52 @@ describe('fetching one model file from a real host', () => {
   });
 
   it('stores bytes held longer than keepEveryMs as a part while the body still streams, so a closed tab loses no more', async () => {
-    const body = file();
-    const caches = new FakeCaches();
-    const parts = new PartStore(caches.asCacheStorage());
-    const stop = new AbortController();
-    const fetch = (async (_: unknown, init?: RequestInit) =>
-      new Response(
-        new ReadableStream<Uint8Array>({
-          async start(c) {
-            for (let at = 0; at < 50_000; at += 10_000) {
-              c.enqueue(body.slice(at, at + 10_000));
-              await new Promise((r) => setTimeout(r, 40));
-            }
-            init?.signal?.addEventListener('abort', () => c.error(init.signal!.reason));
-          },
-        }),
-        { headers: { 'Accept-Ranges': 'bytes', ETag: '"v1"' } },
-      )) as typeof globalThis.fetch;
-    const running = fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts }, { ...quick, fetch, keepEveryMs: 30, signal: stop.signal }).catch(
-      () => undefined,
-    );
-    await new Promise((r) => setTimeout(r, 400)); // all 50,000 bytes sent, and the body silent
-    // What a tab closed now would leave: at most the last part's worth is lost.
-    const stored = await parts.read(URL_A);
-    expect(stored.bytes).toBeGreaterThanOrEqual(40_000);
-    expect(stored.validator).toBe('"v1"');
-    expect(new Uint8Array(await new Blob(stored.pieces).arrayBuffer())).toEqual(body.slice(0, stored.bytes));
-    stop.abort();
-    await running;
-    expect((await parts.read(URL_A)).bytes).toBe(50_000); // a stop stores what was held
+    // The clock the keeping reads moves only here: 40 ms between pieces, however fast this machine consumes them.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const body = file();
+      const caches = new FakeCaches();
+      const parts = new PartStore(caches.asCacheStorage());
+      const stop = new AbortController();
+      let silent!: () => void;
+      const allSent = new Promise<void>((resolve) => (silent = resolve));
+      const fetch = (async (_: unknown, init?: RequestInit) => {
+        let at = 0;
+        return new Response(
+          new ReadableStream<Uint8Array>(
+            {
+              // Asked for a piece only once the last one was taken: each arrives 40 ms of clock after it.
+              pull(c) {
+                if (at >= 50_000) {
+                  silent(); // all 50,000 bytes taken, and the body silent
+                  return new Promise<void>((resolve) => init?.signal?.addEventListener('abort', () => resolve(c.error(init.signal!.reason))));
+                }
+                if (at > 0) vi.setSystemTime(Date.now() + 40);
+                c.enqueue(body.slice(at, at + 10_000));
+                at += 10_000;
+              },
+            },
+            { highWaterMark: 0 },
+          ),
+          { headers: { 'Accept-Ranges': 'bytes', ETag: '"v1"' } },
+        );
+      }) as typeof globalThis.fetch;
+      const running = fetchFile({ url: URL_A, what: 'shard', size: SIZE, parts }, { ...quick, fetch, keepEveryMs: 30, signal: stop.signal }).catch(
+        () => undefined,
+      );
+      await allSent;
+      // What a tab closed now would leave: the second and fourth pieces came 40 ms after the ones before them,
+      // so four pieces are stored and only the last one, held for no time yet, would be lost.
+      const stored = await parts.read(URL_A);
+      expect(stored.bytes).toBe(40_000);
+      expect(stored.validator).toBe('"v1"');
+      expect(new Uint8Array(await new Blob(stored.pieces).arrayBuffer())).toEqual(body.slice(0, stored.bytes));
+      stop.abort();
+      await running;
+      expect((await parts.read(URL_A)).bytes).toBe(50_000); // a stop stores what was held
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('finishes a shard whose every byte was stored as parts without asking the host again', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,8 @@ import { type CompletionChunk, type CompletionParams, type LoadParams, WllamaEng
 import { FakeCaches } from './support/fake-caches';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { runCli } from './support/cli';
+import { openGpuEngine } from '../src/cli/gpu-engine';
+import { TOKENIZER_PATH } from './support/synthetic-model';
 
 /**
  * A ChatML chat template written for these tests in the way Qwen2.5's
@@ -123,8 +125,22 @@ class CapturingRuntime implements WllamaRuntime {
 
 const memagentCli = (args: string[]) => runCli(args);
 
+/** Qwen2.5-7B's files where WebLLM's prebuilt list puts them: its config, Qwen's tokenizer, one small shard, a library. */
+const qwenHost = (async (input: RequestInfo | URL) => {
+  const url = String(input);
+  const file = url.split('/').pop()!;
+  const json = (v: unknown) => new Response(JSON.stringify(v), { headers: { 'Content-Type': 'application/json' } });
+  if (file === 'mlc-chat-config.json') return json({ context_window_size: 32768, quantization: 'q4f16_1', tokenizer_files: ['tokenizer.json'] });
+  if (file === 'tokenizer.json') return new Response(readFileSync(TOKENIZER_PATH));
+  if (file === 'tokenizer_config.json') return json({ chat_template: CHAT_TEMPLATE });
+  if (file === 'tensor-cache.json') return json({ records: [{ dataPath: 'params_shard_0.bin', nbytes: 4 }] });
+  if (file === 'params_shard_0.bin') return new Response(new Uint8Array(4));
+  if (file.endsWith('.wasm')) return new Response(new Uint8Array([0, 97, 115, 109]));
+  return new Response('not found', { status: 404 });
+}) as typeof fetch;
+
 describe('one request on every engine', () => {
-  it('WebLLM, llama.cpp, the OpenAI-compatible engine and the CLI send the same conversation and the same neutral sampling for a step', async () => {
+  it('WebLLM, llama.cpp, the OpenAI-compatible engine and the CLI (its server and GPU engines) send the same conversation and the same neutral sampling for a step', async () => {
     // OpenAI-compatible server (vLLM): the body as it arrives.
     const openai = await createOpenAIEngine({ baseUrl: server.url }, tok);
     const before = server.chatBodies.length;
@@ -176,6 +192,18 @@ describe('one request on every engine', () => {
     await webllm.generate(MESSAGES, OPTIONS);
     const webllmRequest = mlc.requests[0]!;
 
+    // The command line's WebLLM engine (--engine webllm): Dawn and a cache folder in place of the worker's WebGPU
+    // and Cache Storage, the model's files fetched by the app's downloader from its real host's addresses.
+    const cliMlc = new CapturingMlc();
+    const cliWebllm = await openGpuEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', 'cache-dir': join(dir, 'webllm') }, () => undefined, {
+      checkGpu: async () => ({ status: 'ok', fallback: false, shaderF16: true, adapter: 'test gpu', message: null }),
+      factory: async () => cliMlc,
+      fetch: qwenHost,
+    });
+    await cliWebllm.generate(MESSAGES, OPTIONS);
+    const cliWebllmRequest = cliMlc.requests[0]!;
+    delete (globalThis as { caches?: unknown }).caches; // the engine put its cache folder where WebLLM looks
+
     // llama.cpp (wllama) with a Qwen GGUF: its own template applies.
     const runtime = new CapturingRuntime();
     const wllama = await WllamaEngine.create(
@@ -186,15 +214,16 @@ describe('one request on every engine', () => {
     await wllama.generate(MESSAGES, OPTIONS);
     const llamaParams = runtime.requests.at(-1)! as unknown as Record<string, unknown>;
 
-    // The CLI is the OpenAI-compatible engine: its request is the engine's, byte for byte.
+    // The CLI is the OpenAI-compatible engine: its request is the engine's, byte for byte; and its WebLLM engine is the app's.
     expect(cliBody).toEqual(serverBody);
+    expect(cliWebllmRequest).toEqual(webllmRequest);
     // Servers and llama.cpp get no system message; WebLLM gets the model's own default, named.
     expect(serverBody.messages).toEqual(MESSAGES);
     expect(llamaParams.messages).toEqual(MESSAGES);
     expect((webllmRequest.messages as ChatMessage[])[0]).toEqual({ role: 'system', content: QWEN25_DEFAULT_SYSTEM });
     // So the model sees one conversation on every engine.
     const modelDefault = templateDefaultSystem(CHAT_TEMPLATE)!;
-    const seen = [serverBody, cliBody, llamaParams, webllmRequest].map((w) => conversation(w.messages as ChatMessage[], modelDefault));
+    const seen = [serverBody, cliBody, llamaParams, webllmRequest, cliWebllmRequest].map((w) => conversation(w.messages as ChatMessage[], modelDefault));
     for (const s of seen) expect(s).toEqual(seen[0]);
     expect(seen[0]![1]!.content).toContain('<problem> \nWhere did Alice meet Bob?\n</problem>');
     // And the same sampling: temperature and top p as asked, everything else neutral.

@@ -122,16 +122,16 @@ describe('memagent CLI', () => {
   });
 
   it('evaluates with several samples in flight', async () => {
-    const slow = await startOpenAIServer({ tokenDelayMs: 1 });
+    const gated = await startOpenAIServer();
     try {
       const json = join(dir, 'eval.json');
-      // Every request waits unanswered until four are open at once (or long enough that they never will be),
-      // so that the count does not hang on how fast a busy machine prepares the samples.
-      void slow.holdAfterNext(0);
+      // Every request waits unanswered until four are open at once: the count does not hang on how fast
+      // this machine prepares the samples, and a client that sent fewer at a time would never get here.
+      void gated.holdAfterNext(0);
       const running = memagent([
         'eval',
         '--base-url',
-        slow.url,
+        gated.url,
         '--tasks',
         'niah_single_1',
         '--lengths',
@@ -147,18 +147,18 @@ describe('memagent CLI', () => {
         '--json',
         json,
       ]);
-      for (const t0 = Date.now(); slow.maxInFlight < 4 && Date.now() - t0 < 45_000;) await new Promise((go) => setTimeout(go, 50));
-      slow.release();
+      await gated.whenHeld(4);
+      gated.release();
       const r = await running;
       expect(r.stderr).toContain('[4/4] niah_single_1 2K');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/4 samples, 4 at a time/);
       expect(r.stdout).toMatch(/niah_single_1\s+100\.0/);
-      expect(slow.maxInFlight).toBe(4);
+      expect(gated.maxInFlight).toBe(4);
       const report = JSON.parse(readFileSync(json, 'utf8')) as { samples: unknown[] };
       expect(report.samples).toHaveLength(4);
     } finally {
-      await slow.stop();
+      await gated.stop();
     }
   }, 120_000);
 });

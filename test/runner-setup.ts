@@ -39,7 +39,4 @@ export async function testRunner(engine: Engine, tokenizer: Tokenizer, deps: Par
   return { store, events, runner, library };
 }
 
-/** Waits until `check` holds, checking every 10 ms, for at most `tries` checks. */
-export async function until(check: () => boolean | Promise<boolean>, tries = 3000): Promise<void> {
-  for (let i = 0; i < tries && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
-}
+export { until } from './helpers';

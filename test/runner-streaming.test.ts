@@ -78,7 +78,10 @@ describe('the memory being written streams to every tab', () => {
     await until(() => events.some((e) => e.type === 'writing'));
     await runner.jobs.pause(runId);
     const pausedAt = events.length;
-    await new Promise((r) => setTimeout(r, 300));
+    // Once the reader has stopped, a text it still had queued would go out within the stream's 100 ms: a timer
+    // set after that one fires after it, however busy the machine.
+    await runner.jobs.settled(runId);
+    await new Promise((r) => setTimeout(r, 150));
     expect(events.slice(pausedAt).filter((e) => e.type === 'writing' || e.type === 'revision')).toEqual([]);
     expect((await store.getRun(runId))!.status).toBe('paused');
   });

@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY } from '../src/core/prompts';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { RunRequest } from '../src/runs/plan';
+import type { RunRequest } from '../src/agent/protocol';
 import { wireParts } from './runner-setup';
 import { GatedEngine } from './gated-engine';
 import { RequestError } from '../src/jobs/request-error';
@@ -123,7 +123,7 @@ describe('Runner with the IndexedDB store', () => {
     await runner.jobs.pause(runId);
     engine.open(); // the held step now finishes, after the pause
     expect(await engine.settled).toMatchObject({ name: 'AbortError' });
-    await new Promise((r) => setTimeout(r, 20)); // room for a wrongful commit to land
+    await runner.jobs.settled(runId); // the reader is done: a wrongful commit would have landed
 
     let run = (await store.getRun(runId))!;
     expect(run).toMatchObject({ status: 'paused', nextChunk: k });

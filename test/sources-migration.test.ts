@@ -8,15 +8,15 @@ import { freshDbName } from './durability-setup';
 import { wireParts } from './runner-setup';
 import { databaseInfo, type Dump, restoreDatabase } from './support/db-dump';
 
-describe('schema version 9: the sources of answers', () => {
+describe('schema version 10: the sources of answers', () => {
   it('gives an older database a store for sources; its finished run, read before sources were kept, has them traced when asked, and they stay', async () => {
     const dump = JSON.parse(readFileSync(new URL('fixtures/memagent-db-v4.json', import.meta.url), 'utf8')) as Dump;
     const dbName = freshDbName('v4-sources');
     await restoreDatabase(dbName, dump);
 
     const store = await Store.open(dbName);
-    expect(DB_VERSION).toBe(9);
-    expect(await databaseInfo(dbName)).toMatchObject({ version: 9, stores: expect.arrayContaining(['sources', 'followUps', 'runs']) });
+    expect(DB_VERSION).toBe(10);
+    expect(await databaseInfo(dbName)).toMatchObject({ version: 10, stores: expect.arrayContaining(['sources', 'collections', 'followUps', 'runs']) });
     expect(await store.listSources('v4-run-1')).toEqual([]);
 
     const tok = await loadQwenTokenizer();

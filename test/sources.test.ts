@@ -5,7 +5,7 @@ import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-token
 import type { RunEvent } from '../src/agent/protocol';
 import { RUN_ANSWER, type SourcesRecord } from '../src/storage/db';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
-import { storedRunText } from '../src/runs/run-text';
+import { bookRange } from '../src/core/book-set';
 import { corpusText } from './helpers';
 import { testRunner, until } from './runner-setup';
 
@@ -141,8 +141,7 @@ describe('the sources of an answer, traced in the worker', () => {
       memoryTokens: 256,
     });
     await until(async () => (await t.store.getSources(runId, RUN_ANSWER)) !== undefined);
-    const run = (await t.store.getRun(runId))!;
-    const whole = await storedRunText(t.store, t.library, run);
+    const books = (await t.store.getRun(runId))!.books!;
     const sources = (await t.store.getSources(runId, RUN_ANSWER))!;
     for (const [fact, book] of [
       [FACT_1, 'harbour'],
@@ -150,8 +149,9 @@ describe('the sources of an answer, traced in the worker', () => {
     ] as const) {
       const c = sources.citations.find((c) => c.sentence?.text === fact)!;
       expect(c.place).toBe(book);
-      // Positions are characters of the set's joined text, as its revisions' are.
-      expect(whole!.slice(c.sentence!.start, c.sentence!.end)).toBe(fact);
+      // Positions are characters of the set's text, as its revisions' are: here, of the book named.
+      const at = bookRange(books, c.sentence!.start, c.sentence!.end);
+      expect(await t.store.readText(books[at.book]!.documentId, at.from, at.to)).toBe(fact);
     }
   });
 

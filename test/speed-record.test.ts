@@ -4,6 +4,7 @@ import { modelKey, type SpeedMeasurement } from '../src/core/estimate';
 import { engineConfigFor, customEntry } from '../src/engines/webllm/models';
 import { cpuDevice } from '../src/engines/wllama/models';
 import { measureWllama } from '../src/engines/wllama/speed';
+import { modelShelf } from '../src/jobs/model-shelf';
 import { Store } from '../src/storage/db';
 import { LEGACY_SPEEDS_KEY, legacySpeed } from '../src/ui/engines/wllama/legacy-speed';
 
@@ -22,7 +23,7 @@ describe('one speed record for every engine', () => {
     await store.putSpeed({ ...measured, modelId: webllm, adapter: 'acme rdna9', measuredAt: 1 });
 
     const config = { modelUrl: GGUF, threads: 4, contextTokens: 8192 };
-    const record = await measureWllama(store, config, undefined, async () => ({ ...measured, threads: 2 }));
+    const record = await measureWllama(modelShelf(Promise.resolve(store)), config, undefined, async () => ({ ...measured, threads: 2 }));
     expect(record).toMatchObject({ ...measured, modelId: GGUF, adapter: cpuDevice(2) });
 
     // Found again by what the page knows: the config (whatever else it holds) and the thread count.
@@ -36,7 +37,7 @@ describe('one speed record for every engine', () => {
     const failing = async () => {
       throw new Error('The model file could not be read.');
     };
-    await expect(measureWllama(store, { modelUrl: GGUF }, undefined, failing)).rejects.toThrow('could not be read');
+    await expect(measureWllama(modelShelf(Promise.resolve(store)), { modelUrl: GGUF }, undefined, failing)).rejects.toThrow('could not be read');
     expect(await store.listSpeeds()).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chatConfig, LIBRARY_FILE, libraryMetadata, SHARD_LIMIT, shardBytes, weightsIndex } from './support/synthetic-model';
+import { chatConfig, libraryMetadata, madeUpModel, SHARD_LIMIT, shardBytes, weightsIndex } from '../src/engines/webllm/made-up-model';
+import { LIBRARY_PATH, TOKENIZER_PATH } from './support/synthetic-model';
 
-const library = readFileSync(new URL(`../../shared/fixtures/webllm/${LIBRARY_FILE}`, import.meta.url));
+const library = new Uint8Array(readFileSync(LIBRARY_PATH));
 
-describe('a model made from its model library (for the real-kernel test)', () => {
+describe('a model made from its model library (for the GPU benchmark and the real-kernel tests)', () => {
   const meta = libraryMetadata(library);
   const index = weightsIndex(meta);
 
@@ -13,6 +14,10 @@ describe('a model made from its model library (for the real-kernel test)', () =>
     expect(meta.params).toHaveLength(267);
     expect(index.metadata.ParamBytes).toBe(309_011_968);
     expect(chatConfig(meta)).toMatchObject({ model_type: 'qwen2', quantization: 'q4f32_1', context_window_size: 32768 });
+  });
+
+  it('says so when the bytes are no model library', () => {
+    expect(() => libraryMetadata(new TextEncoder().encode('\0asm not a library'))).toThrow(/no \{"model_type"/);
   });
 
   it('packs every parameter once, in order, into shards of at most 32 MB unless one parameter alone is larger', () => {
@@ -34,7 +39,7 @@ describe('a model made from its model library (for the real-kernel test)', () =>
     const i = index.records.length - 1;
     const shard = index.records[i]!;
     const bytes = shardBytes(shard, i);
-    expect(bytes.equals(shardBytes(shard, i))).toBe(true);
+    expect(Buffer.from(bytes.buffer).equals(Buffer.from(shardBytes(shard, i).buffer))).toBe(true);
     const at = (name: RegExp) => shard.records.find((r) => name.test(r.name))!;
     const floats = (r: { byteOffset: number; nbytes: number }) => new Float32Array(bytes.buffer, bytes.byteOffset + r.byteOffset, r.nbytes / 4);
     expect(new Set(floats(at(/q_scale$/)))).toEqual(new Set([Math.fround(0.02)]));
@@ -42,5 +47,36 @@ describe('a model made from its model library (for the real-kernel test)', () =>
     expect(new Set(floats(at(/bias$/)))).toEqual(new Set([0]));
     const codes = new Uint32Array(bytes.buffer, bytes.byteOffset + at(/q_weight$/).byteOffset, 10_000);
     expect(new Set(codes).size).toBeGreaterThan(9_990);
+  });
+
+  it('makes half-float scales and norms for a q4f16_1 library: 0.02 and 1 as IEEE halves', () => {
+    const shard = weightsIndex({
+      ...meta,
+      params: [
+        { name: 'l.q_scale', shape: [4], dtype: 'float16' },
+        { name: 'l.norm.weight', shape: [2], dtype: 'float16' },
+      ],
+    }).records[0]!;
+    const halves = new Uint16Array(shardBytes(shard, 0).buffer);
+    expect([...halves]).toEqual([0x251f, 0x251f, 0x251f, 0x251f, 0x3c00, 0x3c00]);
+  });
+
+  it('serves every file WebLLM reads, under both names of the weights index, and nothing else', () => {
+    const model = madeUpModel(library, { json: new Uint8Array(readFileSync(TOKENIZER_PATH)) });
+    const parsed = (path: string) => JSON.parse(new TextDecoder().decode(model.file(path))) as unknown;
+    expect(parsed('tensor-cache.json')).toEqual(index);
+    expect(parsed('ndarray-cache.json')).toEqual(index);
+    expect(parsed('mlc-chat-config.json')).toEqual(chatConfig(meta));
+    expect(model.file('params_shard_8.bin')?.byteLength).toBe(index.records[8]!.nbytes);
+    expect(model.file('params_shard_9.bin')).toBeUndefined();
+    expect(model.file('tokenizer_config.json')).toBeUndefined();
+  });
+
+  it('a brief model stops its replies on every third token id besides the end-of-text tokens', () => {
+    const stops = chatConfig(meta, { stopEvery: 3 }).conv_template.stop_token_ids;
+    expect(stops.slice(0, 4)).toEqual([151643, 151645, 3, 6]);
+    expect(stops.filter((id) => id % 3 === 0)).toHaveLength(Math.floor(151_935 / 3));
+    expect(chatConfig(meta).conv_template.stop_token_ids).toEqual([151643, 151645]);
+    expect(() => chatConfig(meta, { stopEvery: 1 })).toThrow(/at least 2/);
   });
 });

@@ -7,6 +7,7 @@ import type { GpuCapability } from '../src/engines/webllm/webgpu';
 import { CALIBRATION_PROMPT_TOKENS, CALIBRATION_REPLY_TOKENS, GpuSession, type Mlc, type StreamChunk, WebLLMEngine } from '../src/engines/webllm/engine';
 import { customEntry, type ModelEntry } from '../src/engines/webllm/models';
 import { ModelService } from '../src/engines/webllm/manager';
+import { modelShelf } from '../src/jobs/model-shelf';
 import { type RevisionRecord, type RunRecord, Store } from '../src/storage/db';
 import { FakeCaches } from './support/fake-caches';
 
@@ -74,7 +75,7 @@ async function setup(adapter = 'acme rdna9', store?: Store) {
   for (const e of ENTRIES) await db.putCustomModel({ id: e.id, label: e.label, modelUrl: e.modelUrl, libUrl: e.libUrl, contextLimit: 32768, addedAt: 1 });
   const entryOf = (id: unknown) => ENTRIES.find((e) => e.id === id)!;
   const service = new ModelService(
-    Promise.resolve(db),
+    modelShelf(Promise.resolve(db)),
     session,
     async (config) => new WebLLMEngine(tok, entryOf(config?.model), 32768, 40, session),
     async () => gpu(adapter),

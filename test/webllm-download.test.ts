@@ -195,15 +195,23 @@ describe('the model downloader', () => {
     const first = host(
       (url, n) => {
         if (!url.endsWith('params_shard_1.bin') || n > 1) return undefined;
-        // 40 % of the shard, then the person presses Stop while the host is still sending.
+        // 40 % of the shard; once the app has taken it and asks for more, the person presses Stop while the host is still sending.
+        let sent = false;
         return new Response(
-          new ReadableStream({
-            start(c) {
-              c.enqueue(shard(1).slice(0, KEPT));
-              stop.signal.addEventListener('abort', () => c.error(stop.signal.reason)); // as fetch's body does
-              setTimeout(() => stop.abort(new DOMException('stopped', 'AbortError')), 20);
+          new ReadableStream(
+            {
+              pull(c) {
+                if (!sent) {
+                  sent = true;
+                  c.enqueue(shard(1).slice(0, KEPT));
+                  return;
+                }
+                stop.signal.addEventListener('abort', () => c.error(stop.signal.reason)); // as fetch's body does
+                stop.abort(new DOMException('stopped', 'AbortError'));
+              },
             },
-          }),
+            { highWaterMark: 0 },
+          ),
           { headers: { 'Accept-Ranges': 'bytes' } },
         );
       },

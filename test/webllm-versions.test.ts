@@ -60,7 +60,7 @@ describe('WebLLM versions: what the adapter does differently for 0.2.86 (shipped
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
     expect(SHIPPED_WEBLLM).toBe(WEBLLM_0_2_86);
     expect(pkg.dependencies['@mlc-ai/web-llm']).toBe(WEBLLM_0_2_86.version);
-    expect(pkg.devDependencies['@mlc-ai/web-llm-0279']).toBe(`npm:@mlc-ai/web-llm@${WEBLLM_0_2_79.version}`);
+    expect(pkg.dependencies['@mlc-ai/web-llm-0279']).toBe(`npm:@mlc-ai/web-llm@${WEBLLM_0_2_79.version}`);
     for (const { version, name } of PACKAGES) {
       expect(JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version).toBe(version.version);
     }

@@ -2,15 +2,29 @@
 import * as Comlink from 'comlink';
 import type { EngineConfig } from '../src/engines/engine';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
-import { type IngestRequest, Library } from '../src/library/library';
-import type { RunRequest } from '../src/runs/plan';
+import { Library } from '../src/library/library';
+import { BookCollections } from '../src/library/collections';
 import { Runs } from '../src/runs/runs';
-import { type EvaluationRequest, Evaluator } from '../src/runs/evaluator';
+import { Evaluator } from '../src/runs/evaluator';
 import { EngineCache } from '../src/jobs/engines';
 import type { ModelService } from '../src/engines/webllm/manager';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models';
 import { Store } from '../src/storage/db';
-import { type AgentApi, EVALUATION_EVENTS_CHANNEL, type EvaluationEvent, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../src/agent/protocol';
+import { modelShelf } from '../src/jobs/model-shelf';
+import {
+  type AgentApi,
+  EVALUATION_EVENTS_CHANNEL,
+  type EvaluationEvent,
+  type EvaluationRequest,
+  EVENTS_CHANNEL,
+  HOLD_CHANNEL,
+  type HoldMessage,
+  type IngestRequest,
+  type Outcome,
+  type RunEvent,
+  type RunRequest,
+} from '../src/agent/protocol';
+import { StepHold } from '../src/jobs/step-hold';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
@@ -29,7 +43,13 @@ const engines = new EngineCache((engineId: string, config?: EngineConfig) => cre
 // The worker owns every run and sweep; the page only asks and listens.
 const channel = new BroadcastChannel(EVENTS_CHANNEL);
 const sweepChannel = new BroadcastChannel(EVALUATION_EVENTS_CHANNEL);
+// The gate a test holds a run's step with (see HoldMessage); nothing in the app posts there.
+const holdChannel = new BroadcastChannel(HOLD_CHANNEL);
+const hold = new StepHold((message) => holdChannel.postMessage(message));
+holdChannel.onmessage = (e: MessageEvent<HoldMessage>) => hold.hear(e.data);
 const store = Store.open();
+// What the model managers ask to keep (speeds measured here, models added by URL), written by the store.
+const shelf = modelShelf(store);
 /** A few lines of ordinary prose, numbers and punctuation, counted once the tokenizer is loaded. */
 const WARM_UP_TEXT = Array.from(
   { length: 40 },
@@ -68,18 +88,20 @@ const house = store.then(async (s) => {
     estimateStorage: () => estimateStorage(),
     hashBeside: hashBesideWith(() => new Worker(new URL('./hash.worker.ts', import.meta.url), { type: 'module' })),
   });
-  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts });
+  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts, hold });
   const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts });
   // Pauses and cancels from other tabs, and a standby for each job another tab starts reading.
   channel.onmessage = (e: MessageEvent<RunEvent>) => runs.handleControl(e.data);
   sweepChannel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
   // Books whose import a closed or crashed tab cut short are removed before anything else is served.
   await library.recoverImports().catch(() => undefined);
-  return { library, runs, evaluator };
+  const collections = new BookCollections({ store: s, publish });
+  return { library, runs, evaluator, collections };
 });
 const library = house.then((h) => h.library);
 const runs = house.then((h) => h.runs);
 const sweeps = house.then((h) => h.evaluator);
+const collections = house.then((h) => h.collections);
 
 // A book whose count a closed tab left unfinished is counted now.
 void library.then((l) => l.counts.pending()).catch(() => undefined);
@@ -107,7 +129,7 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
 
 // The model manager loads on first use: a page without WebGPU never pays for it.
 let modelService: Promise<ModelService> | undefined;
-const models = () => (modelService ??= import('../src/engines/webllm/manager').then((m) => new m.ModelService(store)));
+const models = () => (modelService ??= import('../src/engines/webllm/manager').then((m) => new m.ModelService(shelf)));
 const watchers = new Map<number, () => void>();
 
 const api: AgentApi = {
@@ -131,6 +153,8 @@ const api: AgentApi = {
       }),
     ),
   deleteDocument: (id: string) => attempt(async () => (await library).deleteDocument(id)),
+  saveCollection: (name: string, documentIds: string[], id?: string) => attempt(async () => (await collections).save(name, documentIds, id)),
+  deleteCollection: (id: string) => attempt(async () => (await collections).delete(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runs).start(request)),
   /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
   startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runs).startMany(request, questions)),
@@ -190,11 +214,7 @@ const api: AgentApi = {
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
-      return (await import('../src/engines/wllama/speed')).measureWllama(
-        await store,
-        config,
-        (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
-      );
+      return (await import('../src/engines/wllama/speed')).measureWllama(shelf, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
     }),
   /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),

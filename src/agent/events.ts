@@ -21,7 +21,9 @@ export type RunEvent =
   /** The sources of an answer are stored: the run's own (answer -1) or follow-up answer `answer`. */
   | { type: 'sources'; runId: string; answer: number }
   /** A document's record changed (its token count became exact). */
-  | { type: 'document'; documentId: string };
+  | { type: 'document'; documentId: string }
+  /** A collection of books was kept, changed or deleted. */
+  | { type: 'collection'; collectionId: string };
 
 export const EVENTS_CHANNEL = 'memagent-events';
 
@@ -34,3 +36,16 @@ export type EvaluationEvent =
   | { type: 'control'; evaluationId: string; action: 'pause' | 'cancel' };
 
 export const EVALUATION_EVENTS_CHANNEL = 'memagent-evaluation-events';
+
+/**
+ * A gate for tests that must act while a run has a step in hand, however fast
+ * this machine reads. A page posts `hold` and every run in every tab waits
+ * before it generates chunk `index` or a later one (the answer is the chunk
+ * count), saying `held`; `release` lets the runs waiting now go on, and a new
+ * `hold` before it moves the gate on. Each worker answers `hold` with
+ * `holding` once the gate is in place. Nothing posts here in the app itself.
+ */
+export type HoldMessage =
+  { type: 'hold'; index: number } | { type: 'holding'; index: number } | { type: 'held'; runId: string; index: number } | { type: 'release' };
+
+export const HOLD_CHANNEL = 'memagent-hold';

@@ -1,19 +1,18 @@
+import type { SpeedRecord } from '../core/estimate';
+import type { ReadSettings } from '../core/plan';
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
+import type { PromptTemplates } from '../core/prompts';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import type { ServerCheck } from '../engines/openai/engine';
 import type { GpuCapability } from '../engines/webllm/webgpu';
 import type { CustomModelSpec, ModelProgress } from '../engines/webllm/models';
 import type { StoredModel } from '../engines/wllama/files';
 import type { ModelList } from '../engines/webllm/manager';
-import type { EvaluationRequest } from '../runs/evaluator';
-import type { PromptFileStatus } from '../runs/prompt-files';
-import type { IngestRequest } from '../library/library';
-import type { RunRequest } from '../runs/plan';
-import type { MemorySources } from '../runs/sources';
-import type { SpeedRecord } from '../storage/model-schema';
-import type { DocumentRecord, FollowUpRecord } from '../storage/schema';
-
-export type { EvaluationRequest, IngestRequest, MemorySources, PromptFileStatus, RunRequest };
+import type { MethodId } from '../eval/method';
+import type { ReadingMode } from '../eval/sweep';
+import type { TaskId } from '../eval/tasks';
+import type { IngestProgress } from '../ingest/ingest';
+import type { CollectionRecord, DocumentRecord, FollowUpRecord, StoredCitation } from '../storage/schema';
 
 /*
  * What the page and the agent worker say to each other: the calls the worker
@@ -22,6 +21,118 @@ export type { EvaluationRequest, IngestRequest, MemorySources, PromptFileStatus,
  */
 
 export * from './events';
+
+/*
+ * The requests the worker takes and the records it answers with that are its
+ * own (not storage's): the library, runs and sweeps import them from here, so
+ * that the protocol depends on nothing above it.
+ */
+
+/** How a book is imported: the options the page gives and the progress it hears. */
+export interface IngestRequest {
+  /** Cut Project Gutenberg's header and footer (default true). */
+  stripGutenberg?: boolean;
+  onProgress?(progress: IngestProgress): void;
+  /**
+   * The document can be read: it is stored with the first part of its text,
+   * while the rest is still being written. The import's own promise settles
+   * once the whole text is stored (or nothing of it is left).
+   */
+  onUsable?(doc: DocumentRecord): void;
+}
+
+/** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
+export interface RunRequest extends Partial<ReadSettings> {
+  documentId: string;
+  /** Several books read as one stream, in this order (see core/book-set); `documentId` is then the first. */
+  documentIds?: readonly string[];
+  question: string;
+  engineId: string;
+  engineConfig?: EngineConfig;
+  /** The edited templates, read when `prompts` is 'custom' (or when no set is named). */
+  templates?: PromptTemplates;
+  /**
+   * The prompt set: 'auto' (nothing chosen: MemAgent (paper) for a model once
+   * its file is here), a set by name, or 'custom' for `templates`. Absent: the
+   * templates given, or this app's wording.
+   */
+  prompts?: PromptChoice;
+  /**
+   * Read only the chunks most relevant to the question (off when absent);
+   * follow names the memory finds, and with lookBack also to earlier chunks.
+   */
+  skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
+}
+
+/** What the person chose: a set, or nothing yet (the default for the engine). */
+export type PromptChoice = 'auto' | PromptSetId;
+
+/** One pinned file as this browser has it. */
+export interface PromptFileStatus {
+  set: FileSetId;
+  label: string;
+  path: string;
+  /** The pinned hash. */
+  sha256: string;
+  /** Where it is fetched from now (the pinned commit, or the mirror). */
+  url: string;
+  have: boolean;
+  /** Where the kept copy came from, and when. */
+  source?: string;
+  savedAt?: number;
+  /** Why the last fetch failed, if it did and the file is still missing. */
+  error?: string;
+}
+
+export interface EvaluationRequest {
+  engineId: string;
+  /** Engine-specific choices, such as a model. */
+  engineConfig?: EngineConfig;
+  tasks: TaskId[];
+  lengths: number[];
+  samples: number;
+  seed?: number;
+  mode: ReadingMode;
+  chunkTokens?: number;
+  memoryTokens?: number;
+  /** The "essay" haystack: the generated essay, or a stored document by id. */
+  documentId?: string;
+  /** Dataset files to read by the paper's method instead of generated tasks (tasks and lengths are then ignored). */
+  dataset?: DatasetRequest;
+}
+
+export interface DatasetRequest {
+  /** RULER-HotpotQA files (JSON list or JSON Lines), one per length. */
+  files: readonly File[];
+  /** Default: the method that reads what the prompt set's final template asks for (recurrent for MemAgent (paper)). */
+  method?: MethodId;
+  /** Items taken from each file, from its first; all when absent. */
+  itemsPerFile?: number;
+  /**
+   * The prompt set, chosen as for a read: 'auto' (the default) is MemAgent
+   * (paper) for a model once its file is here, this app's wording until then.
+   */
+  prompts?: PromptChoice;
+  /** The edited templates, read when `prompts` is 'custom'. */
+  templates?: PromptTemplates;
+}
+
+/** A sentence of a memory and where it came from, as the inspector's memory pane shows it. */
+export interface NoteSources {
+  text: string;
+  /** Where the sentence is in the memory. */
+  start: number;
+  end: number;
+  /** None: no source found in the book. */
+  citations: StoredCitation[];
+}
+
+/** Where each sentence of one revision's memory came from (traceMemory). */
+export interface MemorySources {
+  notes: NoteSources[];
+  /** Whether the book's sections were read; without them citations name revisions only. */
+  sections: boolean;
+}
 
 /** Errors cross to the page as plain data, so their message and kind survive. */
 export interface Outcome<T> {
@@ -48,6 +159,10 @@ export interface AgentApi {
     onUsable?: IngestRequest['onUsable'],
   ): Promise<Outcome<DocumentRecord>>;
   deleteDocument(id: string): Promise<Outcome<{ runs: number }>>;
+  /** Keeps books under a name (a collection), in reading order; with `id`, replaces that collection. */
+  saveCollection(name: string, documentIds: string[], id?: string): Promise<Outcome<CollectionRecord>>;
+  /** Forgets a collection; its books stay. */
+  deleteCollection(id: string): Promise<Outcome<void>>;
   startRun(request: RunRequest): Promise<Outcome<string>>;
   /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
   startRuns(request: Omit<RunRequest, 'question'>, questions: string[]): Promise<Outcome<string[]>>;

@@ -25,6 +25,10 @@ const COMMON_OPTIONS = {
   retries: { type: 'string' },
   'retry-delay': { type: 'string' },
   engine: { type: 'string' },
+  'model-url': { type: 'string' },
+  'model-lib': { type: 'string' },
+  'cache-dir': { type: 'string' },
+  webllm: { type: 'string' },
   chunk: { type: 'string' },
   memory: { type: 'string' },
   temperature: { type: 'string' },
@@ -92,6 +96,7 @@ export const HELP = `memagent: read a whole book with a language model that keep
 
 Usage:
   memagent read <file> [<file> …] --question TEXT --base-url URL [--model NAME] [options]
+  memagent read <file> --question TEXT --engine webllm [--model ID] [options]
                        (several files are read as one set, in that order, with one memory)
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
@@ -105,6 +110,15 @@ Server (both commands):
   --retries N          attempts repeated after 429, 5xx or a dropped connection (default 8)
   --retry-delay MS     first wait before a retry, doubled each time (default 1000)
   --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url)
+
+WebLLM on this machine's GPU (--engine webllm; Vulkan, Metal or D3D12 through Dawn, see docs/gpu.md):
+  --model ID           a prebuilt model, e.g. Qwen2.5-7B-Instruct-q4f16_1-MLC (the default; its q4f32_1
+                       build where the GPU lacks shader-f16), or one fetched before with --model-url
+  --model-url URL      a model converted elsewhere (its Hugging Face repository), with
+  --model-lib URL      its WebLLM model library (.wasm); --context N: its context limit (default 32768)
+  --cache-dir DIR      where models are downloaded and kept (default: MEMAGENT_CACHE_DIR, else the user's
+                       cache folder, memagent/webllm); a downloaded model loads with no network
+  --webllm VERSION     0.2.86 (the app's, default) or 0.2.79 (for v0_2_48 model libraries)
 
 Read settings (both commands; the limits are the app's):
   --chunk N            chunk size in tokens, ${READ_LIMITS.chunkTokens.min} to ${READ_LIMITS.chunkTokens.max} (default ${DEFAULT_READ_SETTINGS.chunkTokens}, less if the context needs it;

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { evalCommand } from './eval';
+import { modelsCommand } from './models';
 import { readCommand } from './read';
 
 export interface Command {
@@ -16,6 +17,7 @@ export interface Command {
 export const COMMANDS: readonly Command[] = [
   { name: 'read', summary: 'read a book through the memory loop and answer a question', run: readCommand },
   { name: 'eval', summary: 'accuracy against document length: generated tasks or RULER-HotpotQA files', run: evalCommand },
+  { name: 'models', summary: 'list, download or delete the models kept for --engine webllm', run: modelsCommand },
 ];
 
 /** The package's version, read from package.json so it is never written twice. */
@@ -24,8 +26,20 @@ export function version(): string {
   return pkg.version;
 }
 
-/** The lines of `memagent --help` that name every command. */
+/** The flags that stand in for a command, listed with the commands. */
+const FLAG_COMMANDS: readonly (readonly [string, string])[] = [
+  ['--help', 'every command and option'],
+  ['--version', 'the version of memagent and its commands'],
+];
+
+/** The lines of `memagent --help` and `memagent --version` that name every command. */
 export function commandList(): string {
-  const width = Math.max('--version'.length, ...COMMANDS.map((c) => c.name.length)) + 2;
-  return ['Commands:', ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`), `  ${'--version'.padEnd(width)}the version of memagent`].join('\n');
+  const rows = [...COMMANDS.map((c) => [c.name, c.summary] as const), ...FLAG_COMMANDS];
+  const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+  return ['Commands:', ...rows.map(([name, summary]) => `  ${name.padEnd(width)}${summary}`)].join('\n');
+}
+
+/** What `memagent --version` prints: the version, then what this version can do. */
+export function versionText(): string {
+  return `memagent ${version()}\n${commandList()}\n`;
 }

@@ -7,6 +7,7 @@ import type { Engine, EngineConfig } from '../engines/engine';
 import { OpenAIEngine, type RetryNotice } from '../engines/openai/engine';
 import { createEngine, ENGINES } from '../engines/registry';
 import { UsageError, wholeNumber } from './args';
+import { describeGpuEngine, gpuConfigOf, openGpuEngine, versionOf } from './gpu-engine';
 import { type PromptFlags, PromptOptionError, type ResolvedPrompts, resolveCliPrompts } from './prompts';
 
 export interface ServerFlags {
@@ -17,6 +18,10 @@ export interface ServerFlags {
   retries?: string;
   'retry-delay'?: string;
   engine?: string;
+  'model-url'?: string;
+  'model-lib'?: string;
+  'cache-dir'?: string;
+  webllm?: string;
 }
 
 /** The engine the flags name: --engine, or openai with --base-url. */
@@ -24,7 +29,7 @@ export function engineIdOf(v: ServerFlags): string {
   const id = v.engine ?? (v['base-url'] ? 'openai' : undefined);
   if (!id) {
     throw new UsageError(
-      'Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), or --engine extractive to try the loop without a model.',
+      'Give --base-url, the address of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1), --engine webllm to run a model on this machine’s GPU, or --engine extractive to try the loop without a model.',
     );
   }
   if (!ENGINES.some((e) => e.id === id)) throw new UsageError(`Unknown engine "${id}". Engines: ${ENGINES.map((e) => e.id).join(', ')}.`);
@@ -34,6 +39,13 @@ export function engineIdOf(v: ServerFlags): string {
 /** Checks the engine flags before anything slow is done: a mistake is said at once. */
 export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConfig; retry: { maxRetries?: number; baseDelayMs?: number } } {
   const id = engineIdOf(v);
+  if (id === 'webllm') {
+    versionOf(v);
+    return { id, config: gpuConfigOf(v), retry: {} };
+  }
+  for (const flag of ['model-url', 'model-lib', 'cache-dir', 'webllm'] as const) {
+    if (v[flag] !== undefined) throw new UsageError(`--${flag} is for --engine webllm.`);
+  }
   const config: Record<string, string | number> = {};
   if (v['base-url']) config.baseUrl = v['base-url'];
   if (v.model) config.model = v.model;
@@ -49,8 +61,14 @@ export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConf
  * anything is read. The key comes from --api-key or the environment
  * (MEMAGENT_API_KEY, then OPENAI_API_KEY), which keeps it out of shell history.
  */
-export async function openEngine(v: ServerFlags, onRetry: (n: RetryNotice) => void): Promise<{ engine: Engine; config: EngineConfig }> {
+export async function openEngine(
+  v: ServerFlags,
+  onRetry: (n: RetryNotice) => void,
+  say: (line: string) => void = () => undefined,
+): Promise<{ engine: Engine; config: EngineConfig }> {
   const { id, config, retry } = engineConfigOf(v);
+  // WebLLM's engine here is node's: Dawn for WebGPU, a folder for Cache Storage.
+  if (id === 'webllm') return { engine: await openGpuEngine(v, say), config };
   const engine = await createEngine(id, config, {
     apiKey: v['api-key'] ?? process.env.MEMAGENT_API_KEY ?? process.env.OPENAI_API_KEY,
     retry,
@@ -74,6 +92,8 @@ export function describePrompts(record: PromptRecord): string {
 }
 
 export function describeEngine(engine: Engine): string {
+  const gpu = describeGpuEngine(engine);
+  if (gpu) return gpu;
   if (!(engine instanceof OpenAIEngine)) return `engine ${engine.id}`;
   const { server } = engine;
   return (

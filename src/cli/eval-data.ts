@@ -120,6 +120,8 @@ export interface DatasetEvalIO {
   describeEngine: string;
   /** A line that shows whatever the progress asked for (an error); `say` by default. */
   error?(line: string): void;
+  /** The first item is about to be read. */
+  begin?(): void;
   /** A finished item, for the progress to show; `say` of its line by default. */
   sample?(line: string, step: { done: number; total: number; label: string }): void;
   /** Every item read: the progress ends before the table. */
@@ -155,6 +157,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   const total = plan.files.reduce((n, f) => n + (f.items ?? 0), 0);
   let done = 0;
   let failure: unknown;
+  io.begin?.();
   const reader = async () => {
     while (!stop.signal.aborted) {
       let next: IteratorResult<{ file: string; item: DatasetItem }>;

@@ -4,7 +4,7 @@
  * of IndexedDB; with --data, RULER-HotpotQA files read by the paper's method
  * (eval-data.ts).
  */
-import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, writeSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Haystack } from '../eval/haystack';
@@ -16,6 +16,7 @@ import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, printHelp, settingsFlags, UsageError, wholeNumber } from './args';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds } from './engine';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
+import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
 import { readFileBytes } from './read';
 
@@ -99,7 +100,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   const concurrency = wholeNumber('concurrency', v.concurrency, 1) ?? 8;
   engineConfigOf(v);
   const essay = await loadHaystack(v.haystack);
-  const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+  const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
   const prompts = await choosePrompts(v, engine.id, say);
   spec.templates = { ...prompts.set.templates };
   const planned = planSweep(spec);
@@ -115,6 +116,7 @@ export async function evalCommand(argv: string[]): Promise<number> {
   const queue = [...planned];
   let failure: unknown;
   const t0 = performance.now();
+  progress.begin();
   // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
   const onStep =
     concurrency === 1 && progress.mode === 'bar'
@@ -191,10 +193,11 @@ async function datasetEvalCommand(v: EvalFlags, progress: Progress): Promise<num
       json: v.json,
     });
     await checkDatasetFiles(plan);
-    const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`));
+    const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
     return await runDatasetEval(plan, engine, {
       say,
       error: progress.error,
+      begin: () => progress.begin(),
       sample: (line, step) => progress.sample(line, step),
       end: () => progress.done(),
       out: (text) => process.stdout.write(text),
@@ -208,7 +211,7 @@ async function datasetEvalCommand(v: EvalFlags, progress: Progress): Promise<num
 }
 
 function writeText(path: string, text: string): void {
-  const fd = openSync(path, 'w');
+  const fd = openOutput(path, 'w');
   writeSync(fd, text);
   closeSync(fd);
 }

@@ -2,7 +2,8 @@
  * The read journal: one JSON line per step, each on disk before the next step
  * starts, so that `memagent read --resume` continues where a read stopped.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ReadPlan } from '../core/plan';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
@@ -99,12 +100,18 @@ export function readJournal(path: string): Journal {
 }
 
 /** Appends lines, each on disk before the next step starts, so that a crash loses at most the step in flight. */
+/** Opens a file the command writes, making its folder first: `--out runs/today/book.jsonl` should not fail on a missing folder. */
+export function openOutput(path: string, flags: 'w' | 'a'): number {
+  mkdirSync(dirname(path), { recursive: true });
+  return openSync(path, flags);
+}
+
 export class JournalWriter {
   private readonly fd: number;
 
   constructor(path: string, fresh: boolean, validBytes = 0) {
     if (!fresh) truncateSync(path, validBytes);
-    this.fd = openSync(path, fresh ? 'w' : 'a');
+    this.fd = openOutput(path, fresh ? 'w' : 'a');
   }
 
   append(line: object): void {

@@ -31,6 +31,26 @@ export function duration(ms: number): string {
 
 const BAR_WIDTH = 20;
 
+/** The size taken for a terminal that reports none, or 0 × 0 (a pseudo-terminal nobody sized, as `script` makes without a terminal around it). */
+const DEFAULT_SIZE = { columns: 80, rows: 24 };
+
+/**
+ * The stream as log-update sees it: a terminal that reports no size would
+ * otherwise be drawn at zero rows, which log-update takes as "draw nothing".
+ */
+function sized(stream: ProgressStream): ProgressStream {
+  return {
+    write: (chunk: string) => stream.write(chunk),
+    isTTY: stream.isTTY,
+    get columns() {
+      return stream.columns || DEFAULT_SIZE.columns;
+    },
+    get rows() {
+      return stream.rows || DEFAULT_SIZE.rows;
+    },
+  } as ProgressStream;
+}
+
 function bar(share: number): string {
   const filled = Math.round(Math.min(1, Math.max(0, share)) * BAR_WIDTH);
   return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`;
@@ -77,7 +97,7 @@ export interface SampleStep {
  */
 export class Progress {
   private readonly draw: ReturnType<typeof createLogUpdate> | null;
-  private readonly t0: number;
+  private t0: number;
   /** Step times of this run only: a resumed read's earlier steps are not timed here. */
   private stepMs = 0;
   private steps = 0;
@@ -88,8 +108,13 @@ export class Progress {
     private readonly stream: ProgressStream,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.draw = mode === 'bar' ? createLogUpdate(stream, { showCursor: true }) : null;
+    this.draw = mode === 'bar' ? createLogUpdate(sized(stream), { showCursor: true }) : null;
     this.t0 = now();
+  }
+
+  /** The work itself starts now: elapsed time counts from here, not from loading the book or the tokenizer. */
+  begin(): void {
+    this.t0 = this.now();
   }
 
   say = (line: string): void => {
@@ -116,11 +141,15 @@ export class Progress {
     // The steps left, the answer's included, at this run's own mean step time.
     const left = (this.stepMs / this.steps) * (s.total - s.chunk + 1);
     const tokens = s.promptTokens + s.completionTokens;
-    const rate = tokens > 0 && s.ms > 0 ? ` · ${Math.round((tokens * 1000) / s.ms).toLocaleString('en')} tokens/s` : '';
-    this.redraw(
-      `${bar(s.chunk / s.total)} chunk ${s.chunk}/${s.total} · ${Math.round((100 * s.chunk) / s.total)}%${s.place ? ` · ${s.place}` : ''} · memory ${s.memoryTokens.toLocaleString('en')} tokens` +
-        `${rate} · ${duration(elapsed)} elapsed · ${s.chunk < s.total ? `about ${duration(left)} left` : 'answering'}`,
-    );
+    this.redraw(bar(s.chunk / s.total), [
+      [`chunk ${s.chunk}/${s.total}`, KEEP],
+      [`${Math.round((100 * s.chunk) / s.total)}%`, KEEP],
+      [s.place, 5],
+      [`memory ${s.memoryTokens.toLocaleString('en')} tokens`, 2],
+      [tokens > 0 && s.ms > 0 ? `${Math.round((tokens * 1000) / s.ms).toLocaleString('en')} tokens/s` : undefined, 3],
+      [`${duration(elapsed)} elapsed`, 1],
+      [s.chunk < s.total ? `about ${duration(left)} left` : 'answering', KEEP],
+    ]);
   }
 
   /** An evaluation's sample: its own line when lines are asked for, else the one line redrawn. */
@@ -130,17 +159,17 @@ export class Progress {
     const elapsed = this.now() - this.t0;
     // Samples run side by side, so the wall clock per finished sample is what predicts the rest.
     const left = s.total > s.done ? `about ${duration((elapsed / s.done) * (s.total - s.done))} left` : 'writing the table';
-    this.redraw(
-      `${s.total ? `${bar(s.done / s.total)} ` : ''}samples ${s.done}/${s.total || '?'} · ${s.label} · ${duration(elapsed)} elapsed · ${s.total ? left : ''}`.replace(
-        / · $/,
-        '',
-      ),
-    );
+    this.redraw(s.total ? bar(s.done / s.total) : undefined, [
+      [`samples ${s.done}/${s.total || '?'}`, KEEP],
+      [s.label, 2],
+      [`${duration(elapsed)} elapsed`, 1],
+      [s.total ? left : undefined, KEEP],
+    ]);
   }
 
   /** Chunks inside the one sample being read (an evaluation with --concurrency 1). */
   inner(text: string): void {
-    if (this.draw) this.redraw(text);
+    if (this.draw) this.redraw(undefined, [[text, KEEP]]);
   }
 
   done(): void {
@@ -148,10 +177,35 @@ export class Progress {
     this.shown = false;
   }
 
-  private redraw(line: string): void {
-    const width = this.stream.columns ?? 80;
-    // One terminal line: a longer one would wrap and the redraw would leave its first half behind.
-    this.draw!(line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line);
+  private redraw(gauge: string | undefined, parts: Part[]): void {
+    const width = (this.stream.columns || DEFAULT_SIZE.columns) - 1;
+    this.draw!(fit(gauge, parts, width));
     this.shown = true;
   }
+}
+
+/** A part of the progress line, and how soon it gives way where the terminal is narrow (higher first; KEEP never). */
+type Part = [text: string | undefined, drop: number];
+const KEEP = 0;
+
+/**
+ * The line in one terminal row: a longer one would wrap, and the redraw would
+ * leave its first half behind. Parts give way in their order (the place, the
+ * gauge, the speed, ...), so that the count and the time left stay in view;
+ * what is still too long is cut.
+ */
+function fit(gauge: string | undefined, parts: Part[], width: number): string {
+  let shown = parts.filter((p): p is [string, number] => p[0] !== undefined && p[0] !== '');
+  let withGauge = gauge !== undefined;
+  const line = () => `${withGauge ? `${gauge} ` : ''}${shown.map(([text]) => text).join(' · ')}`;
+  // The gauge says again what the share says: it goes first.
+  const GAUGE_DROP = 6;
+  while (line().length > width) {
+    const most = Math.max(...shown.map(([, drop]) => drop));
+    if (withGauge && GAUGE_DROP >= most) withGauge = false;
+    else if (most > KEEP) shown = shown.filter(([, drop]) => drop !== most);
+    else break;
+  }
+  const text = line();
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }

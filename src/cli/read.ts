@@ -8,9 +8,11 @@ import { isAbortError } from '../core/generation';
 import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
 import { OpenAIEngine } from '../engines/openai/engine';
+import { WebLLMEngine } from '../engines/webllm/engine';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
 import { chunkRead, readFiles } from './read-set';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
+import { loadGpuEngine } from './gpu-engine';
 import {
   type Journal,
   type JournalAnswer,
@@ -86,7 +88,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
 
   let step = journal?.revisions.length ?? 0;
-  const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`));
+  const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
 
   let header: JournalHeader;
   let chunks: ChunkSpan[];
@@ -107,6 +109,7 @@ export async function readCommand(argv: string[]): Promise<number> {
       engine: {
         id: engine.id,
         ...(engine instanceof OpenAIEngine && { model: engine.model, baseUrl: engine.server.baseUrl }),
+        ...(engine instanceof WebLLMEngine && { model: engine.model.id }),
       },
       settings: plan,
       templates,
@@ -127,7 +130,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   if (journal?.answer) {
     say(`${out} is a finished read: every chunk is read and answered.`);
     const answer = journal.answer.answer || journal.answer.reply;
-    printAnswer(answer, journal.answer.sources ?? traceRead(doc, header.question, chunks, memories, answer));
+    printAnswer(answer, journal.answer.sources ?? (await traceRead(doc, header.question, chunks, memories, answer)));
     return 0;
   }
 
@@ -138,6 +141,8 @@ export async function readCommand(argv: string[]): Promise<number> {
       `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
   );
   if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
+  // An engine whose window is set at load (WebLLM) loads with the room the plan needs.
+  await loadGpuEngine(engine, header.settings.contextTokens, say);
 
   const writer = new JournalWriter(out, !journal, journal?.validBytes);
   if (!journal) writer.append(header);
@@ -145,6 +150,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   const onSigint = () => stop.abort();
   process.once('SIGINT', onSigint);
   const t0 = performance.now();
+  progress.begin();
   try {
     const loop = memoryLoop({
       text: doc.text,
@@ -176,7 +182,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           memoryTokens,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          ms: Math.round(event.ms),
+          ms: event.ms,
           finishReason: event.result.finishReason,
           retries,
           committedAt: new Date().toISOString(),
@@ -195,7 +201,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           place: doc.placeAt?.(span.start),
         });
       } else {
-        const sources = traceRead(doc, header.question, chunks, memories, event.answer || event.reply);
+        const sources = await traceRead(doc, header.question, chunks, memories, event.answer || event.reply);
         writer.append({
           type: 'answer',
           answer: event.answer,
@@ -203,7 +209,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           sources,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          ms: Math.round(event.ms),
+          ms: event.ms,
           retries,
           committedAt: new Date().toISOString(),
         } satisfies JournalAnswer);

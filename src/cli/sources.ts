@@ -15,13 +15,19 @@ export interface ReadSources {
 }
 
 /** Traces `answer`, written from the last of `memories`, through them to the sentences of `doc`. */
-export function traceRead(doc: ReadText, question: string, chunks: readonly ChunkSpan[], memories: readonly string[], answer: string): ReadSources {
+export async function traceRead(
+  doc: ReadText,
+  question: string,
+  chunks: readonly ChunkSpan[],
+  memories: readonly string[],
+  answer: string,
+): Promise<ReadSources> {
   const tracer = new Tracer({
     question,
     memories,
     section: (r) => chunks[r] && { text: doc.text.slice(chunks[r].start, chunks[r].end), start: chunks[r].start },
   });
-  const { citations, unsourced } = tracer.citeAnswer(answer);
+  const { citations, unsourced } = await tracer.citeAnswer(answer);
   const anchors = doc.anchors ?? [];
   return { citations: citations.map((c) => ({ ...c, place: describePlace(anchors, c.sentence?.start ?? chunks[c.revision]?.start ?? 0) })), unsourced };
 }

@@ -31,22 +31,43 @@ export function bookHeader(index: number, title: string): string {
   return `Document ${index + 1}:\n${title.replace(/\s+/g, ' ').trim()}\n`;
 }
 
-/** The set's text and where each book lies in it. */
-export function joinBooks(books: readonly SetBookText[]): { text: string; spans: BookSpan[] } {
+/**
+ * Where each book lies in the set's text, from the titles and text lengths
+ * alone: a set is planned without reading its books.
+ */
+export function layBooks(books: readonly { title: string; chars: number }[]): BookSpan[] {
   const spans: BookSpan[] = [];
-  const pieces: string[] = [];
   let at = 0;
   books.forEach((book, i) => {
-    if (i > 0) {
-      pieces.push(BOOK_SEPARATOR);
-      at += BOOK_SEPARATOR.length;
-    }
-    const header = bookHeader(i, book.title);
-    pieces.push(header, book.text);
-    spans.push({ start: at, body: at + header.length, end: at + header.length + book.text.length });
-    at += header.length + book.text.length;
+    if (i > 0) at += BOOK_SEPARATOR.length;
+    const body = at + bookHeader(i, book.title).length;
+    spans.push({ start: at, body, end: body + book.chars });
+    at = body + book.chars;
   });
-  return { text: pieces.join(''), spans };
+  return spans;
+}
+
+/** The set's text and where each book lies in it. */
+export function joinBooks(books: readonly SetBookText[]): { text: string; spans: BookSpan[] } {
+  const spans = layBooks(books.map((b) => ({ title: b.title, chars: b.text.length })));
+  const text = books.map((b, i) => ownText(i, b.title, b.text)).join(BOOK_SEPARATOR);
+  return { text, spans };
+}
+
+/** One book's own text as the stream holds it: its header, then its text. */
+export function ownText(index: number, title: string, text: string): string {
+  return bookHeader(index, title) + text;
+}
+
+/**
+ * The chunks of one book of a set, cut from its own text (`own`, see ownText)
+ * and placed where the book lies (`span`), from `from` (an offset into the
+ * set, a chunk boundary of this book) on.
+ */
+export function* chunkBook(own: string, span: BookSpan, tokenizer: Tokenizer, maxTokens: number, from = 0): Generator<ChunkSpan> {
+  // A resume goes on from the end of the last chunk it kept, a chunk boundary of this book (or its start).
+  const at = Math.max(0, from - span.start);
+  for (const c of chunkText(own, tokenizer, maxTokens, at)) yield { ...c, start: c.start + span.start, end: c.end + span.start };
 }
 
 /**
@@ -59,10 +80,7 @@ export function joinBooks(books: readonly SetBookText[]): { text: string; spans:
 export function* chunkBooks(text: string, spans: readonly BookSpan[], tokenizer: Tokenizer, maxTokens: number, from = 0): Generator<ChunkSpan> {
   for (const span of spans) {
     if (span.end <= from) continue;
-    const own = text.slice(span.start, span.end);
-    // A resume goes on from the end of the last chunk it kept, a chunk boundary of this book (or its start).
-    const at = Math.max(0, from - span.start);
-    for (const c of chunkText(own, tokenizer, maxTokens, at)) yield { ...c, start: c.start + span.start, end: c.end + span.start };
+    yield* chunkBook(text.slice(span.start, span.end), span, tokenizer, maxTokens, from);
   }
 }
 
@@ -84,6 +102,25 @@ export function bookAt(spans: readonly BookSpan[], offset: number): number {
 }
 
 /**
+ * What the range [start, end) of a set's text (a chunk) holds: the part of
+ * book `book`'s header from `headerFrom` to `headerTo` (empty where it starts
+ * past the header), and characters [from, to) of the book's own text.
+ */
+export function bookRange(
+  spans: readonly BookSpan[],
+  start: number,
+  end: number,
+): { book: number; headerFrom: number; headerTo: number; from: number; to: number } {
+  const book = bookAt(spans, start);
+  const span = spans[book]!;
+  const headerFrom = Math.min(Math.max(0, start - span.start), span.body - span.start);
+  const headerTo = Math.min(Math.max(headerFrom, end - span.start), span.body - span.start);
+  const from = Math.max(0, start - span.body);
+  const to = Math.max(from, Math.min(end, span.end) - span.body);
+  return { book, headerFrom, headerTo, from, to };
+}
+
+/**
  * The set's anchors: each book's own, moved to where its text lies in the
  * set, after a 'book' anchor at its header that names it. describePlace then
  * names the book as well as the chapter and page.
@@ -93,7 +130,8 @@ export function setAnchors(books: readonly { title: string; anchors?: readonly A
   books.forEach((book, i) => {
     const span = spans[i]!;
     out.push({ at: span.start, kind: 'book', label: book.title });
-    for (const a of book.anchors ?? []) if (span.body + a.at < span.end || a.at === 0) out.push({ ...a, at: span.body + a.at });
+    // A chapter or page where the book's text begins holds its header too: a chunk from the header on is in it.
+    for (const a of book.anchors ?? []) if (span.body + a.at < span.end || a.at === 0) out.push({ ...a, at: a.at === 0 ? span.start : span.body + a.at });
   });
   return out;
 }

@@ -26,6 +26,24 @@ export interface SpeedMeasurement extends TokenSpeed {
   source: 'reported' | 'timed';
 }
 
+/**
+ * A model's speed measured on one device apart from any read (a WebLLM model
+ * when it is loaded in Models, a llama.cpp model by its measure button): the
+ * one record every engine keeps its measured speed in, for estimates made
+ * before any read.
+ */
+export interface SpeedRecord extends SpeedMeasurement {
+  /** The model, as `modelKey` names it from the engine config a read would use. */
+  modelId: string;
+  /**
+   * Where it was measured: the GPU as WebGPU names it (vendor and
+   * architecture), or the processor and thread count for a CPU engine.
+   * Another device measures again.
+   */
+  adapter: string;
+  measuredAt: number;
+}
+
 export interface RunEstimate {
   chunks: number;
   msPerChunk: number;
@@ -132,10 +150,12 @@ export function modelKey(config: Readonly<Record<string, string | number | boole
 export const PROMPT_OVERHEAD_TOKENS = 250;
 
 /** Chunks of a book and the prompt tokens of each step: its chunk, the memory and the overhead. */
-export function readSize(bookTokens: number, chunkTokens: number, memoryTokens: number): { chunks: number; promptTokens: number } {
+export function readSize(bookTokens: number | readonly number[], chunkTokens: number, memoryTokens: number): { chunks: number; promptTokens: number } {
+  // A set of books: each book is cut on its own, so each ends in a chunk of its own.
+  const books = typeof bookTokens === 'number' ? [bookTokens] : bookTokens;
   return {
-    chunks: Math.ceil(bookTokens / chunkTokens),
-    promptTokens: Math.min(chunkTokens, bookTokens) + memoryTokens + PROMPT_OVERHEAD_TOKENS,
+    chunks: books.reduce((n, t) => n + Math.ceil(t / chunkTokens), 0),
+    promptTokens: Math.min(chunkTokens, Math.max(0, ...books)) + memoryTokens + PROMPT_OVERHEAD_TOKENS,
   };
 }
 

@@ -7,6 +7,7 @@ import { mark } from '../jobs/marks';
 import { RequestError } from '../jobs/request-error';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 import { NotStreamable, STREAM_BYTES, streamTextFile } from './stream-import';
+import type { IngestRequest } from '../agent/protocol';
 
 export interface LibraryDeps {
   store: Store;
@@ -41,17 +42,6 @@ export interface ArrivingText {
   whole: Promise<string | undefined>;
 }
 
-export interface IngestRequest {
-  /** Cut Project Gutenberg's header and footer (default true). */
-  stripGutenberg?: boolean;
-  onProgress?(progress: IngestProgress): void;
-  /**
-   * The document can be read: it is stored with the first part of its text,
-   * while the rest is still being written. The import's own promise settles
-   * once the whole text is stored (or nothing of it is left).
-   */
-  onUsable?(doc: DocumentRecord): void;
-}
 /**
  * The books: imports them (any format, counted and stored in parts, usable
  * before the whole text is written), keeps the text most recently used at

@@ -1,13 +1,13 @@
 import { BudgetError } from '../core/budget';
 import { planRead, readSettingsProblem } from '../core/plan';
-import { type PromptTemplates, templateOverhead, templateProblem } from '../core/prompts';
-import { type Engine, type EngineConfig, withoutSecrets } from '../engines/engine';
+import { templateOverhead, templateProblem } from '../core/prompts';
+import { type Engine, withoutSecrets } from '../engines/engine';
 import { promptsUsed } from '../eval/dataset-report';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
-import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodId, type MethodSettings, methodSettings, readItem } from '../eval/method';
-import { planSweep, type ReadingMode, runSweep, sweepSpec } from '../eval/sweep';
+import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodSettings, methodSettings, readItem } from '../eval/method';
+import { planSweep, runSweep, sweepSpec } from '../eval/sweep';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import { type DatasetSampleRecord, type EvaluationHaystack, type EvaluationRecord, type EvaluationSampleRecord, type Store } from '../storage/db';
 import type { EvaluationEvent } from '../agent/events';
@@ -15,40 +15,8 @@ import type { EngineCache } from '../jobs/engines';
 import { type JobContext, JobHost, type JobHostDeps } from '../jobs/host';
 import { RequestError } from '../jobs/request-error';
 import { storeDatasetFiles } from './dataset-files';
-import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
-
-export interface EvaluationRequest {
-  engineId: string;
-  /** Engine-specific choices, such as a model. */
-  engineConfig?: EngineConfig;
-  tasks: TaskId[];
-  lengths: number[];
-  samples: number;
-  seed?: number;
-  mode: ReadingMode;
-  chunkTokens?: number;
-  memoryTokens?: number;
-  /** The "essay" haystack: the generated essay, or a stored document by id. */
-  documentId?: string;
-  /** Dataset files to read by the paper's method instead of generated tasks (tasks and lengths are then ignored). */
-  dataset?: DatasetRequest;
-}
-
-export interface DatasetRequest {
-  /** RULER-HotpotQA files (JSON list or JSON Lines), one per length. */
-  files: readonly File[];
-  /** Default: the method that reads what the prompt set's final template asks for (recurrent for MemAgent (paper)). */
-  method?: MethodId;
-  /** Items taken from each file, from its first; all when absent. */
-  itemsPerFile?: number;
-  /**
-   * The prompt set, chosen as for a read: 'auto' (the default) is MemAgent
-   * (paper) for a model once its file is here, this app's wording until then.
-   */
-  prompts?: PromptChoice;
-  /** The edited templates, read when `prompts` is 'custom'. */
-  templates?: PromptTemplates;
-}
+import { choosePromptSet, type PromptLibrary } from './prompt-files';
+import type { DatasetRequest, EvaluationRequest } from '../agent/protocol';
 
 /** The part of the Store an evaluation uses (an in-memory one serves in tests). */
 export type EvaluationStore = Pick<

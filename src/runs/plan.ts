@@ -1,38 +1,16 @@
 import type { ChunkLists } from '../core/chunk-lists';
-import { planRead, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
-import { DEFAULT_TEMPLATES, type PromptTemplates, templateProblem } from '../core/prompts';
+import { planRead, readSettings, readSettingsProblem } from '../core/plan';
+import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
-import { type EngineConfig, withoutSecrets } from '../engines/engine';
+import { withoutSecrets } from '../engines/engine';
 import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
-import { loadSet, setChunks, setName } from './book-set';
-import { choosePromptSet, type PromptChoice, type PromptLibrary } from './prompt-files';
-
-/** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
-export interface RunRequest extends Partial<ReadSettings> {
-  documentId: string;
-  /** Several books read as one stream, in this order (see core/book-set); `documentId` is then the first. */
-  documentIds?: readonly string[];
-  question: string;
-  engineId: string;
-  engineConfig?: EngineConfig;
-  /** The edited templates, read when `prompts` is 'custom' (or when no set is named). */
-  templates?: PromptTemplates;
-  /**
-   * The prompt set: 'auto' (nothing chosen: MemAgent (paper) for a model once
-   * its file is here), a set by name, or 'custom' for `templates`. Absent: the
-   * templates given, or this app's wording.
-   */
-  prompts?: PromptChoice;
-  /**
-   * Read only the chunks most relevant to the question (off when absent);
-   * follow names the memory finds, and with lookBack also to earlier chunks.
-   */
-  skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
-}
+import { loadSet, type PlannedSet, planSet, setChunks, setName } from './book-set';
+import { choosePromptSet, type PromptLibrary } from './prompt-files';
+import type { PromptChoice, RunRequest } from '../agent/protocol';
 
 export interface PlanDeps {
   store: Store;
@@ -59,11 +37,15 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
   const { store, library, engines } = deps;
-  const set = request.documentIds && request.documentIds.length > 1 ? await loadSet(store, library, request.documentIds) : null;
-  const doc = await store.getDocument(set ? set.books[0]!.documentId : request.documentId);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
+  // A set is laid out from its books' records; only a skim, which ranks every chunk first, reads them all now.
+  const ids = request.documentIds;
+  const loaded = ids && ids.length > 1 && skim ? await loadSet(store, library, ids) : null;
+  const set: PlannedSet | null = loaded ?? (ids && ids.length > 1 ? await planSet(store, library, ids) : null);
+  const doc = await store.getDocument(set ? set.books[0]!.documentId : request.documentId);
   // A read that is not a skim needs no more than the book's beginning to start: a book still arriving is not waited for.
-  const text = set ? set.text : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
+  const setText = loaded?.text ?? '';
+  const text = set ? setText : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
   if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
   const engine = await engines.open(request.engineId, request.engineConfig);
   const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
@@ -89,7 +71,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const allChunks = pipelined
     ? []
     : set
-      ? setChunks(set.text, set.books, engine.tokenizer, settings.chunkTokens)
+      ? setChunks(text, set.books, engine.tokenizer, settings.chunkTokens)
       : deps.lists.whole({ documentId: doc.id, tokenizer: engine.tokenizer, chunkTokens: settings.chunkTokens }, text);
   const index = skim ? new SkimIndex(text, allChunks) : null;
   const runs: RunRecord[] = [];
@@ -109,7 +91,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       templates,
       prompts: prompts.record,
       chunks,
-      ...(pipelined ? { chunking: { estimate: Math.max(1, Math.ceil((set?.tokens ?? doc.tokens) / settings.chunkTokens)) } } : {}),
+      ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, Math.ceil(doc.tokens / settings.chunkTokens)) } } : {}),
       ...(skim && request.skim
         ? {
             skim: {

@@ -12,7 +12,6 @@ import {
   type PromptFileSpec,
   type PromptRecord,
   type PromptSet,
-  type PromptSetId,
   promptFileUrl,
   promptRecord,
   promptSetFromFile,
@@ -22,26 +21,7 @@ import {
 import type { PromptTemplates } from '../core/prompts';
 import type { Store } from '../storage/db';
 import { RequestError } from '../jobs/request-error';
-
-/** What the person chose: a set, or nothing yet (the default for the engine). */
-export type PromptChoice = 'auto' | PromptSetId;
-
-/** One pinned file as this browser has it. */
-export interface PromptFileStatus {
-  set: FileSetId;
-  label: string;
-  path: string;
-  /** The pinned hash. */
-  sha256: string;
-  /** Where it is fetched from now (the pinned commit, or the mirror). */
-  url: string;
-  have: boolean;
-  /** Where the kept copy came from, and when. */
-  source?: string;
-  savedAt?: number;
-  /** Why the last fetch failed, if it did and the file is still missing. */
-  error?: string;
-}
+import type { PromptChoice, PromptFileStatus } from '../agent/protocol';
 
 export interface PromptLibraryOptions {
   /** The pinned files; tests pass their stand-ins' hashes here. */

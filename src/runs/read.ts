@@ -9,20 +9,22 @@ import { SkimFollower } from '../core/skim-follow';
 import { Turns } from '../core/turns';
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
-import type { RunProgress, RunRecord, Store } from '../storage/db';
+import type { RunBook, RunProgress, RunRecord, Store } from '../storage/db';
 import { RUN_ANSWER } from '../storage/schema';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
+import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
-import { SetChunkSource, setChunks, setKey } from './book-set';
-import { storedRunText } from './run-text';
+import { loadSet, SetChunkSource, setChunks, SetText } from './book-set';
 import type { SourceFinder } from './sources';
 
 export interface RunReaderDeps {
   store: Store;
   library: Library;
   publish(event: RunEvent): void;
+  /** Where a step waits while a test holds it (see StepHold); none in unit tests. */
+  hold?: StepHold;
   /** Traces an answer's sources once it is stored; without it, none are. */
   sources?: Pick<SourceFinder, 'trace'>;
 }
@@ -74,14 +76,31 @@ export class RunReader {
    */
   private async bookText(run: RunProgress): Promise<string | undefined> {
     const { store, library } = this.deps;
-    const text = await storedRunText(store, library, run);
+    if (run.books) {
+      // A skim of a set ranks and follows across the whole set: its books joined into one text.
+      const ids = run.books.map((b) => b.documentId);
+      const joined = await loadSet(store, library, ids).catch(() => undefined);
+      if (joined !== undefined || !(await store.getRun(run.id))) return joined?.text;
+      throw new Error('A book of this run is no longer stored. Add the file again and start a new run.');
+    }
+    let text = await library.text(run.documentId);
+    if (text === undefined) {
+      const doc = await store.getDocument(run.documentId);
+      text = doc && (await library.bookText(doc));
+    }
+    if (text !== undefined) return text;
     // A book whose import was cut short is removed with its runs, this one included.
-    if (text !== undefined || !(await store.getRun(run.id))) return text;
-    throw new Error(
-      run.books
-        ? 'A book of this run is no longer stored. Add the file again and start a new run.'
-        : 'The document of this run is no longer stored. Add the file again and start a new run.',
-    );
+    if (!(await store.getRun(run.id))) return undefined;
+    throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+  }
+
+  /** A book of a run over a set, read when the reading reaches it; undefined when it is no longer stored. */
+  private async setBook(book: RunBook): Promise<string | undefined> {
+    const { store, library } = this.deps;
+    const text = await library.text(book.documentId);
+    if (text !== undefined) return text;
+    const doc = await store.getDocument(book.documentId);
+    return doc && library.bookText(doc);
   }
 
   async read(runId: string, job: JobContext): Promise<void> {
@@ -103,17 +122,18 @@ export class RunReader {
       // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
       const arriving =
         run.chunking && !run.skim && !run.books && run.nextChunk === 0 && loaded.chunks.length === 0 ? library.arriving(run.documentId) : undefined;
-      let text = arriving ? undefined : await this.bookText(run);
-      if (!arriving && text === undefined) return;
+      // A set read in full is read book by book as the reading reaches each (SetText), never joined.
+      const bookByBook = run.books && !run.skim ? new SetText(run.books, (b) => this.setBook(b)) : undefined;
+      let text = arriving || bookByBook ? undefined : await this.bookText(run);
+      if (!arriving && !bookByBook && text === undefined) return;
       mark('run-reading');
       const engine = await job.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
       await engine.prepare?.(run.settings.contextTokens, signal);
-      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }));
+      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
       const plan = [...loaded.chunks];
-      // A set's list is its own: its chunks are cut book by book (see core/book-set).
-      const listKey = { documentId: run.books ? setKey(run.books) : run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
+      const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
       const storeCut = (spans: readonly ChunkSpan[], done: boolean) => {
         const chunks = [...spans];
         void store
@@ -123,17 +143,19 @@ export class RunReader {
       };
       // One list per book and chunk size, shared with the other runs reading it. Chunks cut so far
       // are stored on this run as the list reports them; a resume cuts the rest again.
-      const openList = (whole: string, known: readonly ChunkSpan[]): ChunkLease =>
-        run.books
-          ? new SetChunkSource(whole, run.books, engine.tokenizer, run.settings.chunkTokens, known, storeCut)
-          : this.lists.open(listKey, whole, known, storeCut);
+      const openList = (whole: string, known: readonly ChunkSpan[]): ChunkLease => this.lists.open(listKey, whole, known, storeCut);
       // Cut from a little more than a chunk's text first; from more where a token holds more characters.
       const cut = (reach: number) => arriving && firstChunk(arriving.start, engine.tokenizer, run.settings.chunkTokens, reach * run.settings.chunkTokens);
       const first = cut(5) || cut(16);
       if (arriving && !first) text = await this.bookText(run);
       let book: LoopInput['text'] | undefined = text;
       let chunks: LoopInput['chunks'] = plan;
-      if (arriving && first) {
+      if (bookByBook) {
+        // Its chunks as stored, then cut on where the reading reaches books not cut yet; each chunk's book is loaded before it is read.
+        const onCut = run.chunking ? storeCut : () => undefined;
+        book = bookByBook;
+        chunks = lease = new SetChunkSource(bookByBook, engine.tokenizer, run.settings.chunkTokens, plan, onCut);
+      } else if (arriving && first) {
         // The rest of the list is cut from the whole text, once decoded, after this first chunk.
         let whole: string | undefined;
         book = { slice: (start, end) => (whole ?? arriving.start).slice(start, end) };
@@ -165,6 +187,7 @@ export class RunReader {
         generate: async (messages, options) => {
           if (turns) giveTurn ??= await turns.take(signal);
           releaseImports();
+          await this.deps.hold?.before(runId, run.nextChunk, signal);
           return engine.generate(messages, options);
         },
       };

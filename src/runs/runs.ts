@@ -6,12 +6,14 @@ import { contentHash } from '../storage/schema';
 import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
 import { mark } from '../jobs/marks';
+import type { StepHold } from '../jobs/step-hold';
 import { FollowUps } from './follow-up';
 import { relinkBooks } from './book-set';
-import { planRuns, type RunRequest } from './plan';
+import type { MemorySources, RunRequest } from '../agent/protocol';
+import { planRuns } from './plan';
 import type { PromptLibrary } from './prompt-files';
 import { RunReader } from './read';
-import { type MemorySources, SourceFinder } from './sources';
+import { SourceFinder } from './sources';
 
 export interface RunsDeps {
   store: Store;
@@ -23,6 +25,8 @@ export interface RunsDeps {
   newId?(): string;
   /** The MemAgent prompt files; without it only this app's wording and edited templates can be used. */
   prompts?: PromptLibrary;
+  /** Where a step waits while a test holds it (see StepHold). */
+  hold?: StepHold;
 }
 
 /**

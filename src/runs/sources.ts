@@ -1,34 +1,16 @@
 import { type Anchor, describePlace } from '../core/anchors';
-import { runAnchors } from '../core/book-set';
+import { bookHeader, bookRange, runAnchors } from '../core/book-set';
 import { type Citation, Tracer } from '../core/citations/trace';
-import type { RunEvent } from '../agent/events';
+import type { MemorySources, RunEvent } from '../agent/protocol';
 import type { Library } from '../library/library';
-import type { RunRecord, SourcesRecord, StoredCitation, Store } from '../storage/db';
+import type { RunRecord, SourcesRecord, Store } from '../storage/db';
 import { RUN_ANSWER } from '../storage/schema';
 import { mark } from '../jobs/marks';
-import { storedRunText } from './run-text';
 
 export interface SourceFinderDeps {
   store: Store;
   library: Library;
   publish(event: RunEvent): void;
-}
-
-/** A note of a memory and where it came from, as the inspector's memory pane shows it. */
-export interface NoteSources {
-  text: string;
-  /** Where the note is in the memory. */
-  start: number;
-  end: number;
-  /** None: no source found in the book. */
-  citations: StoredCitation[];
-}
-
-/** Where each note of one revision's memory came from (see SourceFinder.traceMemory). */
-export interface MemorySources {
-  notes: NoteSources[];
-  /** Whether the book's sections were read; without them citations name revisions only. */
-  sections: boolean;
 }
 
 /** What tracing a run needs, read once: its memories, its text, and the places in it. */
@@ -91,7 +73,7 @@ export class SourceFinder {
 
   private async traceAnswer(runId: string, answer: number, text: string, memoryIndex: number, traced: Traced): Promise<void> {
     mark('sources-tracing');
-    const sources = traced.tracer.citeAnswer(text, memoryIndex);
+    const sources = await traced.tracer.citeAnswer(text, memoryIndex);
     mark('sources-traced');
     const record: SourcesRecord = {
       runId,
@@ -113,7 +95,7 @@ export class SourceFinder {
     if (revision < 0 || revision >= traced.revisions) return { notes: [], sections: false };
     return {
       sections: traced.sections,
-      notes: traced.tracer.traceMemory(revision).map((t) => ({
+      notes: (await traced.tracer.traceMemory(revision)).map((t) => ({
         text: t.note.text,
         start: t.note.start,
         end: t.note.end,
@@ -152,25 +134,32 @@ export class SourceFinder {
   }
 
   private async read(run: RunRecord): Promise<Traced> {
-    const { store, library } = this.deps;
-    const [revisions, memories, text, anchors] = await Promise.all([
+    const { store } = this.deps;
+    const ids = run.books ? run.books.map((b) => b.documentId) : [run.documentId];
+    const [revisions, memories, docs, anchors] = await Promise.all([
       store.listRevisions(run.id),
       store.listMemories(run.id),
-      storedRunText(store, library, run).catch(() => undefined),
+      Promise.all(ids.map((id) => store.getDocument(id))),
       runAnchors(run, (id) => store.getAnchors(id)).catch((): Anchor[] => []),
     ]);
-    const tracer = new Tracer({
-      question: run.question,
-      memories,
-      section: (r) => {
-        const rev = revisions[r];
-        return text !== undefined && rev && rev.end <= text.length ? { text: text.slice(rev.start, rev.end), start: rev.start } : undefined;
-      },
-    });
+    // Only the sections tracing looks at are read from storage: a book of any size costs a few chunks.
+    const section = async (r: number) => {
+      const rev = revisions[r];
+      if (!rev) return undefined;
+      if (!run.books) {
+        const text = docs[0] ? await store.readText(run.documentId, rev.start, rev.end) : undefined;
+        return text === undefined ? undefined : { text, start: rev.start };
+      }
+      // In a set, the section's book: its header line, then characters of its own text.
+      const at = bookRange(run.books, rev.start, rev.end);
+      const book = run.books[at.book]!;
+      const text = docs[at.book] ? await store.readText(book.documentId, at.from, at.to) : undefined;
+      return text === undefined ? undefined : { text: bookHeader(at.book, book.title).slice(at.headerFrom, at.headerTo) + text, start: rev.start };
+    };
     return {
-      tracer,
+      tracer: new Tracer({ question: run.question, memories, section }),
       revisions: revisions.length,
-      sections: text !== undefined,
+      sections: docs.every((d) => d !== undefined),
       place: (c) => describePlace(anchors, c.sentence?.start ?? revisions[c.revision]?.start ?? 0),
     };
   }

@@ -3,6 +3,7 @@ import type { DatasetItemRecord, DatasetSampleRecord, EvaluationRecord, Evaluati
 import type { SpeedRecord, CustomModelRecord } from './model-schema';
 import type { RunChunksRecord } from './run-chunks';
 import type {
+  CollectionRecord,
   DocumentRecord,
   FollowUpRecord,
   MemoryRecord,
@@ -33,6 +34,7 @@ export interface MemagentDB extends DBSchema {
   promptFiles: { key: string; value: PromptFileRecord };
   followUps: { key: [string, number]; value: FollowUpRecord };
   sources: { key: [string, number]; value: SourcesRecord };
+  collections: { key: string; value: CollectionRecord };
 }
 
 /** A writer that lost a race (another tab wrote first): nothing of its write was kept. */

@@ -193,19 +193,33 @@ export class Documents extends Connection {
     return this.readText(id);
   }
 
-  /** Deletes a document with its text and every run, revision and memory of it, in one transaction. */
+  /**
+   * Deletes a document with its text and every run, revision and memory of it
+   * (runs over a set that holds it too), and takes it out of the collections
+   * that hold it, in one transaction.
+   */
   deleteDocument(id: string): Promise<{ runs: number }> {
     return this.guard('the deletion of the book', async (failure) => {
-      const tx = this.db.transaction(['documents', 'textParts', ...RUN_STORES], 'readwrite');
+      const tx = this.db.transaction(['documents', 'textParts', 'collections', ...RUN_STORES], 'readwrite');
       failure.tx = tx;
-      const runIds = await tx.objectStore('runs').index('byDocument').getAllKeys(id);
+      // The index knows a set's first book only: the others are found among the runs over sets.
+      const [own, all, collections] = await Promise.all([
+        tx.objectStore('runs').index('byDocument').getAllKeys(id),
+        tx.objectStore('runs').getAll(),
+        tx.objectStore('collections').getAll(),
+      ]);
+      const runIds = new Set([...own, ...all.filter((r) => r.books?.some((b) => b.documentId === id)).map((r) => r.id)]);
+      const now = Date.now();
       await Promise.all([
         tx.objectStore('documents').delete(id),
         tx.objectStore('textParts').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
-        ...runIds.flatMap((runId) => deleteRunIn(tx, runId)),
+        ...[...runIds].flatMap((runId) => deleteRunIn(tx, runId)),
+        ...collections
+          .filter((c) => c.documentIds.includes(id))
+          .map((c) => tx.objectStore('collections').put({ ...c, documentIds: c.documentIds.filter((d) => d !== id), updatedAt: now })),
         tx.done,
       ]);
-      return { runs: runIds.length };
+      return { runs: runIds.size };
     });
   }
 

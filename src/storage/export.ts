@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { bookAt } from '../core/book-set';
 import { type FollowUpRecord, type MemoryRecord, type RevisionRecord, RUN_ANSWER, type RunRecord, SHA256_HEX, type SourcesRecord } from './schema';
 
 /**
@@ -287,9 +288,13 @@ export function toMarkdown(e: RunExport): string {
     '',
     ...sourcesMarkdown(e.sources, RUN_ANSWER, total),
   ];
+  const books = e.run.books;
+  // A set's books in reading order, and with each revision the book its chunk is in.
+  if (books) lines.splice(3, 0, 'Books, read in this order as one stream:', '', ...books.map((b, i) => `${i + 1}. ${b.title} (${b.name})`), '');
   for (const r of e.revisions) {
     const f = fence(r.memory);
-    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total})`, '', f, r.memory, f, '');
+    const book = books ? ` · ${books[bookAt(books, r.start)]!.title}` : '';
+    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total}${book})`, '', f, r.memory, f, '');
   }
   if (e.followUps?.length) {
     lines.push('## Follow-up answers', '', `Answered from the final memory, which was kept for the question "${e.run.question}".`, '');

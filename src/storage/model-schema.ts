@@ -1,4 +1,5 @@
-import type { SpeedMeasurement } from '../core/estimate';
+// The speed record's shape is a core type (engines measure it, estimates read it); this store keeps it.
+export type { SpeedRecord } from '../core/estimate';
 
 /**
  * A model the person added by URL (a converted RL-MemAgent-7B, say): what
@@ -14,22 +15,4 @@ export interface CustomModelRecord {
   /** The longest context the model takes, in tokens. */
   contextLimit: number;
   addedAt: number;
-}
-
-/**
- * A model's speed measured on one device apart from any read (a WebLLM model
- * when it is loaded in Models, a llama.cpp model by its measure button): the
- * one record every engine keeps its measured speed in, for estimates made
- * before any read.
- */
-export interface SpeedRecord extends SpeedMeasurement {
-  /** The model, as `modelKey` names it from the engine config a read would use. */
-  modelId: string;
-  /**
-   * Where it was measured: the GPU as WebGPU names it (vendor and
-   * architecture), or the processor and thread count for a CPU engine.
-   * Another device measures again.
-   */
-  adapter: string;
-  measuredAt: number;
 }

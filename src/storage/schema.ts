@@ -230,6 +230,20 @@ export interface SourcesRecord {
   tracedAt: number;
 }
 
+/**
+ * A named set of books kept in the Library (a collection), to ask questions of
+ * together again later. Deleting it leaves its books; deleting one of its
+ * books takes it out of the collection.
+ */
+export interface CollectionRecord {
+  id: string;
+  name: string;
+  /** The books, in reading order. */
+  documentIds: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
 /** A MemAgent prompt file as kept for offline use: its bytes, checked against the pinned hash before each use. */
 export interface PromptFileRecord {
   /** Path in the MemAgent repository (the key). */

@@ -55,15 +55,16 @@ function showInUrl(runId: string, revision: number | null = null, cited: { start
 export function App({ place }: { place: Place }) {
   const { t } = useTranslation();
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
-  const [document, setDocument] = useState<DocumentRecord | null>(null);
+  // The books the Read form takes, in reading order: one, or several read as one set.
+  const [books, setBooks] = useState<DocumentRecord[]>([]);
   const [runs, setRuns] = useState<RunRecord[]>([]);
   const [runId, setRunId] = useState<string | null>(runIdFromUrl);
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
   const [cited, setCited] = useState<CitedMark | null>(() => citedFromUrl());
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const view = useRun(runId);
   const imports = useImport();
+  const view = useRun(runId, imports.version);
   const runColumn = useRef<HTMLDivElement>(null);
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
@@ -116,7 +117,7 @@ export function App({ place }: { place: Place }) {
       if (e.type === 'document') {
         void (async () => {
           const doc = await (await store).getDocument(e.documentId);
-          if (doc) setDocument((current) => (current?.id === doc.id ? doc : current));
+          if (doc) setBooks((current) => current.map((b) => (b.id === doc.id ? doc : b)));
         })();
       }
     });
@@ -126,34 +127,48 @@ export function App({ place }: { place: Place }) {
     };
   }, [refreshRuns]);
 
-  const addFile = async (file: File) => {
+  /**
+   * Imports `files` one after another, in their order: they replace the Read
+   * form's books, or with `append` join them at the end. Each book joins the
+   * form as soon as it can be read; a file that fails is named, and the others
+   * are still added.
+   */
+  const addFiles = async (files: readonly File[], append = false) => {
     setError(null);
     setBusy(true);
-    let usable: string | null = null;
-    try {
-      const doc = await imports.importFile(file, engines[0]?.id ?? 'extractive', (d) => {
-        // Readable now, while the rest of its text is stored.
-        usable = d.id;
-        setDocument(d);
-        setBusy(false);
-      });
-      // Unless another book was opened meanwhile, the Read form now has the whole one.
-      setDocument((current) => (usable === null || current?.id === usable ? doc : current));
-    } catch (e) {
-      setError((e as Error).message);
-      // Nothing of a book that failed to store completely is kept (nor the reads started on it).
-      if (usable !== null) {
-        setDocument((current) => (current?.id === usable ? null : current));
-        void refreshRuns();
+    if (!append) setBooks([]);
+    const failed: string[] = [];
+    for (const file of files) {
+      let usable: string | null = null;
+      try {
+        const doc = await imports.importFile(file, engines[0]?.id ?? 'extractive', (d) => {
+          // Readable now, while the rest of its text is stored.
+          usable = d.id;
+          setBooks((current) => (current.some((b) => b.id === d.id) ? current : [...current, d]));
+          if (files.length === 1) setBusy(false);
+        });
+        // The form now has the whole book, or the same book stored before; unless it was taken off the form meanwhile.
+        const shown = usable;
+        setBooks((current) =>
+          current.some((b) => b.id === doc.id) ? current.map((b) => (b.id === doc.id ? doc : b)) : shown === null ? [...current, doc] : current,
+        );
+      } catch (e) {
+        failed.push(files.length > 1 ? t('sets.notAdded', { name: file.name, error: (e as Error).message }) : (e as Error).message);
+        // Nothing of a book that failed to store completely is kept (nor the reads started on it).
+        if (usable !== null) {
+          const gone = usable;
+          setBooks((current) => current.filter((b) => b.id !== gone));
+          void refreshRuns();
+        }
       }
-    } finally {
-      if (usable === null) setBusy(false);
     }
+    setBusy(false);
+    if (failed.length) setError(failed.join(' '));
   };
 
   const read = async (request: ReadRequest) => {
     setError(null);
-    if (!document) return setError(t('read.needDocument'));
+    if (books.length === 0) return setError(t('read.needDocument'));
     if (!request.question.trim()) return setError(t('read.needQuestion'));
     const empty = request.questions.findIndex((q) => !q.trim());
     if (empty > 0) return setError(t('read.emptyQuestion', { n: empty + 1 }));
@@ -164,7 +179,9 @@ export function App({ place }: { place: Place }) {
     setBusy(true);
     try {
       const ids = await startRuns(request.questions, {
-        documentId: document.id,
+        documentId: books[0]!.id,
+        // Several books: read in this order as one stream, with one memory.
+        ...(books.length > 1 ? { documentIds: books.map((b) => b.id) } : {}),
         engineId: request.engineId,
         engineConfig: request.engineConfig,
         ...readSettings(request),
@@ -206,8 +223,9 @@ export function App({ place }: { place: Place }) {
     requestAnimationFrame(() => runColumn.current?.focus());
   };
 
-  const openDocument = (doc: DocumentRecord) => {
-    setDocument(doc);
+  /** Opens books from the Library on the Read form: one, or several to read together in this order. */
+  const openBooks = (docs: DocumentRecord[]) => {
+    setBooks(docs);
     goTo('read');
   };
 
@@ -267,11 +285,11 @@ export function App({ place }: { place: Place }) {
 
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
-    const file = e.dataTransfer.files[0];
-    if (!file) return;
-    // The book becomes the Read form's; the Library shows its import as well.
+    const files = [...e.dataTransfer.files];
+    if (files.length === 0) return;
+    // The books become the Read form's, in the order dropped; the Library shows their import as well.
     if (place !== 'library') goTo('read');
-    void addFile(file);
+    void addFiles(files);
   };
 
   const errorAlert = error && (
@@ -288,10 +306,12 @@ export function App({ place }: { place: Place }) {
         form={
           <ReadForm
             engines={engines}
-            document={document}
+            books={books}
             busy={busy}
             importStatus={<ImportProgress progress={imports.progress} />}
-            onFile={(f) => void addFile(f)}
+            libraryVersion={imports.version}
+            onFiles={(files, append) => void addFiles(files, append)}
+            onBooks={setBooks}
             onRead={(r) => void read(r)}
           />
         }
@@ -306,6 +326,7 @@ export function App({ place }: { place: Place }) {
               selected={selected}
               onSelect={selectRevision}
               book={view.book}
+              books={view.books}
               onPause={control('pauseRun')}
               onResume={control('resumeRun')}
               onCancel={control('cancelRun')}
@@ -322,14 +343,14 @@ export function App({ place }: { place: Place }) {
         error={errorAlert}
         books={
           <Library
-            current={document}
+            current={books}
             runs={runs}
             imports={imports}
-            onOpen={openDocument}
+            onOpen={openBooks}
             onOpenRun={showRun}
             onDeleted={(id) => {
-              if (document?.id === id) setDocument(null);
-              if (view.run?.documentId === id) setRunId(null);
+              setBooks((current) => current.filter((b) => b.id !== id));
+              if (view.run?.documentId === id || view.run?.books?.some((b) => b.documentId === id)) setRunId(null);
               void refreshRuns();
             }}
             onError={setError}

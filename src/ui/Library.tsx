@@ -1,17 +1,21 @@
-import { useEffect, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import { formatBytes, formatDate, formatNumber, formatTokens } from './format';
 import type { ImportState } from './useImport';
 import { noteDeleting, noteLibrary } from './lost-books';
+import { bookLabel } from './BookOrder';
+import { Collections } from './Collections';
+import './sets.css';
 
 interface Props {
-  /** The document the Read form uses. */
-  current: DocumentRecord | null;
+  /** The books the Read form uses. */
+  current: readonly DocumentRecord[];
   runs: readonly RunRecord[];
   imports: ImportState;
-  onOpen(doc: DocumentRecord): void;
+  /** Puts books on the Read form: one, or several to read together in this order. */
+  onOpen(docs: DocumentRecord[]): void;
   onOpenRun(runId: string): void;
   /** After a document and its runs were deleted. */
   onDeleted(id: string): void;
@@ -22,7 +26,7 @@ const FORMATS = ['text', 'markdown', 'html', 'epub', 'pdf', 'docx'] as const;
 type Format = (typeof FORMATS)[number];
 const isFormat = (f: string): f is Format => (FORMATS as readonly string[]).includes(f);
 
-/** Every stored book: what it is, its runs, and Open and Delete. */
+/** Every stored book: what it is, its runs, Open and Delete; several chosen are read together or kept as a collection. */
 export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, onError }: Props) {
   const { t } = useTranslation();
   const [docs, setDocs] = useState<DocumentRecord[]>([]);
@@ -30,7 +34,12 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
   const [deletions, setDeletions] = useState(0);
   // A long book's exact count lands after its import.
   const [counted, setCounted] = useState(0);
-  const stripId = useId();
+  // The books chosen to read together, in the order they were chosen: the reading order.
+  const [chosenIds, setChosen] = useState<string[]>([]);
+  const [collectionName, setCollectionName] = useState('');
+  const [saved, setSaved] = useState('');
+  const ids = { strip: useId(), name: useId() };
+  const chosen = chosenIds.flatMap((id) => docs.filter((d) => d.id === id));
 
   useEffect(() => onRunEvent((e) => e.type === 'document' && setCounted((n) => n + 1)), []);
 
@@ -47,8 +56,21 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     };
   }, [imports.version, deletions, runs.length, counted]);
 
+  const saveCollection = async (e: FormEvent) => {
+    e.preventDefault();
+    setSaved('');
+    try {
+      const kept = await call(agent.saveCollection(collectionName, chosenIds));
+      setCollectionName('');
+      setSaved(t('collections.saved', { name: kept.name }));
+    } catch (err) {
+      onError((err as Error).message);
+    }
+  };
+
   const remove = async (doc: DocumentRecord) => {
     setConfirming(null);
+    setChosen((ids) => ids.filter((id) => id !== doc.id));
     noteDeleting(doc.id, docs);
     try {
       await call(agent.deleteDocument(doc.id));
@@ -64,19 +86,56 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
     <section aria-label={t('library.title')} className="library">
       <h2>{t('library.books')}</h2>
       <div className="check">
-        <input id={stripId} type="checkbox" checked={imports.stripGutenberg} onChange={(e) => imports.setStripGutenberg(e.target.checked)} />
-        <label htmlFor={stripId}>{t('library.strip')}</label>
+        <input id={ids.strip} type="checkbox" checked={imports.stripGutenberg} onChange={(e) => imports.setStripGutenberg(e.target.checked)} />
+        <label htmlFor={ids.strip}>{t('library.strip')}</label>
       </div>
+      {chosen.length > 0 && (
+        <form className="library-choice" aria-label={t('collections.readTogether')} onSubmit={saveCollection}>
+          <p aria-live="polite">{t('collections.chosen', { count: chosen.length, names: chosen.map((d) => d.name).join(', ') })}</p>
+          <div className="controls">
+            <button type="button" disabled={chosen.length < 2} onClick={() => onOpen(chosen)}>
+              {t('collections.readTogether')}
+            </button>
+            <button type="button" onClick={() => setChosen([])}>
+              {t('collections.clear')}
+            </button>
+          </div>
+          {chosen.length < 2 && <p className="hint">{t('collections.needTwo')}</p>}
+          <div className="field inline">
+            <label htmlFor={ids.name}>{t('collections.name')}</label>
+            <input id={ids.name} value={collectionName} maxLength={120} onChange={(e) => setCollectionName(e.target.value)} />
+            <button type="submit" disabled={chosen.length < 2}>
+              {t('collections.save')}
+            </button>
+          </div>
+        </form>
+      )}
+      <p className="visually-hidden" aria-live="polite">
+        {saved}
+      </p>
       {docs.length === 0 ? (
         <p className="hint">{t('library.none')}</p>
       ) : (
         <ul className="library-list" aria-label={t('library.books')}>
           {docs.map((doc) => {
-            const own = runs.filter((r) => r.documentId === doc.id);
-            const open = current?.id === doc.id;
+            // Its runs: those of it alone, and those over sets that hold it.
+            const own = runs.filter((r) => r.documentId === doc.id || r.books?.some((b) => b.documentId === doc.id));
+            const open = current.length === 1 && current[0]!.id === doc.id;
+            const place = chosenIds.indexOf(doc.id);
             return (
               <li key={doc.id} aria-label={doc.name} aria-current={open || undefined} className={open ? 'doc current' : 'doc'}>
-                <div className="doc-name">{doc.title && doc.title !== doc.name ? `${doc.title} (${doc.name})` : doc.name}</div>
+                <div className="doc-head">
+                  <input
+                    type="checkbox"
+                    aria-label={t('collections.choose', { name: doc.name })}
+                    checked={place >= 0}
+                    onChange={(e) => setChosen((ids) => (e.target.checked ? [...ids, doc.id] : ids.filter((id) => id !== doc.id)))}
+                  />
+                  <div className="doc-name">
+                    {place >= 0 && <span className="choice-order">{place + 1}. </span>}
+                    {bookLabel(doc)}
+                  </div>
+                </div>
                 <div className="hint">
                   {[
                     isFormat(doc.format ?? 'text') ? t(`library.format.${(doc.format ?? 'text') as Format}`) : doc.format,
@@ -116,7 +175,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                   </div>
                 ) : (
                   <div className="controls">
-                    <button type="button" onClick={() => onOpen(doc)} disabled={open}>
+                    <button type="button" onClick={() => onOpen([doc])} disabled={open}>
                       {t('library.open')}
                     </button>
                     <button type="button" onClick={() => setConfirming(doc.id)}>
@@ -129,6 +188,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
           })}
         </ul>
       )}
+      <Collections docs={docs} deletions={deletions} onRead={onOpen} onError={onError} />
     </section>
   );
 }

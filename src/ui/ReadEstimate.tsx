@@ -12,7 +12,8 @@ import { i18n } from './i18n';
 import type { ReadFormSettings } from './settings';
 
 interface Props {
-  document: DocumentRecord | null;
+  /** The books to read: one, or a set read as one stream. */
+  books: readonly DocumentRecord[];
   engineId: string;
   /** The chosen engine's configuration: which model, so that only its own measurements count. */
   engineConfig?: EngineConfig;
@@ -48,7 +49,7 @@ interface EngineEstimateProps extends Props {
   notMeasured(): string;
 }
 
-function EngineEstimate({ document, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured }: EngineEstimateProps) {
+function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured }: EngineEstimateProps) {
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const model = modelKey(engineConfig);
@@ -71,7 +72,7 @@ function EngineEstimate({ document, engineId, engineConfig = NO_CONFIG, settings
     };
   }, [engineId, model]);
 
-  const plan = document && samples !== null && settings.chunkTokens > 0 ? planOf(document, samples, settings, apart) : null;
+  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, samples, settings, apart) : null;
   const expected = plan?.full ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
 
@@ -117,8 +118,12 @@ function EngineEstimate({ document, engineId, engineConfig = NO_CONFIG, settings
 }
 
 /** The estimate of a whole read and, when skimming, of the chunks a skim reads. */
-function planOf(document: DocumentRecord, samples: StepSample[], settings: ReadFormSettings, apart: SpeedApart | undefined) {
-  const { chunks, promptTokens } = readSize(document.tokens, settings.chunkTokens, settings.memoryTokens);
+function planOf(books: readonly DocumentRecord[], samples: StepSample[], settings: ReadFormSettings, apart: SpeedApart | undefined) {
+  const { chunks, promptTokens } = readSize(
+    books.map((b) => b.tokens),
+    settings.chunkTokens,
+    settings.memoryTokens,
+  );
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
   const full = estimateRead({ ...input, chunks });
   if (!full || !settings.skim) return { chunks, promptTokens, full, skim: null, read: chunks };

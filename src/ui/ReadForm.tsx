@@ -1,4 +1,6 @@
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import { AddBooks, BookFiles } from './AddBooks';
+import { BookOrder } from './BookOrder';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { ENGINE_UI, usePreferredEngine } from './engines';
@@ -23,16 +25,36 @@ export interface ReadRequest extends ReadFormSettings {
 
 interface Props {
   engines: readonly EngineInfo[];
-  document: DocumentRecord | null;
+  /** The books to read, in order: one, or several read as one set. */
+  books: readonly DocumentRecord[];
   busy: boolean;
   /** How far the book being added has come, shown under Document. */
   importStatus?: ReactNode;
-  onFile(file: File): void;
+  /** Counts finished imports: the books offered from the Library are read again. */
+  libraryVersion: number;
+  /** Files chosen: they replace the books to read, or with `append` join them at the end. */
+  onFiles(files: File[], append: boolean): void;
+  /** The books to read, reordered, with one removed or one from the Library added. */
+  onBooks(books: DocumentRecord[]): void;
   onRead(request: ReadRequest): void;
 }
 
-/** Everything a read needs: the book, the question, the engine and the two sizes. */
-export function ReadForm({ engines, document, busy, importStatus, onFile, onRead }: Props) {
+/** What a read takes, as one record: the book, or a set's books with their sizes added up. */
+export function readingOf(books: readonly DocumentRecord[]): DocumentRecord | null {
+  if (books.length <= 1) return books[0] ?? null;
+  const sum = (f: (d: DocumentRecord) => number) => books.reduce((n, d) => n + f(d), 0);
+  return {
+    ...books[0]!,
+    name: books.map((b) => b.name).join(' + '),
+    bytes: sum((d) => d.bytes),
+    chars: sum((d) => d.chars),
+    tokens: sum((d) => d.tokens),
+    tokensEstimated: books.some((d) => d.tokensEstimated) || undefined,
+  };
+}
+
+/** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
+export function ReadForm({ engines, books, busy, importStatus, libraryVersion, onFiles, onBooks, onRead }: Props) {
   const { t } = useTranslation();
   const ids = { doc: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
@@ -41,6 +63,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
   // Until the person picks one: WebLLM where a hardware GPU can run it, else the first engine.
   const choice = useEngineChoice(engines, usePreferredEngine());
   const { engine, config: engineConfig } = choice;
+  const document = readingOf(books);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -51,20 +74,19 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
     <form className="read-form" onSubmit={submit}>
       <div className="field">
         <label htmlFor={ids.doc}>{t('read.document')}</label>
-        <input
-          id={ids.doc}
-          type="file"
-          accept=".txt,.text,.md,.markdown,.html,.htm,.xhtml,.epub,.pdf,.docx,text/plain,text/markdown,text/html,application/epub+zip,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-          onChange={(e) => {
-            const file = e.currentTarget.files?.[0];
-            if (file) onFile(file);
-            e.currentTarget.value = ''; // the same file may be chosen again
-          }}
-        />
+        <BookFiles id={ids.doc} onFiles={(files) => onFiles(files, false)} />
         <p className="hint" aria-live="polite">
-          {document ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}` : t('read.documentHint')}
+          {books.length > 1
+            ? t('sets.documentHintMany', { count: books.length, size: formatBytes(document!.bytes), tokens: formatTokens(document!) })
+            : document
+              ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
+              : t('read.documentHint')}
         </p>
         {importStatus}
+        {books.length > 1 && <BookOrder books={books} onChange={onBooks} />}
+        {books.length > 0 && (
+          <AddBooks books={books} libraryVersion={libraryVersion} onFiles={(files) => onFiles(files, true)} onAdd={(doc) => onBooks([...books, doc])} />
+        )}
       </div>
       <QuestionList questions={questions} onChange={setQuestions} />
       <div className="field">
@@ -77,7 +99,7 @@ export function ReadForm({ engines, document, busy, importStatus, onFile, onRead
         )}
       </div>
       <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />
-      <ReadEstimate document={document} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} onEstimate={setEstimateMs} />
+      <ReadEstimate books={books} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} onEstimate={setEstimateMs} />
       <button type="submit" disabled={busy}>
         {t('read.read')}
       </button>

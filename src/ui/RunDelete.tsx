@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from './data';
+import { formatRunBooks } from './format';
 import './durability.css';
 
 interface Props {
@@ -24,7 +25,7 @@ export function RunDelete({ run, revisions, onDelete }: Props) {
   return (
     <div role="group" aria-label={t('runDelete.confirm')} className="run-confirm">
       <span>
-        {revisions ? t('runDelete.questionRevisions', { count: revisions }) : t('runDelete.question')} {t('runDelete.bookStays', { book: run.documentName })}
+        {revisions ? t('runDelete.questionRevisions', { count: revisions }) : t('runDelete.question')} {t('runDelete.bookStays', { book: formatRunBooks(run) })}
       </span>
       <button
         type="button"

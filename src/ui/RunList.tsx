@@ -1,6 +1,7 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from './data';
+import { formatRunBooks } from './format';
 import { RunProgress } from './RunProgress';
 
 interface Props {
@@ -36,7 +37,7 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
             <button type="button" aria-current={r.id === current ? 'page' : undefined} onClick={() => onOpen(r.id)}>
               <span className="run-q">{r.question}</span>
               <span className="hint">
-                {r.documentName} · {t(`runs.status.${r.status}`)}
+                {formatRunBooks(r)} · {t(`runs.status.${r.status}`)}
               </span>
             </button>
             <RunProgress run={r} />

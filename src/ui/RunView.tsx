@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, type RevisionRecord, RUN_ANSWER, type RunRecord } from './data';
-import { estimateRemaining, formatRemaining } from './format';
+import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
+import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
 import { type CitedMark, Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
@@ -15,6 +16,8 @@ interface Props {
   revisions: readonly RevisionRecord[];
   /** The run's book as stored here, or null when this browser does not have it (an imported run). */
   book: DocumentRecord | null;
+  /** A run over a set: each of its books as stored here, in reading order, null where this browser lacks it. */
+  books: readonly (DocumentRecord | null)[];
   writing: { index: number; text: string } | null;
   selected: number | null;
   onSelect(index: number): void;
@@ -30,7 +33,7 @@ interface Props {
 }
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, book, writing, selected, onSelect, onPause, onResume, onCancel, onDelete, onOpenSource, cited }: Props) {
+export function RunView({ run, runs, revisions, book, books, writing, selected, onSelect, onPause, onResume, onCancel, onDelete, onOpenSource, cited }: Props) {
   const { t } = useTranslation();
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
@@ -50,7 +53,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
       <header className="run-head">
         <h2>{run.question}</h2>
         <p className="hint">
-          {run.documentName} ·{' '}
+          {formatRunBooks(run)} ·{' '}
           {t(run.skim ? 'run.factsSkimmed' : 'run.facts', {
             chunks: total,
             from: run.skim?.totalChunks ?? 0,
@@ -58,6 +61,7 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
             memoryTokens: run.settings.memoryTokens,
           })}
         </p>
+        <SetBooks run={run} books={books} />
         <RunSettings run={run} />
       </header>
       <div className="progress-row">
@@ -105,7 +109,17 @@ export function RunView({ run, runs, revisions, book, writing, selected, onSelec
         {run.status === 'done' && run.answer !== undefined && <Sources runId={run.id} answer={RUN_ANSWER} total={total} onOpen={onOpenSource} />}
       </section>
       {run.status === 'done' && <FollowUp key={run.id} run={run} total={total} onOpenSource={onOpenSource} />}
-      <Inspector run={run} runs={runs} revisions={revisions} book={book} selected={selected} onSelect={onSelect} cited={cited} onOpenSource={onOpenSource} />
+      <Inspector
+        run={run}
+        runs={runs}
+        revisions={revisions}
+        book={book}
+        books={books}
+        selected={selected}
+        onSelect={onSelect}
+        cited={cited}
+        onOpenSource={onOpenSource}
+      />
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { median } from '../core/estimate';
-import type { DocumentRecord } from './data';
+import type { DocumentRecord, RunRecord } from './data';
 import { currentLanguage, i18n } from './i18n';
 
 // Numbers, sizes, dates and durations in the interface's language; unit words come from its resources.
@@ -61,4 +61,10 @@ export function estimateRemaining(committedAt: readonly number[], remaining: num
   if (committedAt.length < 2) return null;
   const recent = committedAt.slice(-21);
   return median(recent.slice(1).map((t, i) => t - recent[i]!))! * remaining;
+}
+
+/** How a run's books are named: its book, a few books joined, or the first of many and how many more. */
+export function formatRunBooks(run: Pick<RunRecord, 'documentName' | 'books'>): string {
+  if (!run.books || run.books.length <= 3) return run.documentName;
+  return i18n.t('sets.nameMany', { first: run.books[0]!.name, count: run.books.length - 1 });
 }

@@ -1,4 +1,5 @@
 import type { RunRecord, RunStatus } from './data';
+import { formatRunBooks } from './format';
 import { i18n } from './i18n';
 
 /**
@@ -46,15 +47,15 @@ export function shouldNotify(p: { permission: NoticePermission; hidden: boolean;
 }
 
 /** The notification's words. */
-export function endNotice(run: Pick<RunRecord, 'question' | 'documentName' | 'status' | 'answer' | 'error'>): { title: string; body: string } {
+export function endNotice(run: Pick<RunRecord, 'question' | 'documentName' | 'books' | 'status' | 'answer' | 'error'>): { title: string; body: string } {
   if (run.status === 'failed') {
     return {
-      title: i18n.t('notice.stoppedTitle', { book: run.documentName }),
+      title: i18n.t('notice.stoppedTitle', { book: formatRunBooks(run) }),
       body: i18n.t('notice.stoppedBody', { error: run.error ?? i18n.t('notice.anError') }),
     };
   }
   return {
-    title: i18n.t('notice.doneTitle', { book: run.documentName }),
+    title: i18n.t('notice.doneTitle', { book: formatRunBooks(run) }),
     body: i18n.t('notice.doneBody', { question: run.question, answer: run.answer ?? '' }),
   };
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { qwenConvTemplate } from '../../src/engines/webllm/made-up-model';
 
 /**
  * The files of a stand-in MLC conversion, as the test hosts serve them:
@@ -24,19 +25,7 @@ export const chatConfig = {
   presence_penalty: 0,
   frequency_penalty: 0,
   tokenizer_files: ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'],
-  conv_template: {
-    name: 'qwen2',
-    system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
-    system_message: 'You are a helpful assistant.',
-    roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
-    role_templates: { user: '{user_message}', assistant: '{assistant_message}', tool: '{tool_message}' },
-    messages: [],
-    seps: ['<|im_end|>\n'],
-    role_content_sep: '\n',
-    role_empty_sep: '\n',
-    stop_str: ['<|endoftext|>', '<|im_end|>'],
-    stop_token_ids: [151643, 151645],
-  },
+  conv_template: qwenConvTemplate(),
 };
 
 let tokenizer: Buffer | undefined;

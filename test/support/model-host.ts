@@ -9,14 +9,15 @@ import { serveSynthetic } from './synthetic-model';
  *
  * The polite host, /m/<variant>/resolve/main/<file> and /lib/<name>.wasm:
  * plain bodies with a true Content-Length, no redirects, no ranges, with
- * faults on demand. Variants: `good`; `slow` (shards take over a second
- * each); `missing` (one shard answers 404); `drop` (one shard's connection
- * drops half-way until POST /__heal).
+ * faults on demand. Variants: `good`; `held` (after POST /__hold, every
+ * shard but the first waits unanswered until POST /__release: a download the
+ * test catches half done, however fast the machine); `missing` (one shard
+ * answers 404); `drop` (one shard's connection drops half-way until POST /__heal).
  *
  * The realistic host, /r/<preset>/… and /cdn/<preset>/…: see cdn-host.ts.
  *
- * GET /__log lists requests, POST /__reset clears the log, the heal and the
- * realistic host's faults; GET /__files/<preset> gives the SHA-256 of every
+ * GET /__log lists requests, POST /__reset clears the log, the heal, the hold and
+ * the realistic host's faults; GET /__files/<preset> gives the SHA-256 of every
  * file of a realistic preset as served before compression.
  */
 
@@ -30,6 +31,13 @@ export interface HostState {
   log: LogEntry[];
   healed: boolean;
   played: Set<string>;
+  /** The `held` variant's waiting shards, while a hold is on (null when off). */
+  held: (() => void)[] | null;
+}
+
+function release(state: HostState): void {
+  for (const go of state.held?.splice(0) ?? []) go();
+  state.held = null;
 }
 
 function cors(res: ServerResponse): void {
@@ -39,7 +47,7 @@ function cors(res: ServerResponse): void {
   res.setHeader('Access-Control-Expose-Headers', 'Content-Length');
 }
 
-async function sendSlowly(res: ServerResponse, body: Buffer, entry: LogEntry, dropAt?: number, pauseMs = PAUSE_MS): Promise<void> {
+async function sendSlowly(res: ServerResponse, body: Buffer, entry: LogEntry, dropAt?: number): Promise<void> {
   entry.status = 200; // known now, while the body is still going out
   res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length) });
   for (let at = 0; at < body.length; at += SLICE) {
@@ -49,7 +57,7 @@ async function sendSlowly(res: ServerResponse, body: Buffer, entry: LogEntry, dr
     }
     res.write(body.subarray(at, at + SLICE));
     entry.served += Math.min(SLICE, body.length - at);
-    await new Promise((r) => setTimeout(r, pauseMs));
+    await new Promise((r) => setTimeout(r, PAUSE_MS));
   }
   res.end();
 }
@@ -63,7 +71,7 @@ export interface ModelHost {
 
 /** Listens on 127.0.0.1 and, where the machine has it, ::1, so that both loopback names reach it. */
 export async function startModelHost(port: number, presets: Record<string, CdnPreset> = CDN_PRESETS): Promise<ModelHost> {
-  const state: HostState = { log: [], healed: false, played: new Set() };
+  const state: HostState = { log: [], healed: false, played: new Set(), held: null };
   prepareCdn(presets);
   const shards = Array.from({ length: SHARDS }, (_, i) => shardBytes(i, SHARD_BYTES));
   const index = weightsIndex(SHARDS, SHARD_BYTES);
@@ -71,8 +79,10 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
   const handle = async (req: IncomingMessage, res: ServerResponse, entry: LogEntry): Promise<number> => {
     const path = entry.path;
     if (path === '/__log') return (cors(res), res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(state.log)), 200);
-    if (path === '/__reset') return (cors(res), (state.log = []), (state.healed = false), state.played.clear(), res.writeHead(204).end(), 204);
+    if (path === '/__reset') return (cors(res), (state.log = []), (state.healed = false), state.played.clear(), release(state), res.writeHead(204).end(), 204);
     if (path === '/__heal') return (cors(res), (state.healed = true), res.writeHead(204).end(), 204);
+    if (path === '/__hold') return (cors(res), (state.held ??= []), res.writeHead(204).end(), 204);
+    if (path === '/__release') return (cors(res), release(state), res.writeHead(204).end(), 204);
     const digests = /^\/__files\/([\w-]+)$/.exec(path);
     if (digests) {
       const preset = presets[digests[1]!];
@@ -92,7 +102,7 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
       // Starts like WebAssembly, then is not: the model library fails to compile, as a wrong or corrupt download would.
       return (res.writeHead(200, { 'Content-Type': 'application/wasm', 'Content-Length': String(BROKEN_LIBRARY.length) }).end(BROKEN_LIBRARY), 200);
     }
-    const m = /^\/m\/(good|slow|missing|drop)\/resolve\/main\/(.+)$/.exec(path);
+    const m = /^\/m\/(good|held|missing|drop)\/resolve\/main\/(.+)$/.exec(path);
     if (!m) return (res.writeHead(404).end('not found'), 404);
     const [, variant, file] = m as unknown as [string, string, string];
     const json = (v: unknown) => {
@@ -110,7 +120,9 @@ export async function startModelHost(port: number, presets: Record<string, CdnPr
     if (!shards[i] || file !== shardName(i)) return (res.writeHead(404).end('not found'), 404);
     if (variant === 'missing' && i === 1) return (res.writeHead(404).end('not found'), 404);
     if (req.method === 'HEAD') return (res.writeHead(200, { 'Content-Length': String(SHARD_BYTES) }).end(), 200);
-    await sendSlowly(res, shards[i], entry, variant === 'drop' && i === 2 && !state.healed ? SHARD_BYTES / 2 : undefined, variant === 'slow' ? 200 : PAUSE_MS);
+    if (variant === 'held' && i > 0 && state.held) await new Promise<void>((resolve) => state.held!.push(resolve));
+    if (res.destroyed) return 0; // the page went away while the shard was held
+    await sendSlowly(res, shards[i], entry, variant === 'drop' && i === 2 && !state.healed ? SHARD_BYTES / 2 : undefined);
     return 200;
   };
 

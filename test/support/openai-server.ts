@@ -39,6 +39,16 @@ export interface OpenAIServerOptions {
   reply?: (text: string, messages: readonly ChatMessage[]) => string;
 }
 
+/** What a held-request rule sees of a chat request. */
+export interface HeldRequest {
+  /** A final-answer request (no <section> block). */
+  final: boolean;
+  /** The first characters of the <section> block, for update requests. */
+  section?: string;
+  /** The last message's text: the prompt with the question in it. */
+  prompt: string;
+}
+
 export interface RequestRecord {
   path: string;
   status: number;
@@ -73,14 +83,15 @@ export class OpenAITestServer {
   private readonly sockets = new Set<Socket>();
   private server: Server | null = null;
   private engine: Promise<{ engine: ExtractiveEngine; tokenizer: QwenTokenizer }> | null = null;
-  /** Chat requests beyond this many are held unanswered until released (or the server stops). */
-  private holdAfter = Infinity;
-  private arrivals = 0;
+  /** Decides, for each chat request as it arrives, whether it waits unanswered until `release()`. */
+  private holdMatch: ((request: HeldRequest) => boolean) | null = null;
+  /** Where a held request waits: before any reply, or (streamed) after its first piece. */
+  private holdWhere: 'arrival' | 'first piece' = 'arrival';
   private inFlight = 0;
   /** The most chat requests that were being answered at once. */
   maxInFlight = 0;
   private held: (() => void)[] = [];
-  private heldListeners: (() => void)[] = [];
+  private heldListeners: { count: number; resolve: () => void }[] = [];
   port: number;
 
   constructor(private readonly options: OpenAIServerOptions = {}) {
@@ -107,12 +118,36 @@ export class OpenAITestServer {
 
   /** Chat requests after the next `n` wait unanswered; resolves when the first of them arrives. */
   holdAfterNext(n: number): Promise<void> {
-    this.holdAfter = this.arrivals + n;
-    return new Promise((resolve) => this.heldListeners.push(resolve));
+    let left = n;
+    return this.hold(() => left-- <= 0);
   }
 
+  /**
+   * Every chat request that `match` accepts (asked once per request, in
+   * arrival order) waits unanswered until `release()`: a step the test holds in
+   * flight, however fast the client is. With `where` 'first piece', a streamed
+   * reply waits after its first piece instead. Resolves when the first is held.
+   */
+  hold(match: (request: HeldRequest) => boolean, where: 'arrival' | 'first piece' = 'arrival'): Promise<void> {
+    this.holdMatch = match;
+    this.holdWhere = where;
+    return this.whenHeld(1);
+  }
+
+  /** Resolves once `count` chat requests are held at the same time. */
+  whenHeld(count: number): Promise<void> {
+    if (this.held.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.heldListeners.push({ count, resolve }));
+  }
+
+  /** Answers the held requests and holds no more. */
   release(): void {
-    this.holdAfter = Infinity;
+    this.holdMatch = null;
+    this.releaseHeld();
+  }
+
+  /** Answers the requests held now; the rule (a new one set just before, say) goes on holding later ones. */
+  releaseHeld(): void {
     for (const go of this.held.splice(0)) go();
   }
 
@@ -139,8 +174,7 @@ export class OpenAITestServer {
     if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
-    this.holdAfter = Infinity;
-    for (const go of this.held.splice(0)) go();
+    this.release();
     await closed;
   }
 
@@ -257,10 +291,11 @@ export class OpenAITestServer {
     const section = /<section>\n([\s\S]{0,80})/.exec(prompt)?.[1];
     this.about.set(req, { ...(section === undefined ? { final: true } : { section }), ...(this.options.keepBodies && { body }) });
 
-    if (++this.arrivals > this.holdAfter) {
-      for (const l of this.heldListeners.splice(0)) l();
-      await new Promise<void>((resolve) => this.held.push(resolve));
+    const held = this.holdMatch?.({ final: section === undefined, prompt, ...(section !== undefined && { section }) }) ? this.holdWhere : undefined;
+    if (held === 'arrival') {
+      await this.waitHeld();
       if (!this.server) return; // stopped while held: the socket is gone
+      if (req.socket.destroyed) return this.record(req, 0); // the client went away meanwhile (a closed tab)
     }
     const failure = this.failures.shift();
     if (failure?.kind === 'drop') {
@@ -333,6 +368,10 @@ export class OpenAITestServer {
       if (due > 1) await sleep(due);
       if (res.destroyed) return this.record(req, 0);
       res.write(chunk({ content: piece.text }));
+      if (i === 0 && held === 'first piece') {
+        await this.waitHeld();
+        if (!this.server || res.destroyed) return this.record(req, 0);
+      }
     }
     if (failure?.kind === 'drop-mid-stream') return this.cut(req, res);
     res.write(chunk({}, finish));
@@ -342,6 +381,16 @@ export class OpenAITestServer {
     }
     res.end('data: [DONE]\n\n');
     this.record(req, 200);
+  }
+
+  /** Waits until released, counted among the held requests. */
+  private async waitHeld(): Promise<void> {
+    const released = new Promise<void>((resolve) => this.held.push(resolve));
+    for (const l of this.heldListeners.filter((l) => this.held.length >= l.count)) {
+      this.heldListeners.splice(this.heldListeners.indexOf(l), 1);
+      l.resolve();
+    }
+    await released;
   }
 
   /** Closes the connection in the middle of a reply; logged with status 0, like a request that got no answer. */

@@ -29,8 +29,8 @@ export interface TraceInput {
   question: string;
   /** The memory after each revision, in order. */
   memories: readonly string[];
-  /** The section revision `r` read; undefined where it cannot be read (a book not stored here). */
-  section(revision: number): SectionText | undefined;
+  /** The section revision `r` read (as the worker reads it from storage, later); undefined where it cannot be read (a book not stored here). */
+  section(revision: number): SectionText | undefined | Promise<SectionText | undefined>;
 }
 
 /** A sentence of the book, by its place in the run's text. */
@@ -133,17 +133,17 @@ export class Tracer {
   }
 
   /** The sources of `answer`, written from the memory of revision `last` (the run's last by default). */
-  citeAnswer(answer: string, last = this.input.memories.length - 1): Sources {
+  async citeAnswer(answer: string, last = this.input.memories.length - 1): Promise<Sources> {
     if (last < 0) return { citations: [], unsourced: answerClaims(answer).length ? [{ text: answer.trim(), reason: 'answer' }] : [] };
     const view = this.view(last, answer);
     const { picked, unsourced } = this.select(answer, view);
-    const traces = this.traceNotes(view, picked);
+    const traces = await this.traceNotes(view, picked);
     for (const t of traces) if (t.citations.length === 0) unsourced.push({ text: t.note.text, reason: 'memory' });
     return { citations: merge(traces.flatMap((t) => t.citations)), unsourced };
   }
 
   /** Where each note of the memory of revision `revision` came from. */
-  traceMemory(revision: number): NoteTrace[] {
+  traceMemory(revision: number): Promise<NoteTrace[]> {
     const view = this.view(revision, '');
     return this.traceNotes(
       view,
@@ -277,15 +277,17 @@ export class Tracer {
     }
   }
 
-  private traceNotes(view: MemoryView, indexes: readonly number[]): NoteTrace[] {
+  private async traceNotes(view: MemoryView, indexes: readonly number[]): Promise<NoteTrace[]> {
     const wanted = new Set<string>();
     for (const i of indexes) for (const k of view.keys[i]!) wanted.add(k);
     const presence = this.timeline.presence(wanted, view.revision);
-    return indexes.map((i) => ({ note: view.notes[i]!, citations: this.traceNote(view, i, presence) }));
+    const out: NoteTrace[] = [];
+    for (const i of indexes) out.push({ note: view.notes[i]!, citations: await this.traceNote(view, i, presence) });
+    return out;
   }
 
   /** The revisions and sentences a note's content was drawn from, most of it first. */
-  private traceNote(view: MemoryView, index: number, presence: Map<string, Uint8Array>): Citation[] {
+  private async traceNote(view: MemoryView, index: number, presence: Map<string, Uint8Array>): Promise<Citation[]> {
     const keys = [...view.keys[index]!];
     const weight = (k: string) => view.weight(k) * (this.questionKeys.has(k) ? QUESTION_SHARE : 1);
     const own = keys.filter((k) => !this.questionKeys.has(k));
@@ -324,7 +326,7 @@ export class Tracer {
       let best: Option | null = null;
       for (const revision of candidates) {
         if (tried.has(revision)) continue;
-        const option = this.bestSentence(revision, entered.get(revision)!, uncovered, core, keys, weight, total, coreTotal);
+        const option = await this.bestSentence(revision, entered.get(revision)!, uncovered, core, keys, weight, total, coreTotal);
         if (option && (!best || better(option, best))) best = option;
       }
       if (!best) break;
@@ -333,7 +335,7 @@ export class Tracer {
       const citation: Citation = { revision: best.revision, keptUntil: view.revision, notes: [view.notes[index]!.text] };
       if (!kept.has(best.revision) && kept.size > 0) citation.returned = true;
       if (best.sentence !== null) {
-        const found = this.sentencesOf(best.revision)!;
+        const found = (await this.sentencesOf(best.revision))!;
         const span = found.spans[best.sentence]!;
         citation.sentence = {
           start: found.section.start + span.start,
@@ -347,7 +349,7 @@ export class Tracer {
   }
 
   /** The sentence of revision `revision`'s section that best accounts for what it wrote down of a note, if one does. */
-  private bestSentence(
+  private async bestSentence(
     revision: number,
     credits: Map<string, number>,
     uncovered: Set<string>,
@@ -356,8 +358,8 @@ export class Tracer {
     weight: (k: string) => number,
     total: number,
     coreTotal: number,
-  ): Option | null {
-    const found = this.sentencesOf(revision);
+  ): Promise<Option | null> {
+    const found = await this.sentencesOf(revision);
     if (!found) {
       // Without the book, the revision that wrote the content down is what can be said.
       const covers = new Set([...credits.keys()].filter((k) => uncovered.has(k)));
@@ -380,10 +382,10 @@ export class Tracer {
     return best;
   }
 
-  private sentencesOf(revision: number): SectionSentences | null {
+  private async sentencesOf(revision: number): Promise<SectionSentences | null> {
     let found = this.sections.get(revision);
     if (found === undefined) {
-      const section = this.input.section(revision);
+      const section = await this.input.section(revision);
       if (section) {
         const spans = sentenceSpans(section.text);
         found = { section, spans, keys: spans.map((s) => new Set(keysOf(section.text.slice(s.start, s.end)))) };

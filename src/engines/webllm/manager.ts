@@ -15,8 +15,8 @@ import {
   prebuiltModels,
 } from './models';
 import type { EngineConfig } from '../engine';
-import { modelKey } from '../../core/estimate';
-import type { SpeedRecord, Store } from '../../storage/db';
+import type { SpeedShelf } from '../speed-shelf';
+import { modelKey, type SpeedRecord } from '../../core/estimate';
 
 /** One row of the Models list, as the page shows it. */
 export interface ModelView {
@@ -49,15 +49,24 @@ export interface ModelList {
   note: string | null;
 }
 
+/** What the model manager keeps between visits: the speeds measured here and the models added by URL (see SpeedShelf). */
+export interface ModelShelf extends SpeedShelf {
+  customModels(): Promise<CustomModelSpec[]>;
+  addCustomModel(spec: CustomModelSpec): Promise<void>;
+  /** Forgets a custom model and every speed measured with it. */
+  forgetCustomModel(id: string, modelId: string): Promise<void>;
+}
+
 /**
  * The model manager behind the Models region: lists models with their cache
- * state, downloads, loads and deletes them, and keeps custom models in storage.
+ * state, downloads, loads and deletes them, and keeps custom models and
+ * measured speeds on the shelf it is given.
  */
 export class ModelService {
   private gpu: Promise<GpuCapability> | undefined;
 
   constructor(
-    private readonly store: Promise<Store>,
+    private readonly shelf: ModelShelf,
     private readonly gpuSession: GpuSession = session,
     private readonly createEngine: typeof createWebLLMEngine = createWebLLMEngine,
     private readonly checkGpu: () => Promise<GpuCapability> = checkWebGPU,
@@ -69,7 +78,7 @@ export class ModelService {
   }
 
   private async entries(): Promise<ModelEntry[]> {
-    const custom = (await (await this.store).listCustomModels()).map(customEntry);
+    const custom = (await this.shelf.customModels()).map(customEntry);
     return [...(await prebuiltModels()), ...custom];
   }
 
@@ -80,7 +89,7 @@ export class ModelService {
   }
 
   async list(): Promise<ModelList> {
-    const [gpu, entries, speeds] = await Promise.all([this.capability(), this.entries(), this.store.then((s) => s.listSpeeds())]);
+    const [gpu, entries, speeds] = await Promise.all([this.capability(), this.entries(), this.shelf.speeds()]);
     const loaded = this.gpuSession.current?.id;
     const models = await Promise.all(
       entries.map(async (e): Promise<ModelView> => {
@@ -158,9 +167,9 @@ export class ModelService {
 
   private async calibrate(e: ModelEntry, engine: Awaited<ReturnType<typeof createWebLLMEngine>>): Promise<SpeedRecord | undefined> {
     try {
-      const [store, gpu] = await Promise.all([this.store, this.capability()]);
+      const gpu = await this.capability();
       const model = modelKey(engineConfigFor(e));
-      const known = await store.getSpeed(model, gpu.adapter);
+      const known = await this.shelf.speed(model, gpu.adapter);
       if (known) return known;
       const c = await engine.calibrate();
       const record: SpeedRecord = {
@@ -173,7 +182,7 @@ export class ModelService {
         source: c.source,
         measuredAt: Date.now(),
       };
-      await store.putSpeed(record);
+      await this.shelf.keepSpeed(record);
       return record;
     } catch {
       // The model is loaded all the same; the Models list says its speed is not measured.
@@ -197,15 +206,12 @@ export class ModelService {
     const base = `custom:${spec.label.trim()}`;
     let id = base;
     for (let n = 2; taken.has(id); n++) id = `${base} (${n})`;
-    await (
-      await this.store
-    ).putCustomModel({
+    await this.shelf.addCustomModel({
       id,
       label: spec.label.trim(),
       modelUrl: spec.modelUrl.trim(),
       libUrl: spec.libUrl.trim(),
       contextLimit: spec.contextLimit,
-      addedAt: Date.now(),
     });
     return id;
   }
@@ -214,9 +220,7 @@ export class ModelService {
   async removeCustom(id: string): Promise<void> {
     const model = modelKey(engineConfigFor(await this.entry(id)));
     await this.remove(id);
-    const store = await this.store;
-    await store.deleteCustomModel(id);
-    await store.deleteSpeeds(model);
+    await this.shelf.forgetCustomModel(id, model);
   }
 
   watch(listener: (p: ModelProgress) => void): () => void {

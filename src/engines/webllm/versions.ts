@@ -30,6 +30,8 @@ export interface WebLLMVersion {
   completionCountsFirstToken: boolean;
   /** Where its model libraries live in mlc-ai/binary-mlc-llm-libs (a library from another folder fails to load). */
   libraryFolder: string;
+  /** The npm name it is installed under: the shipped dependency, or an alias of it. */
+  packageName: string;
 }
 
 /** What the app ships and bundles. */
@@ -40,9 +42,14 @@ export const WEBLLM_0_2_86: WebLLMVersion = {
   requestRepetitionPenalty: true,
   completionCountsFirstToken: true,
   libraryFolder: 'web-llm-models/v0_2_86/base',
+  packageName: '@mlc-ai/web-llm',
 };
 
-/** The newest version with libraries at hand offline (`v0_2_48`): the real-kernel test runs it. Never bundled. */
+/**
+ * The newest version whose model libraries (`v0_2_48`) can be had offline:
+ * the real-kernel tests and the GPU benchmark run it, and the command line
+ * runs it for those libraries. Never in the app's bundle.
+ */
 export const WEBLLM_0_2_79: WebLLMVersion = {
   version: '0.2.79',
   weightsIndex: 'ndarray-cache.json',
@@ -50,9 +57,40 @@ export const WEBLLM_0_2_79: WebLLMVersion = {
   requestRepetitionPenalty: false,
   completionCountsFirstToken: false,
   libraryFolder: 'web-llm-models/v0_2_48',
+  packageName: '@mlc-ai/web-llm-0279',
 };
 
 export const SHIPPED_WEBLLM = WEBLLM_0_2_86;
+
+/** Every version the adapter knows, the shipped one first. */
+export const WEBLLM_VERSIONS: readonly WebLLMVersion[] = [WEBLLM_0_2_86, WEBLLM_0_2_79];
+
+/** A version by its number ("0.2.79"); undefined for one the adapter does not know. */
+export function webllmVersion(version: string): WebLLMVersion | undefined {
+  return WEBLLM_VERSIONS.find((v) => v.version === version);
+}
+
+/**
+ * The version a model library was built for, where its URL names a library
+ * folder (as WebLLM's own library URLs do); undefined otherwise.
+ */
+export function versionForLibrary(libUrl: string): WebLLMVersion | undefined {
+  return WEBLLM_VERSIONS.find((v) => libUrl.includes(`/${v.libraryFolder}/`));
+}
+
+/**
+ * The text that tells the Emscripten runtimes inside WebLLM's bundle (the
+ * WASI shim of its tensor runtime, its tokenizer) that they run in node. In
+ * node they would then take node's paths — one replaces the bundle's own
+ * exports, another needs a `createRequire` the bundle never imports — so
+ * outside a browser the bundle is loaded with this test answered "no": the
+ * runtimes then take the plain path a worker would, and need only
+ * WebAssembly. The same text in both versions' bundles.
+ */
+export const EMSCRIPTEN_NODE_CHECK =
+  'var ENVIRONMENT_IS_NODE=typeof process=="object"&&typeof process.versions=="object"&&typeof process.versions.node=="string"';
+/** How many runtimes in each bundle carry the check: a bundle with another count is not one this adapter was written for. */
+export const EMSCRIPTEN_RUNTIMES = 3;
 
 /** Both names of the weights index: a model converted for one version may carry only the other. */
 export const WEIGHTS_INDEX_NAMES = [WEBLLM_0_2_86.weightsIndex, WEBLLM_0_2_79.weightsIndex] as const;

@@ -48,6 +48,8 @@ export type StoreView = Pick<
   | 'listSpeeds'
   | 'getPromptFile'
   | 'listPromptFiles'
+  | 'listCollections'
+  | 'getCollection'
 >;
 
 /** This tab's read-only view of the database, opened once for the whole page. */

@@ -9,11 +9,16 @@ interface Props {
   index: number | null;
 }
 
-/** Another run over the same book, its memory at the same chunk beside this one's. */
+/** What a run reads: its book, or its set's books in order. Runs that read the same can be compared chunk by chunk. */
+function readsOf(run: RunRecord): string {
+  return run.books ? run.books.map((b) => b.documentId).join('|') : run.documentId;
+}
+
+/** Another run over the same book (or the same set of books, in the same order), its memory at the same chunk beside this one's. */
 export function Compare({ run, others, index }: Props) {
   const { t } = useTranslation();
   const id = useId();
-  const candidates = others.filter((o) => o.id !== run.id && o.documentId === run.documentId);
+  const candidates = others.filter((o) => o.id !== run.id && readsOf(o) === readsOf(run));
   const [otherId, setOtherId] = useState('');
   const [loaded, setLoaded] = useState<{ runId: string; index: number; memory: string | null } | null>(null);
   const other = candidates.find((o) => o.id === otherId);

@@ -1,4 +1,6 @@
-import { type KeyboardEvent, useEffect, useId, useState } from 'react';
+import { type KeyboardEvent, useEffect, useId, useMemo, useState } from 'react';
+import { describePlace } from '../../core/anchors';
+import { bookAt } from '../../core/book-set';
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, type RevisionRecord, type RunRecord, store } from '../data';
 import { useRunAnchors } from '../ChunkPlace';
@@ -23,6 +25,8 @@ interface Props {
   runs: readonly RunRecord[];
   revisions: readonly RevisionRecord[];
   book: DocumentRecord | null;
+  /** A run over a set: each of its books as stored here, in reading order (null where this browser lacks it). */
+  books: readonly (DocumentRecord | null)[];
   /** Selected chunk index, or null to follow the newest revision. */
   selected: number | null;
   onSelect(index: number): void;
@@ -31,7 +35,7 @@ interface Props {
 }
 
 /** Read what the agent kept, chunk by chunk. */
-export function Inspector({ run, runs, revisions, book, selected, onSelect, cited, onOpenSource }: Props) {
+export function Inspector({ run, runs, revisions, book, books, selected, onSelect, cited, onOpenSource }: Props) {
   const { t } = useTranslation();
   const ids = { search: useId(), slider: useId() };
   const anchors = useRunAnchors(run.id);
@@ -62,6 +66,21 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect, cite
   };
 
   const firstHit = marked.size ? Math.min(...marked) : null;
+  // In a set, where the first match was written says which book it came from.
+  const firstPlace = run.books && firstHit !== null && revisions[firstHit] ? describePlace(anchors, revisions[firstHit].start) : '';
+  // Where each book begins to be read: the revisions at which the book read changes.
+  const bookStarts = useMemo(() => {
+    const spans = run.books;
+    if (!spans) return [];
+    const starts: { index: number; title: string }[] = [];
+    let last = -1;
+    for (const r of revisions) {
+      const b = bookAt(spans, r.start);
+      if (b !== last) starts.push({ index: r.index, title: spans[b]!.title });
+      last = b;
+    }
+    return starts;
+  }, [run.books, revisions]);
   const onSearchKey = (e: KeyboardEvent) => {
     if (e.key === 'Enter' && firstHit !== null) {
       e.preventDefault();
@@ -77,7 +96,13 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect, cite
           <input id={ids.search} type="search" value={query} onChange={(e) => onSearch(e.target.value)} onKeyDown={onSearchKey} />
         </div>
         <p className="hint" aria-live="polite">
-          {query.trim() ? (firstHit === null ? t('inspector.noMatch') : t('inspector.matches', { count: marked.size, first: firstHit + 1 })) : ''}
+          {query.trim()
+            ? firstHit === null
+              ? t('inspector.noMatch')
+              : firstPlace
+                ? t('sets.matchesIn', { count: marked.size, first: firstHit + 1, place: firstPlace })
+                : t('inspector.matches', { count: marked.size, first: firstHit + 1 })
+            : ''}
         </p>
         {firstHit !== null && (
           <button type="button" onClick={() => onSelect(firstHit)}>
@@ -104,12 +129,12 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect, cite
           />
         </div>
       )}
-      <MemoryChart revisions={revisions} memoryCap={run.settings.memoryTokens} selected={shown} onSelect={onSelect} />
+      <MemoryChart revisions={revisions} memoryCap={run.settings.memoryTokens} selected={shown} onSelect={onSelect} bookStarts={bookStarts} />
       <div className="revisions">
         <Timeline
           revisions={revisions}
           total={total}
-          bookLength={book?.chars ?? 0}
+          bookLength={run.books ? (run.books.at(-1)?.end ?? 0) : (book?.chars ?? 0)}
           anchors={anchors}
           reasons={run.chunks.map((c) => c.reason)}
           selected={shown}
@@ -121,6 +146,7 @@ export function Inspector({ run, runs, revisions, book, selected, onSelect, cite
           revision={shown === null ? undefined : revisions[shown]}
           total={total}
           book={book}
+          set={run.books ? { books: run.books, docs: books } : undefined}
           cited={cited && cited.revision === shown ? cited : null}
           onOpenSource={onOpenSource}
         />

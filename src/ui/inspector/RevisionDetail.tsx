@@ -1,8 +1,9 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { bookHeader, bookRange } from '../../core/book-set';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import type { Span } from '../../core/text';
-import { type DocumentRecord, type RevisionRecord, store } from '../data';
+import { type DocumentRecord, type RevisionRecord, type RunBook, store } from '../data';
 import { ChunkPlace } from '../ChunkPlace';
 import { i18n } from '../i18n';
 import { useDrawnOn, useMemoryDiff } from './useMarks';
@@ -16,9 +17,31 @@ interface Props {
   total: number;
   /** The run's book as stored here, or null when this browser doesn't have it (an imported run). */
   book: DocumentRecord | null;
+  /** A run over a set: where each book lies in the set, and each as stored here (null where this browser lacks it). */
+  set?: { books: readonly RunBook[]; docs: readonly (DocumentRecord | null)[] };
   /** A cited sentence of this revision's section, to mark (and focus) there. */
   cited: CitedMark | null;
   onOpenSource(target: SourceTarget): void;
+}
+
+/** Where a revision's section is stored: which book, which characters of it, and the header line the set put before them. */
+interface Source {
+  doc: DocumentRecord | null;
+  /** The book's file name, to say which one is missing. */
+  name: string;
+  header: string;
+  from: number;
+  to: number;
+  /** The set's books are still being read from storage: whether this one is here is not known yet. */
+  loading?: boolean;
+}
+
+function sourceOf(revision: RevisionRecord, book: DocumentRecord | null, set: Props['set']): Source {
+  if (!set) return { doc: book, name: book?.name ?? '', header: '', from: revision.start, to: revision.end };
+  const r = bookRange(set.books, revision.start, revision.end);
+  const b = set.books[r.book]!;
+  const loading = set.docs.length !== set.books.length;
+  return { doc: set.docs[r.book] ?? null, loading, name: b.name, header: bookHeader(r.book, b.title).slice(r.headerFrom, r.headerTo), from: r.from, to: r.to };
 }
 
 /** A revision's memory and the one before it, as storage has them, or why they could not be read. */
@@ -46,13 +69,17 @@ interface Section {
  * while the next one is read from storage, a pane keeps what it showed (marked
  * busy) rather than naming a revision it cannot show yet.
  */
-export function RevisionDetail({ runId, revision, total, book, cited, onOpenSource }: Props) {
+export function RevisionDetail({ runId, revision, total, book: runBook, set, cited, onOpenSource }: Props) {
   const { t } = useTranslation();
   const [tracing, setTracing] = useState(false);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [read, setRead] = useState<Section | null>(null);
   const key = revision ? `${runId}:${revision.index}` : '';
-  const sectionKey = revision && book ? `${book.id}:${book.importing ? 'importing' : 'stored'}:${revision.start}:${revision.end}` : '';
+  // In a set, the book the revision read; the one book otherwise.
+  const source = revision ? sourceOf(revision, runBook, set) : null;
+  const book = source?.doc ?? null;
+  const { from = 0, to = 0, header = '' } = source ?? {};
+  const sectionKey = book ? `${book.id}:${book.importing ? 'importing' : 'stored'}:${from}:${to}:${header}` : '';
 
   // Only the section shown is read from storage: a book of any size costs one chunk here.
   useEffect(() => {
@@ -61,9 +88,11 @@ export function RevisionDetail({ runId, revision, total, book, cited, onOpenSour
     void (async () => {
       let section: Section;
       try {
-        const text = await (await store).readText(book.id, revision.start, revision.end);
+        const text = await (await store).readText(book.id, from, to);
         section =
-          text === undefined ? { key: sectionKey, runId, revision, problem: i18n.t('inspector.stillStoring') } : { key: sectionKey, runId, revision, text };
+          text === undefined
+            ? { key: sectionKey, runId, revision, problem: i18n.t('inspector.stillStoring') }
+            : { key: sectionKey, runId, revision, text: header + text };
       } catch (e) {
         section = { key: sectionKey, runId, revision, problem: (e as Error).message };
       }
@@ -73,7 +102,7 @@ export function RevisionDetail({ runId, revision, total, book, cited, onOpenSour
       alive = false;
     };
     // The run as well as the key: two runs over the same book read the same sections, and the one shown must be this run's.
-  }, [sectionKey, runId, revision, book]);
+  }, [sectionKey, runId, revision, book, from, to, header]);
 
   useEffect(() => {
     if (!revision) return;
@@ -147,7 +176,17 @@ export function RevisionDetail({ runId, revision, total, book, cited, onOpenSour
           {shown && <ChunkPlace runId={runId} offset={shown.revision.start} />}
         </h3>
         {shown?.text === undefined ? (
-          <p className="hint">{!revision ? '' : !book ? t('inspector.noBook') : (shown?.problem ?? '…')}</p>
+          <p className="hint">
+            {!revision
+              ? ''
+              : source?.loading
+                ? '…'
+                : !book
+                  ? set
+                    ? t('sets.noBookOf', { name: source?.name ?? '' })
+                    : t('inspector.noBook')
+                  : (shown?.problem ?? '…')}
+          </p>
         ) : (
           <pre tabIndex={0} className="text">
             <Highlighted

@@ -1,0 +1,326 @@
+/**
+ * The GPU benchmark: WebLLM's real MLCEngine and kernels on this machine's
+ * GPU (Dawn for node), driven by the app's own WebLLM engine, GPU session,
+ * downloader, tokenizer, budget planner and memory loop. The weights are made
+ * up from the model library's metadata (made-up-model.ts) and put into the
+ * folder-backed cache by the app's downloader, as a download fills Cache
+ * Storage in the browser; WebLLM loads them from there.
+ *
+ * Measured: load time; prefill and decode speed at MemAgent's step shape and
+ * at a series of prompt sizes; one whole step of the memory loop, and how
+ * much of it is spent outside WebLLM; the GPU memory WebLLM allocated; and
+ * decode speed beside the limit the device's memory bandwidth sets.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { planBudget } from '../../src/core/budget';
+import { chunkAll } from '../../src/core/chunker';
+import type { ChatMessage, GenerateOptions, GenerateResult } from '../../src/core/generation';
+import { memoryLoop } from '../../src/core/loop';
+import { DEFAULT_TEMPLATES, type PromptTemplates, templateOverhead } from '../../src/core/prompts';
+import type { Tokenizer } from '../../src/core/tokenizer';
+import { createWebLLMEngine, type WebLLMEngine } from '../../src/engines/webllm/engine';
+import { madeUpModel } from '../../src/engines/webllm/made-up-model';
+import { onModelProgress } from '../../src/engines/webllm/models';
+import type { TokenizerConfigLike } from '../../src/engines/webllm/system-message';
+import { type AdapterReport, checkNodeGpu, describeAdapter, openDawn } from '../../src/engines/webllm/node/dawn';
+import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
+import type { WebLLMModule } from '../../src/engines/webllm/node/webllm-module';
+import { versionForLibrary, WEBLLM_0_2_79, webllmVersion, type WebLLMVersion } from '../../src/engines/webllm/versions';
+import { type Bandwidth, bytesPerDecodeStep, decodeLimit, deviceBandwidth } from './bandwidth';
+import { type BenchOptions, BenchUsageError, type Shape, shapeOf } from './options';
+
+/** A section, a memory and a question of a few tokens each, for a software GPU. */
+const TINY_TEMPLATES: PromptTemplates = { update: '{problem}\n{memory}\n{section}', final: '{problem}\n{memory}' };
+const QUESTION = { app: 'What becomes of Victor Frankenstein and the creature he made?', tiny: 'Who?' };
+const MODEL_ID = 'custom:made-up-qwen2.5';
+
+export interface BenchEnvironment {
+  /** WebLLM's module, as this build loads it (the installed package, or the one bundled). */
+  load(version: WebLLMVersion): Promise<WebLLMModule>;
+  /** dawn.node, where it is not the installed package's. */
+  dawnAddon?: string;
+  /** Progress, on stderr. */
+  log(line: string): void;
+}
+
+export interface PromptFigure {
+  promptTokens: number;
+  written: number;
+  prefillTokensPerSecond: number;
+  decodeTokensPerSecond: number;
+  source: 'reported' | 'timed';
+}
+
+export interface StepFigure {
+  chunkTokens: number;
+  memoryTokens: number;
+  promptTokens: number;
+  written: number;
+  finishReason: string;
+  /** The step as the loop timed it: prompt built, request sent, reply streamed, memory kept. */
+  seconds: number;
+  /** Of which WebLLM's request took this long (from sending it to its last token). */
+  engineSeconds: number;
+  /** The rest: the app's own work in the step (prompt, token counts, memory), in milliseconds. */
+  outsideMs: number;
+  prefillTokensPerSecond?: number;
+  decodeTokensPerSecond?: number;
+  timeToFirstTokenSeconds?: number;
+}
+
+export interface BenchRecord {
+  kind: 'memagent-gpu-bench';
+  when: string;
+  node: string;
+  platform: string;
+  webllm: string;
+  adapter: AdapterReport;
+  size: 'paper' | 'tiny';
+  shape: Shape;
+  library: { file: string; bytes: number; sha256: string; modelType: string; quantization: string; weightBytes: number };
+  cache: { dir: string; seconds: number; bytesWritten: number };
+  load: { seconds: number; window: number };
+  prompts: PromptFigure[];
+  step: StepFigure;
+  memory: { afterLoadBytes: number; peakBytes: number };
+  bandwidth: (Bandwidth & { decodeLimitTokensPerSecond: number; shareOfLimit: number }) | null;
+}
+
+/** Serves the made-up model's files to the app's downloader, as a model host would; nothing leaves the process. */
+function madeUpHost(files: Map<string, () => Uint8Array<ArrayBuffer> | undefined>): typeof fetch {
+  return (async (input: RequestInfo | URL) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const body = files.get(url)?.();
+    if (!body) return new Response('not found', { status: 404 });
+    return new Response(body, { headers: { 'Content-Length': String(body.byteLength), 'Content-Type': 'application/octet-stream' } });
+  }) as typeof fetch;
+}
+
+/** A user message of about `tokens` tokens of the book, for the prompt series. */
+function promptOf(book: string, tokenizer: Tokenizer, tokens: number): ChatMessage[] {
+  const chunks = chunkAll(book, tokenizer, tokens);
+  const span = chunks[1] ?? chunks[0]!;
+  return [{ role: 'user', content: span.text ?? book.slice(span.start, span.end) }];
+}
+
+function round(n: number | undefined, digits = 2): number | undefined {
+  return n === undefined ? undefined : Number(n.toFixed(digits));
+}
+
+const MiB = 1024 * 1024;
+
+export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promise<BenchRecord> {
+  const { log } = env;
+  const version = o.webllm !== undefined ? webllmVersion(o.webllm) : (versionForLibrary(o.library) ?? WEBLLM_0_2_79);
+  if (!version) throw new BenchUsageError(`--webllm ${o.webllm} is not a WebLLM version this app knows (0.2.79 or 0.2.86).`);
+  if (!existsSync(o.library)) throw new BenchUsageError(`There is no model library at ${o.library}.`);
+
+  const capability = await checkNodeGpu(() => openDawn(env.dawnAddon ? { addon: env.dawnAddon } : {}));
+  if (capability.status !== 'ok' || !capability.dawn) throw new Error(capability.message ?? 'No GPU adapter.');
+  const dawn = capability.dawn;
+  const adapter = (await describeAdapter(dawn.gpu))!;
+  const size = o.size === 'auto' ? (capability.fallback ? 'tiny' : 'paper') : o.size;
+  const shape = shapeOf(size, o.shape);
+  log(`Adapter: ${capability.adapter}${capability.fallback ? ' (a software adapter)' : ''}; ${size} size; WebLLM ${version.version}.`);
+
+  const library = new Uint8Array(readFileSync(o.library));
+  const sha256 = createHash('sha256').update(library).digest('hex');
+  const tokenizerConfig = join(dirname(o.tokenizer), 'tokenizer_config.json');
+  // Tiny steps keep the chat template short: Qwen3's tokenizer_config.json adds no system message. Full ones
+  // send Qwen2.5's default system message, as a real step does. Given to the engine, never cached, so the two
+  // sizes can share one cache folder.
+  const tiny = shape.templates === 'tiny';
+  const ownTemplate = tiny && existsSync(tokenizerConfig) ? (JSON.parse(readFileSync(tokenizerConfig, 'utf8')) as TokenizerConfigLike) : undefined;
+  const model = madeUpModel(library, { json: new Uint8Array(readFileSync(o.tokenizer)) });
+  // A made-up host name: a request that missed the cache would fail rather than reach a network.
+  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/`;
+  const modelUrl = `${base}resolve/main/`;
+  const libUrl = `${base}lib/${basename(o.library)}`;
+  const files = new Map<string, () => Uint8Array<ArrayBuffer> | undefined>([[libUrl, () => library]]);
+  for (const path of ['mlc-chat-config.json', 'tokenizer.json', version.weightsIndex, ...model.index.records.map((r) => r.dataPath)]) {
+    files.set(modelUrl + path, () => model.file(path));
+  }
+  let bytesWritten = 0;
+  const host = madeUpHost(files);
+  const counting: typeof fetch = async (input, init) => {
+    const res = await host(input, init);
+    bytesWritten += Number(res.headers.get('content-length') ?? 0);
+    return res;
+  };
+
+  const runtime = new NodeWebLLM({ cacheDir: o.cacheDir, version, load: env.load, checkGpu: async () => capability, fetch: counting });
+  let shown = '';
+  const stopWatching = onModelProgress((p) => {
+    const line = `${p.phase}: ${p.text}`;
+    if (line !== shown && (p.state !== 'working' || /GPU shader modules\[\d*0\/|Downloaded \d+ of/.test(p.text))) log((shown = line));
+  });
+  try {
+    const engine: WebLLMEngine = await createWebLLMEngine(
+      { model: MODEL_ID, label: `made-up ${model.meta.model_type} ${model.meta.quantization}`, modelUrl, libUrl, contextLimit: 32768 },
+      { ...runtime.deps(async () => []), tokenizerConfig: async () => ownTemplate },
+    );
+    const tokenizer = engine.tokenizer;
+    const count = (text: string) => tokenizer.count(text);
+
+    let t0 = performance.now();
+    await runtime.session.download(engine.model);
+    const cacheSeconds = (performance.now() - t0) / 1000;
+    log(
+      `Made-up weights in the cache: ${(model.index.metadata.ParamBytes / MiB).toFixed(0)} MiB (${cacheSeconds.toFixed(1)} s; ${(bytesWritten / MiB).toFixed(0)} MiB written now).`,
+    );
+
+    const templates = tiny ? TINY_TEMPLATES : DEFAULT_TEMPLATES;
+    const question = tiny ? QUESTION.tiny : QUESTION.app;
+    const budget = planBudget({
+      contextWindow: engine.contextWindow,
+      templateTokens: templateOverhead(templates.update, count),
+      questionTokens: count(question),
+      memoryTokens: shape.memory,
+      outputTokens: shape.write,
+      requestedChunkTokens: shape.chunk,
+    });
+    const contextTokens = Math.max(budget.contextTokens, ...shape.prompts.map((p) => p + shape.promptWrite));
+    t0 = performance.now();
+    await engine.prepare(contextTokens);
+    const loadSeconds = (performance.now() - t0) / 1000;
+    const window = runtime.session.current!.window;
+    const afterLoad = dawn.memory.live;
+    log(`Loaded in ${loadSeconds.toFixed(1)} s with a ${window}-token window; GPU buffers ${(afterLoad / MiB).toFixed(0)} MiB.`);
+
+    const book = readFileSync(o.text, 'utf8').replace(/\r\n?/g, '\n');
+    const prompts: PromptFigure[] = [];
+    for (const tokens of shape.prompts) {
+      const m = await runtime.session.calibrate(engine.model, window, promptOf(book, tokenizer, tokens), shape.promptWrite, tokens);
+      prompts.push({
+        promptTokens: m.promptTokens,
+        written: m.completionTokens,
+        prefillTokensPerSecond: round(m.prefillTokensPerSecond)!,
+        decodeTokensPerSecond: round(m.decodeTokensPerSecond)!,
+        source: m.source,
+      });
+      log(
+        `Prompt of ${m.promptTokens} tokens: prefill ${m.prefillTokensPerSecond.toFixed(2)} tokens/s, decode ${m.decodeTokensPerSecond.toFixed(2)} tokens/s.`,
+      );
+    }
+
+    const step = await oneStep(engine, book, { shape, templates, question });
+    log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
+
+    const weights = bytesPerDecodeStep(model.meta, 0).weights;
+    const bandwidth = deviceBandwidth(`${adapter.description} ${adapter.device}`, o.bandwidthGbps);
+    const limit = bandwidth ? decodeLimit(model.meta, step.promptTokens + step.written / 2, bandwidth) : undefined;
+    const record: BenchRecord = {
+      kind: 'memagent-gpu-bench',
+      when: new Date().toISOString(),
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      webllm: version.version,
+      adapter,
+      size,
+      shape,
+      library: {
+        file: basename(o.library),
+        bytes: library.byteLength,
+        sha256,
+        modelType: model.meta.model_type,
+        quantization: model.meta.quantization,
+        weightBytes: weights,
+      },
+      cache: { dir: o.cacheDir, seconds: round(cacheSeconds)!, bytesWritten },
+      load: { seconds: round(loadSeconds)!, window },
+      prompts,
+      step,
+      memory: { afterLoadBytes: afterLoad, peakBytes: dawn.memory.peak },
+      bandwidth:
+        bandwidth && limit
+          ? {
+              ...bandwidth,
+              decodeLimitTokensPerSecond: round(limit, 1)!,
+              shareOfLimit: round((step.decodeTokensPerSecond ?? 0) / limit, 4)!,
+            }
+          : null,
+    };
+    mkdirSync(dirname(o.out), { recursive: true });
+    writeFileSync(o.out, `${JSON.stringify(record, null, 2)}\n`);
+    return record;
+  } finally {
+    stopWatching();
+  }
+}
+
+/** One memory update of the real loop at the shape's sizes: a chunk of the book, a memory of book text, the reply capped. */
+async function oneStep(
+  engine: WebLLMEngine,
+  book: string,
+  { shape, templates, question }: { shape: Shape; templates: PromptTemplates; question: string },
+): Promise<StepFigure> {
+  const tokenizer = engine.tokenizer;
+  const chunks = chunkAll(book, tokenizer, shape.chunk).slice(0, 2);
+  // The memory: text from further into the book, so that it shares nothing with the section.
+  const later = book.slice(Math.floor(book.length / 2));
+  const memorySpan = chunkAll(later.slice(0, shape.memory * 16), tokenizer, shape.memory)[0]!;
+  const memory = later.slice(memorySpan.start, memorySpan.end);
+  let engineMs = 0;
+  let result: GenerateResult | undefined;
+  const timed = {
+    generate: async (messages: readonly ChatMessage[], options: GenerateOptions) => {
+      const t0 = performance.now();
+      result = await engine.generate(messages, options);
+      engineMs = performance.now() - t0;
+      return result;
+    },
+  };
+  const loop = memoryLoop({
+    text: book,
+    chunks,
+    question,
+    generator: timed,
+    templates,
+    memoryTokens: shape.write,
+    sampling: { temperature: 0.7, topP: 0.95, seed: 1 },
+    resume: { nextChunk: chunks.length - 1, memory },
+  });
+  const first = await loop.next();
+  await loop.return();
+  if (first.done || first.value.kind !== 'revision' || !result) throw new Error('The step ended without a memory.');
+  const { usage, finishReason } = result;
+  const step: StepFigure = {
+    chunkTokens: chunks.at(-1)!.tokens,
+    memoryTokens: memorySpan.tokens,
+    promptTokens: usage.promptTokens,
+    written: usage.completionTokens,
+    finishReason,
+    seconds: round(first.value.ms / 1000, 3)!,
+    engineSeconds: round(engineMs / 1000, 3)!,
+    outsideMs: round(first.value.ms - engineMs, 1)!,
+  };
+  if (usage.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = round(usage.prefillTokensPerSecond);
+  if (usage.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = round(usage.decodeTokensPerSecond);
+  if (usage.timeToFirstTokenSeconds !== undefined) step.timeToFirstTokenSeconds = round(usage.timeToFirstTokenSeconds, 3);
+  return step;
+}
+
+/** The record as a table, for the terminal. */
+export function describeRecord(r: BenchRecord): string {
+  const mib = (n: number) => `${(n / MiB).toFixed(0)} MiB`;
+  const rate = (n: number | undefined) => (n === undefined ? '—' : `${n.toFixed(2)} tokens/s`);
+  const lines = [
+    `GPU benchmark (${r.size} size) on ${[r.adapter.vendor, r.adapter.architecture, r.adapter.description].filter(Boolean).join(' ')}${r.adapter.fallback ? ' — a software adapter' : ''}`,
+    `  ${r.library.file} (${r.library.modelType}, ${r.library.quantization}, ${mib(r.library.weightBytes)} of made-up weights); WebLLM ${r.webllm}; node ${r.node}`,
+    `  load              ${r.load.seconds.toFixed(1)} s (${r.load.window}-token window)`,
+    ...r.prompts.map(
+      (p) =>
+        `  prompt ${String(p.promptTokens).padStart(5)} tokens   prefill ${rate(p.prefillTokensPerSecond)}, decode ${rate(p.decodeTokensPerSecond)} (${p.written} written)`,
+    ),
+    `  one step          ${r.step.chunkTokens}-token chunk + ${r.step.memoryTokens}-token memory = ${r.step.promptTokens} tokens read, ${r.step.written} written (${r.step.finishReason})`,
+    `                    prefill ${rate(r.step.prefillTokensPerSecond)}, decode ${rate(r.step.decodeTokensPerSecond)}, first token after ${r.step.timeToFirstTokenSeconds ?? '—'} s`,
+    `                    ${r.step.seconds.toFixed(2)} s in all, ${r.step.engineSeconds.toFixed(2)} s of it in WebLLM; ${r.step.outsideMs} ms outside it (${((r.step.outsideMs / 1000 / r.step.seconds) * 100).toFixed(3)} %)`,
+    `  GPU memory        ${mib(r.memory.afterLoadBytes)} after load, ${mib(r.memory.peakBytes)} at most (buffers WebLLM allocated)`,
+    r.bandwidth
+      ? `  bandwidth limit   ${r.bandwidth.gbPerSecond} GB/s (${r.bandwidth.source}): decode at most ${r.bandwidth.decodeLimitTokensPerSecond} tokens/s here; measured ${(r.bandwidth.shareOfLimit * 100).toFixed(1)} % of it`
+      : `  bandwidth limit   not known for this device (give --bandwidth-gbps N to compare)`,
+  ];
+  return lines.join('\n');
+}

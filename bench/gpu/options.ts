@@ -1,0 +1,142 @@
+/**
+ * What the GPU benchmark measures, and at which sizes. The sizes are
+ * MemAgent's own on a real GPU (`paper`), and a few tokens on a software
+ * adapter (`tiny`), where each token takes seconds: `auto` picks by the
+ * adapter.
+ */
+import { parseArgs } from 'node:util';
+
+export interface Shape {
+  /** Tokens of book text in the step's section. */
+  chunk: number;
+  /** Tokens of memory in the step's prompt. */
+  memory: number;
+  /** The step's reply cap (MemAgent's memory size): up to this many tokens written. */
+  write: number;
+  /** Prompt sizes, in tokens, for seeing how prefill scales. */
+  prompts: number[];
+  /** Tokens written after each of those prompts. */
+  promptWrite: number;
+  /** The app's prompt templates, or a tiny one that keeps a step's prompt at a few tokens. */
+  templates: 'app' | 'tiny';
+}
+
+export const SHAPES: Readonly<Record<'paper' | 'tiny', Shape>> = {
+  // A 5,000-token chunk and a 1,024-token memory in the app's template, up to 1,024 written: one step of the paper.
+  paper: { chunk: 5000, memory: 1024, write: 1024, prompts: [1000, 2000, 4000], promptWrite: 16, templates: 'app' },
+  // SwiftShader reads about a token a second and writes one in ten: a few of each.
+  tiny: { chunk: 8, memory: 4, write: 2, prompts: [12], promptWrite: 2, templates: 'tiny' },
+};
+
+export interface BenchOptions {
+  size: 'auto' | 'paper' | 'tiny';
+  /** Overrides of the chosen size's shape. */
+  shape: Partial<Shape>;
+  /** The model library (.wasm) whose kernels are measured. */
+  library: string;
+  /** Qwen's tokenizer.json, and the tokenizer_config.json beside it. */
+  tokenizer: string;
+  /** The book whose text fills the section and the memory. */
+  text: string;
+  /** The folder that plays Cache Storage; the made-up weights are written there once per library. */
+  cacheDir: string;
+  /** The JSON record's path. */
+  out: string;
+  webllm?: string;
+  bandwidthGbps?: number;
+}
+
+export class BenchUsageError extends Error {
+  override name = 'BenchUsageError';
+}
+
+export const BENCH_HELP = `GPU benchmark: WebLLM's real kernels on this machine's GPU (Dawn for node), with weights made up
+from the model library's own metadata (nothing is downloaded).
+
+Options:
+  --library FILE        the WebLLM model library (.wasm) to measure
+  --size auto|paper|tiny  paper: a 5,000-token chunk + 1,024-token memory + the app's template, up to
+                        1,024 written, and prompts of 1,000/2,000/4,000 tokens; tiny: a few tokens (for a
+                        software GPU); auto (default): tiny on a software adapter, paper otherwise
+  --chunk N  --memory N  --write N  --prompts N,N,…  --prompt-write N  --templates app|tiny
+                        change one part of the chosen size
+  --webllm VERSION      the WebLLM runtime (default: the one the library's folder names, else 0.2.79)
+  --bandwidth-gbps N    the device's memory bandwidth, where its name is not in the table of known GPUs
+  --cache-dir DIR       where the made-up weights are cached (default: the system's temporary folder)
+  --out FILE            the JSON record (default: gpu-bench-<time>.json here)
+  --tokenizer FILE      Qwen's tokenizer.json;  --text FILE: the book that fills the prompts
+`;
+
+function whole(name: string, value: string | undefined, min = 1): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new BenchUsageError(`--${name} must be a whole number of at least ${min}, got "${value}".`);
+  return n;
+}
+
+/** The command line's options over `defaults` (the paths that differ between the checkout and the bundle). */
+export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'library' | 'tokenizer' | 'text' | 'cacheDir' | 'out'>): BenchOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        size: { type: 'string' },
+        library: { type: 'string' },
+        tokenizer: { type: 'string' },
+        text: { type: 'string' },
+        'cache-dir': { type: 'string' },
+        out: { type: 'string' },
+        webllm: { type: 'string' },
+        'bandwidth-gbps': { type: 'string' },
+        chunk: { type: 'string' },
+        memory: { type: 'string' },
+        write: { type: 'string' },
+        prompts: { type: 'string' },
+        'prompt-write': { type: 'string' },
+        templates: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new BenchUsageError((e as Error).message);
+  }
+  if (values.help) return 'help';
+  const size = values.size ?? 'auto';
+  if (size !== 'auto' && size !== 'paper' && size !== 'tiny') throw new BenchUsageError(`--size must be auto, paper or tiny, got "${size}".`);
+  const shape: Partial<Shape> = {};
+  const set = <K extends keyof Shape>(key: K, value: Shape[K] | undefined) => value !== undefined && (shape[key] = value);
+  set('chunk', whole('chunk', values.chunk));
+  set('memory', whole('memory', values.memory));
+  set('write', whole('write', values.write));
+  set('promptWrite', whole('prompt-write', values['prompt-write'], 2));
+  if (values.prompts !== undefined)
+    set(
+      'prompts',
+      values.prompts.split(',').map((p) => whole('prompts', p.trim())!),
+    );
+  if (values.templates !== undefined) {
+    if (values.templates !== 'app' && values.templates !== 'tiny') throw new BenchUsageError(`--templates must be app or tiny, got "${values.templates}".`);
+    shape.templates = values.templates;
+  }
+  const bandwidth = values['bandwidth-gbps'];
+  const gbps = bandwidth === undefined ? undefined : Number(bandwidth);
+  if (gbps !== undefined && !(gbps > 0)) throw new BenchUsageError(`--bandwidth-gbps must be a positive number, got "${bandwidth}".`);
+  return {
+    size,
+    shape,
+    library: values.library ?? defaults.library,
+    tokenizer: values.tokenizer ?? defaults.tokenizer,
+    text: values.text ?? defaults.text,
+    cacheDir: values['cache-dir'] ?? defaults.cacheDir,
+    out: values.out ?? defaults.out,
+    ...(values.webllm !== undefined && { webllm: values.webllm }),
+    ...(gbps !== undefined && { bandwidthGbps: gbps }),
+  };
+}
+
+/** The shape a run measures: its size's, with the options' overrides. */
+export function shapeOf(size: 'paper' | 'tiny', overrides: Partial<Shape>): Shape {
+  return { ...SHAPES[size], ...overrides };
+}

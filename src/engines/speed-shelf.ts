@@ -1,0 +1,12 @@
+import type { SpeedRecord } from '../core/estimate';
+
+/**
+ * Where engines keep the speeds they measure on this device, for estimates
+ * made before any read. The worker hands one over its store: engines say what
+ * to keep and never write storage themselves.
+ */
+export interface SpeedShelf {
+  speeds(): Promise<SpeedRecord[]>;
+  speed(modelId: string, adapter: string): Promise<SpeedRecord | undefined>;
+  keepSpeed(record: SpeedRecord): Promise<void>;
+}

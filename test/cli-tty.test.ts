@@ -1,0 +1,114 @@
+/**
+ * The command line in a real pseudo-terminal (util-linux `script` gives the
+ * child one), beside the same commands piped: on a terminal one progress line
+ * is redrawn in place with the result below it; piped, a line per step.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from './support/cli';
+import { screen } from './support/terminal';
+
+const BOOK = 'data/haystack/frankenstein.txt';
+const QUESTION = 'Who is Elizabeth?';
+const dir = mkdtempSync(join(tmpdir(), 'memagent-tty-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// util-linux's script (Linux) runs a command on a pseudo-terminal; BSD's takes other arguments.
+const hasScript = process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
+
+/** The CLI on a terminal of `columns` × 30 (or of no size at all), stdout and stderr both shown there, as a person sees them. */
+function onTerminal(args: string[], columns: number | null): Promise<{ code: number | null; output: string }> {
+  const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const size = columns === null ? '' : `stty cols ${columns} rows 30; `;
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-q', '-e', '-c', `${size}exec '${process.execPath}' bin/memagent.js ${quoted}`, '/dev/null'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+const readArgs = (out: string, ...more: string[]) => [
+  'read',
+  BOOK,
+  '--engine',
+  'extractive',
+  '--question',
+  QUESTION,
+  '--out',
+  join(dir, out),
+  '--force',
+  ...more,
+];
+
+describe.skipIf(!hasScript)('memagent on a terminal', () => {
+  it('read redraws one progress line in place and prints the answer below it', async () => {
+    const { code, output } = await onTerminal(readArgs('tty.jsonl'), 140);
+    expect(code).toBe(0);
+    const lines = screen(output);
+    // What stays on the screen: the plan, the last progress line, the summary and the answer; no line per chunk.
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^frankenstein\.txt: [\d,]+ tokens in 21 chunks/);
+    expect(lines[1]).toMatch(/^\[#{20}\] chunk 21\/21 · 100% · .*memory [\d,]+ tokens · .* elapsed · answering$/);
+    expect(lines[2]).toMatch(/^Read 21 chunks in [\d.]+ s; every revision is in /);
+    expect(lines[3]).toContain('Elizabeth');
+    expect(lines[1]!.length).toBeLessThan(140);
+    // Yet every chunk was drawn, each over the one before.
+    const drawn = [...output.matchAll(/chunk (\d+)\/21 · /g)].map((m) => Number(m[1]));
+    expect(drawn).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(output).toMatch(/about [\d.]+ s left/);
+  });
+
+  it('read draws its line on a terminal that reports no size', async () => {
+    const { code, output } = await onTerminal(readArgs('nosize.jsonl'), null);
+    expect(code).toBe(0);
+    const lines = screen(output);
+    expect(lines[1]).toMatch(/^chunk 21\/21 · 100% · .*answering$/);
+    expect(lines[1]!.length).toBeLessThan(80);
+  });
+
+  it('read says nothing but the answer with --quiet', async () => {
+    const { code, output } = await onTerminal(readArgs('quiet.jsonl', '--quiet'), 100);
+    expect(code).toBe(0);
+    expect(screen(output)).toEqual([expect.stringContaining('Elizabeth')]);
+  });
+
+  it('read writes a line per chunk with --progress lines, on a terminal too', async () => {
+    const { output } = await onTerminal(readArgs('lines.jsonl', '--progress', 'lines'), 100);
+    const lines = screen(output);
+    expect(lines.filter((l) => /^chunk \d+\/21 \(\d+%\)/.test(l))).toHaveLength(21);
+  });
+
+  it('eval redraws one line of samples, the current task and the time left, with the tables below', async () => {
+    const { code, output } = await onTerminal(
+      ['eval', '--engine', 'extractive', '--tasks', 'niah_single_1,vt', '--lengths', '8k', '--samples', '2', '--concurrency', '1'],
+      100,
+    );
+    expect(code).toBe(0);
+    const lines = screen(output);
+    const bar = lines.findIndex((l) => l.includes('samples 4/4'));
+    expect(lines[bar]).toMatch(/^\[#{20}\] samples 4\/4 · vt 8K #2 · [\d.]+ s elapsed · writing the table$/);
+    expect(lines.slice(bar + 1).join('\n')).toMatch(/accuracy %\s+8K\nniah_single_1\s+100\.0\nvt\s+20\.0/);
+    expect(lines.filter((l) => /samples \d\/4/.test(l))).toHaveLength(1);
+    for (const k of [1, 2, 3]) expect(output).toMatch(new RegExp(`samples ${k}/4 · .* left`));
+  });
+});
+
+describe('memagent piped', () => {
+  it('read writes one line per chunk to stderr and the answer alone to stdout', async () => {
+    const { code, stdout, stderr } = await runCli(readArgs('piped.jsonl'));
+    expect(code).toBe(0);
+    const steps = stderr.split('\n').filter((l) => l.startsWith('chunk '));
+    expect(steps).toHaveLength(21);
+    steps.forEach((line, i) => expect(line).toMatch(new RegExp(`^chunk ${i + 1}/21 \\(\\d+%\\) · memory [\\d,]+ tokens · [\\d.]+ s$`)));
+    expect(stderr).not.toContain('\u001b[');
+    expect(stdout.trim().split('\n')).toEqual([expect.stringContaining('Elizabeth')]);
+  });
+});
