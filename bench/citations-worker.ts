@@ -2,8 +2,9 @@
  * Tracing the sources of a run of 2,000 revisions in the app's own worker
  * (production build, Chromium): the run is imported beside its book, and the
  * worker traces its answer as it does for every import. The worker's marks
- * (src/jobs/marks.ts) time reading the memories and the book from IndexedDB,
- * and the tracing itself; the page's clock, import to the sources shown.
+ * (src/jobs/marks.ts) time reading the run's memories from IndexedDB, and the
+ * tracing itself (which reads the sections it looks at); the page's clock,
+ * import to the sources shown.
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
@@ -73,8 +74,8 @@ export async function citationsWorkerBench(): Promise<void> {
       `Citations in the app's worker: a run of ${chunks.length.toLocaleString('en')} revisions imported beside its book (production build, Chromium)`,
     );
     console.log(
-      `  read memories and book ${(marks['sources-read']! - marks['sources-reading']!).toFixed(0).padStart(5)} ms   ` +
-        `trace the answer ${(marks['sources-traced']! - marks['sources-tracing']!).toFixed(0).padStart(5)} ms (target: under 1,000 ms)   ` +
+      `  read the memories ${(marks['sources-read']! - marks['sources-reading']!).toFixed(0).padStart(5)} ms   ` +
+        `trace the answer, reading its sections ${(marks['sources-traced']! - marks['sources-tracing']!).toFixed(0).padStart(5)} ms (target: under 1,000 ms)   ` +
         `import to sources shown ${shownMs.toFixed(0).padStart(6)} ms; ${found} of ${hops.length} planted facts cited`,
     );
   } finally {
