@@ -73,7 +73,7 @@ async function sampleWorkerHeap(browser: Browser): Promise<{ now(): Promise<numb
 }
 
 /** The worker's `memagent:` marks (see src/jobs/marks.ts), as wall-clock milliseconds comparable with the page's Date.now(). */
-async function workerMarks(browser: Browser): Promise<Record<string, number>> {
+export async function workerMarks(browser: Browser): Promise<Record<string, number>> {
   const cdp = await browser.newBrowserCDPSession();
   try {
     const { targetInfos } = await cdp.send('Target.getTargets');

@@ -15,6 +15,8 @@ import { textLayoutBench } from './text-layout';
 import { overheadBench } from './overhead';
 import { skimBench } from './skim';
 import { browserTokenizerBench } from './tokenizer-browser';
+import { citationsBench, citationsSpeedBench } from './citations';
+import { citationsWorkerBench } from './citations-worker';
 import { wllamaBench } from './wllama';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
@@ -75,11 +77,18 @@ const benches = [
   memoryBench,
   skimBench,
   inspectorBench,
+  citationsBench,
+  citationsSpeedBench,
+  citationsWorkerBench,
   openaiBench,
   wllamaBench,
   downloadBench,
 ];
-for (const [i, bench] of benches.entries()) {
+// `npm run bench -- citations` (or MEMAGENT_BENCH=citations) runs only the benchmarks whose name starts so.
+const only = (process.argv.slice(2).join(',') || process.env.MEMAGENT_BENCH || '').split(',').filter(Boolean);
+const chosen = only.length ? benches.filter((b) => only.some((name) => b.name.toLowerCase().startsWith(name.toLowerCase()))) : benches;
+if (chosen.length === 0) throw new Error(`No benchmark is named ${only.join(' or ')}. Names: ${benches.map((b) => b.name.replace(/Bench$/, '')).join(', ')}.`);
+for (const [i, bench] of chosen.entries()) {
   if (i > 0) console.log();
   await bench();
 }

@@ -36,7 +36,7 @@ const VARIANTS: Variant[] = ['rank', 'old', 'new', 'back'];
 const HEADS: Record<Variant, string> = { rank: 'rank only', old: 'old follow', new: 'new follow', back: 'new + look-back' };
 
 /** Keeps what the extractive engine keeps, plus every planted sentence it has read. */
-class ChainReader implements TextGenerator {
+export class ChainReader implements TextGenerator {
   constructor(
     private readonly engine: ExtractiveEngine,
     private readonly planted: readonly string[],

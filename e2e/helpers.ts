@@ -16,10 +16,18 @@ export const PLANTED = {
  * paragraph at the first paragraph break after `fraction` of the book.
  */
 export function plantedBook(fraction = 0.6, sentence = PLANTED.sentence): Buffer {
-  const original = readFileSync(new URL('frankenstein.txt', CORPUS)).toString('latin1');
-  const at = original.indexOf('\r\n\r\n', Math.floor(original.length * fraction));
-  const planted = original.slice(0, at) + `\r\n\r\n${sentence}` + original.slice(at);
-  return Buffer.from(planted, 'latin1'); // latin1 both ways keeps the UTF-8 bytes as they are
+  return bookWith([[fraction, sentence]]);
+}
+
+/** Frankenstein as its real bytes with each sentence planted as its own paragraph, at the first paragraph break after its fraction of the book. */
+export function bookWith(planted: readonly (readonly [fraction: number, sentence: string])[]): Buffer {
+  let text = readFileSync(new URL('frankenstein.txt', CORPUS)).toString('latin1');
+  // The latest first, so that each is placed by the book's length before the earlier ones go in.
+  for (const [fraction, sentence] of [...planted].sort((a, b) => b[0] - a[0])) {
+    const at = text.indexOf('\r\n\r\n', Math.floor(text.length * fraction));
+    text = `${text.slice(0, at)}\r\n\r\n${sentence}${text.slice(at)}`;
+  }
+  return Buffer.from(text, 'latin1'); // latin1 both ways keeps the UTF-8 bytes as they are
 }
 
 /** Counts the records of each IndexedDB store, read in the page itself. */
@@ -152,7 +160,8 @@ export async function readBook(
   if (options.memoryTokens) await page.getByLabel('Memory size (tokens)').fill(String(options.memoryTokens));
   await page.getByRole('button', { name: 'Read' }).click();
   if (options.wait !== false) {
-    await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).waitFor({ timeout: 90_000 });
+    // The answer's own words; its sources may quote them again.
+    await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).first().waitFor({ timeout: 90_000 });
   }
 }
 

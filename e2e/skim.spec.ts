@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { CORPUS } from './helpers';
+import { bookWith } from './helpers';
 
 // Two facts far apart: the first names the sailor; the second, which shares no word with the question, only his surname.
 const FIRST = 'Captain Ferrand gave a brass astrolabe to a sailor named Tobias Quennell.';
@@ -8,17 +7,11 @@ const SECOND = 'Quennell hid it beneath the old mill at Saint-Orvan.';
 const QUESTION = 'In which town did the brass astrolabe that Captain Ferrand gave away end up hidden?';
 
 /** Frankenstein as its real bytes, FIRST a quarter of the way in and SECOND three quarters in, each its own paragraph. */
-function twoHopBook(): Buffer {
-  let text = readFileSync(new URL('frankenstein.txt', CORPUS)).toString('latin1');
-  for (const [fraction, sentence] of [
-    [0.75, SECOND],
+const twoHopBook = () =>
+  bookWith([
     [0.25, FIRST],
-  ] as const) {
-    const at = text.indexOf('\r\n\r\n', Math.floor(text.length * fraction));
-    text = `${text.slice(0, at)}\r\n\r\n${sentence}${text.slice(at)}`;
-  }
-  return Buffer.from(text, 'latin1');
-}
+    [0.75, SECOND],
+  ]);
 
 test('skim mode follows the name the memory found to the second fact, and the timeline says why each chunk was read', async ({ page }) => {
   await page.goto('/');

@@ -21,6 +21,10 @@ test('a browser in Simplified Chinese reads a book through the zh-CN names, and 
   await expect(answer).toContainText(PLANTED.code, { timeout: 90_000 });
   await expect(page.getByRole('progressbar', { name: '阅读进度' })).toHaveAttribute('aria-valuetext', /^已读 \d+ \/ \d+ 块$/);
   await expect(page.getByText(/^完成 · \d+ \/ \d+ 块/)).toBeVisible();
+  // The answer's sources, in the same words: the planted sentence, its section, and the link into the inspector.
+  const source = answer.getByRole('region', { name: '出处' }).getByRole('figure').filter({ hasText: PLANTED.sentence });
+  await expect(source).toContainText(/片段 \d+ \/ \d+ · 记于修订 \d+/);
+  await expect(source.getByRole('link', { name: /^在检查器中显示修订 \d+$/ })).toBeVisible();
   // The question and the answer are shown as they are, never translated.
   await expect(page.getByRole('region', { name: '运行' }).getByRole('heading', { level: 2 })).toHaveText(PLANTED.question);
   // A look at the page in Simplified Chinese, kept with the test's output.

@@ -64,7 +64,10 @@ describe('memagent CLI', () => {
     expect(chunks.length).toBeGreaterThan(15);
     expect(r.stderr).toContain(`chunk ${chunks.length}/${chunks.length} (100%)`);
     expect(rest.map((l) => l.index ?? l.type)).toEqual([...chunks.map((_, i) => i), 'answer']);
-    expect(rest.at(-1)!.answer).toBe(r.stdout.trim());
+    // The answer, then where it came from in the book.
+    const [answer, sources] = r.stdout.split('\nSources:\n');
+    expect(rest.at(-1)!.answer).toBe(answer!.trim());
+    expect(sources).toMatch(/^ {2}1\. ".*Ingolstadt.*"\n {5}Chapter \d+ · section \d+ of \d+ · written down at revision \d+/);
     expect(server.chatRequests.slice(before).map((q) => q.status)).toEqual(Array(chunks.length + 1).fill(200));
   });
 

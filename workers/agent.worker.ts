@@ -165,6 +165,8 @@ const api: AgentApi = {
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` (a Comlink.proxy) sees the reply so far. */
   askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
     attempt(async () => (await runs).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined)))),
+  findSources: (runId: string) => attempt(async () => (await runs).findSources(runId)),
+  traceMemory: (runId: string, revision: number) => attempt(async () => (await runs).traceMemory(runId, revision)),
   /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
     attempt(async () => (await sweeps).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),

@@ -18,6 +18,8 @@ export type RunEvent =
   | { type: 'control'; runId: string; action: 'pause' | 'cancel' }
   /** Follow-up answer `index` of a finished run is stored. */
   | { type: 'followUp'; runId: string; index: number }
+  /** The sources of an answer are stored: the run's own (answer -1) or follow-up answer `answer`. */
+  | { type: 'sources'; runId: string; answer: number }
   /** A document's record changed (its token count became exact). */
   | { type: 'document'; documentId: string }
   /** A collection of books was kept, changed or deleted. */

@@ -12,7 +12,7 @@ import type { MethodId } from '../eval/method';
 import type { ReadingMode } from '../eval/sweep';
 import type { TaskId } from '../eval/tasks';
 import type { IngestProgress } from '../ingest/ingest';
-import type { CollectionRecord, DocumentRecord, FollowUpRecord } from '../storage/schema';
+import type { CollectionRecord, DocumentRecord, FollowUpRecord, StoredCitation } from '../storage/schema';
 
 /*
  * What the page and the agent worker say to each other: the calls the worker
@@ -117,6 +117,23 @@ export interface DatasetRequest {
   templates?: PromptTemplates;
 }
 
+/** A sentence of a memory and where it came from, as the inspector's memory pane shows it. */
+export interface NoteSources {
+  text: string;
+  /** Where the sentence is in the memory. */
+  start: number;
+  end: number;
+  /** None: no source found in the book. */
+  citations: StoredCitation[];
+}
+
+/** Where each sentence of one revision's memory came from (traceMemory). */
+export interface MemorySources {
+  notes: NoteSources[];
+  /** Whether the book's sections were read; without them citations name revisions only. */
+  sections: boolean;
+}
+
 /** Errors cross to the page as plain data, so their message and kind survive. */
 export interface Outcome<T> {
   ok: boolean;
@@ -155,6 +172,10 @@ export interface AgentApi {
   deleteRun(runId: string): Promise<Outcome<void>>;
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` sees the reply so far. */
   askFollowUp(runId: string, question: string, onWriting?: Listener<[text: string]>): Promise<Outcome<FollowUpRecord>>;
+  /** Traces and stores the sources of a finished run's answers that have none yet (runs from before sources were kept). */
+  findSources(runId: string): Promise<Outcome<void>>;
+  /** Where each sentence of revision `revision`'s memory came from, traced now; nothing is stored. */
+  traceMemory(runId: string, revision: number): Promise<Outcome<MemorySources>>;
   /** `onRead` hears the bytes of dataset files read so far, and of how many. */
   startEvaluation(request: EvaluationRequest, onRead?: Listener<[bytes: number, total: number]>): Promise<Outcome<string>>;
   resumeEvaluation(id: string): Promise<Outcome<void>>;

@@ -148,6 +148,8 @@ read:
   --force              start over, replacing an existing journal
   --seed N             sampling seed, 0 to ${READ_LIMITS.seed.max} (default random)
   --keep-gutenberg     keep Project Gutenberg's header and footer
+  --json               print the answer and its sources as one JSON line, not in words
+                       (the journal's answer line holds the same sources)
 
 eval:
   --concurrency N      samples read at once (default 8): a batching server turns them into throughput

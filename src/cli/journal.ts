@@ -8,6 +8,7 @@ import type { ReadPlan } from '../core/plan';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 import { UsageError } from './args';
+import type { ReadSources } from './sources';
 
 export const JOURNAL_FORMAT = 'memagent-read';
 export const JOURNAL_VERSION = 1;
@@ -50,6 +51,8 @@ export interface JournalAnswer {
   type: 'answer';
   answer: string;
   reply: string;
+  /** Where the answer's facts came from (absent on journals written before sources were traced). */
+  sources?: ReadSources;
   promptTokens: number;
   completionTokens: number;
   ms: number;

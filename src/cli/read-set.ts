@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { describePlace } from '../core/anchors';
+import { type Anchor, describePlace } from '../core/anchors';
 import { type BookSpan, chunkAllBooks, joinBooks, setAnchors } from '../core/book-set';
 import { type ChunkSpan, chunkAll } from '../core/chunker';
 import type { Tokenizer } from '../core/tokenizer';
@@ -28,6 +28,8 @@ export interface ReadText {
   books?: SetBookOnDisk[];
   /** Where a chunk starting at `offset` is, naming the book ("harbour.txt · Chapter 2"): sets only. */
   placeAt?(offset: number): string;
+  /** Chapters, headings and pages by offset into `text`; in a set, each book's after an anchor naming it. */
+  anchors?: readonly Anchor[];
 }
 
 /** Reads `files` in order; one file is read exactly as before. */
@@ -53,6 +55,7 @@ export async function readFiles(files: readonly string[], options: { stripGutenb
     text,
     books: docs.map((d, i) => ({ name: d.name, hash: d.hash, title: titled[i]!.title, ...spans[i]! })),
     placeAt: (offset) => describePlace(anchors, offset),
+    anchors,
   };
 }
 

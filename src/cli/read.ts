@@ -24,6 +24,7 @@ import {
   readJournal,
 } from './journal';
 import { Progress, progressMode } from './progress';
+import { formatSources, type ReadSources, traceRead } from './sources';
 
 export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
   const buf = readFileSync(path);
@@ -40,6 +41,7 @@ const READ_OPTIONS = {
   force: { type: 'boolean' },
   seed: { type: 'string' },
   'keep-gutenberg': { type: 'boolean' },
+  json: { type: 'boolean' },
 } as const;
 
 export async function readCommand(argv: string[]): Promise<number> {
@@ -117,13 +119,21 @@ export async function readCommand(argv: string[]): Promise<number> {
       createdAt: new Date().toISOString(),
     };
   }
+  const total = chunks.length;
+  // Every revision's memory, for tracing the answer's sources through them.
+  const memories = journal?.revisions.map((r) => r.memory) ?? [];
+  /** The answer on stdout, then its sources: in words, or with --json as one JSON line. */
+  const printAnswer = (answer: string, sources: ReadSources) =>
+    process.stdout.write(
+      v.json ? `${JSON.stringify({ type: 'answer', question: header.question, answer, sources })}\n` : `${answer}\n${formatSources(sources, total)}`,
+    );
   if (journal?.answer) {
     say(`${out} is a finished read: every chunk is read and answered.`);
-    process.stdout.write(`${journal.answer.answer}\n`);
+    const answer = journal.answer.answer || journal.answer.reply;
+    printAnswer(answer, journal.answer.sources ?? (await traceRead(doc, header.question, chunks, memories, answer)));
     return 0;
   }
 
-  const total = chunks.length;
   const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
   say(
     `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
@@ -160,6 +170,7 @@ export async function readCommand(argv: string[]): Promise<number> {
       const retries = event.result.retries ?? 0;
       if (event.kind === 'revision') {
         const span = chunks[event.index]!;
+        memories[event.index] = event.memory;
         const memoryTokens = engine.tokenizer.count(event.memory);
         writer.append({
           type: 'revision',
@@ -190,10 +201,12 @@ export async function readCommand(argv: string[]): Promise<number> {
           place: doc.placeAt?.(span.start),
         });
       } else {
+        const sources = await traceRead(doc, header.question, chunks, memories, event.answer || event.reply);
         writer.append({
           type: 'answer',
           answer: event.answer,
           reply: event.reply,
+          sources,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
           ms: event.ms,
@@ -203,7 +216,7 @@ export async function readCommand(argv: string[]): Promise<number> {
         progress.done();
         say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
         if (!event.answer) say(`The reply gives no answer in the form ${header.prompts?.label ?? 'the prompts'} ask for; the whole reply follows.`);
-        process.stdout.write(`${event.answer || event.reply}\n`);
+        printAnswer(event.answer || event.reply, sources);
       }
     }
     return 0;

@@ -135,3 +135,20 @@ export function setAnchors(books: readonly { title: string; anchors?: readonly A
   });
   return out;
 }
+
+/** A run as its places need it: its book, or the books of its set with where each lies. */
+export interface PlacedRun {
+  documentId: string;
+  books?: readonly (BookSpan & { documentId: string; title: string })[];
+}
+
+/**
+ * The chapters, headings and pages of a run's text, read with `anchorsOf` (a
+ * book's own): its book's, or for a set each book's moved to where it lies,
+ * after an anchor naming it, so that every place names the book.
+ */
+export async function runAnchors(run: PlacedRun, anchorsOf: (documentId: string) => Promise<Anchor[]>): Promise<Anchor[]> {
+  if (!run.books) return anchorsOf(run.documentId);
+  const own = await Promise.all(run.books.map(async (b) => ({ title: b.title, anchors: await anchorsOf(b.documentId).catch(() => []) })));
+  return setAnchors(own, run.books);
+}

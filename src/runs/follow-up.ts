@@ -7,6 +7,7 @@ import { StaleRunError } from '../storage/db';
 import { type EngineCache, engineKey } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
 import { loopMethod, type RunReader } from './read';
+import type { SourceFinder } from './sources';
 import { WritingStream } from './writing-stream';
 
 export interface FollowUpDeps {
@@ -14,6 +15,8 @@ export interface FollowUpDeps {
   engines: EngineCache;
   reader: Pick<RunReader, 'busyWith'>;
   publish(event: RunEvent): void;
+  /** Traces the answer's sources once it is stored; without it, none are. */
+  sources?: Pick<SourceFinder, 'trace'>;
 }
 
 /** Further questions to a finished run, answered from its final memory. */
@@ -54,6 +57,8 @@ export class FollowUps {
       });
     const record = await work;
     publish({ type: 'followUp', runId, index: record.index });
+    // Its sources follow; a failure leaves them to be traced when the answer is shown.
+    await this.deps.sources?.trace(runId, [record.index]).catch(() => undefined);
     return record;
   }
 

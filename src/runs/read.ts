@@ -10,12 +10,14 @@ import { Turns } from '../core/turns';
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
 import type { RunBook, RunProgress, RunRecord, Store } from '../storage/db';
+import { RUN_ANSWER } from '../storage/schema';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
 import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
 import { loadSet, SetChunkSource, setChunks, SetText } from './book-set';
+import type { SourceFinder } from './sources';
 
 export interface RunReaderDeps {
   store: Store;
@@ -23,6 +25,8 @@ export interface RunReaderDeps {
   publish(event: RunEvent): void;
   /** Where a step waits while a test holds it (see StepHold); none in unit tests. */
   hold?: StepHold;
+  /** Traces an answer's sources once it is stored; without it, none are. */
+  sources?: Pick<SourceFinder, 'trace'>;
 }
 
 /**
@@ -113,6 +117,7 @@ export class RunReader {
     let lease: ChunkLease | undefined;
     /** Gives back this run's turn at the engine, once its step is stored. */
     let giveTurn: (() => void) | undefined;
+    let answered = false;
     try {
       // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
       const arriving =
@@ -240,6 +245,7 @@ export class RunReader {
             finishedAt: Date.now(),
           }));
           publish({ type: 'status', runId, status: 'done' });
+          answered = true;
         }
         giveTurn?.();
         giveTurn = undefined;
@@ -251,6 +257,8 @@ export class RunReader {
       giveTurn?.();
       lease?.release();
     }
+    // The answer is stored and told: its sources follow. A failure here leaves them to be traced when the run is shown.
+    if (answered) await this.deps.sources?.trace(runId, [RUN_ANSWER]).catch(() => undefined);
   }
 }
 

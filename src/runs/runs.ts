@@ -9,10 +9,11 @@ import { mark } from '../jobs/marks';
 import type { StepHold } from '../jobs/step-hold';
 import { FollowUps } from './follow-up';
 import { relinkBooks } from './book-set';
-import type { RunRequest } from '../agent/protocol';
+import type { MemorySources, RunRequest } from '../agent/protocol';
 import { planRuns } from './plan';
 import type { PromptLibrary } from './prompt-files';
 import { RunReader } from './read';
+import { SourceFinder } from './sources';
 
 export interface RunsDeps {
   store: Store;
@@ -38,11 +39,14 @@ export class Runs {
   readonly jobs: JobHost;
   private readonly reader: RunReader;
   private readonly followUps: FollowUps;
+  /** Where answers' facts came from, traced once each answer is stored. */
+  private readonly sources: SourceFinder;
 
   constructor(private readonly deps: RunsDeps) {
     const { store, publish } = deps;
-    this.reader = new RunReader(deps);
-    this.followUps = new FollowUps({ ...deps, reader: this.reader });
+    this.sources = new SourceFinder(deps);
+    this.reader = new RunReader({ ...deps, sources: this.sources });
+    this.followUps = new FollowUps({ ...deps, reader: this.reader, sources: this.sources });
     this.jobs = new JobHost(
       {
         lockName: (id) => `memagent-run-${id}`,
@@ -102,6 +106,7 @@ export class Runs {
   /** Deletes a run with its revisions and memories (its document stays); a reader of it, here or in another tab, stops first. */
   async deleteRun(runId: string): Promise<void> {
     this.jobs.abort(runId);
+    this.sources.forget(runId);
     this.deps.publish({ type: 'control', runId, action: 'cancel' });
     await this.deps.store.deleteRun(runId);
     // Other tabs re-read their lists on a status event; the run is no longer in storage.
@@ -125,7 +130,7 @@ export class Runs {
 
   /** Validates a run export, then stores it whole; returns the run's id. */
   async importRun(json: string): Promise<string> {
-    const { run, revisions, memories, followUps, documentSha256 } = parseExport(json);
+    const { run, revisions, memories, followUps, sources, documentSha256 } = parseExport(json);
     const { store } = this.deps;
     if (await store.getRun(run.id)) throw new ImportError('This run is already in this browser; open it from the list of runs.');
     // The same book here, known by its hash (an older export's documentId is that hash): the run refers to it.
@@ -139,8 +144,29 @@ export class Runs {
       run.books = await relinkBooks(store, run.books);
       run.documentId = run.books[0]!.documentId;
     }
-    await store.importRun(run, revisions, memories, followUps);
+    // Sources are traced again here where the book is: its sentences, by this browser's own reading of it.
+    await store.importRun(run, revisions, memories, followUps, sources);
     this.deps.publish({ type: 'status', runId: run.id, status: run.status });
+    await this.sources.trace(run.id, undefined, { again: (await this.hasBook(run)) || sources.length === 0 }).catch(() => undefined);
     return run.id;
+  }
+
+  /** Whether every book of a run is stored here. */
+  private async hasBook(run: RunRecord): Promise<boolean> {
+    const ids = run.books ? run.books.map((b) => b.documentId) : [run.documentId];
+    return (await Promise.all(ids.map((id) => this.deps.store.getDocument(id)))).every((d) => d !== undefined);
+  }
+
+  /**
+   * Traces the answers of a finished run whose sources are not stored (a run
+   * from before sources were traced, or one whose tracing was cut short).
+   */
+  findSources(runId: string): Promise<void> {
+    return this.sources.trace(runId);
+  }
+
+  /** Where each note of revision `revision`'s memory came from; nothing is stored. */
+  traceMemory(runId: string, revision: number): Promise<MemorySources> {
+    return this.sources.traceMemory(runId, revision);
   }
 }

@@ -10,6 +10,7 @@ import type {
   PromptFileRecord,
   RevisionRecord,
   RunProgress,
+  SourcesRecord,
   StrippedText,
   TextPartRecord,
 } from './schema';
@@ -32,6 +33,7 @@ export interface MemagentDB extends DBSchema {
   runChunks: { key: string; value: RunChunksRecord };
   promptFiles: { key: string; value: PromptFileRecord };
   followUps: { key: [string, number]; value: FollowUpRecord };
+  sources: { key: [string, number]; value: SourcesRecord };
   collections: { key: string; value: CollectionRecord };
 }
 

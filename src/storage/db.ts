@@ -9,6 +9,7 @@ import { Models } from './models';
 import { PromptFiles } from './prompt-files';
 import { Revisions } from './revisions';
 import { Runs } from './runs';
+import { Sources } from './sources';
 
 export * from './schema';
 export * from './evaluation-schema';
@@ -18,16 +19,16 @@ export { DocumentGoneError, StaleRunError } from './connection';
 export type { StoreTextOptions } from './documents';
 
 export const DB_NAME = 'memagent';
-// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items; 8 follow-up answers (each step stands alone); 9 collections.
-export const DB_VERSION = 9;
+// Version 5 stores texts in parts; 6 adds prompt files; 7 dataset items; 8 follow-up answers; 9 collections; 10 answers' sources (each step stands alone).
+export const DB_VERSION = 10;
 
 /**
  * The one way into the database: every read and write of every store, each
  * written in the module of its store (documents.ts, runs.ts, revisions.ts,
- * evaluations.ts, models.ts, prompt-files.ts, collections.ts) and gathered here.
+ * sources.ts, evaluations.ts, models.ts, prompt-files.ts, collections.ts) and gathered here.
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the loop below copies every part's methods onto Store.prototype
-export interface Store extends Documents, Runs, Revisions, Evaluations, Models, PromptFiles, Collections {}
+export interface Store extends Documents, Runs, Revisions, Sources, Evaluations, Models, PromptFiles, Collections {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class Store extends Connection {
@@ -53,7 +54,7 @@ export class Store extends Connection {
 }
 
 // Each store module's methods become the Store's (they share its connection).
-for (const part of [Documents, Runs, Revisions, Evaluations, Models, PromptFiles, Collections]) {
+for (const part of [Documents, Runs, Revisions, Sources, Evaluations, Models, PromptFiles, Collections]) {
   for (const name of Object.getOwnPropertyNames(part.prototype)) {
     if (name !== 'constructor') Object.defineProperty(Store.prototype, name, Object.getOwnPropertyDescriptor(part.prototype, name)!);
   }

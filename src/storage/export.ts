@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { bookAt } from '../core/book-set';
-import { type FollowUpRecord, type MemoryRecord, type RevisionRecord, type RunRecord, SHA256_HEX } from './schema';
+import { type FollowUpRecord, type MemoryRecord, type RevisionRecord, RUN_ANSWER, type RunRecord, SHA256_HEX, type SourcesRecord } from './schema';
 
 /**
  * The shareable form of a run: settings, templates, every revision with its
@@ -106,6 +106,31 @@ const FollowUpSchema = v.object({
   askedAt: num,
 });
 
+// Where an answer's facts came from: revisions by number, sentences by their characters in the book (absent in older exports).
+const text = v.pipe(v.string(), v.maxLength(100_000));
+const SourcesSchema = v.object({
+  answer: v.pipe(v.number(), v.integer(), v.minValue(RUN_ANSWER)),
+  memoryIndex: v.pipe(v.number(), v.integer(), v.minValue(-1)),
+  citations: v.array(
+    v.object({
+      revision: count,
+      keptUntil: count,
+      sentence: v.optional(
+        v.pipe(
+          v.object({ start: count, end: count, text }),
+          v.check((s) => s.start <= s.end, 'a sentence ends after it starts'),
+        ),
+      ),
+      returned: v.optional(v.boolean()),
+      notes: v.array(text),
+      place: text,
+    }),
+  ),
+  unsourced: v.array(v.object({ text, reason: v.picklist(['memory', 'answer']) })),
+  sections: v.boolean(),
+  tracedAt: num,
+});
+
 const ExportSchema = v.pipe(
   v.object({
     format: v.literal(EXPORT_FORMAT),
@@ -115,12 +140,22 @@ const ExportSchema = v.pipe(
     document: v.optional(v.object({ sha256: v.pipe(v.string(), v.regex(SHA256_HEX)) })),
     revisions: v.array(RevisionSchema),
     followUps: v.optional(v.array(FollowUpSchema)),
+    sources: v.optional(v.array(SourcesSchema)),
   }),
   v.check(
     (e) => e.revisions.every((r, i) => r.index === i) && e.revisions.length <= e.run.chunks.length,
     'revisions must be numbered 0, 1, 2, … in order, at most one per chunk',
   ),
   v.check((e) => (e.followUps ?? []).every((f, i) => f.index === i), 'follow-up answers must be numbered 0, 1, 2, … in order'),
+  v.check(
+    (e) =>
+      (e.sources ?? []).every(
+        (s) =>
+          (s.answer === RUN_ANSWER ? e.run.answer !== undefined : s.answer < (e.followUps?.length ?? 0)) &&
+          s.citations.every((c) => c.revision <= c.keptUntil && c.keptUntil < e.revisions.length),
+      ),
+    'sources must belong to an answer of the run and cite its revisions',
+  ),
 );
 
 export type RunExport = v.InferOutput<typeof ExportSchema>;
@@ -131,6 +166,7 @@ export function buildExport(
   memories: readonly string[],
   followUps: readonly FollowUpRecord[] = [],
   documentSha256?: string,
+  sources: readonly SourcesRecord[] = [],
 ): RunExport {
   return {
     format: EXPORT_FORMAT,
@@ -139,6 +175,7 @@ export function buildExport(
     ...(documentSha256 ? { document: { sha256: documentSha256 } } : {}),
     revisions: revisions.map(({ runId: _runId, ...r }, i) => ({ ...r, memory: memories[i] ?? '' })),
     ...(followUps.length ? { followUps: followUps.map(({ runId: _runId, ...f }) => f) } : {}),
+    ...(sources.length ? { sources: sources.map(({ runId: _runId, ...s }) => s) } : {}),
   };
 }
 
@@ -165,6 +202,8 @@ export function parseExport(json: string): {
   revisions: RevisionRecord[];
   memories: MemoryRecord[];
   followUps: FollowUpRecord[];
+  /** The answers' sources as the exporting browser traced them (an importing one traces them again where it has the book). */
+  sources: SourcesRecord[];
   /** The book's SHA-256, where the export says it. */
   documentSha256?: string;
 } {
@@ -183,7 +222,7 @@ export function parseExport(json: string): {
       `This file is not a valid memagent-web run export${where ? ` (at ${where})` : ''}: ${issue?.message ?? 'unknown problem'}. Nothing was imported.`,
     );
   }
-  const { run, revisions, followUps = [], document } = result.output;
+  const { run, revisions, followUps = [], sources = [], document } = result.output;
   if (followUps.length && run.status !== 'done') {
     throw new ImportError('This file is not a valid memagent-web run export (at followUps): only a finished run has follow-up answers. Nothing was imported.');
   }
@@ -199,6 +238,7 @@ export function parseExport(json: string): {
     revisions: revisions.map(({ memory: _memory, ...r }) => ({ ...r, runId: run.id })),
     memories: revisions.map((r) => ({ runId: run.id, index: r.index, memory: r.memory })),
     followUps: followUps.map((f) => ({ ...f, runId: run.id })),
+    sources: sources.map((s) => ({ ...s, runId: run.id })),
     ...(document ? { documentSha256: document.sha256 } : {}),
   };
 }
@@ -208,7 +248,32 @@ function fence(text: string): string {
   return '`'.repeat(longest + 1);
 }
 
-/** Question, answer and each revision's memory, for reading or pasting. */
+/** An answer's sources in Markdown: each cited sentence quoted, with its place and the revision that wrote it down. */
+function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: number): string[] {
+  const found = sources?.find((s) => s.answer === answer);
+  if (!found) return [];
+  const lines = ['**Sources:**', ''];
+  for (const c of found.citations) {
+    const at = [c.place, `section ${c.revision + 1} of ${total}`].filter(Boolean).join(' · ');
+    const kept =
+      c.revision === c.keptUntil ? `written down at revision ${c.revision + 1}` : `written down at revision ${c.revision + 1}, kept to ${c.keptUntil + 1}`;
+    lines.push(c.sentence ? `> ${c.sentence.text}` : `> (the book is not in the browser that traced it: ${c.notes.join(' ')})`, '', `— ${at} · ${kept}`, '');
+  }
+  for (const u of found.unsourced) {
+    lines.push(
+      `> ${u.text}`,
+      '',
+      u.reason === 'memory'
+        ? '— no source found in the book: the memory holds it, no section read does'
+        : '— no source found in the book: the memory does not hold it',
+      '',
+    );
+  }
+  if (!found.citations.length && !found.unsourced.length) lines.push('No sentence of the book could be traced.', '');
+  return lines;
+}
+
+/** Question, answer and its sources, and each revision's memory, for reading or pasting. */
 export function toMarkdown(e: RunExport): string {
   const total = e.run.chunks.length;
   const lines = [
@@ -221,6 +286,7 @@ export function toMarkdown(e: RunExport): string {
     '',
     `**Answer:** ${e.run.answer ?? '(not answered yet)'}`,
     '',
+    ...sourcesMarkdown(e.sources, RUN_ANSWER, total),
   ];
   const books = e.run.books;
   // A set's books in reading order, and with each revision the book its chunk is in.
@@ -232,7 +298,8 @@ export function toMarkdown(e: RunExport): string {
   }
   if (e.followUps?.length) {
     lines.push('## Follow-up answers', '', `Answered from the final memory, which was kept for the question "${e.run.question}".`, '');
-    for (const f of e.followUps) lines.push(`### ${f.question.replace(/\s+/g, ' ')}`, '', `**Answer:** ${f.answer}`, '');
+    for (const f of e.followUps)
+      lines.push(`### ${f.question.replace(/\s+/g, ' ')}`, '', `**Answer:** ${f.answer}`, '', ...sourcesMarkdown(e.sources, f.index, total));
   }
   return lines.join('\n');
 }

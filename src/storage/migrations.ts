@@ -86,4 +86,8 @@ export async function upgrade(
     // Named sets of books, kept to be read together again.
     if (!db.objectStoreNames.contains('collections')) db.createObjectStore('collections', { keyPath: 'id' });
   }
+  if (oldVersion < 10) {
+    // Where each answer's facts came from, beside the run; older runs' are traced when they are shown.
+    if (!db.objectStoreNames.contains('sources')) db.createObjectStore('sources', { keyPath: ['runId', 'answer'] });
+  }
 }

@@ -1,10 +1,11 @@
-import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus } from './schema';
+import type { FollowUpRecord, MemoryRecord, RevisionRecord, RunProgress, RunRecord, RunStatus, SourcesRecord } from './schema';
 import type { IDBPTransaction, StoreNames } from 'idb';
 import { Connection, type MemagentDB, StaleRunError } from './connection';
 import { joinRun, packChunks, splitRun } from './run-chunks';
+import { sourcesRange } from './sources';
 
 /** The stores that hold a run and what was written for it. */
-export const RUN_STORES = ['runs', 'runChunks', 'revisions', 'memories', 'followUps'] as const;
+export const RUN_STORES = ['runs', 'runChunks', 'revisions', 'memories', 'followUps', 'sources'] as const;
 
 /** The deletions of a run and of all that was written for it, in a transaction over (at least) RUN_STORES. */
 export function deleteRunIn(tx: IDBPTransaction<MemagentDB, ArrayLike<StoreNames<MemagentDB>>, 'readwrite'>, runId: string): Promise<unknown>[] {
@@ -15,6 +16,7 @@ export function deleteRunIn(tx: IDBPTransaction<MemagentDB, ArrayLike<StoreNames
     tx.objectStore('revisions').delete(range),
     tx.objectStore('memories').delete(range),
     tx.objectStore('followUps').delete(range),
+    tx.objectStore('sources').delete(sourcesRange(runId)),
   ];
 }
 
@@ -86,10 +88,16 @@ export class Runs extends Connection {
     });
   }
 
-  /** Stores an imported run with its revisions, memories and follow-up answers, all or nothing. */
-  importRun(run: RunRecord, revisions: readonly RevisionRecord[], memories: readonly MemoryRecord[], followUps: readonly FollowUpRecord[] = []): Promise<void> {
+  /** Stores an imported run with its revisions, memories, follow-up answers and their sources, all or nothing. */
+  importRun(
+    run: RunRecord,
+    revisions: readonly RevisionRecord[],
+    memories: readonly MemoryRecord[],
+    followUps: readonly FollowUpRecord[] = [],
+    sources: readonly SourcesRecord[] = [],
+  ): Promise<void> {
     return this.guard('the imported run', async (failure) => {
-      const tx = this.db.transaction(['runs', 'runChunks', 'revisions', 'memories', 'followUps'], 'readwrite');
+      const tx = this.db.transaction(RUN_STORES, 'readwrite');
       failure.tx = tx;
       const [stored, chunks] = splitRun(run);
       await Promise.all([
@@ -98,6 +106,7 @@ export class Runs extends Connection {
         ...revisions.map((r) => tx.objectStore('revisions').add(r)),
         ...memories.map((m) => tx.objectStore('memories').add(m)),
         ...followUps.map((f) => tx.objectStore('followUps').add(f)),
+        ...sources.map((s) => tx.objectStore('sources').put(s)),
         tx.done,
       ]);
     });

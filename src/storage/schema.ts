@@ -1,4 +1,5 @@
 import type { Anchor } from '../core/anchors';
+import type { Citation, Unsourced } from '../core/citations/trace';
 import type { BookSpan } from '../core/book-set';
 import type { ReadPlan } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';
@@ -200,6 +201,33 @@ export interface FollowUpRecord {
   finishReason: FinishReason;
   ms: number;
   askedAt: number;
+}
+
+/** A sentence an answer cites (see core/citations), with where it is in words. */
+export interface StoredCitation extends Citation {
+  /** The book (in a set), chapter and page of the sentence, or of its section without it; '' where nothing is known. */
+  place: string;
+}
+
+/** Which answer of a run a SourcesRecord is for: the run's own, or follow-up answer n (0, 1, …). */
+export const RUN_ANSWER = -1;
+
+/**
+ * Where an answer's facts came from: traced through the run's memory back to
+ * the sentences of the book (core/citations), once the answer is stored.
+ */
+export interface SourcesRecord {
+  runId: string;
+  /** RUN_ANSWER for the run's own answer, else the follow-up answer's index. */
+  answer: number;
+  /** The revision whose memory the answer was written from (the run's last). */
+  memoryIndex: number;
+  citations: StoredCitation[];
+  /** What no section of the book supports: a finding shown as such, not an error. */
+  unsourced: Unsourced[];
+  /** Whether the book's sections were read; without them (a book not stored here) citations name revisions only. */
+  sections: boolean;
+  tracedAt: number;
 }
 
 /**

@@ -14,6 +14,8 @@ import { type ReadRequest, ReadForm } from './ReadForm';
 import { goTo, onHistory, type Place } from './route';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
+import type { CitedMark } from './inspector/Inspector';
+import type { SourceTarget } from './Sources';
 import { settingsProblem } from './settings';
 import { StorageStatus } from './StorageStatus';
 import { useImport } from './useImport';
@@ -30,12 +32,22 @@ function revisionFromUrl(): number | null {
   return Number.isInteger(rev) && rev >= 1 ? rev - 1 : null;
 }
 
-/** Each run and revision has a URL that survives a reload and can be opened in another tab. */
-function showInUrl(runId: string, revision: number | null = null): void {
+/** The cited sentence in the URL (?cite=start-end, with the revision that holds it), from a source's link; null without one. */
+function citedFromUrl(focus = 0): CitedMark | null {
+  const params = new URLSearchParams(location.search);
+  const revision = revisionFromUrl();
+  const m = /^(\d+)-(\d+)$/.exec(params.get('cite') ?? '');
+  return revision !== null && m ? { revision, start: Number(m[1]), end: Number(m[2]), focus } : null;
+}
+
+/** Each run and revision has a URL that survives a reload and can be opened in another tab; a source's adds its sentence. */
+function showInUrl(runId: string, revision: number | null = null, cited: { start: number; end: number } | null = null): void {
   const url = new URL(location.href);
   url.searchParams.set('run', runId);
   if (revision === null) url.searchParams.delete('rev');
   else url.searchParams.set('rev', String(revision + 1));
+  if (cited) url.searchParams.set('cite', `${cited.start}-${cited.end}`);
+  else url.searchParams.delete('cite');
   history.replaceState(null, '', url);
 }
 
@@ -48,6 +60,7 @@ export function App({ place }: { place: Place }) {
   const [runs, setRuns] = useState<RunRecord[]>([]);
   const [runId, setRunId] = useState<string | null>(runIdFromUrl);
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
+  const [cited, setCited] = useState<CitedMark | null>(() => citedFromUrl());
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const imports = useImport();
@@ -70,6 +83,7 @@ export function App({ place }: { place: Place }) {
         const id = runIdFromUrl();
         if (id) setRunId(id);
         setSelected(revisionFromUrl());
+        setCited(citedFromUrl());
       }),
     [],
   );
@@ -197,13 +211,15 @@ export function App({ place }: { place: Place }) {
     showInUrl(id);
     setRunId(id);
     setSelected(null);
+    setCited(null);
   };
 
   /** Opens a run from the Library: the Read page shows it, and Back returns. */
   const showRun = (id: string) => {
-    goTo('read', { run: id, rev: null });
+    goTo('read', { run: id, rev: null, cite: null });
     setRunId(id);
     setSelected(null);
+    setCited(null);
     requestAnimationFrame(() => runColumn.current?.focus());
   };
 
@@ -217,6 +233,16 @@ export function App({ place }: { place: Place }) {
     if (!runId) return;
     showInUrl(runId, index);
     setSelected(index);
+    setCited(null);
+  };
+
+  /** A source's link: the inspector at its revision, the cited sentence marked in the section pane and focused. */
+  const openSource = (target: SourceTarget) => {
+    if (!runId) return;
+    const mark = target.start !== undefined && target.end !== undefined ? { start: target.start, end: target.end } : null;
+    showInUrl(runId, target.revision, mark);
+    setSelected(target.revision);
+    setCited((c) => (mark ? { revision: target.revision, ...mark, focus: (c?.focus ?? 0) + 1 } : null));
   };
 
   const importRun = async (file: File) => {
@@ -248,6 +274,7 @@ export function App({ place }: { place: Place }) {
       const url = new URL(location.href);
       url.searchParams.delete('run');
       url.searchParams.delete('rev');
+      url.searchParams.delete('cite');
       history.replaceState(null, '', url);
       setRunId(null);
       await refreshRuns();
@@ -304,6 +331,8 @@ export function App({ place }: { place: Place }) {
               onResume={control('resumeRun')}
               onCancel={control('cancelRun')}
               onDelete={() => void deleteRun()}
+              cited={cited}
+              onOpenSource={openSource}
             />
           ) : null
         }

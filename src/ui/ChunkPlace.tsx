@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Anchor, describePlace } from '../core/anchors';
-import { setAnchors } from '../core/book-set';
+import { runAnchors } from '../core/book-set';
 import { store } from './data';
 
 // Anchors per run: read once, since every revision of a run shares its book.
@@ -12,11 +12,8 @@ function anchorsOfRun(runId: string): Promise<readonly Anchor[]> {
     found = (async () => {
       const s = await store;
       const run = await s.getRun(runId);
-      if (!run) return [];
-      if (!run.books) return await s.getAnchors(run.documentId);
       // A set's places name the book: each book's anchors, moved to where it lies in the set.
-      const own = await Promise.all(run.books.map(async (b) => ({ title: b.title, anchors: await s.getAnchors(b.documentId).catch(() => []) })));
-      return setAnchors(own, run.books);
+      return run ? await runAnchors(run, (id) => s.getAnchors(id)) : [];
     })();
     cache.set(runId, found);
   }

@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { type FollowUpRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import { formatDuration } from './format';
+import { type SourceTarget, Sources } from './Sources';
 import './follow-up.css';
 
 /** A run's follow-up answers as storage holds them, kept current by the worker's events. */
@@ -31,7 +32,7 @@ function useFollowUps(runId: string): FollowUpRecord[] {
  * Asks a finished run's final memory another question: one answer step, no
  * reading. The worker stores the answer before it is listed here.
  */
-export function FollowUp({ run }: { run: RunRecord }) {
+export function FollowUp({ run, total, onOpenSource }: { run: RunRecord; total: number; onOpenSource(target: SourceTarget): void }) {
   const { t } = useTranslation();
   const inputId = useId();
   const followUps = useFollowUps(run.id);
@@ -94,6 +95,7 @@ export function FollowUp({ run }: { run: RunRecord }) {
               <p className="follow-up-question">{f.question}</p>
               <p className="answer-text">{f.answer}</p>
               <p className="hint">{t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}</p>
+              <Sources runId={run.id} answer={f.index} total={total} onOpen={onOpenSource} />
             </li>
           ))}
         </ol>

@@ -1,13 +1,14 @@
 import { useTranslation } from 'react-i18next';
-import type { DocumentRecord, RevisionRecord, RunRecord } from './data';
+import { type DocumentRecord, type RevisionRecord, RUN_ANSWER, type RunRecord } from './data';
 import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
 import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
-import { Inspector } from './inspector/Inspector';
+import { type CitedMark, Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
 import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
+import { type SourceTarget, Sources } from './Sources';
 
 interface Props {
   run: RunRecord;
@@ -25,10 +26,14 @@ interface Props {
   onCancel(): void;
   /** Deletes the run with its revisions (offered when it is not reading). */
   onDelete?(): void;
+  /** Opens the inspector at a source's revision with its sentence marked. */
+  onOpenSource(target: SourceTarget): void;
+  /** The sentence marked in the section pane, and a count that moves focus to it each time a source is opened. */
+  cited: CitedMark | null;
 }
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, book, books, writing, selected, onSelect, onPause, onResume, onCancel, onDelete }: Props) {
+export function RunView({ run, runs, revisions, book, books, writing, selected, onSelect, onPause, onResume, onCancel, onDelete, onOpenSource, cited }: Props) {
   const { t } = useTranslation();
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
@@ -101,9 +106,20 @@ export function RunView({ run, runs, revisions, book, books, writing, selected, 
         ) : (
           <p className="hint">{t('run.answerLater')}</p>
         )}
+        {run.status === 'done' && run.answer !== undefined && <Sources runId={run.id} answer={RUN_ANSWER} total={total} onOpen={onOpenSource} />}
       </section>
-      {run.status === 'done' && <FollowUp key={run.id} run={run} />}
-      <Inspector run={run} runs={runs} revisions={revisions} book={book} books={books} selected={selected} onSelect={onSelect} />
+      {run.status === 'done' && <FollowUp key={run.id} run={run} total={total} onOpenSource={onOpenSource} />}
+      <Inspector
+        run={run}
+        runs={runs}
+        revisions={revisions}
+        book={book}
+        books={books}
+        selected={selected}
+        onSelect={onSelect}
+        cited={cited}
+        onOpenSource={onOpenSource}
+      />
     </section>
   );
 }

@@ -11,7 +11,7 @@ export type * from '../../storage/schema';
 export type * from '../../storage/evaluation-schema';
 export type * from '../../storage/model-schema';
 export { buildExport, checkExportSize, toMarkdown } from '../../storage/export';
-export { contentHash } from '../../storage/schema';
+export { contentHash, RUN_ANSWER } from '../../storage/schema';
 export { loadApiKey } from '../../storage/secrets';
 
 /** What the page may call on the Store: reads, and hearing that the connection is lost. */
@@ -34,6 +34,8 @@ export type StoreView = Pick<
   | 'listMemories'
   | 'searchMemories'
   | 'listFollowUps'
+  | 'getSources'
+  | 'listSources'
   | 'recentSteps'
   | 'getEvaluation'
   | 'listEvaluations'

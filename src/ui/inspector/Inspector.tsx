@@ -10,6 +10,15 @@ import { MemoryChart } from './MemoryChart';
 import { RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
 import { useMonoMemory } from './useMonoMemory';
+import type { SourceTarget } from '../Sources';
+
+/** A cited sentence marked in the section pane: its revision, its characters in the run's text, and a count that moves focus to it each time a source is opened. */
+export interface CitedMark {
+  revision: number;
+  start: number;
+  end: number;
+  focus: number;
+}
 
 interface Props {
   run: RunRecord;
@@ -21,10 +30,12 @@ interface Props {
   /** Selected chunk index, or null to follow the newest revision. */
   selected: number | null;
   onSelect(index: number): void;
+  cited: CitedMark | null;
+  onOpenSource(target: SourceTarget): void;
 }
 
 /** Read what the agent kept, chunk by chunk. */
-export function Inspector({ run, runs, revisions, book, books, selected, onSelect }: Props) {
+export function Inspector({ run, runs, revisions, book, books, selected, onSelect, cited, onOpenSource }: Props) {
   const { t } = useTranslation();
   const ids = { search: useId(), slider: useId() };
   const anchors = useRunAnchors(run.id);
@@ -136,6 +147,8 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
           total={total}
           book={book}
           set={run.books ? { books: run.books, docs: books } : undefined}
+          cited={cited && cited.revision === shown ? cited : null}
+          onOpenSource={onOpenSource}
         />
       </div>
       <Compare run={run} others={runs} index={shown} />

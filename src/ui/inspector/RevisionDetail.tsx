@@ -1,11 +1,15 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { bookHeader, bookRange } from '../../core/book-set';
 import { INITIAL_MEMORY } from '../../core/prompts';
+import type { Span } from '../../core/text';
 import { type DocumentRecord, type RevisionRecord, type RunBook, store } from '../data';
 import { ChunkPlace } from '../ChunkPlace';
 import { i18n } from '../i18n';
 import { useDrawnOn, useMemoryDiff } from './useMarks';
+import type { CitedMark } from './Inspector';
+import { MemorySources } from './MemorySources';
+import type { SourceTarget } from '../Sources';
 
 interface Props {
   runId: string;
@@ -15,6 +19,9 @@ interface Props {
   book: DocumentRecord | null;
   /** A run over a set: where each book lies in the set, and each as stored here (null where this browser lacks it). */
   set?: { books: readonly RunBook[]; docs: readonly (DocumentRecord | null)[] };
+  /** A cited sentence of this revision's section, to mark (and focus) there. */
+  cited: CitedMark | null;
+  onOpenSource(target: SourceTarget): void;
 }
 
 /** Where a revision's section is stored: which book, which characters of it, and the header line the set put before them. */
@@ -62,8 +69,9 @@ interface Section {
  * while the next one is read from storage, a pane keeps what it showed (marked
  * busy) rather than naming a revision it cannot show yet.
  */
-export function RevisionDetail({ runId, revision, total, book: runBook, set }: Props) {
+export function RevisionDetail({ runId, revision, total, book: runBook, set, cited, onOpenSource }: Props) {
   const { t } = useTranslation();
+  const [tracing, setTracing] = useState(false);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [read, setRead] = useState<Section | null>(null);
   const key = revision ? `${runId}:${revision.index}` : '';
@@ -139,6 +147,14 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set }: P
             {revision ? (ready?.after ?? '…') : t('inspector.noRevision')}
           </pre>
         )}
+        {revision && (
+          <div className="memory-sources">
+            <button type="button" aria-expanded={tracing} onClick={() => setTracing(!tracing)}>
+              {t('sources.memory')}
+            </button>
+            {tracing && <MemorySources runId={runId} revision={revision.index} total={total} onOpen={onOpenSource} />}
+          </div>
+        )}
       </section>
       <section aria-label={t('inspector.changes')} aria-busy={memoryBusy} className="pane">
         <h3>
@@ -173,7 +189,14 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set }: P
           </p>
         ) : (
           <pre tabIndex={0} className="text">
-            {marking !== null ? <Highlighted section={shown.text} memory={marking} /> : shown.text}
+            <Highlighted
+              section={shown.text}
+              memory={marking}
+              cited={
+                cited && shown.revision.index === cited.revision ? { start: cited.start - shown.revision.start, end: cited.end - shown.revision.start } : null
+              }
+              focus={cited?.focus ?? 0}
+            />
           </pre>
         )}
       </section>
@@ -193,21 +216,60 @@ function DiffView({ before, after }: { before: string; after: string }) {
   );
 }
 
-/** The section with the sentences the new memory drew on marked. */
-function Highlighted({ section, memory }: { section: string; memory: string }) {
+/** A stretch of the section to mark: a sentence the memory drew on, or the sentence a source cites. */
+interface Marked {
+  start: number;
+  end: number;
+  cited: boolean;
+}
+
+/** The drawn-on sentences around the cited one: where they overlap, the cited sentence is marked as such. */
+function marksOf(drawnOn: readonly Span[], cited: Span | null): Marked[] {
+  const out: Marked[] = [];
+  for (const s of drawnOn) {
+    if (!cited || s.end <= cited.start || s.start >= cited.end) out.push({ ...s, cited: false });
+    else {
+      if (s.start < cited.start) out.push({ start: s.start, end: cited.start, cited: false });
+      if (s.end > cited.end) out.push({ start: cited.end, end: s.end, cited: false });
+    }
+  }
+  if (cited) out.push({ ...cited, cited: true });
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * The section with the sentences the new memory drew on marked, and the
+ * sentence a source cites marked apart: said as such to screen readers, and
+ * focused (and scrolled to) each time a source is opened.
+ */
+function Highlighted({ section, memory, cited, focus }: { section: string; memory: string | null; cited: Span | null; focus: number }) {
   const { t } = useTranslation();
-  const spans = useDrawnOn(section, memory);
-  if (!spans) return <>{section}</>;
+  const spans = useDrawnOn(section, memory ?? '');
+  const citedRef = useRef<HTMLElement>(null);
+  const inside = cited && cited.start >= 0 && cited.end <= section.length && cited.start < cited.end ? cited : null;
+  useLayoutEffect(() => {
+    const mark = citedRef.current;
+    if (!mark) return;
+    mark.scrollIntoView({ block: 'nearest' });
+    mark.focus({ preventScroll: true });
+  }, [focus, inside?.start, inside?.end]);
   const out: React.ReactNode[] = [];
   let at = 0;
-  spans.forEach((s, i) => {
-    out.push(section.slice(at, s.start));
+  marksOf(memory !== null ? (spans ?? []) : [], inside).forEach((m) => {
+    out.push(section.slice(at, m.start));
     out.push(
-      <mark key={i} title={t('inspector.drewOn')}>
-        {section.slice(s.start, s.end)}
-      </mark>,
+      m.cited ? (
+        <mark key="cited" className="cited" tabIndex={-1} ref={citedRef}>
+          <span className="visually-hidden">{t('sources.cited')} </span>
+          {section.slice(m.start, m.end)}
+        </mark>
+      ) : (
+        <mark key={m.start} title={t('inspector.drewOn')}>
+          {section.slice(m.start, m.end)}
+        </mark>
+      ),
     );
-    at = s.end;
+    at = m.end;
   });
   out.push(section.slice(at));
   return <>{out}</>;

@@ -1,0 +1,50 @@
+/**
+ * The sources of `memagent read`'s answer: traced through the read's memories
+ * back to the book's sentences (core/citations), printed after the answer and
+ * kept on the journal's answer line.
+ */
+import { describePlace } from '../core/anchors';
+import type { ChunkSpan } from '../core/chunker';
+import { type Citation, Tracer, type Unsourced } from '../core/citations/trace';
+import type { ReadText } from './read-set';
+
+/** An answer's sources as the journal and --json keep them: revisions from 0, sentences by their characters in the text read. */
+export interface ReadSources {
+  citations: (Citation & { place: string })[];
+  unsourced: Unsourced[];
+}
+
+/** Traces `answer`, written from the last of `memories`, through them to the sentences of `doc`. */
+export async function traceRead(
+  doc: ReadText,
+  question: string,
+  chunks: readonly ChunkSpan[],
+  memories: readonly string[],
+  answer: string,
+): Promise<ReadSources> {
+  const tracer = new Tracer({
+    question,
+    memories,
+    section: (r) => chunks[r] && { text: doc.text.slice(chunks[r].start, chunks[r].end), start: chunks[r].start },
+  });
+  const { citations, unsourced } = await tracer.citeAnswer(answer);
+  const anchors = doc.anchors ?? [];
+  return { citations: citations.map((c) => ({ ...c, place: describePlace(anchors, c.sentence?.start ?? chunks[c.revision]?.start ?? 0) })), unsourced };
+}
+
+/** The sources in words, after the answer: each cited sentence quoted, with its place and the revision that wrote it down. */
+export function formatSources(sources: ReadSources, total: number): string {
+  const lines = ['', 'Sources:'];
+  sources.citations.forEach((c, i) => {
+    const where = [c.place, `section ${c.revision + 1} of ${total}`].filter(Boolean).join(' · ');
+    const kept = c.revision === c.keptUntil ? '' : `, kept to revision ${c.keptUntil + 1}`;
+    lines.push(`  ${i + 1}. "${c.sentence?.text ?? c.notes.join(' ')}"`, `     ${where} · written down at revision ${c.revision + 1}${kept}`);
+  });
+  for (const u of sources.unsourced) {
+    lines.push(
+      `  No source found in the book: "${u.text}" (${u.reason === 'memory' ? 'the memory holds it, no section read does' : 'the memory does not hold it'})`,
+    );
+  }
+  if (!sources.citations.length && !sources.unsourced.length) lines.push('  None: the answer names nothing the memory holds.');
+  return `${lines.join('\n')}\n`;
+}
