@@ -35,6 +35,15 @@ function onTerminal(args: string[], columns: number | null): Promise<{ code: num
   });
 }
 
+/** The answer, then its sources (a quoted sentence and its place each), as `memagent read` prints them. */
+function expectAnswerWithSources(lines: string[]): void {
+  expect(lines[0]).toContain('Elizabeth');
+  expect(lines.slice(1, 3)).toEqual(['', 'Sources:']);
+  const sources = lines.slice(3);
+  expect(sources.length).toBeGreaterThanOrEqual(2);
+  sources.forEach((line, i) => expect(line).toMatch(i % 2 === 0 ? /^ {2}\d+\. ".+"$/ : /· written down at revision \d+/));
+}
+
 const readArgs = (out: string, ...more: string[]) => [
   'read',
   BOOK,
@@ -49,16 +58,15 @@ const readArgs = (out: string, ...more: string[]) => [
 ];
 
 describe.skipIf(!hasScript)('memagent on a terminal', () => {
-  it('read redraws one progress line in place and prints the answer below it', async () => {
+  it('read redraws one progress line in place and prints the answer and its sources below it', async () => {
     const { code, output } = await onTerminal(readArgs('tty.jsonl'), 140);
     expect(code).toBe(0);
     const lines = screen(output);
-    // What stays on the screen: the plan, the last progress line, the summary and the answer; no line per chunk.
-    expect(lines).toHaveLength(4);
+    // What stays on the screen: the plan, the last progress line, the summary, the answer and its sources; no line per chunk.
     expect(lines[0]).toMatch(/^frankenstein\.txt: [\d,]+ tokens in 21 chunks/);
     expect(lines[1]).toMatch(/^\[#{20}\] chunk 21\/21 · 100% · .*memory [\d,]+ tokens · .* elapsed · answering$/);
     expect(lines[2]).toMatch(/^Read 21 chunks in [\d.]+ s; every revision is in /);
-    expect(lines[3]).toContain('Elizabeth');
+    expectAnswerWithSources(lines.slice(3));
     expect(lines[1]!.length).toBeLessThan(140);
     // Yet every chunk was drawn, each over the one before.
     const drawn = [...output.matchAll(/chunk (\d+)\/21 · /g)].map((m) => Number(m[1]));
@@ -74,10 +82,10 @@ describe.skipIf(!hasScript)('memagent on a terminal', () => {
     expect(lines[1]!.length).toBeLessThan(80);
   });
 
-  it('read says nothing but the answer with --quiet', async () => {
+  it('read says nothing but the answer and its sources with --quiet', async () => {
     const { code, output } = await onTerminal(readArgs('quiet.jsonl', '--quiet'), 100);
     expect(code).toBe(0);
-    expect(screen(output)).toEqual([expect.stringContaining('Elizabeth')]);
+    expectAnswerWithSources(screen(output));
   });
 
   it('read writes a line per chunk with --progress lines, on a terminal too', async () => {
@@ -102,13 +110,13 @@ describe.skipIf(!hasScript)('memagent on a terminal', () => {
 });
 
 describe('memagent piped', () => {
-  it('read writes one line per chunk to stderr and the answer alone to stdout', async () => {
+  it('read writes one line per chunk to stderr and the answer with its sources alone to stdout', async () => {
     const { code, stdout, stderr } = await runCli(readArgs('piped.jsonl'));
     expect(code).toBe(0);
     const steps = stderr.split('\n').filter((l) => l.startsWith('chunk '));
     expect(steps).toHaveLength(21);
     steps.forEach((line, i) => expect(line).toMatch(new RegExp(`^chunk ${i + 1}/21 \\(\\d+%\\) · memory [\\d,]+ tokens · [\\d.]+ s$`)));
     expect(stderr).not.toContain('\u001b[');
-    expect(stdout.trim().split('\n')).toEqual([expect.stringContaining('Elizabeth')]);
+    expectAnswerWithSources(stdout.trim().split('\n'));
   });
 });
