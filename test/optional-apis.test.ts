@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { sharedMemory } from '../src/engines/shared-memory';
 import { effectiveThreads } from '../src/engines/wllama/models';
-import { estimateStorage } from '../src/library/storage-room';
+import { estimateStorage } from '../src/engines/storage-room';
 import { Store } from '../src/storage/db';
 import { corpusBytes } from './helpers';
 import { wireParts } from './runner-setup';
