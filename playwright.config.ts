@@ -13,6 +13,20 @@ const openaiPort = Number(process.env.E2E_OPENAI_PORT ?? port + 17);
 const modelPort = Number(process.env.E2E_MODEL_PORT ?? port + 22);
 // The shared fixtures (the tiny GGUF for the llama.cpp tests), 4198 beside 4173.
 const fixturesPort = Number(process.env.E2E_FIXTURES_PORT ?? port + 25);
+/** The build, served as `npm start` serves it; also used by the cross-engine suite (playwright.engines.config.ts). */
+export const pageServer = {
+  command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir}`,
+  url: `http://127.0.0.1:${port}`,
+  reuseExistingServer: !process.env.CI,
+  timeout: 60_000,
+};
+/** The shared fixtures (the tiny GGUF). */
+export const fixturesServer = {
+  command: `npx tsx test/support/serve-fixtures.ts --port ${fixturesPort}`,
+  url: `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`,
+  reuseExistingServer: !process.env.CI,
+  timeout: 60_000,
+};
 const chromiumArgs = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 const webgpuArgs = [...chromiumArgs, '--enable-unsafe-webgpu'];
 
@@ -51,12 +65,7 @@ export default defineConfig({
     },
   ],
   webServer: [
-    {
-      command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort --outDir ${outDir}`,
-      url: `http://127.0.0.1:${port}`,
-      reuseExistingServer: !process.env.CI,
-      timeout: 60_000,
-    },
+    pageServer,
     {
       command: `npx tsx test/support/serve-openai.ts --port ${openaiPort} --allowed-origin http://127.0.0.1:${port} --api-key sk-e2e-kept-local`,
       url: `http://127.0.0.1:${openaiPort}/v1/models`,
@@ -69,11 +78,6 @@ export default defineConfig({
       reuseExistingServer: !process.env.CI,
       timeout: 60_000,
     },
-    {
-      command: `npx tsx test/support/serve-fixtures.ts --port ${fixturesPort}`,
-      url: `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`,
-      reuseExistingServer: !process.env.CI,
-      timeout: 60_000,
-    },
+    fixturesServer,
   ],
 });

@@ -30,91 +30,100 @@ export function bookWith(planted: readonly (readonly [fraction: number, sentence
   return Buffer.from(text, 'latin1'); // latin1 both ways keeps the UTF-8 bytes as they are
 }
 
+/**
+ * Readers of the app's IndexedDB that run in the page itself, as plain functions
+ * so that any driver can evaluate them (Playwright here, the other engines' drivers in e2e-engines).
+ */
+export const inPage = {
+  /** The number of records in each store. */
+  counts: (): Promise<Record<string, number>> =>
+    new Promise<Record<string, number>>((resolve, reject) => {
+      const open = indexedDB.open('memagent');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const names = [...db.objectStoreNames];
+        if (names.length === 0) return resolve({});
+        const tx = db.transaction(names, 'readonly');
+        const counts: Record<string, number> = {};
+        for (const name of names) {
+          const req = tx.objectStore(name).count();
+          req.onsuccess = () => (counts[name] = req.result);
+        }
+        tx.oncomplete = () => {
+          db.close();
+          resolve(counts);
+        };
+      };
+    }),
+
+  /** Every record of one store. */
+  records: <T>(name: string): Promise<T[]> =>
+    new Promise<T[]>((resolve, reject) => {
+      const open = indexedDB.open('memagent');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const req = open.result.transaction(name, 'readonly').objectStore(name).getAll();
+        req.onsuccess = () => {
+          open.result.close();
+          resolve(req.result as T[]);
+        };
+        req.onerror = () => reject(req.error);
+      };
+    }),
+
+  /** Every run and revision, read in one transaction. */
+  runsAndRevisions: <Run, Revision>(): Promise<{ runs: Run[]; revisions: Revision[] }> =>
+    new Promise<{ runs: Run[]; revisions: Revision[] }>((resolve, reject) => {
+      const open = indexedDB.open('memagent');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const tx = open.result.transaction(['runs', 'revisions'], 'readonly');
+        const runs = tx.objectStore('runs').getAll();
+        const revisions = tx.objectStore('revisions').getAll();
+        tx.oncomplete = () => {
+          open.result.close();
+          resolve({ runs: runs.result as Run[], revisions: revisions.result as Revision[] });
+        };
+      };
+    }),
+
+  /** The chunk index of every revision, per run id, in key order. */
+  revisionIndexes: (): Promise<Record<string, number[]>> =>
+    new Promise<Record<string, number[]>>((resolve, reject) => {
+      const open = indexedDB.open('memagent');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const req = db.transaction('revisions', 'readonly').objectStore('revisions').getAllKeys();
+        req.onsuccess = () => {
+          const byRun: Record<string, number[]> = {};
+          for (const key of req.result as [string, number][]) (byRun[key[0]] ??= []).push(key[1]);
+          db.close();
+          resolve(byRun);
+        };
+      };
+    }),
+};
+
 /** Counts the records of each IndexedDB store, read in the page itself. */
 export function storedCounts(page: Page): Promise<Record<string, number>> {
-  return page.evaluate(
-    () =>
-      new Promise<Record<string, number>>((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const names = [...db.objectStoreNames];
-          if (names.length === 0) return resolve({});
-          const tx = db.transaction(names, 'readonly');
-          const counts: Record<string, number> = {};
-          for (const name of names) {
-            const req = tx.objectStore(name).count();
-            req.onsuccess = () => (counts[name] = req.result);
-          }
-          tx.oncomplete = () => {
-            db.close();
-            resolve(counts);
-          };
-        };
-      }),
-  );
+  return page.evaluate(inPage.counts);
 }
 
 /** Every record of one IndexedDB store, read in the page itself. */
 export function storedRecords<T>(page: Page, store: string): Promise<T[]> {
-  return page.evaluate(
-    (name) =>
-      new Promise<T[]>((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const req = open.result.transaction(name, 'readonly').objectStore(name).getAll();
-          req.onsuccess = () => {
-            open.result.close();
-            resolve(req.result as T[]);
-          };
-          req.onerror = () => reject(req.error);
-        };
-      }),
-    store,
-  );
+  return page.evaluate(inPage.records, store) as Promise<T[]>;
 }
 
 /** Every stored run and revision, read in one transaction in the page itself. */
 export function storedRunsAndRevisions<Run, Revision>(page: Page): Promise<{ runs: Run[]; revisions: Revision[] }> {
-  return page.evaluate(
-    () =>
-      new Promise<{ runs: Run[]; revisions: Revision[] }>((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const tx = open.result.transaction(['runs', 'revisions'], 'readonly');
-          const runs = tx.objectStore('runs').getAll();
-          const revisions = tx.objectStore('revisions').getAll();
-          tx.oncomplete = () => {
-            open.result.close();
-            resolve({ runs: runs.result as Run[], revisions: revisions.result as Revision[] });
-          };
-        };
-      }),
-  );
+  return page.evaluate(inPage.runsAndRevisions) as Promise<{ runs: Run[]; revisions: Revision[] }>;
 }
 
 /** The chunk index of every stored revision, per run id, in key order. */
 export function storedRevisionIndexes(page: Page): Promise<Record<string, number[]>> {
-  return page.evaluate(
-    () =>
-      new Promise<Record<string, number[]>>((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const req = db.transaction('revisions', 'readonly').objectStore('revisions').getAllKeys();
-          req.onsuccess = () => {
-            const byRun: Record<string, number[]> = {};
-            for (const key of req.result as [string, number][]) (byRun[key[0]] ??= []).push(key[1]);
-            db.close();
-            resolve(byRun);
-          };
-        };
-      }),
-  );
+  return page.evaluate(inPage.revisionIndexes);
 }
 
 /**

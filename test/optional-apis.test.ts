@@ -2,9 +2,11 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { sharedMemory } from '../src/engines/shared-memory';
+import { ingestBytes } from '../src/ingest/ingest';
 import { effectiveThreads } from '../src/engines/wllama/models';
-import { estimateStorage } from '../src/library/storage-room';
+import { estimateStorage } from '../src/engines/storage-room';
 import { Store } from '../src/storage/db';
+import { bookPages, FACT, makePdf } from './fixtures/documents';
 import { corpusBytes } from './helpers';
 import { wireParts } from './runner-setup';
 
@@ -76,5 +78,21 @@ describe('llama.cpp threads without SharedArrayBuffer', () => {
   it('runs on one thread where memory cannot be shared', () => {
     expect(effectiveThreads(4, 8, sharedMemory({ crossOriginIsolated: true }))).toBe(1);
     expect(effectiveThreads(4, 8, sharedMemory({ crossOriginIsolated: true, SharedArrayBuffer }))).toBe(4);
+  });
+});
+
+describe('a PDF where ReadableStream cannot be iterated with for await (WebKit)', () => {
+  it("reads every page's text", async () => {
+    const proto = ReadableStream.prototype as unknown as Record<symbol, unknown>;
+    const iterate = proto[Symbol.asyncIterator];
+    delete proto[Symbol.asyncIterator];
+    try {
+      expect(Symbol.asyncIterator in new ReadableStream()).toBe(false);
+      const doc = await ingestBytes('book.pdf', await makePdf(bookPages()));
+      expect(doc.pages).toBe(4);
+      expect(doc.text).toContain(FACT.sentence);
+    } finally {
+      proto[Symbol.asyncIterator] = iterate;
+    }
   });
 });

@@ -10,8 +10,10 @@ const early: MessageEvent[] = [];
 const keep = (e: MessageEvent) => early.push(e);
 addEventListener('message', keep);
 
-startOnce(globalThis, async () => {
+const started = startOnce(globalThis, async () => {
   await import('./agent.worker');
   removeEventListener('message', keep);
   for (const e of early.splice(0)) dispatchEvent(new MessageEvent('message', { data: e.data, ports: [...e.ports] }));
 });
+// A second evaluation starts nothing, so it keeps nothing either: the first one's services answer.
+if (!started) removeEventListener('message', keep);

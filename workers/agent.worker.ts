@@ -29,7 +29,7 @@ import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
 import { exposeOnce } from './expose-once';
-import { estimateStorage } from '../src/library/storage-room';
+import { estimateStorage } from '../src/engines/storage-room';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
 function storedKey(config: EngineConfig | undefined): EngineOptions {
@@ -205,7 +205,7 @@ const api: AgentApi = {
   /** Copies picked GGUF files into this origin's private storage (never sent anywhere); `onProgress` is a Comlink.proxy. */
   saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
     attempt(async () =>
-      (await import('../src/engines/wllama/models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined)),
+      (await import('../src/engines/wllama/picked-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined)),
     ),
   /** GGUF models kept in this browser for llama.cpp: downloads and copies of picked files. */
   listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama/files')).listStoredModels()),

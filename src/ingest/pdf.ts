@@ -27,6 +27,21 @@ function loadPdfjs() {
 }
 
 /**
+ * A page's text items, read from pdf.js's stream with a reader: its own
+ * getTextContent iterates the stream with `for await`, which WebKit's
+ * ReadableStream does not support.
+ */
+async function textItems(page: { streamTextContent(): ReadableStream<{ items: unknown[] }> }): Promise<TextItem[]> {
+  const reader = page.streamTextContent().getReader();
+  const items: TextItem[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return items;
+    for (const item of value.items) items.push(item as TextItem);
+  }
+}
+
+/**
  * A PDF → the text of its text layer, page by page in order, with an anchor at
  * the start of each page (its printed label where the PDF has page labels)
  * and chapter headings found in the text.
@@ -63,16 +78,16 @@ export async function readPdf(bytes: Uint8Array, name: string, onProgress?: (don
     const pageAnchors: Anchor[] = [];
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n);
-      let content;
+      let items: TextItem[];
       try {
-        content = await page.getTextContent();
+        items = await textItems(page);
       } catch (e) {
         throw new IngestError(`${what} is damaged: page ${n} cannot be read (${(e as Error).message}).`);
       }
       out.line();
       pageAnchors.push({ at: out.size, kind: 'page', label: labels?.[n - 1]?.trim() || String(n) });
       let pageText = '';
-      for (const item of content.items as TextItem[]) {
+      for (const item of items) {
         if (item.str !== undefined) pageText += item.str;
         if (item.hasEOL) pageText += '\n';
       }

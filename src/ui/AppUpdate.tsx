@@ -1,4 +1,5 @@
 /// <reference types="vite-plugin-pwa/react" />
+import { useEffect, useState } from 'react';
 import { useRegisterSW } from 'virtual:pwa-register/react';
 import { useTranslation } from 'react-i18next';
 import './durability.css';
@@ -25,6 +26,8 @@ export function AppUpdate() {
     },
   });
 
+  const waiting = useWaitingVersion(needRefresh);
+
   const update = async () => {
     // The page reloads once the new version controls it. Workbox's own reload waits for an event it does
     // not send for every update, so the page listens itself; a version another tab made active is loaded at once.
@@ -37,7 +40,7 @@ export function AppUpdate() {
     setTimeout(() => location.reload(), TAKE_OVER_MS);
   };
 
-  if (!needRefresh) return null;
+  if (!needRefresh || !waiting) return null;
   return (
     <div role="status" aria-label={t('update.region')} className="app-status">
       <span>{t('update.ready')}</span>
@@ -49,4 +52,29 @@ export function AppUpdate() {
       </button>
     </div>
   );
+}
+
+/**
+ * Whether a new version is waiting now, while `asked`: Workbox may announce one
+ * that never waits (Firefox, when the first visit is reloaded while the app is
+ * being stored: a second copy of the same version waits a moment and is then
+ * dropped). The offer stands only while a version really waits.
+ */
+function useWaitingVersion(asked: boolean): boolean {
+  const [waiting, setWaiting] = useState(false);
+  useEffect(() => {
+    if (!asked) return;
+    let live = true;
+    const check = async () => {
+      const sw = (await navigator.serviceWorker?.getRegistration().catch(() => undefined))?.waiting;
+      if (!live) return;
+      setWaiting(!!sw);
+      sw?.addEventListener('statechange', () => void check(), { once: true });
+    };
+    void check();
+    return () => {
+      live = false;
+    };
+  }, [asked]);
+  return asked && waiting;
 }

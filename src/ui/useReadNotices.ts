@@ -16,7 +16,12 @@ function asked(): boolean {
 function ask(): void {
   // Remembered before the answer comes: whatever it is, the question is never put again.
   localStorage.setItem(ASKED_KEY, String(Date.now()));
-  void Notification.requestPermission().catch(() => undefined);
+  try {
+    // Older WebKit answers through a callback and returns nothing: no promise to wait on, and nothing may throw into the Read press.
+    void Promise.resolve(Notification.requestPermission()).catch(() => undefined);
+  } catch {
+    // A browser that will not ask: the read goes on without a notice.
+  }
 }
 
 /**

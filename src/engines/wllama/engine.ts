@@ -9,7 +9,9 @@ import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig } from '../engine';
 import { llamaCppParams, stepRequest } from '../request';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
-import { effectiveThreads, isQwenVocabulary, type ModelSource, openLocalModel, parseWllamaConfig, WLLAMA_ENGINE_ID, type WllamaSettings } from './models';
+import { effectiveThreads, isQwenVocabulary, type ModelSource, parseWllamaConfig, WLLAMA_ENGINE_ID, type WllamaSettings } from './models';
+import { downloadCache } from './files';
+import { openLocalModel } from './picked-models';
 import { sharedMemory } from '../shared-memory';
 
 /** The slice of Wllama used here; unit tests put a stub in its place. */
@@ -115,7 +117,8 @@ async function browserRuntime(): Promise<WllamaRuntime> {
     compat ? cachedAsset(absolute(compatWasmUrl)) : absolute(compatWasmUrl),
   ]).then(([wasm, compatWasm]) => ({ wasm, compatWasm }));
   const { wasm, compatWasm } = await assets;
-  const w = new Wllama({ default: wasm }, { suppressNativeLog: true });
+  // Where the browser has no private file system (WebKitGTK by default), downloads are kept in Cache Storage.
+  const w = new Wllama({ default: wasm }, { suppressNativeLog: true, cacheManager: await downloadCache() });
   // The compat build is served by this app, never fetched from a CDN.
   w.setCompat({ worker: absolute(compatWorkerUrl), wasm: compatWasm });
   return w;

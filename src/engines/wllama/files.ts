@@ -1,10 +1,13 @@
 /**
  * The GGUF models this browser keeps for the llama.cpp engine: those
- * downloaded from a URL (in wllama's own cache, in the origin's private file
- * system) and those copied from files picked on this device.
+ * downloaded from a URL (in wllama's own cache: the origin's private file
+ * system, or where there is none Cache Storage or memory, see model-stores.ts)
+ * and those copied from files picked on this device.
  */
+import type { CacheManager } from '@wllama/wllama';
 import { modelKey } from '../../core/estimate';
-import { LOCAL_MODEL_DIR } from './models';
+import { DOWNLOADS, fallbackStore, modelStorageKind } from './model-stores';
+import { folderContents, type PickedShelf, pickedShelf } from './picked-models';
 
 export interface StoredModel {
   /** `download:<url of the first part>` or `file:<key>`, for deletion. */
@@ -76,67 +79,46 @@ export function groupDownloads(entries: Awaited<ReturnType<DownloadCache['list']
   }));
 }
 
-async function localFolder(): Promise<FileSystemDirectoryHandle | null> {
-  try {
-    return await (await navigator.storage.getDirectory()).getDirectoryHandle(LOCAL_MODEL_DIR);
-  } catch {
-    return null;
-  }
-}
-
-type Entries = AsyncIterable<[string, FileSystemHandle]>;
-
-/** Copies of picked files, one folder each (see saveLocalModel). */
-async function localModels(): Promise<StoredModel[]> {
-  const folder = await localFolder();
-  if (!folder) return [];
+/** Copies of picked files, one folder each (see picked-models.ts). */
+async function localModels(shelf: PickedShelf): Promise<StoredModel[]> {
   const models: StoredModel[] = [];
-  for await (const [key, handle] of folder as unknown as Entries) {
-    if (handle.kind !== 'directory') continue;
-    const names: string[] = [];
-    let bytes = 0;
-    let complete = false;
-    for await (const [name, file] of handle as unknown as Entries) {
-      if (file.kind !== 'file') continue;
-      if (name === '.complete') complete = true;
-      else if (name.toLowerCase().endsWith('.gguf')) {
-        names.push(name);
-        bytes += (await (file as FileSystemFileHandle).getFile()).size;
-      }
-    }
-    names.sort();
+  for (const key of await shelf.keys()) {
+    const folder = await shelf.folder(key, false);
+    if (!folder) continue;
+    const { files, complete } = await folderContents(folder);
     models.push({
       id: `file:${key}`,
       model: modelKey({ localModel: key }),
-      name: partsLabel(names[0] ?? key, names.length),
+      name: partsLabel(files[0]?.name ?? key, files.length),
       origin: 'a file on this device',
-      bytes,
+      bytes: files.reduce((n, f) => n + f.size, 0),
       complete,
     });
   }
   return models;
 }
 
-async function downloadCache(): Promise<DownloadCache> {
+/** wllama's cache of downloads, in the private file system, or where there is none in Cache Storage (or memory). */
+export async function downloadCache(): Promise<CacheManager> {
   const { CacheManager } = await import('@wllama/wllama');
-  return new CacheManager() as unknown as DownloadCache;
+  const kind = await modelStorageKind();
+  return kind === 'opfs' ? new CacheManager() : new CacheManager([fallbackStore(DOWNLOADS, kind)]);
 }
 
-export async function listStoredModels(cache?: DownloadCache): Promise<StoredModel[]> {
-  const downloads = groupDownloads(await (cache ?? (await downloadCache())).list().catch(() => []));
-  return [...downloads, ...(await localModels())].sort((a, b) => a.name.localeCompare(b.name));
+export async function listStoredModels(cache?: DownloadCache, shelf?: PickedShelf): Promise<StoredModel[]> {
+  const downloads = groupDownloads(await (cache ?? ((await downloadCache()) as unknown as DownloadCache)).list().catch(() => []));
+  return [...downloads, ...(await localModels(shelf ?? (await pickedShelf())))].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Deletes every part of a stored model; the next read with it downloads or asks for the file again. */
-export async function deleteStoredModel(id: string, cache?: DownloadCache): Promise<void> {
+export async function deleteStoredModel(id: string, cache?: DownloadCache, shelf?: PickedShelf): Promise<void> {
   if (id.startsWith('download:')) {
     const url = id.slice('download:'.length);
-    await (cache ?? (await downloadCache())).deleteMany((e) => modelUrl(e.metadata.originalURL || e.name) === url);
+    await (cache ?? ((await downloadCache()) as unknown as DownloadCache)).deleteMany((e) => modelUrl(e.metadata.originalURL || e.name) === url);
     return;
   }
   if (id.startsWith('file:')) {
-    const folder = await localFolder();
-    await folder?.removeEntry(id.slice('file:'.length), { recursive: true });
+    await (shelf ?? (await pickedShelf())).remove(id.slice('file:'.length));
     return;
   }
   throw new Error(`No stored model "${id}".`);

@@ -4,8 +4,8 @@ import type { EngineConfig, EngineInfo } from '../engine';
 /**
  * What the llama.cpp (WebAssembly) engine needs to know before its runtime is
  * loaded: its entry in the Engine combobox, the models it suggests, how its
- * configuration reads, and the browser storage of model files a person picks.
- * Nothing here imports the runtime, so the page can use it freely.
+ * configuration reads, and the key a picked model file is kept under
+ * (picked-models.ts keeps it). Nothing here imports the runtime, so the page can use it freely.
  */
 
 export const WLLAMA_ENGINE_ID = 'wllama';
@@ -175,125 +175,6 @@ export function localModelKey(files: readonly FileLike[]): string {
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .slice(0, 80);
   return `${stem}-${bytes}-${newest}`;
-}
-
-async function modelDir(key: string, create: boolean): Promise<FileSystemDirectoryHandle> {
-  const root = await navigator.storage.getDirectory();
-  const all = await root.getDirectoryHandle(LOCAL_MODEL_DIR, { create });
-  return all.getDirectoryHandle(key, { create });
-}
-
-/** Writes a blob into a file of the private file system without holding it in memory. */
-async function writeFile(dir: FileSystemDirectoryHandle, name: string, blob: Blob, onBytes: (n: number) => void): Promise<void> {
-  const handle = await dir.getFileHandle(name, { create: true });
-  const reader = blob.stream().getReader();
-  if ('createWritable' in handle) {
-    const out = await handle.createWritable();
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        await out.write(value);
-        onBytes(value.byteLength);
-      }
-      await out.close();
-    } catch (e) {
-      await out.abort().catch(() => undefined);
-      throw e;
-    }
-    return;
-  }
-  // Browsers without createWritable (Safari before 18) have sync access handles, in workers only.
-  const sync = await (handle as unknown as { createSyncAccessHandle(): Promise<SyncHandle> }).createSyncAccessHandle();
-  try {
-    sync.truncate(0);
-    let at = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      sync.write(value, { at });
-      at += value.byteLength;
-      onBytes(value.byteLength);
-    }
-    sync.flush();
-  } finally {
-    sync.close();
-  }
-}
-
-interface SyncHandle {
-  truncate(size: number): void;
-  write(data: Uint8Array, options: { at: number }): number;
-  flush(): void;
-  close(): void;
-}
-
-const COMPLETE = '.complete';
-
-/**
- * Copies picked GGUF files into this browser's private storage under their
- * stable key; files already stored whole are not copied again. Nothing is sent
- * anywhere. Returns the key and a name to show.
- */
-export async function saveLocalModel(files: readonly File[], onProgress?: (fraction: number) => void): Promise<{ key: string; name: string; bytes: number }> {
-  if (files.length === 0) throw new Error('Choose at least one GGUF file.');
-  for (const f of files) {
-    if (!/\.gguf$/i.test(f.name)) throw new Error(`"${f.name}" is not a GGUF file (.gguf).`);
-    if (f.size === 0) throw new Error(`"${f.name}" is empty.`);
-  }
-  const key = localModelKey(files);
-  const sorted = [...files].sort((a, b) => a.name.localeCompare(b.name));
-  const bytes = sorted.reduce((n, f) => n + f.size, 0);
-  const name = sorted.length === 1 ? sorted[0]!.name : `${sorted[0]!.name} (+${sorted.length - 1} parts)`;
-  const dir = await modelDir(key, true);
-  if (await hasFile(dir, COMPLETE)) {
-    onProgress?.(1);
-    return { key, name, bytes };
-  }
-  const estimate = await navigator.storage.estimate?.().catch(() => undefined);
-  if (estimate?.quota !== undefined && estimate.quota - (estimate.usage ?? 0) < bytes) {
-    throw new Error(
-      `The model needs ${(bytes / 1e9).toFixed(2)} GB, but this browser allows this site only ` +
-        `${(Math.max(0, estimate.quota - (estimate.usage ?? 0)) / 1e9).toFixed(2)} GB more.`,
-    );
-  }
-  let written = 0;
-  for (const f of sorted) {
-    await writeFile(dir, f.name, f, (n) => {
-      written += n;
-      onProgress?.(written / bytes);
-    });
-  }
-  // Written last, so that a copy cut short is never taken for a whole one.
-  await dir.getFileHandle(COMPLETE, { create: true });
-  return { key, name, bytes };
-}
-
-async function hasFile(dir: FileSystemDirectoryHandle, name: string): Promise<boolean> {
-  try {
-    await dir.getFileHandle(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The stored files of a picked model, in name order (so split parts come in order). */
-export async function openLocalModel(key: string): Promise<File[]> {
-  let dir: FileSystemDirectoryHandle;
-  try {
-    dir = await modelDir(key, false);
-  } catch {
-    throw new Error('The model file chosen for this run is no longer stored in this browser. Choose the GGUF file again.');
-  }
-  if (!(await hasFile(dir, COMPLETE))) {
-    throw new Error('The copy of the chosen model file was not finished. Choose the GGUF file again.');
-  }
-  const files: File[] = [];
-  for await (const [name, handle] of dir as unknown as AsyncIterable<[string, FileSystemHandle]>) {
-    if (handle.kind === 'file' && name.toLowerCase().endsWith('.gguf')) files.push(await (handle as FileSystemFileHandle).getFile());
-  }
-  return files.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Whether a GGUF's vocabulary is Qwen2's, which the app's tokenizer counts exactly. */

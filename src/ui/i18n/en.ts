@@ -199,7 +199,7 @@ export const en = {
     title: 'Storage',
     used: 'Storage used',
     sentence: '{{used}} used of {{quota}} this browser allows this site.',
-    unknown: 'This browser does not tell how much storage this site uses.',
+    unknown: 'Storage used: unknown in this browser, which does not tell how much this site stores or may store.',
     persistent: 'Persistent: the browser will not clear books and runs to free space.',
     notPersistent: 'Not persistent: the browser may clear books and runs when the disk runs low.',
     declined: 'The browser declined for now; installing the app or bookmarking it often helps.',
@@ -524,6 +524,9 @@ export const en = {
     cores: "{{threads}} of {{cores}} logical cores. Each run allocates only the context it plans to use, up to this size and the model's own limit.",
     notIsolated: 'This page is not cross-origin isolated, so llama.cpp runs on 1 thread.',
     noSharedMemory: 'This browser has no SharedArrayBuffer, so llama.cpp runs on 1 thread.',
+    keptInCache: 'This browser has no private file system (OPFS), so llama.cpp keeps its models in Cache Storage instead.',
+    cannotKeep:
+      'This browser cannot keep model files (it has neither a private file system nor Cache Storage here): a downloaded model is used until this page closes and downloaded again next time, and a picked file must be picked again after a reload.',
     measure: 'Load model and measure speed',
     measured_one: 'Measured here with {{count}} thread: reads {{read}} tokens/s, writes {{write}} tokens/s.',
     measured_other: 'Measured here with {{count}} threads: reads {{read}} tokens/s, writes {{write}} tokens/s.',

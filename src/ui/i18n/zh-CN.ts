@@ -193,7 +193,7 @@ export const zhCN: Messages = {
     title: '存储',
     used: '已用存储',
     sentence: '已用 {{used}}，本浏览器允许本网站使用 {{quota}}。',
-    unknown: '本浏览器不提供本网站的存储用量。',
+    unknown: '已用存储：在本浏览器中未知，它不提供本网站已存储和可存储的量。',
     persistent: '持久：浏览器不会为腾出空间而清除书和运行。',
     notPersistent: '非持久：磁盘空间不足时，浏览器可能清除书和运行。',
     declined: '浏览器暂时拒绝了；安装本应用或将其加入书签并经常访问通常会有帮助。',
@@ -513,6 +513,9 @@ export const zhCN: Messages = {
     cores: '{{threads}} / {{cores}} 个逻辑核心。每个运行只分配它打算使用的上下文，不超过此大小和模型自身的上限。',
     notIsolated: '本页面未启用跨源隔离，因此 llama.cpp 只用 1 个线程运行。',
     noSharedMemory: '本浏览器没有 SharedArrayBuffer，因此 llama.cpp 只用 1 个线程运行。',
+    keptInCache: '本浏览器没有私有文件系统（OPFS），因此 llama.cpp 改为把模型保存在 Cache Storage 中。',
+    cannotKeep:
+      '本浏览器无法保存模型文件（此处既没有私有文件系统，也没有 Cache Storage）：下载的模型只在本页面关闭前可用，下次需重新下载；选择的文件在重新加载后需再次选择。',
     measure: '加载模型并测量速度',
     measured_one: '在此用 {{count}} 个线程测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒。',
     measured_other: '在此用 {{count}} 个线程测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒。',

@@ -7,6 +7,7 @@ import { type SpeedRecord, store } from '../../data';
 import { formatSpeed } from '../../format';
 import { formatStorage, refreshStorage } from '../../storage-figure';
 import '../../models.css';
+import { ModelStorageKindHint } from './ModelStorageKindHint';
 
 /**
  * The GGUF models kept in this browser for the llama.cpp engine, with their
@@ -55,6 +56,7 @@ export function LlamaModels({ active }: { active: boolean }) {
     <section aria-labelledby={headingId} className="gguf-models">
       <h2 id={headingId}>{t('engines.wllama.label')}</h2>
       <p className="hint">{t('models.gguf.intro')}</p>
+      <ModelStorageKindHint />
       {alert && (
         <p role="alert" className="error">
           {alert}

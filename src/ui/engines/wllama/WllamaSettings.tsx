@@ -10,6 +10,7 @@ import { ErrorAlert, keepChoices, loadChoices, NumberField } from '../fields';
 import type { EngineSettingsProps } from '../types';
 import { speedMeasured, suggestionFor, threadsFor, useMeasuredSpeed } from './speed';
 import { sharedMemory } from '../../../engines/shared-memory';
+import { ModelStorageKindHint } from './ModelStorageKindHint';
 
 const KEY = 'memagent-wllama';
 
@@ -139,6 +140,7 @@ export function WllamaSettings({ config, onChange }: EngineSettingsProps) {
         }}
       />
       <p className="hint">{config.localModel ? t('wllama.using', { name: String(config.localModelName ?? config.localModel) }) : t('wllama.fileHint')}</p>
+      <ModelStorageKindHint />
 
       <div className="row">
         <NumberField

@@ -1,0 +1,25 @@
+import { defineConfig } from '@playwright/test';
+import type { EngineOptions } from './e2e-engines/fixtures';
+import { fixturesServer, pageServer } from './playwright.config';
+
+// The same user journeys as the Chromium tests, in real Firefox ESR and WebKitGTK (see docs/browsers.md).
+// The page is the build in `dist` (or E2E_DIST) at E2E_PORT, as for playwright.config.ts, with the fixtures
+// server (the tiny GGUF) beside it at +25.
+export default defineConfig<EngineOptions>({
+  testDir: 'e2e-engines',
+  timeout: 240_000,
+  expect: { timeout: 30_000 },
+  fullyParallel: false,
+  workers: 2,
+  retries: 0,
+  reporter: [['list']],
+  use: { baseURL: pageServer.url },
+  projects: [
+    { name: 'firefox', use: { engine: 'firefox' } },
+    // WebKit as Safari ships it: StorageManager (estimate, persist) and the origin's private file system.
+    { name: 'webkit-safari', use: { engine: 'webkit-safari' } },
+    // WebKitGTK's defaults (GNOME Web): no navigator.storage, no OPFS.
+    { name: 'webkit-defaults', use: { engine: 'webkit-defaults' } },
+  ],
+  webServer: [pageServer, fixturesServer],
+});
