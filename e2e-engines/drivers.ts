@@ -19,7 +19,8 @@ export interface ElementRef {
   click(): Promise<void>;
   /** Focuses the field, selects what it holds and types `text` over it. */
   type(text: string): Promise<void>;
-  upload(path: string): Promise<void>;
+  /** Sets the files of a file input (several where it takes several). */
+  upload(paths: string[]): Promise<void>;
 }
 
 /** A page in one engine, driven over WebDriver BiDi (Firefox) or WebDriver (WebKit). */
@@ -94,7 +95,7 @@ class FirefoxTab implements Tab {
         if (text === '') await page.keyboard.press('Backspace');
         else await page.keyboard.type(text);
       },
-      upload: (path: string) => (handle as ElementHandle<HTMLInputElement>).uploadFile(path),
+      upload: (paths: string[]) => (handle as ElementHandle<HTMLInputElement>).uploadFile(...paths),
     };
   }
   async press(key: PressKey): Promise<void> {
@@ -181,7 +182,8 @@ class WebKitTab implements Tab {
           .sendKeys(text === '' ? Key.BACK_SPACE : text)
           .perform();
       },
-      upload: (path: string) => el.sendKeys(path),
+      // WebDriver takes several files as one string, a path a line.
+      upload: (paths: string[]) => el.sendKeys(paths.join('\n')),
     };
   }
   async press(key: PressKey): Promise<void> {

@@ -108,9 +108,11 @@ async function actionable(
   el.scrollIntoView({ block: 'center', inline: 'center' });
   const frame = () => Promise.race([new Promise((resolve) => requestAnimationFrame(resolve)), new Promise((resolve) => setTimeout(resolve, 500))]);
   await frame();
-  const a = el.getBoundingClientRect();
+  // A link that wraps is clicked on its first line (the first of its client rects), as WebDriver and Puppeteer do.
+  const box = () => el.getClientRects()[0] ?? el.getBoundingClientRect();
+  const a = box();
   await frame();
-  const b = el.getBoundingClientRect();
+  const b = box();
   if (a.x !== b.x || a.y !== b.y || a.width !== b.width || a.height !== b.height) return { why: 'it is still moving' };
   if (b.width === 0 || b.height === 0) return { why: 'it has no size' };
   const top = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
@@ -301,9 +303,9 @@ export class Locator {
     return this.act((el) => el.type(text));
   }
 
-  upload(path: string): Promise<void> {
+  upload(paths: string | string[]): Promise<void> {
     // A file input is often drawn as something else (a drop zone): it takes files without a pointer.
-    return this.act((el) => el.upload(path), false);
+    return this.act((el) => el.upload(typeof paths === 'string' ? [paths] : paths), false);
   }
 
   /** Chooses the option with this label in a select, as Playwright's selectOption does: selected, then input and change. */

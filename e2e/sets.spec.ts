@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { MAX_FILE_BYTES } from '../src/ingest/ingest';
-import { makeEpub, makePdf, prose } from '../test/fixtures/documents';
+import { prose } from '../test/fixtures/documents';
 import { violationsInBothThemes } from './axe';
 import { lockRun, range, releaseRun, storedRecords, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
+import { FACT_1, FACT_2, QUESTION, threeBooks } from './three-books';
 
 /*
  * Several books read as one: chosen on the Read form (files at once, added,
@@ -14,37 +15,6 @@ import { openPlace } from './places';
  * kept as a collection), read with one memory by the extractive engine, and
  * resumed, exported and imported like a run over one book.
  */
-
-const QUESTION = 'Where was the warden of Gull Rock born?';
-// Two hops: who is warden of Gull Rock (the first book), and where that person was born (the third).
-const FACT_1 = 'The warden of Gull Rock is Orrin Vale.';
-const FACT_2 = 'Orrin Vale was born in Port Meridian, far from Gull Rock.';
-
-interface Payload {
-  name: string;
-  mimeType: string;
-  buffer: Buffer;
-}
-
-/** Lines of a PDF page, as makePdf draws them. */
-const wrap = (s: string) => s.match(/.{1,80}(\s|$)/g)!.map((l) => l.trim());
-
-/** harbour.txt (the first fact), weather.epub ("The Weather Book", no fact) and families.pdf (the second fact). */
-async function threeBooks(): Promise<{ harbour: Payload; weather: Payload; families: Payload }> {
-  return {
-    harbour: { name: 'harbour.txt', mimeType: 'text/plain', buffer: Buffer.from(`${prose(1, 60)}\n\n${FACT_1}\n\n${prose(2, 60)}`) },
-    weather: {
-      name: 'weather.epub',
-      mimeType: 'application/epub+zip',
-      buffer: Buffer.from(makeEpub({ title: 'The Weather Book', chapters: [{ title: 'Chapter 1: Rain', paragraphs: [prose(3, 40), prose(4, 40)] }] })),
-    },
-    families: {
-      name: 'families.pdf',
-      mimeType: 'application/pdf',
-      buffer: Buffer.from(await makePdf([wrap(prose(5, 30)), [...wrap(prose(6, 8)), ...wrap(FACT_2), ...wrap(prose(7, 8))], wrap(prose(8, 30))])),
-    },
-  };
-}
 
 const bookList = (page: Page) => page.getByRole('list', { name: 'Books to read, in order' });
 
