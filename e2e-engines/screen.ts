@@ -311,8 +311,11 @@ export class Locator {
   /** Chooses the option with this label in a select, as Playwright's selectOption does: selected, then input and change. */
   async selectOption(label: string): Promise<void> {
     await this.waitFor();
-    const chosen = await this.tab.run(call(choose, findAll, this.chain, label));
-    if (!chosen) throw new Error(`${this} has no option "${label}".`);
+    // Options may come after the select (the engines the worker lists): wait for the one asked for, as Playwright does.
+    await retry(
+      async () => ((await this.tab.run(call(choose, findAll, this.chain, label))) ? true : undefined),
+      () => `${this} has no option "${label}".`,
+    );
   }
 
   async setChecked(checked: boolean): Promise<void> {
