@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Tokenizer } from '../src/core/tokenizer';
 
 /** The shared corpus sits beside the repository: ../shared/corpus from its root. */
 const CORPUS = new URL('../../shared/corpus/', import.meta.url);
@@ -36,3 +37,18 @@ export function pseudoRandomBytes(length: number, seed: number): Uint8Array<Arra
 export async function until(check: () => boolean | Promise<boolean>, tries = 3000): Promise<void> {
   for (let i = 0; i < tries && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
 }
+
+/** Whitespace-separated words as tokens: enough to count, no vocabulary to load. */
+export const words: Tokenizer = {
+  name: 'words',
+  encode: (t) =>
+    t
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(() => 0),
+  decode: () => '',
+  count: (t) => t.split(/\s+/).filter(Boolean).length,
+  *pieces(t) {
+    for (const m of t.matchAll(/\S+\s*|\s+/g)) yield { start: m.index, end: m.index + m[0].length, tokens: /\S/.test(m[0]) ? 1 : 0 };
+  },
+};

@@ -1,27 +1,11 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { INITIAL_MEMORY } from '../src/core/prompts';
-import type { Tokenizer } from '../src/core/tokenizer';
 import type { IngestProgress } from '../src/ingest/ingest';
 import { wireParts } from './runner-setup';
 import { type RunRecord, Store, StorageFullError } from '../src/storage/db';
 import { FACT, makeEpub, owned } from './fixtures/documents';
-import { corpusBytes } from './helpers';
-
-/** Whitespace-separated words as tokens: enough to count, no vocabulary to load. */
-const words: Tokenizer = {
-  name: 'words',
-  encode: (t) =>
-    t
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(() => 0),
-  decode: () => '',
-  count: (t) => t.split(/\s+/).filter(Boolean).length,
-  *pieces(t) {
-    for (const m of t.matchAll(/\S+\s*|\s+/g)) yield { start: m.index, end: m.index + m[0].length, tokens: /\S/.test(m[0]) ? 1 : 0 };
-  },
-};
+import { corpusBytes, words } from './helpers';
 
 let dbCount = 0;
 async function setup(estimate?: { usage?: number; quota?: number }) {

@@ -1,28 +1,13 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import type { Tokenizer } from '../src/core/tokenizer';
 import { sharedMemory } from '../src/engines/shared-memory';
 import { ingestBytes } from '../src/ingest/ingest';
 import { effectiveThreads } from '../src/engines/wllama/models';
 import { estimateStorage } from '../src/engines/storage-room';
 import { Store } from '../src/storage/db';
 import { bookPages, FACT, makePdf } from './fixtures/documents';
-import { corpusBytes } from './helpers';
+import { corpusBytes, words } from './helpers';
 import { wireParts } from './runner-setup';
-
-const words: Tokenizer = {
-  name: 'words',
-  encode: (t) =>
-    t
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(() => 0),
-  decode: () => '',
-  count: (t) => t.split(/\s+/).filter(Boolean).length,
-  *pieces(t) {
-    for (const m of t.matchAll(/\S+\s*|\s+/g)) yield { start: m.index, end: m.index + m[0].length, tokens: /\S/.test(m[0]) ? 1 : 0 };
-  },
-};
 
 describe('the storage estimate where the browser may not give one', () => {
   it('is unknown without navigator.storage (WebKitGTK by default)', async () => {

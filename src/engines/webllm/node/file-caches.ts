@@ -8,7 +8,19 @@
  * temporary file, which the next open removes.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdirSync, openAsBlob, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  mkdirSync,
+  openAsBlob,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -82,7 +94,8 @@ export class FileCache {
     const bodyTmp = join(this.dir, key + BODY + tmp);
     const headTmp = join(this.dir, key + HEAD + tmp);
     try {
-      const out = createWriteStream(bodyTmp);
+      // Opened here, not by the stream: a stream opens its file later, which could be after a failed put removed it.
+      const out = createWriteStream(bodyTmp, { fd: openSync(bodyTmp, 'w') });
       if (response.body) await pipeline(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>), out);
       else await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
       const size = statSync(bodyTmp).size;
