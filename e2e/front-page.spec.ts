@@ -11,12 +11,14 @@ test('a finished read of Frankenstein with its inspector open is photographed fo
   await page.goto('/');
   await readBook(page, plantedBook(0.5), { chunkTokens: 2000 });
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
-  // The revision at which the memory first wrote the answer down: its changes, and the sentence of the book it came from.
-  await page.getByLabel('Search memories').fill(PLANTED.code);
-  await page.getByRole('button', { name: 'Go to first match' }).click();
+  // The answer's source followed: the revision that wrote it down, its changes, and the sentence of the book it came from, marked.
+  const sources = page.getByRole('region', { name: 'Answer' }).getByRole('region', { name: 'Sources' });
+  await expect(sources.getByRole('figure')).toHaveCount(1);
+  await expect(sources).toContainText(PLANTED.sentence);
+  await sources.getByRole('link', { name: /^Show revision \d+ in the inspector$/ }).click();
   const memory = page.getByRole('region', { name: 'Memory', exact: true });
   await expect(memory).toContainText(PLANTED.code);
-  await expect(page.getByRole('region', { name: 'Section' })).toContainText(PLANTED.sentence);
+  await expect(page.getByRole('region', { name: 'Section' })).toContainText(`Cited sentence: ${PLANTED.sentence}`);
   await expect(page.getByRole('region', { name: 'Memory changes' }).getByRole('heading')).toContainText(/\+[1-9]\d* /);
   // The page from its navigation down to the panes.
   await page.evaluate(() => window.scrollTo(0, 0));

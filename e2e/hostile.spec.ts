@@ -70,7 +70,10 @@ async function expectInert(page: Page, dialogs: string[], traffic: Awaited<Retur
   for (const name of ['Section', 'Memory', 'Answer']) {
     const region = page.getByRole('region', { name, exact: true });
     await expect(region.getByRole('img')).toHaveCount(0);
-    await expect(region.getByRole('link')).toHaveCount(0);
+    // The only links are the app's own, to the revision a source was written down at; the book's markup makes none.
+    const links = region.getByRole('link');
+    await expect(links.filter({ hasNotText: /^Show revision \d+ in the inspector$/ })).toHaveCount(0);
+    for (const href of await links.evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))) expect(new URL(href).origin).toBe(origin);
   }
   expect(await page.evaluate(() => document.body.querySelectorAll('script, iframe, [onerror], [onload]').length)).toBe(0);
   expect(traffic.requests.filter((r) => new URL(r.url).pathname === '/x')).toEqual([]);
@@ -181,7 +184,7 @@ test('a book that says "ignore previous instructions" changes nothing but the mo
   expect(stored).toContain('developer mode');
   const memory = page.getByRole('region', { name: 'Memory', exact: true });
   await expect(memory.getByRole('heading')).toHaveText(`Memory after chunk ${index + 1}`);
-  expect(await memory.textContent()).toBe(`Memory after chunk ${index + 1}${stored}`);
+  expect(await memory.locator('pre').textContent()).toBe(stored);
 
   expect(dialogs).toEqual([]);
   await expectPrivate(traffic, [new URL(baseURL!).origin]);

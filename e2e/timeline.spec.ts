@@ -33,8 +33,16 @@ function entryBoxes(page: Page) {
   });
 }
 
-/** Drawn entries sit one under the other, each holding its text, with no gap or overlap, and fill the list's visible band. */
+/**
+ * Drawn entries sit one under the other, each holding its text, with no gap or overlap, and fill the list's visible band,
+ * once the list has measured what it drew (entries are measured as they are drawn, and the page above may still be growing:
+ * the answer's sources come after the answer).
+ */
 async function expectStacked(page: Page, where: string): Promise<void> {
+  await expect(() => stacked(page, where)).toPass({ timeout: 10_000 });
+}
+
+async function stacked(page: Page, where: string): Promise<void> {
   const { view, entries } = await entryBoxes(page);
   expect(entries.length, where).toBeGreaterThan(5);
   for (const [i, box] of entries.entries()) {
