@@ -43,6 +43,9 @@ test('books read together answer from two of them, citing each fact at the secti
   };
   const [first, second] = [cited(FACT_1), cited(FACT_2)];
   expect(first.section).toBeLessThan(second.section);
+  // Each source names its book, and the page of the PDF.
+  expect(texts[first.index]).toContain(`harbour · section ${first.section} of ${max}`);
+  expect(texts[second.index]).toContain(`families · p. 2 · section ${second.section} of ${max}`);
   expect(second.section).toBeLessThanOrEqual(max);
 
   // The second source opens the inspector at its section of families.pdf, the sentence marked and focused.
