@@ -13,10 +13,11 @@ beforeAll(async () => {
 /** A stand-in for the hashing worker: a message arrives as a structured copy, and the reply comes on a later task. */
 class HashingThread {
   onmessage: ((e: MessageEvent) => void) | null = null;
-  onerror: ((e: Event) => void) | null = null;
   posted = 0;
+  answers = true;
   postMessage(data: { id: number; bytes: Uint8Array<ArrayBuffer> }) {
     this.posted++;
+    if (!this.answers) return;
     const copy = structuredClone(data);
     setTimeout(async () => this.onmessage?.(new MessageEvent('message', { data: { id: copy.id, hash: await hashBytes(copy.bytes) } })));
   }
@@ -27,7 +28,7 @@ const CRLF_BOOK = 'CHAPTER I\r\n\r\nIt was a dark and stormy night; the rain fel
 describe('hashing a file beside its reading', () => {
   it('hashes the bytes as given, though the reader rewrites its own copy at once', async () => {
     const thread = new HashingThread();
-    const hashBeside = hashBesideWith(() => thread as unknown as Worker);
+    const hashBeside = hashBesideWith(() => thread);
     const bytes = new TextEncoder().encode('one\r\ntwo\r\n');
     const expected = await hashBytes(bytes);
     const hashing = hashBeside(bytes)!;
@@ -35,14 +36,37 @@ describe('hashing a file beside its reading', () => {
     expect(await hashing).toBe(expected);
   });
 
+  it('fails the hashes a stopped thread owed, and hashes later files in place', async () => {
+    const thread = new HashingThread();
+    thread.answers = false;
+    const hashBeside = hashBesideWith(() => thread);
+    const owed = hashBeside(new TextEncoder().encode('one'))!;
+    hashBeside.stopped();
+    await expect(owed).rejects.toThrow('the hashing thread stopped');
+    expect(hashBeside(new TextEncoder().encode('two'))).toBeUndefined();
+    expect(thread.posted).toBe(1);
+  });
+
+  it('hashes through a port whose other end the thread takes later, as the page hands it over', async () => {
+    const channel = new MessageChannel();
+    const hashBeside = hashBesideWith(() => channel.port1);
+    const bytes = new TextEncoder().encode('posted before the thread listens');
+    const hashing = hashBeside(bytes)!;
+    // The hashing thread's side, connected only now: what was posted waited in the channel.
+    channel.port2.onmessage = async (e: MessageEvent<{ id: number; bytes: Uint8Array<ArrayBuffer> }>) =>
+      channel.port2.postMessage({ id: e.data.id, hash: await hashBytes(e.data.bytes) });
+    expect(await hashing).toBe(await hashBytes(new TextEncoder().encode('posted before the thread listens')));
+    channel.port1.close();
+  });
+
   it('leaves a file too large to hold twice to be hashed first, in place', () => {
-    const hashBeside = hashBesideWith(() => new HashingThread() as unknown as Worker);
+    const hashBeside = hashBesideWith(() => new HashingThread());
     expect(hashBeside({ length: HASH_BESIDE_MAX_BYTES + 1 } as Uint8Array<ArrayBuffer>)).toBeUndefined();
   });
 
   it('stores a book under the hash of its bytes as they were before reading normalised its line ends', async () => {
     const thread = new HashingThread();
-    const { library } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
+    const { library } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread) });
     const bytes = new TextEncoder().encode(CRLF_BOOK);
     const id = await hashBytes(bytes);
     const doc = await library.ingest('storm.txt', bytes, 'extractive');
@@ -52,7 +76,7 @@ describe('hashing a file beside its reading', () => {
 
   it('returns the stored document when the same bytes are added again', async () => {
     const thread = new HashingThread();
-    const { library, store } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread as unknown as Worker) });
+    const { library, store } = await testRunner(new ExtractiveEngine(tok), tok, { hashBeside: hashBesideWith(() => thread) });
     const first = await library.ingest('storm.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
     const again = await library.ingest('storm again.txt', new TextEncoder().encode(CRLF_BOOK), 'extractive');
     expect(again).toEqual(first);

@@ -72,6 +72,12 @@ const fetchPromptsAnyway = () => void prompts.refresh().catch(() => undefined);
 /** Runs `work` holding Web Lock `name`, waiting for it while another tab holds it: one tab writes a job or stores a book. */
 const withLock = (name: string, work: () => Promise<void>) => navigator.locks.request(name, () => work());
 
+// Files are hashed on a thread the page makes, not one made here: Firefox can hang for good making a worker
+// inside a worker. The page asks for this channel's other end and hands it to that thread; what is posted
+// before it arrives waits in the channel.
+const hashing = new MessageChannel();
+const hashBeside = hashBesideWith(() => hashing.port1);
+
 const house = store.then(async (s) => {
   const publish = (event: RunEvent) => channel.postMessage(event);
   const library = new Library({
@@ -86,7 +92,7 @@ const house = store.then(async (s) => {
         return true;
       }),
     estimateStorage: () => estimateStorage(),
-    hashBeside: hashBesideWith(() => new Worker(new URL('./hash.worker.ts', import.meta.url), { type: 'module' })),
+    hashBeside,
   });
   const runs = new Runs({ store: s, library, engines, publish, withLock, prompts, hold });
   const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts });
@@ -134,6 +140,8 @@ const watchers = new Map<number, () => void>();
 
 const api: AgentApi = {
   engines: async () => ENGINES,
+  hashingPort: () => Comlink.transfer(hashing.port2, [hashing.port2]),
+  hashingStopped: () => hashBeside.stopped(),
   /**
    * `onProgress` and `onUsable` arrive as Comlink.proxy from the page: the import bar follows the first;
    * the second hears of the document as soon as it can be read, while the rest of its text is stored.

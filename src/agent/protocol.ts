@@ -147,6 +147,10 @@ type Listener<A extends unknown[]> = (...args: A) => unknown;
 /** The worker's API. Every call but the watchers answers an Outcome; the worker resumes interrupted jobs itself at start. */
 export interface AgentApi {
   engines(): Promise<readonly EngineInfo[]>;
+  /** The worker's end of its channel to the hashing thread, for the page to hand to the thread it makes (once). */
+  hashingPort(): MessagePort;
+  /** The hashing thread stopped: files are hashed in place from now on. */
+  hashingStopped(): void;
   /**
    * `onProgress` follows the import bar; `onUsable` hears of the document as
    * soon as it can be read, while the rest of its text is stored.
