@@ -216,11 +216,10 @@ export function App({ place }: { place: Place }) {
 
   /** Opens a run from the Library: the Read page shows it, and Back returns. */
   const showRun = (id: string) => {
-    goTo('read', { run: id, rev: null, cite: null });
+    goTo('read', { run: id, rev: null, cite: null }, () => runColumn.current);
     setRunId(id);
     setSelected(null);
     setCited(null);
-    requestAnimationFrame(() => runColumn.current?.focus());
   };
 
   /** Opens books from the Library on the Read form: one, or several to read together in this order. */

@@ -4,7 +4,7 @@ import { App } from './App';
 import { AppUpdate } from './AppUpdate';
 import { LanguageSwitch } from './LanguageSwitch';
 import { LostBooksNotice } from './LostBooksNotice';
-import { PLACES, usePlace } from './route';
+import { PLACES, takeArrivalFocus, usePlace } from './route';
 import { useReadNotices } from './useReadNotices';
 import './shell.css';
 
@@ -22,6 +22,9 @@ export function Shell() {
     shown.current = place;
     // A new place starts at its top, with focus on its heading, as a new page would.
     window.scrollTo(0, 0);
+    // Or where the way here asked for it (a run opened from the Library: the run).
+    const arrival = takeArrivalFocus();
+    if (arrival) return void arrival.focus({ preventScroll: true });
     const focusHeading = () => {
       const heading = document.querySelector<HTMLElement>(`[data-place="${place}"] h1`);
       if (!heading) return false;

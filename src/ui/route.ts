@@ -48,11 +48,26 @@ export function onHistory(listener: () => void): () => void {
   return () => window.removeEventListener('popstate', listener);
 }
 
+let arrivalFocus: (() => HTMLElement | null) | null = null;
+
+/** Where focus goes as the place `goTo` went to shows, instead of its heading; asked once. */
+export function takeArrivalFocus(): HTMLElement | null {
+  const focus = arrivalFocus;
+  arrivalFocus = null;
+  return focus?.() ?? null;
+}
+
 /**
  * Goes to a place as a link would (a new history entry, so Back returns),
- * setting or removing query parameters on the way.
+ * setting or removing query parameters on the way; `focus` names where
+ * focus goes there, where not the place's heading.
  */
-export function goTo(place: Place, params: Record<string, string | null> = {}): void {
+export function goTo(place: Place, params: Record<string, string | null> = {}, focus?: () => HTMLElement | null): void {
+  if (focus) {
+    // Arriving at another place, the shell moves focus once the place shows; staying, it moves once this change is drawn.
+    if (placeOf(location.hash) !== place) arrivalFocus = focus;
+    else requestAnimationFrame(() => focus()?.focus());
+  }
   const url = new URL(location.href);
   for (const [name, value] of Object.entries(params)) {
     if (value === null) url.searchParams.delete(name);
