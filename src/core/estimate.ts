@@ -42,6 +42,21 @@ export interface SpeedRecord extends SpeedMeasurement {
    */
   adapter: string;
   measuredAt: number;
+  /**
+   * Whether speculative writing gave the same tokens as plain decoding with
+   * this model on this device, checked once before it is used (WebLLM).
+   */
+  speculation?: SpeculationVerdict;
+}
+
+/** The outcome of writing a short temperature-0 continuation both ways with one model on one device. */
+export interface SpeculationVerdict {
+  /** `exact`: the same tokens both ways, so speculation is used; `mismatch`: it stays off for this model. */
+  verdict: 'exact' | 'mismatch';
+  /** What the check ran on: a new WebLLM version or model library checks again. */
+  webllm: string;
+  library: string;
+  checkedAt: number;
 }
 
 export interface RunEstimate {

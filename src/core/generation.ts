@@ -22,6 +22,19 @@ export interface Usage {
   prefillTokensPerSecond?: number;
   decodeTokensPerSecond?: number;
   timeToFirstTokenSeconds?: number;
+  /** How the reply was written, where the engine drafts tokens and verifies them in batches (speculative decoding). */
+  writing?: WritingStats;
+}
+
+/**
+ * The forward passes a reply took after its prompt, and the drafted tokens
+ * those passes checked and kept. Plain decoding: one pass per written token,
+ * nothing drafted.
+ */
+export interface WritingStats {
+  passes: number;
+  drafted: number;
+  accepted: number;
 }
 
 export interface GenerateResult {

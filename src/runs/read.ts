@@ -229,6 +229,7 @@ export class RunReader {
               prefillTokensPerSecond: event.result.usage.prefillTokensPerSecond,
               decodeTokensPerSecond: event.result.usage.decodeTokensPerSecond,
               timeToFirstTokenSeconds: event.result.usage.timeToFirstTokenSeconds,
+              writing: event.result.usage.writing,
               committedAt: Date.now(),
             },
             event.memory,

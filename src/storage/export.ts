@@ -90,6 +90,7 @@ const RevisionSchema = v.object({
   prefillTokensPerSecond: v.optional(num),
   decodeTokensPerSecond: v.optional(num),
   timeToFirstTokenSeconds: v.optional(num),
+  writing: v.optional(v.object({ passes: num, drafted: num, accepted: num })),
 });
 
 // A question asked of the run's final memory after the read (absent in older exports).

@@ -3,7 +3,7 @@ import type { Citation, Unsourced } from '../core/citations/trace';
 import type { BookSpan } from '../core/book-set';
 import type { ReadPlan } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';
-import type { FinishReason } from '../core/generation';
+import type { FinishReason, WritingStats } from '../core/generation';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 
@@ -173,6 +173,8 @@ export interface RevisionRecord {
   prefillTokensPerSecond?: number;
   decodeTokensPerSecond?: number;
   timeToFirstTokenSeconds?: number;
+  /** Passes and drafted tokens, where the engine wrote speculatively; absent otherwise. */
+  writing?: WritingStats;
 }
 
 export interface MemoryRecord {
