@@ -9,7 +9,8 @@ import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, templateOverhead, updatePrompt } from '../src/core/prompts';
 import type { EngineConfig } from '../src/engines/engine';
 import { checkWebGPU } from '../src/engines/webllm/webgpu';
-import { createWebLLMEngine, session } from '../src/engines/webllm/engine';
+import { createWebLLMEngine } from '../src/engines/webllm/engine';
+import { session } from '../src/engines/webllm/gpu-session';
 import { onModelProgress } from '../src/engines/webllm/models';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';

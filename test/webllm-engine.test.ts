@@ -4,16 +4,9 @@ import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { GpuCapability } from '../src/engines/webllm/webgpu';
-import {
-  chatOverhead,
-  createWebLLMEngine,
-  GpuSession,
-  MIN_WINDOW,
-  type Mlc,
-  type StreamChunk,
-  WebLLMEngine,
-  type WebLLMDeps,
-} from '../src/engines/webllm/engine';
+import { chatOverhead, createWebLLMEngine, MIN_WINDOW, WebLLMEngine } from '../src/engines/webllm/engine';
+import { GpuSession, type Mlc, type StreamChunk } from '../src/engines/webllm/gpu-session';
+import { type WebLLMDeps } from '../src/engines/webllm/resolve';
 import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models';
 import { until } from './helpers';
 

@@ -7,5 +7,5 @@ export const WEBLLM: EngineEntry = {
   // WebLLM's 6.8 MB bundle loads only here, in the worker, once a WebLLM run needs it.
   create: async (config) => (await import('./engine')).createWebLLMEngine(config),
   // The model's own tokenizer.json, from WebLLM's cache (fetched into it if missing).
-  tokenizer: async (config) => (await import('./engine')).webllmTokenizer(config),
+  tokenizer: async (config) => (await import('./resolve')).webllmTokenizer(config),
 };

@@ -1,6 +1,7 @@
 import { deleteModelFiles, modelCacheState, type CacheState } from './model-download';
 import { checkWebGPU, type GpuCapability } from './webgpu';
-import { createWebLLMEngine, type GpuSession, session } from './engine';
+import { createWebLLMEngine } from './engine';
+import { type GpuSession, session } from './gpu-session';
 import {
   chooseModel,
   customEntry,

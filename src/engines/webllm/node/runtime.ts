@@ -7,7 +7,9 @@
  * benchmark both run on it.
  */
 import type { EngineConfig } from '../../engine';
-import { createWebLLMEngine, GpuSession, type MlcFactory, type WebLLMDeps, type WebLLMEngine } from '../engine';
+import { createWebLLMEngine, type WebLLMEngine } from '../engine';
+import { GpuSession, type MlcFactory } from '../gpu-session';
+import { type WebLLMDeps } from '../resolve';
 import { type DownloadOptions, downloadModel, ensureConfigAndTokenizer } from '../model-download';
 import { type ModelEntry, qwenModels } from '../models';
 import { loadModelTokenizer } from '../tokenizer';

@@ -1,0 +1,60 @@
+import type { ModelEntry } from './models';
+import { ModelDownloadError } from './model-download';
+import { SHIPPED_WEBLLM, type WebLLMVersion } from './versions';
+
+/** An Error with `name` set: WebLLM's own errors are told apart by name, and so are these. */
+export function named(name: string, message: string): Error {
+  const e = new Error(message);
+  e.name = name;
+  return e;
+}
+
+/** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next. */
+export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number, webllm: WebLLMVersion = SHIPPED_WEBLLM): Error {
+  if (!(e instanceof Error)) return new Error(String(e));
+  const detail = e.message.split('\n')[0];
+  switch (e.name) {
+    case 'AbortError':
+    case 'ModelDownloadError':
+    case 'WebGPUUnavailableError':
+    case 'ContextWindowError':
+      return e;
+    case 'WebGPUNotAvailableError':
+    case 'WebGPUNotFoundError':
+      return named('WebGPUUnavailableError', 'WebGPU stopped being available to this page. Reload the page; if it persists, choose another engine.');
+    case 'ShaderF16SupportError':
+    case 'FeatureSupportError':
+      return named(e.name, `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Choose the q4f32_1 build of the model instead.`);
+    case 'DeviceLostError':
+    case 'ModelNotLoadedError':
+      return named(
+        'DeviceLostError',
+        'The GPU stopped responding (device lost), most often because it ran out of memory. Close other tabs that use the GPU, or choose a smaller model or chunk size.',
+      );
+    case 'ContextWindowSizeExceededError':
+      return named(
+        e.name,
+        `This step's prompt does not fit in the ${window ?? ''}-token context window the model was loaded with (${detail}). Choose a smaller chunk size or memory size and start the run again.`,
+      );
+    case 'QuotaExceededError':
+      return new ModelDownloadError(
+        'There is not enough storage for this model. Choose a smaller model, or delete models you no longer need, then try again.',
+        'quota',
+      );
+  }
+  if (
+    phase === 'load' &&
+    (/^(CompileError|LinkError|RuntimeError)$/.test(e.name) || /WebAssembly|wasm|Cannot find function|not a function/i.test(detail ?? ''))
+  ) {
+    return named(
+      'ModelLibraryError',
+      `The model library ${model.libUrl} could not be loaded (${e.name}: ${detail}). It must be a WebLLM model library (.wasm) built for this model and for WebLLM ${webllm.version} (mlc-ai/binary-mlc-llm-libs, ${webllm.libraryFolder}); ` +
+        'a converted RL-MemAgent-7B uses the Qwen2-7B-Instruct library of the same quantisation. Check the model library URL in Models.',
+    );
+  }
+  if (/device.*lost|lost.*device/i.test(detail ?? '')) return explainError(named('DeviceLostError', detail ?? ''), model, phase, window);
+  if (e.name === 'TypeError' && /fetch|network/i.test(detail ?? '')) {
+    return new ModelDownloadError(`A model file could not be fetched (${detail}). Check the network, or download the model in Models first.`, 'network');
+  }
+  return named(e.name, `WebLLM ${phase === 'load' ? 'could not load the model' : 'failed while writing'}: ${detail}`);
+}
