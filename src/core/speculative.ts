@@ -1,0 +1,167 @@
+/**
+ * The acceptance rule of speculative decoding for a deterministic draft,
+ * which writes exactly what plain sampling would: at each position the token
+ * written has the request's own distribution p given the tokens before it.
+ * A drafted token x is kept with probability p(x); at the first one rejected
+ * a token is drawn from p with x taken out (renormalised); when every drafted
+ * token was kept, one more (the bonus) is drawn from p.
+ */
+
+/** A sampling distribution: the tokens it can give and their probabilities (summing to 1). */
+export interface Distribution {
+  ids: readonly number[];
+  probs: readonly number[];
+}
+
+export interface Sampling {
+  /** 0 (or below WebLLM's 1e-6) means the most likely token, always. */
+  temperature: number;
+  /** Nucleus: the fewest most likely tokens whose probabilities reach top_p, renormalised. */
+  topP: number;
+}
+
+/** Below this WebLLM's samplers take the most likely token. */
+export const GREEDY_TEMPERATURE = 1e-6;
+
+/** The first index of the largest value. */
+export function argmax(values: ArrayLike<number>, from = 0, length = values.length - from): number {
+  let best = from;
+  for (let i = from + 1; i < from + length; i++) if (values[i]! > values[best]!) best = i;
+  return best - from;
+}
+
+/**
+ * The distribution a request samples from, given one position's logits
+ * (`length` of them from `from`): tempered softmax, then top-p.
+ */
+export function samplingDistribution(logits: ArrayLike<number>, sampling: Sampling, from = 0, length = logits.length - from): Distribution {
+  if (sampling.temperature < GREEDY_TEMPERATURE) return { ids: [argmax(logits, from, length)], probs: [1] };
+  const top = logits[from + argmax(logits, from, length)]!;
+  const weights = new Float64Array(length);
+  let sum = 0;
+  for (let i = 0; i < length; i++) sum += weights[i] = Math.exp((logits[from + i]! - top) / sampling.temperature);
+  const order: number[] = [];
+  for (let i = 0; i < length; i++) if (weights[i]! > 0) order.push(i);
+  if (sampling.topP >= 1) return { ids: order, probs: order.map((i) => weights[i]! / sum) };
+  order.sort((a, b) => weights[b]! - weights[a]! || a - b);
+  const ids: number[] = [];
+  let kept = 0;
+  for (const i of order) {
+    ids.push(i);
+    kept += weights[i]!;
+    if (kept >= sampling.topP * sum) break;
+  }
+  return { ids, probs: ids.map((i) => weights[i]! / kept) };
+}
+
+/** The probability of `token` under `p`. */
+export function probability(p: Distribution, token: number): number {
+  const i = p.ids.indexOf(token);
+  return i < 0 ? 0 : p.probs[i]!;
+}
+
+/** A draw from `p` by its cumulative probabilities in listed order, for a uniform `u` in [0, 1). */
+export function drawFrom(p: Distribution, u: number, except?: number): number {
+  const skip = except === undefined ? 0 : probability(p, except);
+  const target = u * (1 - skip);
+  let cumulative = 0;
+  let last = -1;
+  for (let i = 0; i < p.ids.length; i++) {
+    if (p.ids[i] === except) continue;
+    last = p.ids[i]!;
+    cumulative += p.probs[i]!;
+    if (target < cumulative) return last;
+  }
+  if (last < 0) throw new Error('No token is left to draw from.');
+  return last; // rounding left the target a hair above the last sum
+}
+
+export interface Decision {
+  token: number;
+  /** Whether `token` is the drafted one, kept. */
+  accepted: boolean;
+}
+
+/**
+ * One position: keep `drafted` with probability p(drafted), else draw from
+ * p without it. With nothing drafted (the bonus), a plain draw from p. One
+ * uniform number decides, and none is drawn where nothing is left to chance
+ * (a greedy request), so seeded runs repeat.
+ */
+export function decide(p: Distribution, drafted: number | undefined, random: () => number): Decision {
+  if (drafted === undefined) return { token: p.ids.length === 1 ? p.ids[0]! : drawFrom(p, random()), accepted: false };
+  const keep = probability(p, drafted);
+  if (keep >= 1) return { token: drafted, accepted: true };
+  if (keep <= 0) return { token: p.ids.length === 1 ? p.ids[0]! : drawFrom(p, random()), accepted: false };
+  const u = random();
+  if (u < keep) return { token: drafted, accepted: true };
+  // Given a rejection, (u - keep) / (1 - keep) is again uniform on [0, 1).
+  return { token: drawFrom(p, (u - keep) / (1 - keep), drafted), accepted: false };
+}
+
+export interface PassResult {
+  /** Drafted tokens kept. */
+  accepted: number;
+  /** Tokens written: the kept ones and the one drawn after them, unless writing stopped first. */
+  written: number;
+}
+
+/**
+ * One verify pass over `draft`: position i's distribution comes from
+ * `distributionAt(i)`, asked only once the tokens before it are committed
+ * (penalties see exactly the written prefix). `commit` takes each written
+ * token and answers whether writing goes on (false at a stop token, the
+ * reply's cap or the context's end).
+ */
+export function verifyPass(
+  draft: readonly number[],
+  distributionAt: (position: number) => Distribution,
+  commit: (token: number) => boolean,
+  random: () => number,
+): PassResult {
+  let accepted = 0;
+  let written = 0;
+  for (let i = 0; i <= draft.length; i++) {
+    const decision = decide(distributionAt(i), draft[i], random);
+    if (decision.accepted) accepted++;
+    written++;
+    if (!commit(decision.token) || !decision.accepted) break;
+  }
+  return { accepted, written };
+}
+
+/** A seeded generator of uniform numbers in [0, 1) (mulberry32): the same seed, the same numbers. */
+export function seededRandom(seed: number): () => number {
+  let state = Math.trunc(seed) >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Penalties WebLLM applies to logits before sampling, from the tokens written so far. */
+export interface Penalties {
+  /** >1 divides positive logits and multiplies negative ones of written tokens; 1 = none. */
+  repetition: number;
+  /** Where either is set, these apply instead of the repetition penalty. */
+  presence?: number;
+  frequency?: number;
+}
+
+/** `logits` (one position, modified in place) with the penalties for tokens already written, counted in `appeared`. */
+export function applyPenalties(logits: Float32Array | number[], appeared: ReadonlyMap<number, number>, penalties: Penalties): void {
+  if (penalties.presence !== undefined || penalties.frequency !== undefined) {
+    const presence = penalties.presence ?? 0;
+    const frequency = penalties.frequency ?? 0;
+    for (const [token, count] of appeared) logits[token] = logits[token]! - (count * frequency + presence);
+    return;
+  }
+  if (penalties.repetition === 1) return;
+  for (const token of appeared.keys()) {
+    const v = logits[token]!;
+    logits[token] = v > 0 ? v / penalties.repetition : v * penalties.repetition;
+  }
+}
