@@ -194,7 +194,7 @@ describe('the sampling distribution', () => {
     expect(samplingDistribution([9, 0, 0, 1, 5, 2], { temperature: 0, topP: 1 }, 3, 3).ids).toEqual([1]);
   });
 
-  it('penalises tokens already written as WebLLM does', () => {
+  it('penalises tokens already written: presence and frequency first, then repetition', () => {
     const logits = [2, -2, 1];
     applyPenalties(
       logits,
@@ -202,12 +202,15 @@ describe('the sampling distribution', () => {
         [0, 1],
         [1, 2],
       ]),
-      { repetition: 2 },
+      { presence: 0, frequency: 0, repetition: 2 },
     );
     expect(logits).toEqual([1, -4, 1]);
     const freq = [2, 2, 2];
-    applyPenalties(freq, new Map([[0, 2]]), { repetition: 1.05, presence: 0.5, frequency: 0.25 });
+    applyPenalties(freq, new Map([[0, 2]]), { presence: 0.5, frequency: 0.25, repetition: 1 });
     expect(freq).toEqual([1, 2, 2]);
+    const both = [3, 2];
+    applyPenalties(both, new Map([[0, 1]]), { presence: 1, frequency: 0, repetition: 2 });
+    expect(both).toEqual([1, 2]);
   });
 });
 

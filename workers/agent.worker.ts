@@ -38,7 +38,8 @@ function storedKey(config: EngineConfig | undefined): EngineOptions {
 }
 
 /** Runs and evaluation sweeps open their engines alike: the stored config, and the key kept for its server. One cache serves both. */
-const engines = new EngineCache((engineId: string, config?: EngineConfig) => createEngine(engineId, config, storedKey(config)));
+// The shelf keeps what an engine checks on this device (WebLLM's speculation verdict).
+const engines = new EngineCache((engineId: string, config?: EngineConfig) => createEngine(engineId, config, { ...storedKey(config), speeds: shelf }));
 
 // The worker owns every run and sweep; the page only asks and listens.
 const channel = new BroadcastChannel(EVENTS_CHANNEL);

@@ -30,6 +30,7 @@ import type { WebLLMModule } from '../../src/engines/webllm/node/webllm-module';
 import { versionForLibrary, WEBLLM_0_2_79, webllmVersion, type WebLLMVersion } from '../../src/engines/webllm/versions';
 import { type Bandwidth, bytesPerDecodeStep, decodeLimit, deviceBandwidth } from './bandwidth';
 import { type BenchOptions, BenchUsageError, type Shape, shapeOf } from './options';
+import { describeSpeculation, measureSpeculation, parseSpeculate, type SpeculationRecord } from './speculate';
 
 /** A section, a memory and a question of a few tokens each, for a software GPU. */
 const TINY_TEMPLATES: PromptTemplates = { update: '{problem}\n{memory}\n{section}', final: '{problem}\n{memory}' };
@@ -86,6 +87,8 @@ export interface BenchRecord {
   step: StepFigure;
   memory: { afterLoadBytes: number; peakBytes: number };
   bandwidth: (Bandwidth & { decodeLimitTokensPerSecond: number; shareOfLimit: number }) | null;
+  /** With --speculate: the step's prompt written plainly and speculatively at temperature 0. */
+  speculation?: SpeculationRecord;
 }
 
 /** Serves the made-up model's files to the app's downloader, as a model host would; nothing leaves the process. */
@@ -113,6 +116,7 @@ const MiB = 1024 * 1024;
 
 export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promise<BenchRecord> {
   const { log } = env;
+  const speculate = parseSpeculate(o.speculate);
   const version = o.webllm !== undefined ? webllmVersion(o.webllm) : (versionForLibrary(o.library) ?? WEBLLM_0_2_79);
   if (!version) throw new BenchUsageError(`--webllm ${o.webllm} is not a WebLLM version this app knows (0.2.79 or 0.2.86).`);
   if (!existsSync(o.library)) throw new BenchUsageError(`There is no model library at ${o.library}.`);
@@ -205,8 +209,19 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
       );
     }
 
-    const step = await oneStep(engine, book, { shape, templates, question });
+    const { step, messages } = await oneStep(engine, book, { shape, templates, question });
     log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
+    const speculation = speculate.length
+      ? await measureSpeculation(
+          { session: runtime.session, model: engine.model, window, ...(engine.systemMessage !== undefined && { system: engine.systemMessage }), log },
+          messages,
+          // A tiny step writes too few tokens for a pass to verify a draft.
+          Math.max(shape.write, 4),
+          speculate,
+          o.draft ?? 8,
+          tiny ? [1, 2, 4] : [1, 2, 4, 8, 16, 32],
+        )
+      : undefined;
 
     const weights = bytesPerDecodeStep(model.meta, 0).weights;
     const bandwidth = deviceBandwidth(`${adapter.description} ${adapter.device}`, o.bandwidthGbps);
@@ -241,6 +256,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
               shareOfLimit: round((step.decodeTokensPerSecond ?? 0) / limit, 4)!,
             }
           : null,
+      ...(speculation && { speculation }),
     };
     mkdirSync(dirname(o.out), { recursive: true });
     writeFileSync(o.out, `${JSON.stringify(record, null, 2)}\n`);
@@ -255,7 +271,7 @@ async function oneStep(
   engine: WebLLMEngine,
   book: string,
   { shape, templates, question }: { shape: Shape; templates: PromptTemplates; question: string },
-): Promise<StepFigure> {
+): Promise<{ step: StepFigure; messages: readonly ChatMessage[] }> {
   const tokenizer = engine.tokenizer;
   const chunks = chunkAll(book, tokenizer, shape.chunk).slice(0, 2);
   // The memory: text from further into the book, so that it shares nothing with the section.
@@ -264,8 +280,10 @@ async function oneStep(
   const memory = later.slice(memorySpan.start, memorySpan.end);
   let engineMs = 0;
   let result: GenerateResult | undefined;
+  let sent: readonly ChatMessage[] = [];
   const timed = {
     generate: async (messages: readonly ChatMessage[], options: GenerateOptions) => {
+      sent = messages;
       const t0 = performance.now();
       result = await engine.generate(messages, options);
       engineMs = performance.now() - t0;
@@ -299,7 +317,7 @@ async function oneStep(
   if (usage.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = round(usage.prefillTokensPerSecond);
   if (usage.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = round(usage.decodeTokensPerSecond);
   if (usage.timeToFirstTokenSeconds !== undefined) step.timeToFirstTokenSeconds = round(usage.timeToFirstTokenSeconds, 3);
-  return step;
+  return { step, messages: sent };
 }
 
 /** The record as a table, for the terminal. */
@@ -321,6 +339,7 @@ export function describeRecord(r: BenchRecord): string {
     r.bandwidth
       ? `  bandwidth limit   ${r.bandwidth.gbPerSecond} GB/s (${r.bandwidth.source}): decode at most ${r.bandwidth.decodeLimitTokensPerSecond} tokens/s here; measured ${(r.bandwidth.shareOfLimit * 100).toFixed(1)} % of it`
       : `  bandwidth limit   not known for this device (give --bandwidth-gbps N to compare)`,
+    ...(r.speculation ? describeSpeculation(r.speculation) : []),
   ];
   return lines.join('\n');
 }

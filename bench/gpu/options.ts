@@ -44,6 +44,10 @@ export interface BenchOptions {
   out: string;
   webllm?: string;
   bandwidthGbps?: number;
+  /** Speculative writing beside the plain step: off, or modes as speculate.ts reads them. */
+  speculate?: string;
+  /** Drafted tokens per pass at most (K). */
+  draft?: number;
 }
 
 export class BenchUsageError extends Error {
@@ -65,6 +69,9 @@ Options:
   --cache-dir DIR       where the made-up weights are cached (default: the system's temporary folder)
   --out FILE            the JSON record (default: gpu-bench-<time>.json here)
   --tokenizer FILE      Qwen's tokenizer.json;  --text FILE: the book that fills the prompts
+  --speculate MODE      off (default), ngram, oracle or partial:R, or a comma list (oracle,ngram): beside the
+                        plain step, its prompt written at temperature 0 plainly and speculatively in each mode
+  --draft K             drafted tokens per pass at most (default 8)
 `;
 
 function whole(name: string, value: string | undefined, min = 1): number | undefined {
@@ -96,6 +103,8 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         prompts: { type: 'string' },
         'prompt-write': { type: 'string' },
         templates: { type: 'string' },
+        speculate: { type: 'string' },
+        draft: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -133,6 +142,8 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     out: values.out ?? defaults.out,
     ...(values.webllm !== undefined && { webllm: values.webllm }),
     ...(gbps !== undefined && { bandwidthGbps: gbps }),
+    ...(values.speculate !== undefined && { speculate: values.speculate }),
+    ...(values.draft !== undefined && { draft: whole('draft', values.draft) }),
   };
 }
 

@@ -142,26 +142,27 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** Penalties WebLLM applies to logits before sampling, from the tokens written so far. */
+/**
+ * Penalties on the logits of tokens already written, before sampling: each
+ * written token loses `presence` plus `frequency` per time written, then a
+ * repetition penalty above 1 divides its logit where positive and multiplies
+ * it where negative. Zero, zero and one change nothing.
+ */
 export interface Penalties {
-  /** >1 divides positive logits and multiplies negative ones of written tokens; 1 = none. */
+  presence: number;
+  frequency: number;
   repetition: number;
-  /** Where either is set, these apply instead of the repetition penalty. */
-  presence?: number;
-  frequency?: number;
 }
 
-/** `logits` (one position, modified in place) with the penalties for tokens already written, counted in `appeared`. */
+export const NO_PENALTIES: Penalties = { presence: 0, frequency: 0, repetition: 1 };
+
+/** `logits` (one position, changed in place) penalised for the tokens counted in `appeared`. */
 export function applyPenalties(logits: Float32Array | number[], appeared: ReadonlyMap<number, number>, penalties: Penalties): void {
-  if (penalties.presence !== undefined || penalties.frequency !== undefined) {
-    const presence = penalties.presence ?? 0;
-    const frequency = penalties.frequency ?? 0;
-    for (const [token, count] of appeared) logits[token] = logits[token]! - (count * frequency + presence);
-    return;
-  }
-  if (penalties.repetition === 1) return;
-  for (const token of appeared.keys()) {
-    const v = logits[token]!;
-    logits[token] = v > 0 ? v / penalties.repetition : v * penalties.repetition;
+  const { presence, frequency, repetition } = penalties;
+  if (presence === 0 && frequency === 0 && repetition === 1) return;
+  for (const [token, count] of appeared) {
+    let v = logits[token]! - (presence + count * frequency);
+    if (repetition !== 1) v = v > 0 ? v / repetition : v * repetition;
+    logits[token] = v;
   }
 }

@@ -1,10 +1,13 @@
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from './engine';
 import type { ApiKeySource, OpenAIOptions } from './openai/engine';
+import type { SpeedShelf } from './speed-shelf';
 
 /** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */
 export interface EngineOptions extends OpenAIOptions {
   apiKey?: ApiKeySource;
+  /** Where an engine keeps what it checks on this device (WebLLM: the speculation self-check's verdict). */
+  speeds?: SpeedShelf;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { SpeedRecord } from '../core/estimate';
+import type { SpeculationVerdict, SpeedRecord } from '../core/estimate';
 
 /**
  * Where engines keep the speeds they measure on this device, for estimates
@@ -9,4 +9,9 @@ export interface SpeedShelf {
   speeds(): Promise<SpeedRecord[]>;
   speed(modelId: string, adapter: string): Promise<SpeedRecord | undefined>;
   keepSpeed(record: SpeedRecord): Promise<void>;
+  /**
+   * Keeps the speculation self-check's verdict on the model's speed record
+   * for this device; false where there is no such record yet (nothing kept).
+   */
+  keepSpeculation(modelId: string, adapter: string, verdict: SpeculationVerdict): Promise<boolean>;
 }

@@ -18,5 +18,12 @@ export function modelShelf(store: Promise<Store>): ModelShelf {
     speeds: async () => (await store).listSpeeds(),
     speed: async (modelId, adapter) => (await store).getSpeed(modelId, adapter),
     keepSpeed: async (record) => (await store).putSpeed(record),
+    keepSpeculation: async (modelId, adapter, speculation) => {
+      const s = await store;
+      const record = await s.getSpeed(modelId, adapter);
+      if (!record) return false;
+      await s.putSpeed({ ...record, speculation });
+      return true;
+    },
   };
 }

@@ -9,6 +9,10 @@ import { type GpuSession, session } from './gpu-session';
 import { calibrationMessages, CALIBRATION_REPLY_TOKENS } from './calibration';
 import { defaultDeps, resolveModel, tokenizerOf, type WebLLMDeps } from './resolve';
 import type { ModelEntry } from './models';
+import { modelKey } from '../../core/estimate';
+import type { SpeedShelf } from '../speed-shelf';
+import { DEFAULT_PLAN, type SpeculationPlan } from './speculate';
+import { type SpeculationSetting, speculationVerdict } from './speculation-check';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
 export const MIN_WINDOW = 8192;
@@ -27,6 +31,8 @@ export class WebLLMEngine implements Engine {
   readonly contextWindow: number;
   private planned = 0;
   private shrink = false;
+  /** Speculative writing for this run's steps, where set and on (see speculationVerdict). */
+  speculation: SpeculationSetting | undefined;
 
   constructor(
     readonly tokenizer: Tokenizer,
@@ -75,10 +81,18 @@ export class WebLLMEngine implements Engine {
       );
     }
     const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
-    const result = await this.gpu.generate(this.model, window, messages, options, this.systemMessage);
+    const plan = await this.speculationPlan(window, options.signal);
+    const result = await this.gpu.generate(this.model, window, messages, options, this.systemMessage, plan);
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
+  }
+
+  /** The plan a step is written with: none where the setting is off, the library cannot verify drafts, or the self-check found a mismatch. */
+  async speculationPlan(window: number, signal?: AbortSignal): Promise<SpeculationPlan | undefined> {
+    if (!this.speculation?.on) return undefined;
+    const verdict = await speculationVerdict(this.gpu, this.model, window, this.speculation, this.systemMessage, signal);
+    return verdict?.verdict === 'exact' ? this.speculation.plan : undefined;
   }
 
   /** Measures this model's reading and writing speed on this GPU, in the window already loaded where it is large enough. */
@@ -115,9 +129,16 @@ export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer, syste
   return Math.max(32, tokenizer.count(text) + 8);
 }
 
-export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps = defaultDeps): Promise<WebLLMEngine> {
-  const { model, chat, tokenizerBytes, limit } = await resolveModel(config, deps);
+/**
+ * The engine a run's config names. Speculative writing is on unless the
+ * config's `speculate` is false; its self-check's verdict is kept on `speeds`
+ * where given.
+ */
+export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps = defaultDeps, speeds?: SpeedShelf): Promise<WebLLMEngine> {
+  const { model, chat, tokenizerBytes, limit, adapter } = await resolveModel(config, deps);
   const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
   const system = webllmSystemMessage(tokenizerConfig, model);
-  return new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer, system), deps.session, system);
+  const engine = new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer, system), deps.session, system);
+  engine.speculation = { on: config?.speculate !== false, plan: DEFAULT_PLAN, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
+  return engine;
 }

@@ -4,7 +4,18 @@ import { downloadModel, scopeTuning } from './model-download';
 import { stepRequest, webllmRequest } from '../request';
 import { explainError, named } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
-import { loadedContextWindow, loadOptions, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion, writtenTokens } from './versions';
+import { seededRandom } from '../../core/speculative';
+import { batchVerify, DEFAULT_PLAN, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
+import {
+  loadedContextWindow,
+  loadedPipeline,
+  loadOptions,
+  SHIPPED_WEBLLM,
+  verifyBlocker,
+  type WebLLMAppConfig,
+  type WebLLMVersion,
+  writtenTokens,
+} from './versions';
 
 /** MemAgent's evaluation served the model with no repetition penalty; Qwen's WebLLM config would apply 1.05. */
 export const REPETITION_PENALTY = 1;
@@ -15,6 +26,8 @@ export interface Mlc {
   unload(): Promise<void>;
   interruptGenerate(): unknown;
   chat: { completions: { create(request: Record<string, unknown>): Promise<AsyncIterable<StreamChunk>> } };
+  /** MLCEngine's decode step, which a speculative request replaces for its duration. */
+  decode?(pipeline: unknown, genConfig: unknown): Promise<unknown>;
 }
 
 export interface StreamChunk {
@@ -217,6 +230,25 @@ export class GpuSession {
     return untilAborted(loading, signal);
   }
 
+  /** Runs `work` on the loaded model's chat pipeline under the lock: the benchmark's direct measurements of a verify pass. */
+  async withPipeline<T>(model: ModelEntry, window: number, work: (pipeline: VerifyPipeline) => Promise<T>): Promise<T> {
+    const release = await this.lock.acquire();
+    let mlc: Mlc;
+    try {
+      mlc = await this.load(model, window);
+    } catch (e) {
+      this.releaseAfterLoad(release);
+      throw e;
+    }
+    try {
+      const pipeline = loadedPipeline(mlc, model.id) as VerifyPipeline | undefined;
+      if (!pipeline) throw new Error(`WebLLM ${this.webllm.version} keeps no chat pipeline for ${model.label}.`);
+      return await work(pipeline);
+    } finally {
+      release();
+    }
+  }
+
   /** Frees the GPU; the next request loads again (after a device loss, say). */
   async reset(): Promise<void> {
     const mlc = this.mlc;
@@ -239,8 +271,54 @@ export class GpuSession {
    * One streamed request; Pause or Cancel interrupt it between two decode
    * steps. `system` (see webllmSystemMessage) goes first when given.
    */
-  async generate(model: ModelEntry, window: number, messages: readonly ChatMessage[], options: GenerateOptions, system?: string): Promise<GenerateResult> {
-    return (await this.stream(model, window, webllmRequest(stepRequest(messages, options, system)), options)).result;
+  async generate(
+    model: ModelEntry,
+    window: number,
+    messages: readonly ChatMessage[],
+    options: GenerateOptions,
+    system?: string,
+    speculation?: SpeculationPlan,
+  ): Promise<GenerateResult> {
+    return (await this.write(model, window, messages, options, system, speculation)).result;
+  }
+
+  /**
+   * One request as generate sends it, with the token ids it wrote (the
+   * loaded pipeline's own): for comparing plain and speculative writing.
+   */
+  async write(
+    model: ModelEntry,
+    window: number,
+    messages: readonly ChatMessage[],
+    options: GenerateOptions,
+    system?: string,
+    speculation?: SpeculationPlan,
+  ): Promise<{ result: GenerateResult; tokens: number[] }> {
+    const { result, tokens } = await this.stream(model, window, webllmRequest(stepRequest(messages, options, system)), options, speculation);
+    return { result, tokens };
+  }
+
+  /**
+   * Whether speculative writing gives `model` on this GPU exactly the tokens
+   * plain decoding does: a short temperature-0 continuation written both
+   * ways. `unsupported` where the model library cannot verify drafts.
+   */
+  async checkSpeculation(
+    model: ModelEntry,
+    window: number,
+    system?: string,
+    plan: SpeculationPlan = DEFAULT_PLAN,
+    signal?: AbortSignal,
+  ): Promise<'exact' | 'mismatch' | 'unsupported'> {
+    const options: GenerateOptions = { maxTokens: SELF_CHECK_TOKENS, temperature: 0, ...(signal && { signal }) };
+    await this.ensure(model, window, signal);
+    const pipeline = loadedPipeline(this.mlc, model.id) as VerifyPipeline | undefined;
+    if (!pipeline || verifyBlocker(pipeline) || !batchVerify(pipeline)) return 'unsupported';
+    const plain = await this.write(model, window, SELF_CHECK_MESSAGES, options, system);
+    if (signal?.aborted) throw abortError(); // a stopped reply proves nothing
+    const speculative = await this.write(model, window, SELF_CHECK_MESSAGES, options, system, plan);
+    if (signal?.aborted) throw abortError();
+    return plain.tokens.length > 0 && plain.tokens.join() === speculative.tokens.join() ? 'exact' : 'mismatch';
   }
 
   /**
@@ -287,7 +365,8 @@ export class GpuSession {
     window: number,
     request: Record<string, unknown>,
     options: Pick<GenerateOptions, 'signal' | 'onToken'>,
-  ): Promise<{ result: GenerateResult; timing: StreamTiming }> {
+    speculation?: SpeculationPlan,
+  ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
     const { signal } = options;
     const release = await this.lock.acquire(signal);
     let mlc: Mlc;
@@ -300,6 +379,7 @@ export class GpuSession {
     const loadedWindow = this.loaded?.window ?? window;
     const interrupt = () => void mlc.interruptGenerate();
     signal?.addEventListener('abort', interrupt, { once: true });
+    const decoder = speculation && this.speculate(mlc, request, speculation);
     try {
       if (signal?.aborted) throw abortError();
       let text = '';
@@ -329,18 +409,44 @@ export class GpuSession {
       if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
       if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
       if (extra?.time_to_first_token_s !== undefined) result.usage.timeToFirstTokenSeconds = extra.time_to_first_token_s;
-      return { result, timing };
+      if (decoder) result.usage.writing = { ...decoder.stats };
+      const written = (loadedPipeline(mlc, model.id) as { outputIds?: number[] } | undefined)?.outputIds;
+      return { result, timing, tokens: written ? [...written] : [] };
     } catch (e) {
       if (signal?.aborted) throw abortError();
       const err = explainError(e, model, 'generate', loadedWindow, this.webllm);
       if (err.name === 'DeviceLostError') await this.reset(); // what is on the GPU is gone
       throw err;
     } finally {
+      decoder?.restore();
       signal?.removeEventListener('abort', interrupt);
       release();
     }
   }
+
+  /** Puts a speculative decoder in place of `mlc`'s decode step for one request; `restore` puts WebLLM's back. */
+  private speculate(mlc: Mlc, request: Record<string, unknown>, plan: SpeculationPlan): { stats: SpeculativeDecoder['stats']; restore(): void } {
+    const own = mlc.decode?.bind(mlc);
+    if (!own) throw new Error(`WebLLM ${this.webllm.version}'s engine has no decode step to replace.`);
+    const before = Object.getOwnPropertyDescriptor(mlc, 'decode');
+    const messages = (request.messages ?? []) as { content?: unknown }[];
+    const prompt = messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+    const seed = typeof request.seed === 'number' ? request.seed : Math.floor(Math.random() * 2 ** 32);
+    const decoder = new SpeculativeDecoder(this.webllm, prompt, plan, seededRandom(seed));
+    mlc.decode = (pipeline, genConfig) => decoder.decode(pipeline as VerifyPipeline, genConfig as GenConfig, () => own(pipeline, genConfig));
+    return {
+      stats: decoder.stats,
+      restore: () => {
+        if (before) Object.defineProperty(mlc, 'decode', before);
+        else delete mlc.decode;
+      },
+    };
+  }
 }
+
+/** A short temperature-0 continuation for the self-check: a repeated list, so that prompt lookup drafts from it. */
+export const SELF_CHECK_TOKENS = 6;
+export const SELF_CHECK_MESSAGES: readonly ChatMessage[] = [{ role: 'user', content: 'one two three four five one two three four five one two' }];
 
 /** When a request was sent, when its first text came and when it ended (ms), and how many text pieces streamed. */
 interface StreamTiming {

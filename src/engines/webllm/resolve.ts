@@ -47,7 +47,7 @@ export async function resolveModel(config: EngineConfig | undefined, deps: WebLL
   }
   const own = chat.context_window_size && chat.context_window_size > 0 ? chat.context_window_size : QWEN_CONTEXT_LIMIT;
   const limit = model.custom ? (model.contextLimit ?? own) : own;
-  return { model, chat, tokenizerBytes: tokenizer, limit };
+  return { model, chat, tokenizerBytes: tokenizer, limit, adapter: gpu.adapter };
 }
 
 const tokenizers = new Map<string, Promise<Tokenizer>>();

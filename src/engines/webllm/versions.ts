@@ -1,3 +1,5 @@
+import type { Penalties, Sampling } from '../../core/speculative';
+
 /** The fields of a WebLLM model record that this app reads. */
 export interface ModelRecordLike {
   model: string;
@@ -32,6 +34,18 @@ export interface WebLLMVersion {
   libraryFolder: string;
   /** The npm name it is installed under: the shipped dependency, or an alias of it. */
   packageName: string;
+  /**
+   * How its sampler combines the penalties: 0.2.79 applies presence and
+   * frequency where both are known (the model config's zeros count) and the
+   * repetition penalty only otherwise; 0.2.86 applies all three.
+   */
+  penalties: 'either' | 'all';
+  /**
+   * How a written token is taken into the pipeline: 0.2.79's
+   * `processNextToken`, or 0.2.86's `commitSampledToken`, which also feeds
+   * its sampler state and counts the token in the reply's usage.
+   */
+  commitToken: 'process' | 'commit-sampled';
 }
 
 /** What the app ships and bundles. */
@@ -43,6 +57,8 @@ export const WEBLLM_0_2_86: WebLLMVersion = {
   completionCountsFirstToken: true,
   libraryFolder: 'web-llm-models/v0_2_86/base',
   packageName: '@mlc-ai/web-llm',
+  penalties: 'all',
+  commitToken: 'commit-sampled',
 };
 
 /**
@@ -58,6 +74,8 @@ export const WEBLLM_0_2_79: WebLLMVersion = {
   completionCountsFirstToken: false,
   libraryFolder: 'web-llm-models/v0_2_48',
   packageName: '@mlc-ai/web-llm-0279',
+  penalties: 'either',
+  commitToken: 'process',
 };
 
 export const SHIPPED_WEBLLM = WEBLLM_0_2_86;
@@ -127,4 +145,78 @@ export function loadedContextWindow(engine: unknown, modelId: string): number | 
   if (!(pipelines instanceof Map)) return undefined;
   const size = (pipelines.get(modelId) as { contextWindowSize?: unknown } | undefined)?.contextWindowSize;
   return typeof size === 'number' && size > 0 ? size : undefined;
+}
+
+/** The chat pipeline WebLLM keeps for a loaded model (both versions: `loadedModelIdToPipeline`); undefined where there is none. */
+export function loadedPipeline(engine: unknown, modelId: string): unknown {
+  const pipelines = (engine as { loadedModelIdToPipeline?: unknown } | null)?.loadedModelIdToPipeline;
+  return pipelines instanceof Map ? pipelines.get(modelId) : undefined;
+}
+
+/** Sampling settings as a request and the model config give them (WebLLM's field names). */
+export interface SamplingFields {
+  temperature?: number | null;
+  top_p?: number | null;
+  repetition_penalty?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+}
+
+/** The penalties a request's sampling applies in `version`, from the request's fields over the model config's. */
+export function penaltiesOf(version: WebLLMVersion, config: SamplingFields, request: SamplingFields | undefined): Penalties {
+  const has = (v: number | null | undefined): v is number => v !== undefined && v !== null;
+  const pick = (key: 'repetition_penalty' | 'presence_penalty' | 'frequency_penalty') => (has(request?.[key]) ? request[key] : config[key]);
+  let presence = pick('presence_penalty');
+  let frequency = pick('frequency_penalty');
+  const repetition = pick('repetition_penalty') ?? 1;
+  if (version.penalties === 'all') return { presence: presence ?? 0, frequency: frequency ?? 0, repetition };
+  // 0.2.79 fills the missing one of the two with zero, but only when the request carries sampling fields at all.
+  if (request !== undefined) {
+    if (has(frequency) && !has(presence)) presence = 0;
+    if (has(presence) && !has(frequency)) frequency = 0;
+  }
+  return has(presence) && has(frequency) ? { presence, frequency, repetition: 1 } : { presence: 0, frequency: 0, repetition };
+}
+
+/** The request's temperature and top-p over the model config's, as the version's sampler reads them. */
+export function samplingOf(config: SamplingFields, request: SamplingFields | undefined): Sampling {
+  const has = (v: number | null | undefined): v is number => v !== undefined && v !== null;
+  return {
+    temperature: has(request?.temperature) ? request.temperature : (config.temperature ?? 1),
+    topP: has(request?.top_p) ? request.top_p : (config.top_p ?? 1),
+  };
+}
+
+/** The pipeline methods a written token goes through, in either version. */
+export interface CommittingPipeline {
+  processNextToken(token: number, genConfig: unknown): void;
+  commitSampledToken?(token: number, genConfig: unknown, source: 'decode'): void;
+  logitProcessor?: { processSampledToken(token: number): void };
+}
+
+/**
+ * Takes one written token into the pipeline as its own decode step would:
+ * the logit processor told, the reply and its stop conditions updated, and
+ * (0.2.86) the token counted in the usage.
+ */
+export function commitToken(version: WebLLMVersion, pipeline: CommittingPipeline, token: number, genConfig: unknown): void {
+  if (version.commitToken === 'commit-sampled') {
+    if (!pipeline.commitSampledToken) throw new Error(`WebLLM ${version.version}'s pipeline has no commitSampledToken.`);
+    pipeline.commitSampledToken(token, genConfig, 'decode');
+    return;
+  }
+  pipeline.logitProcessor?.processSampledToken(token);
+  pipeline.processNextToken(token, genConfig);
+}
+
+/**
+ * Why a loaded pipeline cannot verify drafts, or undefined where it can:
+ * 0.2.86 also runs models with a recurrent state or through its "artifact"
+ * path, which a KV-cache rollback does not cover.
+ */
+export function verifyBlocker(pipeline: { kvCache?: unknown; rnnState?: unknown; artifact?: unknown }): string | undefined {
+  if (pipeline.kvCache === undefined) return 'the model has no KV cache';
+  if (pipeline.rnnState !== undefined) return 'the model keeps a recurrent state';
+  if (pipeline.artifact !== undefined) return 'the model runs through an artifact';
+  return undefined;
 }

@@ -1,0 +1,175 @@
+/**
+ * Speculative writing in the GPU benchmark: beside the plain step, the same
+ * step's prompt written at temperature 0 plainly and then speculatively in
+ * each asked mode, in one load; and what one verify pass costs for k drafted
+ * tokens at the step's context.
+ *
+ * Modes: `ngram` (prompt lookup, as the app drafts), `oracle` (the plain
+ * reply itself as the draft: every drafted token right, the upper bound) and
+ * `partial:R` (the plain reply with a share 1 − R of its tokens, spread
+ * evenly, made wrong).
+ */
+import type { ChatMessage, GenerateResult } from '../../src/core/generation';
+import type { GpuSession } from '../../src/engines/webllm/gpu-session';
+import type { ModelEntry } from '../../src/engines/webllm/models';
+import { DEFAULT_PLAN, rollback, type SpeculationPlan, verifyForward } from '../../src/engines/webllm/speculate';
+import { BenchUsageError } from './options';
+
+export type SpeculateMode = { kind: 'ngram' } | { kind: 'oracle' } | { kind: 'partial'; share: number };
+
+/** `off`, one mode, or a comma list of modes (each run after the plain reply, in one load). */
+export function parseSpeculate(value: string | undefined): SpeculateMode[] {
+  if (value === undefined || value === 'off') return [];
+  return value.split(',').map((part) => {
+    const m = part.trim();
+    if (m === 'ngram' || m === 'oracle') return { kind: m };
+    const partial = /^partial:(\d*\.?\d+)$/.exec(m);
+    const share = partial ? Number(partial[1]) : NaN;
+    if (partial && share >= 0 && share <= 1) return { kind: 'partial', share };
+    throw new BenchUsageError(`--speculate takes off, ngram, oracle or partial:R (R from 0 to 1), or a comma list of them; got "${m}".`);
+  });
+}
+
+export function modeName(mode: SpeculateMode): string {
+  return mode.kind === 'partial' ? `partial:${mode.share}` : mode.kind;
+}
+
+/** One way of writing the reply, as measured. */
+export interface WritingFigure {
+  written: number;
+  /** Forward passes after the prompt's prefill (plain: one per token after the first). */
+  passes: number;
+  drafted: number;
+  accepted: number;
+  /** Forward passes per written token, the prefill's pass (which writes the first token) counted. */
+  passesPerToken: number;
+  /** Drafted tokens kept per pass after the prefill. */
+  acceptedPerPass: number;
+  decodeTokensPerSecond?: number;
+  /** The request, from sending it to its last token. */
+  seconds: number;
+  finishReason: string;
+}
+
+export interface ModeFigure extends WritingFigure {
+  mode: string;
+  /** The token ids written speculatively: at temperature 0 the same as `plainTokens`. */
+  speculativeTokens: number[];
+  same: boolean;
+}
+
+export interface VerifyCost {
+  /** Drafted tokens: the pass runs the last written token and these. */
+  k: number;
+  ms: number;
+}
+
+export interface SpeculationRecord {
+  /** Drafted tokens per pass at most (K). */
+  draft: number;
+  maxTokens: number;
+  /** Tokens in the KV cache when the verify passes were timed: the step's prompt and its plain reply. */
+  context: number;
+  plain: WritingFigure;
+  /** The token ids the plain reply wrote (temperature 0). */
+  plainTokens: number[];
+  modes: ModeFigure[];
+  verifyCost: VerifyCost[];
+}
+
+function figure(result: GenerateResult, seconds: number): WritingFigure {
+  const written = result.usage.completionTokens;
+  const w = result.usage.writing ?? { passes: Math.max(0, written - 1), drafted: 0, accepted: 0 };
+  return {
+    written,
+    passes: w.passes,
+    drafted: w.drafted,
+    accepted: w.accepted,
+    passesPerToken: written ? Number(((w.passes + 1) / written).toFixed(4)) : 0,
+    acceptedPerPass: w.passes ? Number((w.accepted / w.passes).toFixed(4)) : 0,
+    ...(result.usage.decodeTokensPerSecond !== undefined && { decodeTokensPerSecond: Number(result.usage.decodeTokensPerSecond.toFixed(3)) }),
+    seconds: Number(seconds.toFixed(3)),
+    finishReason: result.finishReason,
+  };
+}
+
+/** The plan a mode drafts with, given the plain reply's tokens. */
+function planFor(mode: SpeculateMode, plain: readonly number[], draft: number): SpeculationPlan {
+  const plan: SpeculationPlan = { ...DEFAULT_PLAN, maxDraft: draft };
+  if (mode.kind === 'ngram') return plan;
+  // partial: position j is right where the running count of right ones, j·R rounded down, steps up.
+  const right = (j: number) => mode.kind === 'oracle' || Math.floor((j + 1) * mode.share) > Math.floor(j * mode.share);
+  const drafted = plain.map((t, j) => (right(j) ? t : t + 1));
+  return { ...plan, draft: (written) => drafted.slice(written.length, written.length + draft) };
+}
+
+export interface SpeculationBench {
+  session: GpuSession;
+  model: ModelEntry;
+  window: number;
+  system?: string;
+  log(line: string): void;
+}
+
+/** The measurements above, for the step's `messages`, writing up to `maxTokens`. */
+export async function measureSpeculation(
+  b: SpeculationBench,
+  messages: readonly ChatMessage[],
+  maxTokens: number,
+  modes: readonly SpeculateMode[],
+  draft: number,
+  verifyKs: readonly number[],
+): Promise<SpeculationRecord> {
+  const write = async (plan?: SpeculationPlan) => {
+    const t0 = performance.now();
+    const out = await b.session.write(b.model, b.window, messages, { maxTokens, temperature: 0 }, b.system, plan);
+    return { ...out, seconds: (performance.now() - t0) / 1000 };
+  };
+  const plainRun = await write();
+  const plain = figure(plainRun.result, plainRun.seconds);
+  const plainTokens = plainRun.tokens;
+  b.log(`Plain, temperature 0: ${plain.written} written in ${plain.passes + 1} passes, ${plain.seconds.toFixed(2)} s.`);
+
+  // The cache now holds the prompt and the plain reply (less its last token): the step's context.
+  const verifyCost: VerifyCost[] = [];
+  const context = await b.session.withPipeline(b.model, b.window, async (pipeline) => {
+    const at = pipeline.filledKVCacheLength;
+    for (const k of verifyKs) {
+      if (at + k + 1 > pipeline.contextWindowSize || k + 1 > pipeline.prefillChunkSize) continue;
+      const tokens = Array.from({ length: k + 1 }, (_, i) => plainTokens[i % Math.max(1, plainTokens.length)] ?? 0);
+      const t0 = performance.now();
+      await verifyForward(pipeline, tokens);
+      const ms = performance.now() - t0;
+      rollback(pipeline, k + 1);
+      verifyCost.push({ k, ms: Number(ms.toFixed(1)) });
+      b.log(`One verify pass with ${k} drafted tokens at ${at} tokens of context: ${ms.toFixed(0)} ms.`);
+    }
+    return at;
+  });
+
+  const figures: ModeFigure[] = [];
+  for (const mode of modes) {
+    const run = await write(planFor(mode, plainTokens, draft));
+    const f = figure(run.result, run.seconds);
+    const same = run.tokens.join() === plainTokens.join();
+    figures.push({ mode: modeName(mode), ...f, speculativeTokens: run.tokens, same });
+    b.log(
+      `Speculative (${modeName(mode)}, K = ${draft}): ${f.written} written in ${f.passes + 1} passes (${f.passesPerToken} per token), ` +
+        `${f.accepted} of ${f.drafted} drafted accepted, ${f.seconds.toFixed(2)} s; ${same ? 'the same tokens as plain' : 'NOT the same tokens as plain'}.`,
+    );
+  }
+  return { draft, maxTokens, context, plain, plainTokens, modes: figures, verifyCost };
+}
+
+/** The record's lines for the terminal. */
+export function describeSpeculation(s: SpeculationRecord): string[] {
+  const rate = (n: number | undefined) => (n === undefined ? '—' : `${n.toFixed(2)} tokens/s`);
+  const row = (name: string, f: WritingFigure) =>
+    `  ${name.padEnd(17)} ${f.written} written in ${f.passes + 1} passes: ${f.passesPerToken} passes per token, ${f.acceptedPerPass} accepted per pass (${f.accepted} of ${f.drafted} drafted); decode ${rate(f.decodeTokensPerSecond)}; ${f.seconds.toFixed(2)} s`;
+  return [
+    `  speculation       temperature 0, up to ${s.maxTokens} written, K = ${s.draft}`,
+    row('  plain', s.plain),
+    ...s.modes.map((m) => `${row(`  ${m.mode}`, m)}${m.same ? '' : '  — tokens differ from plain!'}`),
+    `  verify pass       at ${s.context} tokens: ${s.verifyCost.map((c) => `k=${c.k} ${c.ms.toFixed(0)} ms`).join(', ') || '—'}`,
+  ];
+}

@@ -1,0 +1,230 @@
+/**
+ * Speculative writing inside WebLLM's own request: WebLLM prefills the
+ * prompt and writes the first token as always; each of its decode steps is
+ * then replaced by one pass that drafts up to K tokens by prompt lookup,
+ * runs [last token + draft] through the model library's `batch_verify`
+ * (logits at every position), keeps drafted tokens by the exact acceptance
+ * rule under the request's own sampling, takes each written token into the
+ * pipeline as a decode step would (stop tokens, stop strings, max_tokens and
+ * the context window stop it where they stop plain decoding), and pops the
+ * KV cache back to what plain decoding would hold. WebLLM's request loop
+ * around it streams, hears interrupts between passes and reports usage as
+ * usual.
+ */
+import type { WritingStats } from '../../core/generation';
+import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
+import { applyPenalties, samplingDistribution, verifyPass } from '../../core/speculative';
+import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
+
+/** A tensor as tvmjs gives it: on the GPU or the CPU. */
+export interface Tensor {
+  shape: number[];
+  dtype: string;
+  view(shape: number[]): Tensor;
+  copyFrom(source: Tensor | ArrayLike<number>): Tensor;
+  toArray(): ArrayLike<number>;
+  dispose(): void;
+}
+
+/** A compiled function (tvmjs PackedFunc). */
+export type Packed = ((...args: unknown[]) => unknown) & { dispose?(): void };
+
+/** The slice of tvmjs's Instance used here. */
+export interface TvmLike {
+  beginScope(): void;
+  endScope(): void;
+  detachFromCurrentScope<T>(value: T): T;
+  makeShapeTuple(shape: number[]): unknown;
+  scalar(value: number, dtype: string): unknown;
+  empty(shape: number[], dtype: string, device: unknown): Tensor;
+  cpu(): unknown;
+  getGlobalFunc(name: string): Packed;
+}
+
+/** The slice of WebLLM's LLMChatPipeline (both versions) that a verify pass drives. */
+export interface VerifyPipeline extends CommittingPipeline {
+  tvm: TvmLike;
+  vm: { getFunction(name: string): Packed };
+  params: unknown;
+  device: { sync(): Promise<unknown> };
+  kvCache?: unknown;
+  rnnState?: unknown;
+  artifact?: unknown;
+  config: SamplingFields;
+  tokenizer: { encode(text: string): ArrayLike<number> };
+  outputIds: number[];
+  appearedTokensFreq: Map<number, number>;
+  filledKVCacheLength: number;
+  contextWindowSize: number;
+  prefillChunkSize: number;
+  stopTriggered: boolean;
+  fKVCacheBeginForward: Packed;
+  fKVCacheEndForward: Packed;
+  getTokensEmbeddings(tokens: number[]): Tensor;
+  decodingTotalTime: number;
+  decodingTotalTokens: number;
+  curRoundDecodingTotalTokens: number;
+  curRoundDecodingTotalTime: number;
+}
+
+/** The generation config WebLLM hands its decode step. */
+export type GenConfig = (SamplingFields & { max_tokens?: number | null; logit_bias?: unknown; logprobs?: unknown; response_format?: unknown }) | undefined;
+
+export interface SpeculationPlan {
+  /** Drafted tokens per pass at most (K). */
+  maxDraft: number;
+  /** The longest n-gram looked up. */
+  maxNgram: number;
+  /** Drafts for the reply so far in place of prompt lookup (the benchmark's oracle and partly right drafts). */
+  draft?: (written: readonly number[]) => readonly number[];
+}
+
+/**
+ * K = 8: on SwiftShader here a verify pass over 1 + 8 tokens costs about
+ * what 2 decode steps do, and the H200's short-context figures (115 ms +
+ * 2.5 ms a token for a forward, 55–123 ms a decoded token) put 9 tokens at
+ * about one decode step at MemAgent's context; longer drafts are rarely all
+ * right, so they would mostly pay for tokens that are thrown away.
+ */
+export const DEFAULT_PLAN: SpeculationPlan = { maxDraft: 8, maxNgram: DEFAULT_LOOKUP.maxNgram };
+
+const verifiers = new WeakMap<object, Packed>();
+const poppers = new WeakMap<object, Packed>();
+
+/** The model library's `batch_verify`, or undefined where it has none (then nothing is speculated). */
+export function batchVerify(pipeline: VerifyPipeline): Packed | undefined {
+  if (verifiers.has(pipeline)) return verifiers.get(pipeline);
+  let f: Packed | undefined;
+  try {
+    f = pipeline.tvm.detachFromCurrentScope(pipeline.vm.getFunction('batch_verify'));
+  } catch {
+    f = undefined; // an older library: WebLLM's own decoding writes its replies
+  }
+  if (f) verifiers.set(pipeline, f);
+  return f;
+}
+
+function popper(pipeline: VerifyPipeline): Packed {
+  let f = poppers.get(pipeline.tvm);
+  if (!f) poppers.set(pipeline.tvm, (f = pipeline.tvm.detachFromCurrentScope(pipeline.tvm.getGlobalFunc('vm.builtin.kv_state_popn'))));
+  return f;
+}
+
+/** Whether this pipeline, for this request, can be driven by verify passes. */
+export function canVerify(pipeline: VerifyPipeline, genConfig: GenConfig): boolean {
+  if (verifyBlocker(pipeline) || !batchVerify(pipeline)) return false;
+  // WebLLM's logit processors, biases, log-probabilities and grammars change sampling in ways a pass does not repeat.
+  return !pipeline.logitProcessor && !genConfig?.logit_bias && !genConfig?.logprobs && !genConfig?.response_format;
+}
+
+/**
+ * Runs `tokens` through the model in one forward and returns their logits
+ * (one row of the vocabulary per token) on the CPU; the KV cache then holds
+ * them all.
+ */
+export async function verifyForward(pipeline: VerifyPipeline, tokens: number[]): Promise<{ logits: Float32Array; vocab: number }> {
+  const { tvm } = pipeline;
+  const verify = batchVerify(pipeline);
+  if (!verify) throw new Error('The model library has no batch_verify function.');
+  tvm.beginScope();
+  try {
+    const embed = pipeline.getTokensEmbeddings(tokens);
+    const input = embed.view([1, ...embed.shape]);
+    pipeline.fKVCacheBeginForward(pipeline.kvCache, tvm.makeShapeTuple([0]), tvm.makeShapeTuple([tokens.length]));
+    const out = verify(input, pipeline.kvCache, pipeline.params) as { get(i: number): Tensor };
+    pipeline.fKVCacheEndForward(pipeline.kvCache);
+    pipeline.filledKVCacheLength += tokens.length;
+    const logits = out.get(0);
+    const host = tvm.empty(logits.shape, logits.dtype, tvm.cpu());
+    host.copyFrom(logits);
+    await pipeline.device.sync();
+    const vocab = logits.shape[logits.shape.length - 1]!;
+    return { logits: Float32Array.from(host.toArray()), vocab };
+  } finally {
+    tvm.endScope();
+  }
+}
+
+/** Drops the last `n` entries of the KV cache (the rejected drafts), and counts them out. */
+export function rollback(pipeline: VerifyPipeline, n: number): void {
+  if (n <= 0) return;
+  const { tvm } = pipeline;
+  popper(pipeline)(pipeline.kvCache, tvm.scalar(0, 'int64'), tvm.scalar(n, 'int64'));
+  pipeline.filledKVCacheLength -= n;
+}
+
+/** One request's speculative writing: WebLLM's decode step is replaced by `decode` for its duration. */
+export class SpeculativeDecoder {
+  readonly stats: WritingStats = { passes: 0, drafted: 0, accepted: 0 };
+  private prompt: number[] | undefined;
+
+  constructor(
+    private readonly version: WebLLMVersion,
+    /** The request's prompt as text: prompt lookup drafts from its tokens. */
+    private readonly promptText: string,
+    private readonly plan: SpeculationPlan,
+    private readonly random: () => number,
+  ) {}
+
+  /**
+   * One forward pass in place of one decode step: `plain` (WebLLM's own
+   * step) where there is nothing to draft or the request cannot be verified.
+   */
+  async decode(pipeline: VerifyPipeline, genConfig: GenConfig, plain: () => Promise<unknown>): Promise<void> {
+    if (pipeline.stopTriggered) throw new Error('Cannot run decode when stopped');
+    this.stats.passes++;
+    const draft = canVerify(pipeline, genConfig) ? this.draftFor(pipeline, genConfig) : [];
+    if (!draft.length) {
+      await plain();
+      return;
+    }
+    const started = performance.now();
+    const base = pipeline.filledKVCacheLength;
+    const { logits, vocab } = await verifyForward(pipeline, [pipeline.outputIds.at(-1)!, ...draft]);
+    const sampling = samplingOf(pipeline.config, genConfig);
+    const penalties = penaltiesOf(this.version, pipeline.config, genConfig);
+    let written = 0;
+    const pass = verifyPass(
+      draft,
+      (i) => {
+        const row = logits.subarray(i * vocab, (i + 1) * vocab);
+        applyPenalties(row, pipeline.appearedTokensFreq, penalties);
+        return samplingDistribution(row, sampling);
+      },
+      (token) => {
+        // As plain decoding has it when this token is written: the cache holds everything before it.
+        pipeline.filledKVCacheLength = base + 1 + written;
+        written++;
+        commitToken(this.version, pipeline, token, genConfig);
+        return !pipeline.stopTriggered;
+      },
+      this.random,
+    );
+    // The cache holds base + 1 + draft.length; plain decoding would hold base + written.
+    pipeline.filledKVCacheLength = base + 1 + draft.length;
+    rollback(pipeline, 1 + draft.length - written);
+    this.stats.drafted += draft.length;
+    this.stats.accepted += pass.accepted;
+    const seconds = (performance.now() - started) / 1000;
+    pipeline.decodingTotalTime += seconds;
+    pipeline.curRoundDecodingTotalTime += seconds;
+    pipeline.decodingTotalTokens += written;
+    pipeline.curRoundDecodingTotalTokens += written;
+  }
+
+  /** Up to K drafted tokens, no more than the reply's cap and the context window leave room for. */
+  private draftFor(pipeline: VerifyPipeline, genConfig: GenConfig): readonly number[] {
+    const written = pipeline.outputIds;
+    const cap = genConfig?.max_tokens ?? Infinity;
+    const room = Math.min(
+      this.plan.maxDraft,
+      cap - written.length - 1, // the pass writes one more than it keeps
+      pipeline.contextWindowSize - pipeline.filledKVCacheLength - 1,
+      pipeline.prefillChunkSize - 1,
+    );
+    if (room <= 0) return [];
+    if (this.plan.draft) return this.plan.draft(written).slice(0, room);
+    this.prompt ??= Array.from(pipeline.tokenizer.encode(this.promptText));
+    return lookupDraft(this.prompt, written, { maxNgram: this.plan.maxNgram, minNgram: 1, maxDraft: room });
+  }
+}

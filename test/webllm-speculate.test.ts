@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import { argmax } from '../src/core/speculative';
+import { type GenConfig, type Packed, SpeculativeDecoder, type SpeculationPlan, type Tensor, type VerifyPipeline } from '../src/engines/webllm/speculate';
+import { WEBLLM_0_2_79, WEBLLM_0_2_86, type WebLLMVersion } from '../src/engines/webllm/versions';
+
+const VOCAB = 16;
+const STOP = 15;
+
+/** The stand-in model: its next token depends on the last two tokens in the cache and on the cache's length, so a cache left wrong shows. */
+function nextLogits(cache: readonly number[]): Float32Array {
+  const row = new Float32Array(VOCAB);
+  const top = (cache.at(-1)! * 3 + (cache.at(-2) ?? 0) * 5 + cache.length) % (VOCAB - 1);
+  for (let t = 0; t < VOCAB; t++) row[t] = -Math.abs(t - top);
+  row[top] = 2;
+  // A stop token once the cache is long enough, so that replies end on their own.
+  if (cache.length >= 30) row[STOP] = 3;
+  return row;
+}
+
+class FakeTensor implements Tensor {
+  constructor(
+    public data: Float32Array,
+    public shape: number[],
+    public dtype = 'float32',
+  ) {}
+  view(shape: number[]): Tensor {
+    return new FakeTensor(this.data, shape, this.dtype);
+  }
+  copyFrom(source: Tensor | ArrayLike<number>): Tensor {
+    this.data = Float32Array.from(source instanceof FakeTensor ? source.data : (source as ArrayLike<number>));
+    return this;
+  }
+  toArray(): ArrayLike<number> {
+    return this.data;
+  }
+  dispose(): void {}
+}
+
+/**
+ * A stand-in for WebLLM's LLMChatPipeline over a KV cache of token ids: the
+ * same fields a verify pass reads and writes, `processNextToken` with
+ * WebLLM's stop rules, and WebLLM's plain decode step.
+ */
+class StandInPipeline implements VerifyPipeline {
+  kv: number[] = [];
+  forwards = 0;
+  outputIds: number[] = [];
+  appearedTokensFreq = new Map<number, number>();
+  filledKVCacheLength = 0;
+  stopTriggered = false;
+  finishReason: string | undefined;
+  decodingTotalTime = 0;
+  decodingTotalTokens = 0;
+  curRoundDecodingTotalTokens = 0;
+  curRoundDecodingTotalTime = 0;
+  curRoundCompletionTotalTokens = 0;
+  prefillChunkSize = 64;
+  kvCache = { kind: 'kv' };
+  params = {};
+  config = { temperature: 0.7, top_p: 0.95, repetition_penalty: 1 };
+  device = { sync: async () => undefined };
+  tokenizer = { encode: (text: string) => text.split(' ').map(Number) };
+  tvm = {
+    beginScope: () => undefined,
+    endScope: () => undefined,
+    detachFromCurrentScope: <T>(v: T) => v,
+    makeShapeTuple: (shape: number[]) => shape,
+    scalar: (value: number) => ({ value }),
+    empty: (shape: number[]) => new FakeTensor(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape),
+    cpu: () => 'cpu',
+    getGlobalFunc: (name: string): Packed => {
+      if (name !== 'vm.builtin.kv_state_popn') throw new Error(name);
+      return ((_kv: unknown, _seq: unknown, n: { value: number }) => void this.kv.splice(this.kv.length - n.value)) as Packed;
+    },
+  };
+  vm = {
+    getFunction: (name: string): Packed => {
+      if (name !== 'batch_verify') throw new Error(`Cannot find function ${name}`);
+      return ((input: FakeTensor) => {
+        this.forwards++;
+        const rows = new Float32Array(input.data.length * VOCAB);
+        input.data.forEach((t, i) => {
+          this.kv.push(t);
+          rows.set(nextLogits(this.kv), i * VOCAB);
+        });
+        return { get: () => new FakeTensor(rows, [1, input.data.length, VOCAB]) };
+      }) as Packed;
+    },
+  };
+  fKVCacheBeginForward = (() => undefined) as Packed;
+  fKVCacheEndForward = (() => undefined) as Packed;
+
+  constructor(
+    readonly contextWindowSize: number,
+    readonly maxTokens: number,
+  ) {}
+
+  getTokensEmbeddings(tokens: number[]): Tensor {
+    return new FakeTensor(Float32Array.from(tokens), [tokens.length]);
+  }
+
+  /** WebLLM's rules for a written token: a stop token ends the reply unwritten; the cap and a full window end it after. */
+  processNextToken(token: number, genConfig: GenConfig): void {
+    if (this.stopTriggered) throw new Error('Cannot call process when it is stopped');
+    if (token === STOP) {
+      this.stopTriggered = true;
+      this.finishReason = 'stop';
+    } else {
+      this.outputIds.push(token);
+      this.appearedTokensFreq.set(token, (this.appearedTokensFreq.get(token) ?? 0) + 1);
+    }
+    if (this.outputIds.length >= (genConfig?.max_tokens ?? Infinity)) {
+      this.stopTriggered = true;
+      this.finishReason = 'length';
+    }
+    if (this.filledKVCacheLength === this.contextWindowSize) {
+      this.stopTriggered = true;
+      this.finishReason = 'length';
+    }
+  }
+
+  /** 0.2.86's path for a written token. */
+  commitSampledToken(token: number, genConfig: GenConfig): void {
+    this.processNextToken(token, genConfig);
+    this.curRoundCompletionTotalTokens++;
+  }
+
+  private greedy(): number {
+    return argmax(nextLogits(this.kv));
+  }
+
+  prefill(prompt: number[], version: WebLLMVersion): void {
+    this.kv.push(...prompt);
+    this.forwards++;
+    this.filledKVCacheLength = prompt.length;
+    this.commit(this.greedy(), version);
+  }
+
+  /** WebLLM's decode step, at temperature 0. */
+  async plainDecode(version: WebLLMVersion): Promise<void> {
+    this.kv.push(this.outputIds.at(-1)!);
+    this.forwards++;
+    this.filledKVCacheLength++;
+    this.curRoundDecodingTotalTokens++;
+    this.commit(this.greedy(), version);
+  }
+
+  private commit(token: number, version: WebLLMVersion): void {
+    if (version.commitToken === 'commit-sampled') this.commitSampledToken(token, this.genConfig);
+    else this.processNextToken(token, this.genConfig);
+  }
+
+  get genConfig(): GenConfig {
+    return { temperature: 0, max_tokens: this.maxTokens };
+  }
+}
+
+const PROMPT = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4];
+
+async function writePlain(version: WebLLMVersion, window: number, maxTokens: number): Promise<StandInPipeline> {
+  const p = new StandInPipeline(window, maxTokens);
+  p.prefill(PROMPT, version);
+  while (!p.stopTriggered) await p.plainDecode(version);
+  return p;
+}
+
+async function writeSpeculative(
+  version: WebLLMVersion,
+  window: number,
+  maxTokens: number,
+  plan: SpeculationPlan,
+): Promise<{ p: StandInPipeline; decoder: SpeculativeDecoder }> {
+  const p = new StandInPipeline(window, maxTokens);
+  const decoder = new SpeculativeDecoder(version, PROMPT.join(' '), plan, Math.random);
+  p.prefill(PROMPT, version);
+  while (!p.stopTriggered) await decoder.decode(p, p.genConfig, () => p.plainDecode(version));
+  return { p, decoder };
+}
+
+const VERSIONS = [WEBLLM_0_2_79, WEBLLM_0_2_86];
+
+describe.each(VERSIONS)('speculative decoding against a stand-in pipeline, WebLLM $version', (version) => {
+  const cases: [string, (plain: readonly number[]) => SpeculationPlan][] = [
+    ['all right (the plain reply as the draft)', (plain) => ({ maxDraft: 4, maxNgram: 4, draft: (w) => plain.slice(w.length, w.length + 4) })],
+    ['all wrong', (plain) => ({ maxDraft: 4, maxNgram: 4, draft: (w) => plain.slice(w.length, w.length + 4).map((t) => (t + 1) % (VOCAB - 1)) })],
+    [
+      'right for a prefix',
+      (plain) => ({ maxDraft: 5, maxNgram: 4, draft: (w) => plain.slice(w.length, w.length + 5).map((t, i) => (i < 2 ? t : (t + 3) % (VOCAB - 1))) }),
+    ],
+    ['drafted by prompt lookup', () => ({ maxDraft: 8, maxNgram: 4 })],
+  ];
+
+  it.each(cases)('writes the plain reply token for token, and leaves the cache as plain decoding does, with drafts %s', async (_, planOf) => {
+    const plain = await writePlain(version, 4096, 40);
+    expect(plain.finishReason).toBe('stop');
+    const { p, decoder } = await writeSpeculative(version, 4096, 40, planOf(plain.outputIds));
+    expect(p.outputIds).toEqual(plain.outputIds);
+    expect(p.kv).toEqual(plain.kv);
+    expect(p.filledKVCacheLength).toBe(plain.filledKVCacheLength);
+    expect(p.finishReason).toBe(plain.finishReason);
+    expect([...p.appearedTokensFreq]).toEqual([...plain.appearedTokensFreq]);
+    // Usage counts every token written after the prefill, as plain decoding does.
+    expect(p.curRoundDecodingTotalTokens).toBe(plain.curRoundDecodingTotalTokens);
+    expect(p.curRoundCompletionTotalTokens).toBe(plain.curRoundCompletionTotalTokens);
+    expect(decoder.stats.passes).toBe(p.forwards - 1);
+    expect(decoder.stats.accepted).toBeLessThanOrEqual(decoder.stats.drafted);
+  });
+
+  it('takes fewer passes than tokens when the drafts are right, and keeps none of a wrong draft', async () => {
+    const plain = await writePlain(version, 4096, 40);
+    const right = await writeSpeculative(version, 4096, 40, cases[0]![1](plain.outputIds));
+    expect(right.decoder.stats.passes).toBeLessThan(plain.outputIds.length / 2);
+    expect(right.decoder.stats.accepted).toBe(right.decoder.stats.drafted);
+    const wrong = await writeSpeculative(version, 4096, 40, cases[1]![1](plain.outputIds));
+    expect(wrong.decoder.stats.accepted).toBe(0);
+    expect(wrong.decoder.stats.passes).toBe(plain.outputIds.length);
+  });
+
+  it('stops at max_tokens inside an accepted draft, exactly where plain decoding stops', async () => {
+    const plain = await writePlain(version, 4096, 7);
+    expect(plain.finishReason).toBe('length');
+    const { p } = await writeSpeculative(version, 4096, 7, { maxDraft: 8, maxNgram: 4, draft: () => [] });
+    expect(p.outputIds).toEqual(plain.outputIds);
+    const oracle = await writeSpeculative(version, 4096, 7, cases[0]![1]((await writePlain(version, 4096, 40)).outputIds));
+    expect(oracle.p.outputIds).toEqual(plain.outputIds);
+    expect(oracle.p.kv).toEqual(plain.kv);
+  });
+
+  it('stops at the end of the context window where plain decoding does, never drafting past it', async () => {
+    const window = PROMPT.length + 5; // the first pass (K = 4) ends exactly at the window
+    const plain = await writePlain(version, window, 40);
+    expect(plain.finishReason).toBe('length');
+    const long = await writePlain(version, 4096, 40);
+    const { p } = await writeSpeculative(version, window, 40, cases[0]![1](long.outputIds));
+    expect(p.outputIds).toEqual(plain.outputIds);
+    expect(p.kv).toEqual(plain.kv);
+    expect(p.kv.length).toBeLessThanOrEqual(window);
+  });
+
+  it('writes with WebLLM’s own step where the model library has no batch_verify', async () => {
+    const p = new StandInPipeline(4096, 10);
+    p.vm.getFunction = (name: string) => {
+      throw new Error(`Cannot find function ${name}`);
+    };
+    const decoder = new SpeculativeDecoder(version, PROMPT.join(' '), { maxDraft: 4, maxNgram: 4 }, Math.random);
+    p.prefill(PROMPT, version);
+    let plainSteps = 0;
+    while (!p.stopTriggered) await decoder.decode(p, p.genConfig, () => (plainSteps++, p.plainDecode(version)));
+    expect(plainSteps).toBe(decoder.stats.passes);
+    expect(decoder.stats.drafted).toBe(0);
+  });
+});
