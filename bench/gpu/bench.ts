@@ -162,7 +162,8 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
   });
   try {
     const engine: WebLLMEngine = await createWebLLMEngine(
-      { model: MODEL_ID, label: `made-up ${model.meta.model_type} ${model.meta.quantization}`, modelUrl, libUrl, contextLimit: 32768 },
+      // The step is written plainly; --speculate writes it speculatively beside it.
+      { model: MODEL_ID, label: `made-up ${model.meta.model_type} ${model.meta.quantization}`, modelUrl, libUrl, contextLimit: 32768, speculate: false },
       { ...runtime.deps(async () => []), tokenizerConfig: async () => ownTemplate },
     );
     const tokenizer = engine.tokenizer;
