@@ -5,7 +5,7 @@
  * every activation far inside half precision's range (f16-safe.ts) — random
  * 4-bit codes, scales chosen per kind of weight from the library's shapes,
  * norm weights of 1, biases of 0 — so the real kernels run at their real
- * shapes, write fluent gibberish, and give finite logits on any correct GPU,
+ * shapes, write nonsense, and give finite logits on any correct GPU,
  * q4f16 libraries included. The GPU benchmark measures WebLLM with them, and the
  * real-kernel tests load them; everything is generated deterministically, so
  * nothing needs storing or downloading.
