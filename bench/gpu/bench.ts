@@ -153,8 +153,9 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
   const tiny = shape.templates === 'tiny';
   const ownTemplate = tiny && existsSync(tokenizerConfig) ? (JSON.parse(readFileSync(tokenizerConfig, 'utf8')) as TokenizerConfigLike) : undefined;
   const model = madeUpModel(library, { json: new Uint8Array(readFileSync(o.tokenizer)) });
-  // A made-up host name: a request that missed the cache would fail rather than reach a network.
-  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/`;
+  // A made-up host name: a request that missed the cache would fail rather than reach a network. The path names
+  // the weights' kind, so that a cache folder holding an earlier kind of made-up weights is not read for these.
+  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/f16-safe/`;
   const modelUrl = `${base}resolve/main/`;
   const libUrl = `${base}lib/${basename(o.library)}`;
   const files = new Map<string, () => Uint8Array<ArrayBuffer> | undefined>([[libUrl, () => library]]);
