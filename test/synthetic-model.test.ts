@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { f16SafeScales, scaleFor } from '../src/engines/webllm/f16-safe';
 import { chatConfig, libraryMetadata, madeUpModel, SHARD_LIMIT, shardBytes, weightsIndex } from '../src/engines/webllm/made-up-model';
 import { LIBRARY_PATH, TOKENIZER_PATH } from './support/synthetic-model';
 
@@ -35,21 +36,23 @@ describe('a model made from its model library (for the GPU benchmark and the rea
     expect(index.records).toHaveLength(9);
   });
 
-  it('fills a shard the same way every time: random codes, scales of 0.02, norm weights of 1, biases of 0', () => {
+  it('fills a shard the same way every time: random codes, the f16-safe scale of each kind of weight, norm weights of 1, biases of 0', () => {
     const i = index.records.length - 1;
     const shard = index.records[i]!;
-    const bytes = shardBytes(shard, i);
-    expect(Buffer.from(bytes.buffer).equals(Buffer.from(shardBytes(shard, i).buffer))).toBe(true);
+    const scales = f16SafeScales(meta);
+    const bytes = shardBytes(shard, i, scales);
+    expect(Buffer.from(bytes.buffer).equals(Buffer.from(shardBytes(shard, i, scales).buffer))).toBe(true);
     const at = (name: RegExp) => shard.records.find((r) => name.test(r.name))!;
     const floats = (r: { byteOffset: number; nbytes: number }) => new Float32Array(bytes.buffer, bytes.byteOffset + r.byteOffset, r.nbytes / 4);
-    expect(new Set(floats(at(/q_scale$/)))).toEqual(new Set([Math.fround(0.02)]));
+    const scale = at(/q_scale$/);
+    expect(new Set(floats(scale))).toEqual(new Set([Math.fround(scaleFor(scale.name, scales))]));
     expect(new Set(floats(at(/norm\.weight$/)))).toEqual(new Set([1]));
     expect(new Set(floats(at(/bias$/)))).toEqual(new Set([0]));
     const codes = new Uint32Array(bytes.buffer, bytes.byteOffset + at(/q_weight$/).byteOffset, 10_000);
     expect(new Set(codes).size).toBeGreaterThan(9_990);
   });
 
-  it('makes half-float scales and norms for a q4f16_1 library: 0.02 and 1 as IEEE halves', () => {
+  it('makes half-float scales and norms for a q4f16_1 library: the scale and 1 as IEEE halves', () => {
     const shard = weightsIndex({
       ...meta,
       params: [
@@ -57,7 +60,7 @@ describe('a model made from its model library (for the GPU benchmark and the rea
         { name: 'l.norm.weight', shape: [2], dtype: 'float16' },
       ],
     }).records[0]!;
-    const halves = new Uint16Array(shardBytes(shard, 0).buffer);
+    const halves = new Uint16Array(shardBytes(shard, 0, { embed: 0.02, qkv: 0.02, o: 0.02, gateUp: 0.02, down: 0.02, head: 0.02 }).buffer);
     expect([...halves]).toEqual([0x251f, 0x251f, 0x251f, 0x251f, 0x3c00, 0x3c00]);
   });
 

@@ -24,13 +24,19 @@ import { createWebLLMEngine, type WebLLMEngine } from '../../src/engines/webllm/
 import { madeUpModel } from '../../src/engines/webllm/made-up-model';
 import { onModelProgress } from '../../src/engines/webllm/models';
 import type { TokenizerConfigLike } from '../../src/engines/webllm/system-message';
-import { type AdapterReport, checkNodeGpu, describeAdapter, openDawn } from '../../src/engines/webllm/node/dawn';
+import { type AdapterReport, checkNodeGpu, dawnFlags, describeAdapter, openDawn } from '../../src/engines/webllm/node/dawn';
 import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
-import type { WebLLMModule } from '../../src/engines/webllm/node/webllm-module';
-import { versionForLibrary, WEBLLM_0_2_79, webllmVersion, type WebLLMVersion } from '../../src/engines/webllm/versions';
+import { nodeMlcFactory, type WebLLMModule } from '../../src/engines/webllm/node/webllm-module';
+import type { WebLLMVersion } from '../../src/engines/webllm/versions';
 import { type Bandwidth, bytesPerDecodeStep, decodeLimit, deviceBandwidth } from './bandwidth';
 import { type BenchOptions, BenchUsageError, type Shape, shapeOf } from './options';
 import { describeSpeculation, measureSpeculation, parseSpeculate, type SpeculationRecord } from './speculate';
+import { chooseRuntime } from './runtime-choice';
+import { startCpuProfile } from './cpu-profile';
+import { compareFeatures, type DawnTogglesReport, toggleFlags } from './dawn-toggles';
+import { KernelClock } from './kernel-clock';
+import { NaNLogitsError, type RequestTimes, RuntimeProbe } from './probe';
+import { describeTimes } from './describe-times';
 
 /** A section, a memory and a question of a few tokens each, for a software GPU. */
 const TINY_TEMPLATES: PromptTemplates = { update: '{problem}\n{memory}\n{section}', final: '{problem}\n{memory}' };
@@ -52,6 +58,8 @@ export interface PromptFigure {
   prefillTokensPerSecond: number;
   decodeTokensPerSecond: number;
   source: 'reported' | 'timed';
+  /** Where the request's time went (probe.ts). */
+  times?: RequestTimes;
 }
 
 export interface StepFigure {
@@ -69,6 +77,7 @@ export interface StepFigure {
   prefillTokensPerSecond?: number;
   decodeTokensPerSecond?: number;
   timeToFirstTokenSeconds?: number;
+  times?: RequestTimes;
 }
 
 export interface BenchRecord {
@@ -78,6 +87,7 @@ export interface BenchRecord {
   platform: string;
   webllm: string;
   adapter: AdapterReport;
+  dawn: DawnTogglesReport;
   size: 'paper' | 'tiny';
   shape: Shape;
   library: { file: string; bytes: number; sha256: string; modelType: string; quantization: string; weightBytes: number };
@@ -89,6 +99,8 @@ export interface BenchRecord {
   bandwidth: (Bandwidth & { decodeLimitTokensPerSecond: number; shareOfLimit: number }) | null;
   /** With --speculate: the step's prompt written plainly and speculatively at temperature 0. */
   speculation?: SpeculationRecord;
+  /** The V8 CPU profile of the measured part (prompts and step), where one was asked for. */
+  cpuProfile?: string;
 }
 
 /** Serves the made-up model's files to the app's downloader, as a model host would; nothing leaves the process. */
@@ -117,19 +129,26 @@ const MiB = 1024 * 1024;
 export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promise<BenchRecord> {
   const { log } = env;
   const speculate = parseSpeculate(o.speculate);
-  const version = o.webllm !== undefined ? webllmVersion(o.webllm) : (versionForLibrary(o.library) ?? WEBLLM_0_2_79);
-  if (!version) throw new BenchUsageError(`--webllm ${o.webllm} is not a WebLLM version this app knows (0.2.79 or 0.2.86).`);
   if (!existsSync(o.library)) throw new BenchUsageError(`There is no model library at ${o.library}.`);
+  const library = new Uint8Array(readFileSync(o.library));
+  const version = chooseRuntime(o.library, library, o.webllm);
 
-  const capability = await checkNodeGpu(() => openDawn(env.dawnAddon ? { addon: env.dawnAddon } : {}));
+  const toggles = toggleFlags(o.dawnToggles ?? []);
+  const baseFlags = dawnFlags();
+  const flags = [...baseFlags, ...toggles.flags];
+  const capability = await checkNodeGpu(() => openDawn({ ...(env.dawnAddon && { addon: env.dawnAddon }), flags }));
   if (capability.status !== 'ok' || !capability.dawn) throw new Error(capability.message ?? 'No GPU adapter.');
   const dawn = capability.dawn;
+  // Before WebLLM asks for its device: the device then gets timestamp-query where the adapter offers it.
+  const clock = KernelClock.install();
   const adapter = (await describeAdapter(dawn.gpu))!;
+  const dawnReport = await compareFeatures({ flags, enabled: toggles.enabled, disabled: toggles.disabled }, baseFlags, adapter, env.dawnAddon);
+  if (toggles.flags.length)
+    log(`Dawn toggles: ${flags.join(' ')}; features gained: ${dawnReport.gained?.join(', ') || 'none'}, lost: ${dawnReport.lost?.join(', ') || 'none'}.`);
   const size = o.size === 'auto' ? (capability.fallback ? 'tiny' : 'paper') : o.size;
   const shape = shapeOf(size, o.shape);
   log(`Adapter: ${capability.adapter}${capability.fallback ? ' (a software adapter)' : ''}; ${size} size; WebLLM ${version.version}.`);
 
-  const library = new Uint8Array(readFileSync(o.library));
   const sha256 = createHash('sha256').update(library).digest('hex');
   const tokenizerConfig = join(dirname(o.tokenizer), 'tokenizer_config.json');
   // Tiny steps keep the chat template short: Qwen3's tokenizer_config.json adds no system message. Full ones
@@ -138,8 +157,9 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
   const tiny = shape.templates === 'tiny';
   const ownTemplate = tiny && existsSync(tokenizerConfig) ? (JSON.parse(readFileSync(tokenizerConfig, 'utf8')) as TokenizerConfigLike) : undefined;
   const model = madeUpModel(library, { json: new Uint8Array(readFileSync(o.tokenizer)) });
-  // A made-up host name: a request that missed the cache would fail rather than reach a network.
-  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/`;
+  // A made-up host name: a request that missed the cache would fail rather than reach a network. The path names
+  // the weights' kind, so that a cache folder holding an earlier kind of made-up weights is not read for these.
+  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/f16-safe/`;
   const modelUrl = `${base}resolve/main/`;
   const libUrl = `${base}lib/${basename(o.library)}`;
   const files = new Map<string, () => Uint8Array<ArrayBuffer> | undefined>([[libUrl, () => library]]);
@@ -154,7 +174,15 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
     return res;
   };
 
-  const runtime = new NodeWebLLM({ cacheDir: o.cacheDir, version, load: env.load, checkGpu: async () => capability, fetch: counting });
+  const probe = new RuntimeProbe(version, clock);
+  const runtime = new NodeWebLLM({
+    cacheDir: o.cacheDir,
+    version,
+    load: env.load,
+    checkGpu: async () => capability,
+    fetch: counting,
+    factory: probe.factory(nodeMlcFactory(version, env.load)),
+  });
   let shown = '';
   const stopWatching = onModelProgress((p) => {
     const line = `${p.phase}: ${p.text}`;
@@ -196,22 +224,53 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
 
     const book = readFileSync(o.text, 'utf8').replace(/\r\n?/g, '\n');
     const prompts: PromptFigure[] = [];
-    for (const tokens of shape.prompts) {
-      const m = await runtime.session.calibrate(engine.model, window, promptOf(book, tokenizer, tokens), shape.promptWrite, tokens);
-      prompts.push({
-        promptTokens: m.promptTokens,
-        written: m.completionTokens,
-        prefillTokensPerSecond: round(m.prefillTokensPerSecond)!,
-        decodeTokensPerSecond: round(m.decodeTokensPerSecond)!,
-        source: m.source,
-      });
-      log(
-        `Prompt of ${m.promptTokens} tokens: prefill ${m.prefillTokensPerSecond.toFixed(2)} tokens/s, decode ${m.decodeTokensPerSecond.toFixed(2)} tokens/s.`,
-      );
+    const stopProfile = o.cpuProfile ? await startCpuProfile(o.cpuProfile) : undefined;
+    let step: StepFigure;
+    let messages: readonly ChatMessage[];
+    try {
+      for (const tokens of shape.prompts) {
+        const messages = promptOf(book, tokenizer, tokens);
+        probe.begin();
+        const m = await runtime.session.calibrate(engine.model, window, messages, shape.promptWrite, tokens);
+        prompts.push({
+          promptTokens: m.promptTokens,
+          written: m.completionTokens,
+          prefillTokensPerSecond: round(m.prefillTokensPerSecond)!,
+          decodeTokensPerSecond: round(m.decodeTokensPerSecond)!,
+          source: m.source,
+          times: await probe.end(),
+        });
+        log(
+          `Prompt of ${m.promptTokens} tokens: prefill ${m.prefillTokensPerSecond.toFixed(2)} tokens/s, decode ${m.decodeTokensPerSecond.toFixed(2)} tokens/s.`,
+        );
+      }
+      probe.begin();
+      ({ step, messages } = await oneStep(engine, book, { shape, templates, question }));
+      step.times = await probe.end();
+      log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
+    } catch (e) {
+      if (e instanceof Error && e.name === 'NaNLogitsError') {
+        // What was measured so far, and the NaN, in the record; then the run ends saying so.
+        const partial = {
+          kind: 'memagent-gpu-bench',
+          when: new Date().toISOString(),
+          webllm: version.version,
+          adapter,
+          dawn: dawnReport,
+          library: basename(o.library),
+          load: { seconds: round(loadSeconds), window },
+          prompts,
+          nanLogits: e.message,
+        };
+        mkdirSync(dirname(o.out), { recursive: true });
+        writeFileSync(o.out, `${JSON.stringify(partial, null, 2)}\n`);
+        throw new NaNLogitsError(`NaN logits: ${e.message.replace(/^WebLLM failed while writing: /, '')} (record: ${o.out})`);
+      }
+      throw e;
+    } finally {
+      await stopProfile?.();
     }
 
-    const { step, messages } = await oneStep(engine, book, { shape, templates, question });
-    log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
     const speculation = speculate.length
       ? await measureSpeculation(
           { session: runtime.session, model: engine.model, window, ...(engine.systemMessage !== undefined && { system: engine.systemMessage }), log },
@@ -234,6 +293,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
       platform: `${process.platform}-${process.arch}`,
       webllm: version.version,
       adapter,
+      dawn: dawnReport,
       size,
       shape,
       library: {
@@ -258,6 +318,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             }
           : null,
       ...(speculation && { speculation }),
+      ...(o.cpuProfile && { cpuProfile: o.cpuProfile }),
     };
     mkdirSync(dirname(o.out), { recursive: true });
     writeFileSync(o.out, `${JSON.stringify(record, null, 2)}\n`);
@@ -336,11 +397,17 @@ export function describeRecord(r: BenchRecord): string {
     `  one step          ${r.step.chunkTokens}-token chunk + ${r.step.memoryTokens}-token memory = ${r.step.promptTokens} tokens read, ${r.step.written} written (${r.step.finishReason})`,
     `                    prefill ${rate(r.step.prefillTokensPerSecond)}, decode ${rate(r.step.decodeTokensPerSecond)}, first token after ${r.step.timeToFirstTokenSeconds ?? '—'} s`,
     `                    ${r.step.seconds.toFixed(2)} s in all, ${r.step.engineSeconds.toFixed(2)} s of it in WebLLM; ${r.step.outsideMs} ms outside it (${((r.step.outsideMs / 1000 / r.step.seconds) * 100).toFixed(3)} %)`,
+    ...r.prompts.flatMap((p) => (p.times ? describeTimes(`prompt ${p.promptTokens}`, p.times) : [])),
+    ...(r.step.times ? describeTimes('one step', r.step.times) : []),
     `  GPU memory        ${mib(r.memory.afterLoadBytes)} after load, ${mib(r.memory.peakBytes)} at most (buffers WebLLM allocated)`,
     r.bandwidth
       ? `  bandwidth limit   ${r.bandwidth.gbPerSecond} GB/s (${r.bandwidth.source}): decode at most ${r.bandwidth.decodeLimitTokensPerSecond} tokens/s here; measured ${(r.bandwidth.shareOfLimit * 100).toFixed(1)} % of it`
       : `  bandwidth limit   not known for this device (give --bandwidth-gbps N to compare)`,
     ...(r.speculation ? describeSpeculation(r.speculation) : []),
+    ...(r.dawn.enabled.length + r.dawn.disabled.length
+      ? [`  Dawn toggles      ${r.dawn.flags.join(' ')}: features gained ${r.dawn.gained?.join(', ') || 'none'}, lost ${r.dawn.lost?.join(', ') || 'none'}`]
+      : []),
+    ...(r.cpuProfile ? [`  CPU profile       ${r.cpuProfile}`] : []),
   ];
   return lines.join('\n');
 }

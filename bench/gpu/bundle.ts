@@ -4,7 +4,7 @@
  * driver, a Vulkan loader and (optionally) node — no npm, no network:
  *
  *   run.sh, launch.mjs   start it (launch.mjs unpacks the rest with node's own zlib)
- *   bench.mjs.br         the benchmark and the app's modules, bundled with WebLLM 0.2.79
+ *   bench.mjs.br         the benchmark and the app's modules, bundled with WebLLM 0.2.86 and 0.2.79
  *   dawn.node.br         WebGPU for node (npm webgpu), this platform's build
  *   <library>.wasm.br    the model library measured
  *   tokenizer.json.br, tokenizer_config.json.br, frankenstein.txt.br
@@ -22,7 +22,7 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { build, type Plugin } from 'esbuild';
 import { dawnAddonPath } from '../../src/engines/webllm/node/dawn';
 import { patchForNode } from '../../src/engines/webllm/node/webllm-module';
-import { WEBLLM_0_2_79 } from '../../src/engines/webllm/versions';
+import { WEBLLM_VERSIONS } from '../../src/engines/webllm/versions';
 
 const root = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const MiB = 1024 * 1024;
@@ -91,8 +91,6 @@ async function main(): Promise<number> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    // The shipped WebLLM (0.2.86) is left out: the bundle runs the libraries of 0.2.79.
-    external: ['@mlc-ai/web-llm'],
     // CommonJS packages inside (the tokenizer) call require, which an ES module has not got.
     banner: { js: "import { createRequire as memagentRequire } from 'node:module'; const require = memagentRequire(import.meta.url);" },
     plugins: [webllmForNode],
@@ -115,7 +113,7 @@ async function main(): Promise<number> {
   pack('frankenstein.txt', readFileSync(root('data/haystack/frankenstein.txt')));
   writeFileSync(
     join(out, 'manifest.json'),
-    `${JSON.stringify({ library: basename(library), webllm: WEBLLM_0_2_79.version, minNode: MIN_NODE, platform: `${process.platform}-${process.arch}`, files }, null, 2)}\n`,
+    `${JSON.stringify({ library: basename(library), webllm: WEBLLM_VERSIONS.map((v) => v.version), minNode: MIN_NODE, platform: `${process.platform}-${process.arch}`, files }, null, 2)}\n`,
   );
   copyFileSync(root('bench/gpu/launch.mjs'), join(out, 'launch.mjs'));
   copyFileSync(root('bench/gpu/run.sh'), join(out, 'run.sh'));

@@ -48,6 +48,10 @@ export interface BenchOptions {
   speculate?: string;
   /** Drafted tokens per pass at most (K). */
   draft?: number;
+  /** Dawn toggles to turn on (`!NAME` turns one off). */
+  dawnToggles?: string[];
+  /** Where to write a V8 CPU profile of the measured part. */
+  cpuProfile?: string;
 }
 
 export class BenchUsageError extends Error {
@@ -64,7 +68,11 @@ Options:
                         software GPU); auto (default): tiny on a software adapter, paper otherwise
   --chunk N  --memory N  --write N  --prompts N,N,…  --prompt-write N  --templates app|tiny
                         change one part of the chosen size
-  --webllm VERSION      the WebLLM runtime (default: the one the library's folder names, else 0.2.79)
+  --webllm VERSION      the WebLLM runtime: 0.2.86 or 0.2.79 (default: the one the library was built for, from
+                        its folder or its imports; each runs only its own libraries)
+  --dawn-toggle NAME    turn on one of Dawn's toggles (repeatable; !NAME turns one off), e.g.
+                        vulkan_enable_f16_on_nvidia; the record keeps the adapter's features with and without
+  --cpu-profile FILE    write a V8 CPU profile (.cpuprofile) of the measured part
   --bandwidth-gbps N    the device's memory bandwidth, where its name is not in the table of known GPUs
   --cache-dir DIR       where the made-up weights are cached (default: the system's temporary folder)
   --out FILE            the JSON record (default: gpu-bench-<time>.json here)
@@ -96,6 +104,8 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         'cache-dir': { type: 'string' },
         out: { type: 'string' },
         webllm: { type: 'string' },
+        'dawn-toggle': { type: 'string', multiple: true },
+        'cpu-profile': { type: 'string' },
         'bandwidth-gbps': { type: 'string' },
         chunk: { type: 'string' },
         memory: { type: 'string' },
@@ -144,6 +154,8 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     ...(gbps !== undefined && { bandwidthGbps: gbps }),
     ...(values.speculate !== undefined && { speculate: values.speculate }),
     ...(values.draft !== undefined && { draft: whole('draft', values.draft) }),
+    ...(values['dawn-toggle'] !== undefined && { dawnToggles: values['dawn-toggle'] }),
+    ...(values['cpu-profile'] !== undefined && { cpuProfile: values['cpu-profile'] }),
   };
 }
 

@@ -2,12 +2,16 @@
  * A model made from its model library: a compiled WebLLM library carries its
  * own metadata (every parameter's name, shape and dtype), so weights that fit
  * it can be generated instead of downloaded. The weights are made up but keep
- * the arithmetic finite — random 4-bit codes, scales of 0.02, norm weights of
- * 1, biases of 0 — so the real kernels run at their real shapes and write
- * fluent gibberish. The GPU benchmark measures WebLLM with them, and the
+ * every activation far inside half precision's range (f16-safe.ts) — random
+ * 4-bit codes, scales chosen per kind of weight from the library's shapes,
+ * norm weights of 1, biases of 0 — so the real kernels run at their real
+ * shapes, write nonsense, and give finite logits on any correct GPU,
+ * q4f16 libraries included. The GPU benchmark measures WebLLM with them, and the
  * real-kernel tests load them; everything is generated deterministically, so
  * nothing needs storing or downloading.
  */
+
+import { f16SafeScales, halfBits, type MadeUpScales, scaleFor } from './f16-safe';
 
 /** MLC's converter packs parameters into shards of at most this size; a larger parameter gets a shard of its own. */
 export const SHARD_LIMIT = 32 * 1024 * 1024;
@@ -95,11 +99,8 @@ export function weightsIndex(meta: LibraryMetadata, limit = SHARD_LIMIT): Weight
   return { metadata: { ParamSize: params, ParamBytes: bytes, BitsPerParam: (8 * bytes) / params }, records };
 }
 
-const F16_ONE = 0x3c00;
-const F16_SCALE = 0x251f; // 0.02 as a half float
-
-/** One shard's bytes: random 4-bit codes, scales of 0.02, norm weights of 1, biases of 0; the same bytes every time. */
-export function shardBytes(shard: ShardRecord, seed: number): Uint8Array<ArrayBuffer> {
+/** One shard's bytes: random 4-bit codes, the scales given per kind of weight, norm weights of 1, biases of 0; the same bytes every time. */
+export function shardBytes(shard: ShardRecord, seed: number, scales: MadeUpScales): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(shard.nbytes);
   const words = new Uint32Array(out.buffer, 0, out.byteLength >>> 2);
   const floats = new Float32Array(out.buffer, 0, out.byteLength >>> 2);
@@ -108,7 +109,7 @@ export function shardBytes(shard: ShardRecord, seed: number): Uint8Array<ArrayBu
   for (const r of shard.records) {
     const fill = (value: number) => {
       if (r.dtype === 'float32') floats.fill(value, r.byteOffset / 4, (r.byteOffset + r.nbytes) / 4);
-      else if (r.dtype === 'float16') halves.fill(value === 1 ? F16_ONE : value === 0 ? 0 : F16_SCALE, r.byteOffset / 2, (r.byteOffset + r.nbytes) / 2);
+      else if (r.dtype === 'float16') halves.fill(halfBits(value), r.byteOffset / 2, (r.byteOffset + r.nbytes) / 2);
       else throw new Error(`No made-up values for ${r.name} (${r.dtype}).`);
     };
     if (r.dtype === 'uint32' && r.name.endsWith('q_weight')) {
@@ -119,7 +120,7 @@ export function shardBytes(shard: ShardRecord, seed: number): Uint8Array<ArrayBu
         x ^= x << 5;
         words[i] = x >>> 0;
       }
-    } else if (r.name.endsWith('q_scale')) fill(0.02);
+    } else if (r.name.endsWith('q_scale')) fill(scaleFor(r.name, scales));
     else if (/norm\.weight$/.test(r.name)) fill(1);
     else if (r.name.endsWith('bias')) fill(0);
     else throw new Error(`No made-up values for ${r.name} (${r.dtype}).`);
@@ -215,6 +216,8 @@ export function chatConfig(meta: LibraryMetadata, options: ChatConfigOptions = {
 /** The files of a made-up model, by their path under the model's base URL (`resolve/main/`). */
 export interface MadeUpModel {
   meta: LibraryMetadata;
+  /** The scales of its quantised weights (f16-safe.ts). */
+  scales: MadeUpScales;
   index: WeightsIndex;
   /** The bytes of one file, made on request; undefined for a file the model does not have. */
   file(path: string): Uint8Array<ArrayBuffer> | undefined;
@@ -236,8 +239,10 @@ export function madeUpModel(
   const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
   const config = json(chatConfig(meta, options));
   const indexBytes = json(index);
+  const scales = f16SafeScales(meta);
   return {
     meta,
+    scales,
     index,
     file(path) {
       if (path === 'mlc-chat-config.json') return config;
@@ -246,7 +251,7 @@ export function madeUpModel(
       if (path === 'ndarray-cache.json' || path === 'tensor-cache.json') return indexBytes;
       const i = Number(/^params_shard_(\d+)\.bin$/.exec(path)?.[1] ?? NaN);
       const shard = index.records[i];
-      return shard && shard.dataPath === path ? shardBytes(shard, i) : undefined;
+      return shard && shard.dataPath === path ? shardBytes(shard, i, scales) : undefined;
     },
   };
 }

@@ -220,3 +220,32 @@ export function verifyBlocker(pipeline: { kvCache?: unknown; rnnState?: unknown;
   if (pipeline.artifact !== undefined) return 'the model runs through an artifact';
   return undefined;
 }
+
+/**
+ * The tensor runtime a model library was linked against, from what its wasm
+ * imports: the `v0_2_48` libraries call the runtime's `TVMWasmPackedCFunc`
+ * (the runtime inside WebLLM 0.2.79), the `v0_2_80` and later ones
+ * `TVMFFIWasmSafeCall` (TVM's FFI, inside 0.2.86). A library handed to the
+ * other runtime fails to link, so this is what picks the runtime for a
+ * library file whose folder is not known.
+ */
+const RUNTIME_IMPORTS: readonly [string, WebLLMVersion][] = [
+  ['TVMFFIWasmSafeCall', WEBLLM_0_2_86],
+  ['TVMWasmPackedCFunc', WEBLLM_0_2_79],
+];
+
+/** The version a model library's bytes were built for (see RUNTIME_IMPORTS); undefined for bytes that are no model library. */
+export function versionForLibraryBytes(library: Uint8Array<ArrayBuffer>): WebLLMVersion | undefined {
+  let imports: string[];
+  try {
+    imports = WebAssembly.Module.imports(new WebAssembly.Module(library)).map((i) => i.name);
+  } catch {
+    return undefined;
+  }
+  return RUNTIME_IMPORTS.find(([name]) => imports.includes(name))?.[1];
+}
+
+/** Which library folder each version runs, for messages: "0.2.86 runs web-llm-models/v0_2_86/base, 0.2.79 runs …". */
+export function libraryFolders(): string {
+  return WEBLLM_VERSIONS.map((v) => `WebLLM ${v.version} runs the libraries of ${v.libraryFolder}/`).join('; ');
+}

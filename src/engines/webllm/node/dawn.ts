@@ -35,12 +35,21 @@ export function dawnAddonPath(dir?: string): string {
   return join(pkg, '..', 'dist', `${process.platform}-${arch}`, 'dawn.node');
 }
 
-/** Dawn's own flags (`backend=vulkan`, `adapter=NAME`, …) from MEMAGENT_DAWN_FLAGS, comma-separated. */
+/**
+ * Dawn's own flags (`backend=vulkan`, `adapter=NAME`, Dawn's toggles as
+ * `enable-dawn-features=NAME` or `disable-dawn-features=NAME`, …) from
+ * MEMAGENT_DAWN_FLAGS, comma-separated. A bare name after a toggle flag is one
+ * more toggle of it: `enable-dawn-features=a,b` turns on both.
+ */
 export function dawnFlags(env: Record<string, string | undefined> = process.env): string[] {
-  return (env.MEMAGENT_DAWN_FLAGS ?? '')
-    .split(',')
-    .map((f) => f.trim())
-    .filter(Boolean);
+  const flags: string[] = [];
+  for (const part of (env.MEMAGENT_DAWN_FLAGS ?? '').split(',').map((f) => f.trim())) {
+    if (!part) continue;
+    const last = flags.length - 1;
+    if (!part.includes('=') && last >= 0 && /^(enable|disable)-dawn-features=/.test(flags[last]!)) flags[last] += `,${part}`;
+    else flags.push(part);
+  }
+  return flags;
 }
 
 /** Sums the sizes of the buffers created on any device and not yet destroyed. */
