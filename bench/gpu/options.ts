@@ -44,6 +44,8 @@ export interface BenchOptions {
   out: string;
   webllm?: string;
   bandwidthGbps?: number;
+  /** Also measure llama.cpp on the same requests (bench/gpu/peer/). */
+  peer?: boolean;
 }
 
 export class BenchUsageError extends Error {
@@ -61,6 +63,8 @@ Options:
   --chunk N  --memory N  --write N  --prompts N,N,…  --prompt-write N  --templates app|tiny
                         change one part of the chosen size
   --webllm VERSION      the WebLLM runtime (default: the one the library's folder names, else 0.2.79)
+  --peer                also run llama.cpp (node-llama-cpp; Vulkan where it loads, else its CPU build) on the
+                        same requests with a made-up 4-bit GGUF of the library's shapes, and compare
   --bandwidth-gbps N    the device's memory bandwidth, where its name is not in the table of known GPUs
   --cache-dir DIR       where the made-up weights are cached (default: the system's temporary folder)
   --out FILE            the JSON record (default: gpu-bench-<time>.json here)
@@ -90,6 +94,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         out: { type: 'string' },
         webllm: { type: 'string' },
         'bandwidth-gbps': { type: 'string' },
+        peer: { type: 'boolean' },
         chunk: { type: 'string' },
         memory: { type: 'string' },
         write: { type: 'string' },
@@ -133,6 +138,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     out: values.out ?? defaults.out,
     ...(values.webllm !== undefined && { webllm: values.webllm }),
     ...(gbps !== undefined && { bandwidthGbps: gbps }),
+    ...(values.peer && { peer: true }),
   };
 }
 
