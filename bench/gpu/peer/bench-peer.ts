@@ -18,6 +18,8 @@ const GGUF_REVISION = 1;
 /** What the peer needs of a WebLLM run: its requests' figures and where its files are. */
 export interface WebLLMRun {
   webllm: string;
+  /** A software adapter (SwiftShader) is no GPU to share: llama.cpp then runs on its CPU build. */
+  adapter?: { fallback: boolean };
   prompts: readonly WebLLMFigure[];
   step: WebLLMFigure;
 }
@@ -49,7 +51,7 @@ export async function runPeerAfter(run: WebLLMRun, o: PeerRunOptions): Promise<{
     text: o.text,
     step: { promptTokens: run.step.promptTokens, written: run.step.written },
     prompts: run.prompts.map((p) => ({ promptTokens: p.promptTokens, written: p.written })),
-    backend: o.backend ?? 'auto',
+    backend: o.backend ?? (run.adapter?.fallback ? 'cpu' : 'auto'),
     log: o.log,
   });
   const comparison = comparePeer({ version: run.webllm, prompts: run.prompts, step: run.step }, peer);
