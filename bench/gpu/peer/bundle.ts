@@ -32,9 +32,9 @@ const MIN_NODE = '20.3';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-function brotli(bytes: Uint8Array): Buffer {
+function brotli(bytes: Uint8Array, quality = 9): Buffer {
   return brotliCompressSync(bytes, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_LGWIN]: 24, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
+    params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: 24, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
   });
 }
 
@@ -153,7 +153,8 @@ async function main(): Promise<number> {
   put('frankenstein.txt', readFileSync(root('data/haystack/frankenstein.txt')));
   const nodeLlamaCpp = root('node_modules/node-llama-cpp');
   const { pack, files: packed } = modulesPack([...dependencyClosure(nodeLlamaCpp), ...binaries.map((b) => root(`node_modules/${b}`))]);
-  writeFileSync(join(out, 'node_modules.pack.br'), brotli(pack));
+  // Quality 5: measured on llama.cpp's Vulkan library, 2 % larger than quality 9 and compressed in under half the time.
+  writeFileSync(join(out, 'node_modules.pack.br'), brotli(pack, 5));
   const version = (JSON.parse(readFileSync(join(nodeLlamaCpp, 'package.json'), 'utf8')) as { version: string }).version;
   writeFileSync(
     join(out, 'manifest.json'),
