@@ -1,5 +1,6 @@
 /** The benchmark's command line, the same from a checkout (main.ts) and from a bundle (bundle-entry.ts). */
 import { type BenchEnvironment, describeRecord, runGpuBench } from './bench';
+import { runPeerAfter } from './peer/bench-peer';
 import { BENCH_HELP, type BenchOptions, BenchUsageError, parseBenchArgs } from './options';
 
 export async function runBenchCommand(
@@ -15,6 +16,7 @@ export async function runBenchCommand(
     }
     const record = await runGpuBench(options, { ...env, log });
     process.stdout.write(`${describeRecord(record)}\n  record            ${options.out}\n`);
+    if (options.peer) process.stdout.write(`${(await runPeerAfter(record, { ...options, log })).text}\n`);
     return 0;
   } catch (e) {
     log(e instanceof Error ? e.message : String(e));

@@ -52,6 +52,8 @@ export interface BenchOptions {
   dawnToggles?: string[];
   /** Where to write a V8 CPU profile of the measured part. */
   cpuProfile?: string;
+  /** Also measure llama.cpp on the same requests (bench/gpu/peer/). */
+  peer?: boolean;
 }
 
 export class BenchUsageError extends Error {
@@ -73,6 +75,8 @@ Options:
   --dawn-toggle NAME    turn on one of Dawn's toggles (repeatable; !NAME turns one off), e.g.
                         vulkan_enable_f16_on_nvidia; the record keeps the adapter's features with and without
   --cpu-profile FILE    write a V8 CPU profile (.cpuprofile) of the measured part
+  --peer                also run llama.cpp (node-llama-cpp; Vulkan where it loads, else its CPU build) on the
+                        same requests with a made-up 4-bit GGUF of the library's shapes, and compare
   --bandwidth-gbps N    the device's memory bandwidth, where its name is not in the table of known GPUs
   --cache-dir DIR       where the made-up weights are cached (default: the system's temporary folder)
   --out FILE            the JSON record (default: gpu-bench-<time>.json here)
@@ -107,6 +111,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         'dawn-toggle': { type: 'string', multiple: true },
         'cpu-profile': { type: 'string' },
         'bandwidth-gbps': { type: 'string' },
+        peer: { type: 'boolean' },
         chunk: { type: 'string' },
         memory: { type: 'string' },
         write: { type: 'string' },
@@ -156,6 +161,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     ...(values.draft !== undefined && { draft: whole('draft', values.draft) }),
     ...(values['dawn-toggle'] !== undefined && { dawnToggles: values['dawn-toggle'] }),
     ...(values['cpu-profile'] !== undefined && { cpuProfile: values['cpu-profile'] }),
+    ...(values.peer && { peer: true }),
   };
 }
 
