@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from '../../data';
-import { mismatchesFor, speculates, useSpeculationVerdicts } from './speculation';
+import { mismatchesFor, speculates } from './speculation';
+import { useSpeculationVerdicts } from './verdicts';
 
 /**
  * On a WebLLM run that asked for speculative writing: where the check found

@@ -1,7 +1,5 @@
-import { useEffect, useState } from 'react';
 import { type SpeculationVerdict, modelKey } from '../../../core/estimate';
 import type { EngineConfig } from '../../../engines/engine';
-import { store } from '../../data';
 import { i18n } from '../../i18n';
 
 /** Whether a WebLLM configuration writes speculatively: on unless it says `speculate: false`. */
@@ -26,29 +24,6 @@ export interface RecordedVerdict {
   modelId: string;
   adapter: string;
   speculation: SpeculationVerdict;
-}
-
-/**
- * Every speculation check kept with the measured speeds, read again whenever
- * `again` changes (the model list refreshed after a load, a run opened).
- */
-export function useSpeculationVerdicts(again: unknown): readonly RecordedVerdict[] {
-  const [verdicts, setVerdicts] = useState<readonly RecordedVerdict[]>([]);
-  useEffect(() => {
-    let alive = true;
-    void store
-      .then((s) => s.listSpeeds())
-      .then(
-        (speeds) => speeds.flatMap((s) => (s.speculation ? [{ modelId: s.modelId, adapter: s.adapter, speculation: s.speculation }] : [])),
-        // The verdicts are a note beside the model: a storage error leaves them out rather than break the page.
-        () => [],
-      )
-      .then((found) => alive && setVerdicts(found));
-    return () => {
-      alive = false;
-    };
-  }, [again]);
-  return verdicts;
 }
 
 /** The mismatches recorded for the model a configuration names, on any device. */
