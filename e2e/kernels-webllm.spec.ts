@@ -68,7 +68,7 @@ const seconds = (t0: number) => ((Date.now() - t0) / 1000).toFixed(1);
 
 test('the engine adapter on real WebLLM kernels: download, planned window, streaming, Pause, usage and exact prompt count', async ({ page }) => {
   // A few minutes of software GPU work on two quiet cores; the limit catches a hang and keeps the whole suite inside its budget.
-  test.setTimeout(600_000);
+  test.setTimeout(900_000);
   await page.goto(server!.url);
   const opened = await call(page, 'open', MODEL_URL, LIB_URL);
   expect(opened.limit).toBe(32768); // the model config's, not WebLLM's prebuilt 4096
