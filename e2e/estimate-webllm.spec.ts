@@ -59,3 +59,44 @@ test('a model calibrated on this GPU gives the WebLLM estimate, which says so, a
   await openPlace(page, 'Models');
   await expect(page.getByRole('region', { name: 'Models' })).toContainText('Measured on this GPU: 1,850 tokens/s reading, 38 tokens/s writing');
 });
+
+test('Models shows the speculation check recorded for each model on this GPU: exact, or a mismatch that keeps speculation off', async ({ page }) => {
+  await page.goto('/');
+  await openPlace(page, 'Models');
+  const models = page.getByRole('region', { name: 'Models' });
+  await expect(models.getByRole('listitem', { name: 'Qwen2.5 7B Instruct (q4f32_1)' })).toBeVisible();
+
+  // Verdicts as the engine keeps them with a model's measured speed, for this GPU; none for the 3B model.
+  await page.evaluate(async () => {
+    const gpu = (navigator as unknown as { gpu: { requestAdapter(o: object): Promise<{ info?: Record<string, string> }> } }).gpu;
+    const info = (await gpu.requestAdapter({ powerPreference: 'high-performance' }))?.info ?? {};
+    const adapter = [info.vendor, info.architecture].filter(Boolean).join(' ') || info.description || 'unknown GPU';
+    const speed = { adapter, prefillTokensPerSecond: 1850, decodeTokensPerSecond: 38, promptTokens: 1030, completionTokens: 48, source: 'reported' };
+    const check = { webllm: '0.2.86', library: 'lib.wasm', checkedAt: Date.now() };
+    const records = [
+      { ...speed, modelId: 'Qwen2.5-7B-Instruct-q4f32_1-MLC', measuredAt: Date.now(), speculation: { ...check, verdict: 'exact' } },
+      { ...speed, modelId: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC', measuredAt: Date.now(), speculation: { ...check, verdict: 'mismatch' } },
+    ];
+    await new Promise<void>((resolve, reject) => {
+      const open = indexedDB.open('memagent');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const tx = open.result.transaction('calibrations', 'readwrite');
+        for (const r of records) tx.objectStore('calibrations').put(r);
+        tx.oncomplete = () => {
+          open.result.close();
+          resolve();
+        };
+        tx.onerror = () => reject(tx.error);
+      };
+    });
+  });
+
+  await page.reload();
+  await openPlace(page, 'Models');
+  await expect(models.getByRole('listitem', { name: 'Qwen2.5 7B Instruct (q4f32_1)' })).toContainText('Speculative writing checked on this GPU: exact');
+  await expect(models.getByRole('listitem', { name: 'Qwen2.5 0.5B Instruct (q4f32_1)' }).getByRole('note')).toHaveText(
+    'Speculative writing checked on this GPU: it wrote other tokens than plain decoding, so speculation is off for this model.',
+  );
+  await expect(models.getByRole('listitem', { name: 'Qwen2.5 3B Instruct (q4f32_1)' })).not.toContainText('Speculative writing');
+});

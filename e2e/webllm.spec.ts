@@ -119,6 +119,22 @@ test('a software adapter: WebLLM is offered with a warning, and the q4f32_1 buil
   await expect(models(page)).toContainText('no shader-f16');
 });
 
+test('Speculative writing is on by default, says what it does, and turned off stays off on the next visit', async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'WebLLM (WebGPU)' });
+  const speculate = page.getByRole('checkbox', { name: 'Speculative writing' });
+  await expect(speculate).toBeChecked();
+  await expect(speculate).toHaveAccessibleDescription(/checks several of them in one pass of the model/);
+  await speculate.uncheck();
+  await page.reload();
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'WebLLM (WebGPU)' });
+  await expect(speculate).not.toBeChecked();
+  await speculate.check();
+  await page.reload();
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'WebLLM (WebGPU)' });
+  await expect(speculate).toBeChecked();
+});
+
 test('Download fills WebLLM’s caches file by file with a moving progress bar; Delete empties them', async ({ page }) => {
   await page.goto('/');
   await addModel(page, 'Test model', 'good');
@@ -326,6 +342,7 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   await page.getByLabel('Question').fill(PLANTED.question);
   await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'WebLLM (WebGPU)' });
   await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('custom:Broken library');
+  await page.getByRole('checkbox', { name: 'Speculative writing' }).uncheck();
   await page.getByRole('button', { name: 'Read' }).click();
   const run = page.getByRole('region', { name: 'Run' });
   await expect(run.getByRole('alert')).toContainText('could not be loaded', { timeout: 60_000 });
@@ -333,33 +350,44 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   await run.getByText('Run settings').click();
   await expect(run.getByText('Context per step')).toBeVisible();
   await expect(run.getByText('model custom:Broken library')).toBeVisible();
+  await expect(run.getByText('off: WebLLM’s own decoding, one token per pass')).toBeVisible();
   // The run was planned from the book's count and stopped before its first chunk was cut (the model's
   // tokenizer.json counts as the bundled Qwen tokenizer does: test/webllm-tokenizer.test.ts).
   const counts = await page.evaluate(
     () =>
-      new Promise<{ document: number; chunks: number; estimate: number; chunkTokens: number; engine: string }>((resolve, reject) => {
-        const open = indexedDB.open('memagent');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const tx = open.result.transaction(['documents', 'runs', 'runChunks']);
-          const docs = tx.objectStore('documents').getAll();
-          const runs = tx.objectStore('runs').getAll();
-          const chunks = tx.objectStore('runChunks').getAll();
-          tx.oncomplete = () => {
-            const run = runs.result[0] as { engineId: string; chunking: { estimate: number }; settings: { chunkTokens: number } };
-            resolve({
-              document: docs.result[0].tokens,
-              chunks: (chunks.result[0] as { spans: Uint32Array }).spans.length / 3,
-              estimate: run.chunking.estimate,
-              chunkTokens: run.settings.chunkTokens,
-              engine: run.engineId,
-            });
-            open.result.close();
+      new Promise<{ document: number; chunks: number; estimate: number; chunkTokens: number; engine: string; config: Record<string, unknown> }>(
+        (resolve, reject) => {
+          const open = indexedDB.open('memagent');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const tx = open.result.transaction(['documents', 'runs', 'runChunks']);
+            const docs = tx.objectStore('documents').getAll();
+            const runs = tx.objectStore('runs').getAll();
+            const chunks = tx.objectStore('runChunks').getAll();
+            tx.oncomplete = () => {
+              const run = runs.result[0] as {
+                engineId: string;
+                engineConfig: Record<string, unknown>;
+                chunking: { estimate: number };
+                settings: { chunkTokens: number };
+              };
+              resolve({
+                document: docs.result[0].tokens,
+                chunks: (chunks.result[0] as { spans: Uint32Array }).spans.length / 3,
+                estimate: run.chunking.estimate,
+                chunkTokens: run.settings.chunkTokens,
+                engine: run.engineId,
+                config: run.engineConfig,
+              });
+              open.result.close();
+            };
           };
-        };
-      }),
+        },
+      ),
   );
   expect(counts.engine).toBe('webllm');
+  // Speculative writing turned off: the run's engine config says so, beside the model.
+  expect(counts.config).toMatchObject({ model: 'custom:Broken library', speculate: false });
   expect(counts.chunks).toBe(0);
   expect(counts.estimate).toBe(Math.ceil(counts.document / counts.chunkTokens));
 });

@@ -5,6 +5,7 @@ import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
 import { type CitedMark, Inspector } from './inspector/Inspector';
 import { RunSettings } from './inspector/RunSettings';
+import { SpeculationNotice } from './engines/webllm/SpeculationNotice';
 import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
@@ -62,7 +63,8 @@ export function RunView({ run, runs, revisions, book, books, writing, selected, 
           })}
         </p>
         <SetBooks run={run} books={books} />
-        <RunSettings run={run} />
+        <RunSettings run={run} revisions={revisions} />
+        <SpeculationNotice run={run} />
       </header>
       <div className="progress-row">
         <ProgressBar label={t('run.progress')} value={read} max={total} text={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })} />

@@ -71,10 +71,13 @@ export interface StepReport {
 }
 
 const api = {
-  /** The engine for the model at `modelUrl`, as a run would create it: its config and tokenizer downloaded first. */
-  async open(modelUrl: string, libUrl: string) {
+  /**
+   * The engine for the model at `modelUrl`, as a run would create it: its config and tokenizer downloaded first.
+   * `speculate: false` is the run's engine config with "Speculative writing" turned off.
+   */
+  async open(modelUrl: string, libUrl: string, options: { speculate?: false } = {}) {
     engine = await createWebLLMEngine(
-      { model: 'custom:synthetic', label: 'Synthetic Qwen2.5-0.5B', modelUrl, libUrl, contextLimit: 32768 },
+      { model: 'custom:synthetic', label: 'Synthetic Qwen2.5-0.5B', modelUrl, libUrl, contextLimit: 32768, ...options },
       {
         checkGpu: checkWebGPU,
         models: async () => [],

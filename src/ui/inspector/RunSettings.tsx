@@ -1,8 +1,9 @@
 import { useTranslation } from 'react-i18next';
 import type { PromptRecord } from '../../core/prompt-sets';
 import { CUTTER_LABELS } from '../../core/token-slices';
-import type { RunRecord } from '../data';
+import type { RevisionRecord, RunRecord } from '../data';
 import { i18n } from '../i18n';
+import { describeSpeculation } from './writing';
 
 /** How a skim chose its chunks, with how many the memory's names added. */
 function describeSkim(run: RunRecord): string {
@@ -23,10 +24,11 @@ function describePrompts(p: PromptRecord): string {
   return i18n.t('runSettings.promptFile', { label: p.label, path: p.file.path, commit: p.file.commit.slice(0, 7), sha: p.file.sha256, from });
 }
 
-/** The exact settings and templates a run used. */
-export function RunSettings({ run }: { run: RunRecord }) {
+/** The exact settings and templates a run used; with its revisions, how many were written speculatively. */
+export function RunSettings({ run, revisions }: { run: RunRecord; revisions?: readonly RevisionRecord[] }) {
   const { t } = useTranslation();
   const s = run.settings;
+  const speculation = describeSpeculation(run, revisions);
   return (
     <details className="run-settings">
       <summary>{t('runSettings.title')}</summary>
@@ -36,6 +38,12 @@ export function RunSettings({ run }: { run: RunRecord }) {
           {run.engineId}
           {typeof run.engineConfig?.model === 'string' ? ` · ${t('runSettings.model', { model: run.engineConfig.model })}` : ''}
         </dd>
+        {speculation && (
+          <>
+            <dt>{t('runSettings.speculate')}</dt>
+            <dd>{speculation}</dd>
+          </>
+        )}
         <dt>{t('runSettings.chunk')}</dt>
         <dd>
           {t('runSettings.tokens', { n: s.chunkTokens })}

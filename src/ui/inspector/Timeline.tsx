@@ -6,6 +6,7 @@ import { describeReason, type ReadReason } from '../../core/read-reason';
 import type { RevisionRecord } from '../data';
 import { formatNumber } from '../format';
 import { i18n } from '../i18n';
+import { describeWriting } from './writing';
 
 interface Props {
   revisions: readonly RevisionRecord[];
@@ -46,6 +47,8 @@ export function describeRevision(r: RevisionRecord, total: number, bookLength: n
     time: formatMs(r.ms),
     speed: r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed,
     measured,
+    // Engines that write speculatively (WebLLM) say in how many passes, and how many drafted tokens they kept.
+    writing: r.writing ? i18n.t('timeline.writingEntry', { writing: describeWriting(r.writing) }) : '',
     flags: flags ? `, ${flags}` : '',
     reason: reason ? i18n.t('timeline.because', { reason: describeReason(reason) }) : '',
   });
@@ -147,6 +150,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
                 <span className="rev-meta">
                   {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {i18n.t('timeline.tok', { n: r.memoryTokens })} ·{' '}
                   {formatMs(r.ms)}
+                  {r.writing && ` · ${describeWriting(r.writing)}`}
                   {r.finishReason === 'length' && ` · ${i18n.t('timeline.truncated')}`}
                   {r.retries > 0 && ` · ${i18n.t('timeline.retried')}`}
                 </span>

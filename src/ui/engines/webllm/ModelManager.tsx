@@ -2,8 +2,11 @@ import { type FormEvent, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ModelView } from '../../../engines/webllm/manager';
 import { agent, call } from '../../client';
+import { modelKey, type SpeculationVerdict } from '../../../core/estimate';
 import { modelFacts } from './format-model';
 import { refreshModels, useGpu, useModelProgress, useModels } from './models';
+import { describeVerdict } from './speculation';
+import { useSpeculationVerdicts } from './verdicts';
 import { formatSpeed } from '../../format';
 import { refreshStorage } from '../../storage-figure';
 import '../../models.css';
@@ -18,6 +21,9 @@ export function ModelManager() {
   const usable = gpu?.status === 'ok';
   const { list, error } = useModels(usable);
   const progress = useModelProgress(usable);
+  // Read again with every new model list: a load may have checked speculation there.
+  const verdicts = useSpeculationVerdicts(list);
+  const verdictOf = (m: ModelView) => (usable ? verdicts.find((v) => v.modelId === modelKey(m.engineConfig) && v.adapter === gpu.adapter) : undefined);
   const [busy, setBusy] = useState<string | null>(null);
   const [alert, setAlert] = useState<string | null>(null);
 
@@ -82,6 +88,7 @@ export function ModelManager() {
                   // Load measures right after loading: until it returns, the model is loaded but not yet measured.
                   m.loaded && <p className="hint">{busy === m.id ? t('models.measuring') : t('models.notMeasured')}</p>
                 )}
+                <VerdictNote verdict={verdictOf(m)?.speculation} />
                 <div className="controls">
                   <button
                     type="button"
@@ -134,6 +141,18 @@ export function ModelManager() {
       )}
       {usable && <CustomModelForm onSaved={() => void refreshModels()} onError={setAlert} />}
     </section>
+  );
+}
+
+/** What the speculation check found with a model on this GPU: a mismatch stands out, since speculation is off for it. */
+function VerdictNote({ verdict }: { verdict: SpeculationVerdict | undefined }) {
+  if (!verdict) return null;
+  return verdict.verdict === 'exact' ? (
+    <p className="hint">{describeVerdict(verdict)}</p>
+  ) : (
+    <p role="note" className="warning">
+      {describeVerdict(verdict)}
+    </p>
   );
 }
 

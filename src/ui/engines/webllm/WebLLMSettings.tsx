@@ -1,12 +1,13 @@
-import { useEffect, useId } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { formatNumber } from '../../format';
 import { i18n } from '../../i18n';
 import type { ModelView } from '../../../engines/webllm/manager';
 import { formatSize, modelFacts } from './format-model';
-import { ErrorAlert } from '../fields';
+import { ErrorAlert, keepChoices, loadChoices } from '../fields';
 import type { EngineSettingsProps } from '../types';
 import { useGpu, useModels } from './models';
+import { withSpeculation } from './speculation';
 import '../../models.css';
 
 function optionLabel(m: ModelView): string {
@@ -16,19 +17,27 @@ function optionLabel(m: ModelView): string {
   return `${m.label} — ${size}${vram}${state}${m.unsupported ? ` (${m.unsupported})` : ''}`;
 }
 
-/** The model picker under the Engine combobox, with what this browser's GPU can and cannot do. */
+/** Where the "Speculative writing" choice is kept between visits: turned off, it stays off. */
+const SPECULATE_KEY = 'memagent-webllm-speculate';
+
+/** The model picker under the Engine combobox, with what this browser's GPU can and cannot do, and speculative writing. */
 export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
   const { t } = useTranslation();
   const id = useId();
+  const hintId = useId();
+  const [speculate, setSpeculate] = useState(() => loadChoices<boolean>(SPECULATE_KEY, true) !== false);
   const gpu = useGpu();
   const { list, error } = useModels(gpu?.status === 'ok');
   const chosen = list?.models.find((m) => m.id === config.model);
   // A model this GPU cannot run (q4f16_1 without shader-f16) gives way to the default, its q4f32_1 build.
   const fallback = list && (!chosen || chosen.unsupported) ? list.models.find((m) => m.id === list.defaultId) : undefined;
 
+  // One change at a time, so neither undoes the other: the model's own config (or the default's), with the speculation choice.
   useEffect(() => {
-    if (fallback && fallback.id !== config.model) onChange(fallback.engineConfig);
-  }, [fallback, config.model, onChange]);
+    const base = fallback && fallback.id !== config.model ? fallback.engineConfig : config;
+    const next = withSpeculation(base, speculate);
+    if (base !== config || next.speculate !== config.speculate) onChange(next);
+  }, [fallback, config, speculate, onChange]);
 
   if (!gpu) return <p className="hint">{t('models.checking')}</p>;
   if (gpu.status !== 'ok') {
@@ -55,7 +64,7 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
         value={current?.id ?? ''}
         onChange={(e) => {
           const m = list?.models.find((x) => x.id === e.target.value);
-          if (m) onChange(m.engineConfig);
+          if (m) onChange(withSpeculation(m.engineConfig, speculate));
         }}
       >
         {!list && <option value="">{t('webllm.loadingList')}</option>}
@@ -68,6 +77,22 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
       <ErrorAlert message={error} />
       {list?.note && <p className="hint">{list.note}</p>}
       {current && <p className="hint">{modelFacts(current)}</p>}
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={speculate}
+          aria-describedby={hintId}
+          onChange={(e) => {
+            setSpeculate(e.target.checked);
+            keepChoices(SPECULATE_KEY, e.target.checked);
+            onChange(withSpeculation(config, e.target.checked));
+          }}
+        />
+        {t('webllm.speculate')}
+      </label>
+      <p id={hintId} className="hint">
+        {t('webllm.speculateHint')}
+      </p>
     </div>
   );
 }
