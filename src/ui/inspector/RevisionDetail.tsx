@@ -173,7 +173,7 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
             : revision && !book
               ? t('inspector.sectionOf', { n: revision.index + 1, total })
               : t('inspector.section')}
-          {shown && <ChunkPlace runId={runId} offset={shown.revision.start} />}
+          {shown && <ChunkPlace runId={runId} start={shown.revision.start} end={shown.revision.end} />}
         </h3>
         {shown?.text === undefined ? (
           <p className="hint">
