@@ -61,6 +61,11 @@ test('an answer lists its sources, and a source opens the inspector at its revis
   await expect(mark).toHaveCount(1);
   await expect(mark).toContainText(`Cited sentence: ${FACT_2}`);
   await expect(mark).toBeFocused();
+  // The section reads as paragraphs: the book's hard line breaks are not kept, and the cited sentence has one ring.
+  const shownText = await section.locator('pre').evaluate((pre) => pre.textContent ?? '');
+  expect(shownText).not.toMatch(/\S[^\S\n]*\n[^\S\n]*\S/);
+  expect(shownText).toContain('\n\n');
+  expect(await mark.evaluate((m) => m.getClientRects().length)).toBe(1);
   await expect(page).toHaveURL(new RegExp(`[?&]rev=${second}\\b.*[?&]cite=\\d+-\\d+`));
 
   // By keyboard: the other source, with Enter.
@@ -87,6 +92,14 @@ test('an answer lists its sources, and a source opens the inspector at its revis
       .first()
       .getByRole('link', { name: `Show revision ${second} in the inspector` }),
   ).toBeVisible();
+  // Each thing said once: the memory's sentence is the book's word for word, so it is not quoted again as its source;
+  // notes side by side with the same sources (a sentence's clauses) are one item.
+  const items = notes.getByRole('listitem');
+  expect((await items.filter({ hasText: FACT_2 }).first().innerText()).split(FACT_2)).toHaveLength(2);
+  const sourcesOf = await items.evaluateAll((lis) => lis.map((li) => [...li.querySelectorAll('a')].map((a) => a.href).join(' ')));
+  for (let i = 1; i < sourcesOf.length; i++) if (sourcesOf[i]) expect(sourcesOf[i]).not.toBe(sourcesOf[i - 1]);
+  // The list scrolls in its own box: the page does not grow with the memory.
+  expect((await notes.boundingBox())!.height).toBeLessThanOrEqual(page.viewportSize()!.height);
 
   // A follow-up answer lists its own sources.
   const box = page.getByRole('textbox', { name: 'Ask this memory' });

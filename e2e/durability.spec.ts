@@ -479,7 +479,7 @@ test('two tabs on one run: one writes, the other follows live and takes over whe
     await second.goto(`/?run=${runId}`);
     await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '10');
     // The second tab shows the first tab's progress as it happens: ten more steps.
-    let held = server.holdAfterNext(10);
+    const held = server.holdAfterNext(10);
     server.releaseHeld();
     await held;
     await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '21');
@@ -498,12 +498,21 @@ test('two tabs on one run: one writes, the other follows live and takes over whe
     expect(before.held).toHaveLength(1);
     expect(before.pending).not.toContain(before.held[0]);
 
-    // The first tab closes with chunk 21 in flight; the second tab reads it again, and ten more.
-    held = server.holdAfterNext(10);
+    // The first tab closes with chunk 21 in flight. Its worker can outlive the page for a moment, so the held step
+    // is answered only once that worker's lock has passed to the second tab: nothing the first had in hand can be
+    // stored. The second tab's worker then asks for chunk 21 again (held too, beside the first tab's request).
     await first.close({ runBeforeUnload: false });
+    const passed = async () => {
+      const { held } = await locks(second);
+      return held.length === 1 && held[0] !== before.held[0];
+    };
+    await expect.poll(passed).toBe(true);
+    await server.whenHeld(2);
+    // The second tab reads chunk 21 again, and ten more.
+    void server.holdAfterNext(10);
     server.releaseHeld();
-    await held;
-    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '31');
+    await server.whenHeld(1);
+    await expect(progressOf(second)).toHaveAttribute('aria-valuenow', '32');
     const after = await locks(second);
     expect(after.held).toHaveLength(1);
     expect(after.held[0]).not.toBe(before.held[0]);

@@ -49,6 +49,20 @@ export function describePlace(anchors: readonly Anchor[], offset: number): strin
 }
 
 /**
+ * Where a section (a chunk, characters [start, end)) is, in words: the place it starts in, and where a chapter or
+ * book begins inside it, the last it reaches: "Letter 4 – Chapter 1". The revision list, the section pane and an
+ * answer's sources all name a section's place with this one function, so they agree.
+ */
+export function sectionPlace(anchors: readonly Anchor[], start: number, end: number): string {
+  const from = describePlace(anchors, start);
+  const first = anchorsAt(anchors, start);
+  const last = anchorsAt(anchors, Math.max(start, end - 1));
+  if (last.book === first.book && last.section === first.section) return from;
+  const to = [last.book !== first.book ? last.book?.label : undefined, last.section?.label].filter(Boolean).join(' · ');
+  return to && from ? `${from} – ${to}` : from || to;
+}
+
+/**
  * Anchors of a text after it was cut to [start, end): offsets move with the
  * cut; the last anchor of each kind before the cut moves to 0, since what
  * follows still belongs to that chapter and page.

@@ -1,3 +1,4 @@
+import { abbreviationEnds } from './sentences';
 import type { Piece, Tokenizer } from './tokenizer';
 
 /** A chunk of the document: characters [start, end) of its text, `tokens` long. */
@@ -43,7 +44,10 @@ function classify(text: string, pos: number): Boundary {
   const after = String.fromCodePoint(text.codePointAt(pos) ?? 0);
   const tail = text.slice(Math.max(0, pos - 12), pos);
   if (PARAGRAPH_END.test(tail)) return 3;
-  if (SENTENCE_END.test(tail) && (/\s/.test(after) || UNSPACED.test(after) || UNSPACED.test(before))) return 2;
+  if (SENTENCE_END.test(tail) && (/\s/.test(after) || UNSPACED.test(after) || UNSPACED.test(before))) {
+    // "Mr. Darcy", "No. 5": the sentence segmenter's own test, so a chunk does not end within a sentence it keeps whole.
+    if (!abbreviationEnds(tail.trimEnd(), text.slice(pos, pos + 12).trimStart())) return 2;
+  }
   const inWord = LETTER_OR_DIGIT.test(before) && LETTER_OR_DIGIT.test(after);
   if (inWord && !UNSPACED.test(before) && !UNSPACED.test(after)) return 0;
   return 1;

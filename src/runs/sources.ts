@@ -1,4 +1,4 @@
-import { type Anchor, describePlace } from '../core/anchors';
+import { type Anchor, describePlace, sectionPlace } from '../core/anchors';
 import { bookHeader, bookRange, runAnchors } from '../core/book-set';
 import { type Citation, Tracer } from '../core/citations/trace';
 import type { MemorySources, RunEvent } from '../agent/protocol';
@@ -160,7 +160,11 @@ export class SourceFinder {
       tracer: new Tracer({ question: run.question, memories, section }),
       revisions: revisions.length,
       sections: docs.every((d) => d !== undefined),
-      place: (c) => describePlace(anchors, c.sentence?.start ?? revisions[c.revision]?.start ?? 0),
+      // The section's place, as the revision list names it: a sentence's own chapter may be the next one it reaches.
+      place: (c) => {
+        const rev = revisions[c.revision];
+        return rev ? sectionPlace(anchors, rev.start, rev.end) : describePlace(anchors, c.sentence?.start ?? 0);
+      },
     };
   }
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { type Anchor, describePlace } from '../core/anchors';
+import { type Anchor, sectionPlace } from '../core/anchors';
 import { runAnchors } from '../core/book-set';
 import { store } from './data';
 
@@ -33,8 +33,8 @@ export function useRunAnchors(runId: string): readonly Anchor[] {
   return anchors;
 }
 
-/** Where a chunk starts, "Chapter 12, p. 143", or in a set "Persuasion · Chapter 4, p. 31"; nothing when nothing is known. */
-export function ChunkPlace({ runId, offset }: { runId: string; offset: number }) {
-  const place = describePlace(useRunAnchors(runId), offset);
+/** Where a chunk is, "Chapter 12, p. 143", "Letter 4 – Chapter 1", or in a set "Persuasion · Chapter 4, p. 31"; nothing when nothing is known. */
+export function ChunkPlace({ runId, start, end }: { runId: string; start: number; end: number }) {
+  const place = sectionPlace(useRunAnchors(runId), start, end);
   return place ? <span className="place"> · {place}</span> : null;
 }

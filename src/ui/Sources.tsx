@@ -62,10 +62,12 @@ interface CitationProps {
   /** Chunks of the run: "section 12 of 81". */
   total: number;
   onOpen(target: SourceTarget): void;
+  /** The sentence is quoted word for word just before (a memory's note): it is not said twice. */
+  quoted?: boolean;
 }
 
 /** One cited sentence: quoted, with its place, the revision that wrote it down, and a link into the inspector. */
-export function CitationItem({ runId, citation: c, total, onOpen }: CitationProps) {
+export function CitationItem({ runId, citation: c, total, onOpen, quoted = false }: CitationProps) {
   const { t } = useTranslation();
   const target: SourceTarget = { revision: c.revision, ...(c.sentence && { start: c.sentence.start, end: c.sentence.end }) };
   const open = (e: MouseEvent) => {
@@ -76,6 +78,18 @@ export function CitationItem({ runId, citation: c, total, onOpen }: CitationProp
   };
   const kept = c.revision === c.keptUntil ? t('sources.written', { n: c.revision + 1 }) : t('sources.kept', { n: c.revision + 1, until: c.keptUntil + 1 });
   // A quotation with its attribution: a figure, not a list item, so that the lists it sits in (follow-up answers) keep their items.
+  const caption = (
+    <>
+      <span className="source-place">
+        {[c.place, t('sources.section', { n: c.revision + 1, total }), kept].filter(Boolean).join(' · ')}
+        {c.returned ? ` · ${t('sources.returned')}` : ''}
+      </span>{' '}
+      <a href={sourceHref(runId, target)} onClick={open}>
+        {t('sources.show', { n: c.revision + 1 })}
+      </a>
+    </>
+  );
+  if (quoted) return <p className="source">{caption}</p>;
   return (
     <figure className="source">
       {c.sentence ? (
@@ -85,15 +99,7 @@ export function CitationItem({ runId, citation: c, total, onOpen }: CitationProp
           {c.notes.join(' ')} — {t('sources.inSection')}
         </p>
       )}
-      <figcaption>
-        <span className="source-place">
-          {[c.place, t('sources.section', { n: c.revision + 1, total }), kept].filter(Boolean).join(' · ')}
-          {c.returned ? ` · ${t('sources.returned')}` : ''}
-        </span>{' '}
-        <a href={sourceHref(runId, target)} onClick={open}>
-          {t('sources.show', { n: c.revision + 1 })}
-        </a>
-      </figcaption>
+      <figcaption>{caption}</figcaption>
     </figure>
   );
 }

@@ -1,8 +1,9 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import { INITIAL_MEMORY } from '../../core/prompts';
-import { sentenceSpans, terms } from '../../core/text';
+import { sentenceSpans } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineInfo } from '../engine';
+import { type Candidate, chooseSentences, rank } from './answer-sentences';
 
 export const EXTRACTIVE_INFO: EngineInfo = {
   id: 'extractive',
@@ -39,13 +40,6 @@ export function parsePrompt(prompt: string): ParsedPrompt {
     parsed.section = prompt.slice(from, sectionClose >= from ? sectionClose : prompt.length);
   }
   return parsed;
-}
-
-interface Candidate {
-  text: string;
-  order: number;
-  terms: Set<string>;
-  score: number;
 }
 
 /**
@@ -86,7 +80,7 @@ export class ExtractiveEngine implements Engine {
 
   private update(p: ParsedPrompt, maxTokens: number): string {
     const previous = withoutInitial(p.memory ?? '');
-    const pool = rank(p.problem, [...memorySentences(previous), ...sentencesOf(p.section ?? '')]);
+    const { pool } = rank(p.problem, [...memorySentences(previous), ...sentencesOf(p.section ?? '')]);
     const kept: Candidate[] = [];
     let used = 0;
     for (const c of [...pool].sort((a, b) => b.score - a.score || a.order - b.order)) {
@@ -104,16 +98,9 @@ export class ExtractiveEngine implements Engine {
   }
 
   private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
-    const pool = rank(problem, sentences);
-    const best = Math.max(0, ...pool.map((c) => c.score));
-    if (best <= 0) return 'The memory holds nothing that answers the question.';
-    // Near-ties are all kept: a question may need several facts from the memory.
-    const chosen = pool
-      .filter((c) => c.score >= best * 0.75)
-      .sort((a, b) => b.score - a.score || a.order - b.order)
-      .slice(0, 5)
-      .sort((a, b) => a.order - b.order)
-      .map((c) => c.text);
+    // The best sentence, then those holding the parts of the question it lacks and the second hops it names.
+    const chosen = chooseSentences(problem, sentences);
+    if (chosen.length === 0) return 'The memory holds nothing that answers the question.';
     return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
 }
@@ -129,22 +116,4 @@ function sentencesOf(text: string): string[] {
 /** The engine writes one sentence a line; other memories are split into sentences. */
 function memorySentences(memory: string): string[] {
   return memory.split('\n').flatMap(sentencesOf);
-}
-
-function rank(question: string, sentences: readonly string[]): Candidate[] {
-  const seen = new Set<string>();
-  const pool: Candidate[] = [];
-  for (const text of sentences) {
-    if (seen.has(text)) continue;
-    seen.add(text);
-    pool.push({ text, order: pool.length, terms: new Set(terms(text)), score: 0 });
-  }
-  const wanted = new Set(terms(question));
-  for (const t of wanted) {
-    const df = pool.reduce((n, c) => n + (c.terms.has(t) ? 1 : 0), 0);
-    if (df === 0) continue;
-    const idf = Math.log(1 + pool.length / df);
-    for (const c of pool) if (c.terms.has(t)) c.score += idf;
-  }
-  return pool;
 }

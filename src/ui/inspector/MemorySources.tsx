@@ -38,20 +38,59 @@ export function MemorySources({ runId, revision, total, onOpen }: Props) {
   return (
     <>
       {!shown.value.sections && <p className="hint">{t('sources.noBook')}</p>}
-      <ol aria-label={t('sources.memoryList')}>
-        {shown.value.notes.map((note) => (
-          <li key={note.start}>
-            <q>{note.text}</q>
-            {note.citations.length ? (
-              note.citations.map((c) => (
-                <CitationItem key={`${c.revision}:${c.sentence?.start ?? ''}`} runId={runId} citation={c} total={total} onOpen={onOpen} />
-              ))
-            ) : (
-              <p className="source-none">{t('sources.noSource')}</p>
-            )}
-          </li>
-        ))}
+      <ol aria-label={t('sources.memoryList')} tabIndex={0}>
+        {groupNotes(shown.value.notes).map((group) => {
+          const said = group.map((n) => n.text).join(' ');
+          return (
+            <li key={group[0]!.start}>
+              {group.map((n, i) => (
+                <span key={n.start}>
+                  {i > 0 && ' '}
+                  <q>{n.text}</q>
+                </span>
+              ))}
+              {group[0]!.citations.length ? (
+                group[0]!.citations.map((c) => (
+                  <CitationItem
+                    key={citationKey(c)}
+                    runId={runId}
+                    citation={c}
+                    total={total}
+                    onOpen={onOpen}
+                    quoted={c.sentence !== undefined && sameWords(c.sentence.text, said)}
+                  />
+                ))
+              ) : (
+                <p className="source-none">{t('sources.noSource')}</p>
+              )}
+            </li>
+          );
+        })}
       </ol>
     </>
   );
+}
+
+type Note = Traced['notes'][number];
+
+function citationKey(c: Note['citations'][number]): string {
+  return `${c.revision}:${c.sentence?.start ?? ''}`;
+}
+
+/** Notes next to each other with the same sources (the clauses of one sentence, cut at its semicolons) are shown as one. */
+function groupNotes(notes: readonly Note[]): Note[][] {
+  const groups: Note[][] = [];
+  for (const note of notes) {
+    const last = groups.at(-1);
+    const same = (a: Note, b: Note) => a.citations.length > 0 && a.citations.map(citationKey).join() === b.citations.map(citationKey).join();
+    if (last && same(last[0]!, note)) last.push(note);
+    else groups.push([note]);
+  }
+  return groups;
+}
+
+/** The same words, however the lines were wrapped: the memory quoted its sentence word for word. */
+function sameWords(a: string, b: string): boolean {
+  const words = (s: string) => s.replace(/\s+/g, ' ').trim();
+  return words(a) === words(b);
 }

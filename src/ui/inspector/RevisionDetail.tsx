@@ -1,7 +1,8 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { bookHeader, bookRange } from '../../core/book-set';
 import { INITIAL_MEMORY } from '../../core/prompts';
+import { joinHardWraps } from '../../core/prose-lines';
 import type { Span } from '../../core/text';
 import { type DocumentRecord, type RevisionRecord, type RunBook, store } from '../data';
 import { ChunkPlace } from '../ChunkPlace';
@@ -173,7 +174,7 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
             : revision && !book
               ? t('inspector.sectionOf', { n: revision.index + 1, total })
               : t('inspector.section')}
-          {shown && <ChunkPlace runId={runId} offset={shown.revision.start} />}
+          {shown && <ChunkPlace runId={runId} start={shown.revision.start} end={shown.revision.end} />}
         </h3>
         {shown?.text === undefined ? (
           <p className="hint">
@@ -245,6 +246,8 @@ function marksOf(drawnOn: readonly Span[], cited: Span | null): Marked[] {
 function Highlighted({ section, memory, cited, focus }: { section: string; memory: string | null; cited: Span | null; focus: number }) {
   const { t } = useTranslation();
   const spans = useDrawnOn(section, memory ?? '');
+  // Shown as paragraphs; the same length, so the marks' offsets into the stored section hold.
+  const prose = useMemo(() => joinHardWraps(section), [section]);
   const citedRef = useRef<HTMLElement>(null);
   const inside = cited && cited.start >= 0 && cited.end <= section.length && cited.start < cited.end ? cited : null;
   useLayoutEffect(() => {
@@ -256,21 +259,21 @@ function Highlighted({ section, memory, cited, focus }: { section: string; memor
   const out: React.ReactNode[] = [];
   let at = 0;
   marksOf(memory !== null ? (spans ?? []) : [], inside).forEach((m) => {
-    out.push(section.slice(at, m.start));
+    out.push(prose.slice(at, m.start));
     out.push(
       m.cited ? (
         <mark key="cited" className="cited" tabIndex={-1} ref={citedRef}>
           <span className="visually-hidden">{t('sources.cited')} </span>
-          {section.slice(m.start, m.end)}
+          {prose.slice(m.start, m.end)}
         </mark>
       ) : (
         <mark key={m.start} title={t('inspector.drewOn')}>
-          {section.slice(m.start, m.end)}
+          {prose.slice(m.start, m.end)}
         </mark>
       ),
     );
     at = m.end;
   });
-  out.push(section.slice(at));
+  out.push(prose.slice(at));
   return <>{out}</>;
 }

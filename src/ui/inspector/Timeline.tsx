@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, useEffect, useLayoutEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
-import { type Anchor, describePlace } from '../../core/anchors';
+import { type Anchor, sectionPlace } from '../../core/anchors';
 import { describeReason, type ReadReason } from '../../core/read-reason';
 import type { RevisionRecord } from '../data';
 import { formatNumber } from '../format';
@@ -26,7 +26,7 @@ interface Props {
 const ROW = 44;
 
 export function describeRevision(r: RevisionRecord, total: number, bookLength: number, anchors: readonly Anchor[] = [], reason?: ReadReason): string {
-  const place = describePlace(anchors, r.start);
+  const place = sectionPlace(anchors, r.start, r.end);
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
   const speed = r.ms > 0 ? Math.round(r.completionTokens / (r.ms / 1000)) : 0;
@@ -128,7 +128,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
       <ol aria-label={i18n.t('timeline.list')} className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
         {virtualizer.getVirtualItems().map((item) => {
           const r = revisions[item.index]!;
-          const place = describePlace(anchors, r.start);
+          const place = sectionPlace(anchors, r.start, r.end);
           const reason = reasons?.[r.index];
           return (
             <li
