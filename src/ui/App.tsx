@@ -2,6 +2,7 @@ import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react'
 import type { EngineInfo } from '../engines/engine';
 import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
+import { FieldError } from './FieldError';
 import { ImportProgress } from './ImportProgress';
 import { Library } from './Library';
 import { LibraryPage } from './pages/LibraryPage';
@@ -35,6 +36,8 @@ export function App({ place }: { place: Place }) {
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
   const [cited, setCited] = useState<CitedMark | null>(() => markFromUrl());
   const [error, setError] = useState<string | null>(null);
+  // A file that could not be added: told beside the picker it was chosen in.
+  const [fileError, setFileError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const imports = useImport();
   const view = useRun(runId, imports.version);
@@ -68,6 +71,7 @@ export function App({ place }: { place: Place }) {
   if (errorPlace !== place) {
     setErrorPlace(place);
     setError(null);
+    setFileError(null);
   }
 
   useEffect(() => {
@@ -102,7 +106,7 @@ export function App({ place }: { place: Place }) {
     };
   }, [refreshRuns]);
 
-  const addFiles = useAddBooks({ imports, importEngine, setBooks, setError, setBusy, refreshRuns });
+  const addFiles = useAddBooks({ imports, importEngine, setBooks, setError: setFileError, setBusy, refreshRuns });
   const read = useReadSubmit({ books, setError, setBusy, openRun: (id) => openRun(id), refreshRuns, runColumn });
 
   const openRun = (id: string) => {
@@ -190,6 +194,8 @@ export function App({ place }: { place: Place }) {
       {error}
     </p>
   );
+  // Files dropped on the Library are told of there.
+  const libraryAlert = errorAlert || <FieldError message={fileError} />;
 
   return (
     <div className="app" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
@@ -202,6 +208,7 @@ export function App({ place }: { place: Place }) {
             books={books}
             busy={busy}
             importStatus={<ImportProgress progress={imports.progress} />}
+            fileError={<FieldError message={fileError} />}
             libraryVersion={imports.version}
             onFiles={(files, append) => void addFiles(files, append)}
             onBooks={setBooks}
@@ -233,7 +240,7 @@ export function App({ place }: { place: Place }) {
       <LibraryPage
         active={place === 'library'}
         importProgress={<ImportProgress progress={imports.progress} />}
-        error={errorAlert}
+        error={libraryAlert}
         books={
           <Library
             current={books}

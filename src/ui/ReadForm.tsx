@@ -30,6 +30,8 @@ interface Props {
   busy: boolean;
   /** How far the book being added has come, shown under Document. */
   importStatus?: ReactNode;
+  /** Why the files chosen last could not be added, shown under the picker. */
+  fileError?: ReactNode;
   /** Counts finished imports: the books offered from the Library are read again. */
   libraryVersion: number;
   /** Files chosen: they replace the books to read, or with `append` join them at the end. */
@@ -54,7 +56,7 @@ export function readingOf(books: readonly DocumentRecord[]): DocumentRecord | nu
 }
 
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
-export function ReadForm({ engines, books, busy, importStatus, libraryVersion, onFiles, onBooks, onRead }: Props) {
+export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead }: Props) {
   const { t } = useTranslation();
   const ids = { doc: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
@@ -82,6 +84,7 @@ export function ReadForm({ engines, books, busy, importStatus, libraryVersion, o
               ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
               : t('read.documentHint')}
         </p>
+        {fileError}
         {importStatus}
         {books.length > 1 && <BookOrder books={books} onChange={onBooks} />}
         {books.length > 0 && (
