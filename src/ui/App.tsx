@@ -141,7 +141,8 @@ export function App({ place }: { place: Place }) {
   const openSource = (target: SourceTarget) => {
     if (!runId) return;
     const mark = target.start !== undefined && target.end !== undefined ? { start: target.start, end: target.end } : null;
-    showInUrl(runId, target.revision, mark);
+    // A new history entry: Back returns to the answer the link was followed from.
+    showInUrl(runId, target.revision, mark, { push: true });
     setSelected(target.revision);
     setCited((c) => (mark ? { revision: target.revision, ...mark, focus: (c?.focus ?? 0) + 1 } : null));
   };
