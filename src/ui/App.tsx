@@ -1,4 +1,5 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
 import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
@@ -28,6 +29,7 @@ function markFromUrl(): CitedMark | null {
 
 /** Read, Library and Models: the places that share the chosen book, the runs and the run in view. */
 export function App({ place }: { place: Place }) {
+  const { t } = useTranslation();
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
   // The books the Read form takes, in reading order: one, or several read as one set.
   const [books, setBooks] = useState<DocumentRecord[]>([]);
@@ -181,8 +183,20 @@ export function App({ place }: { place: Place }) {
     }
   };
 
+  // Files dragged over the page: a drop target shows until they are dropped or leave. Enter and leave come for
+  // every element crossed, so they are counted.
+  const [dragging, setDragging] = useState(0);
+  const carriesFiles = (e: DragEvent) => e.dataTransfer.types.includes('Files');
+  const onDragEnter = (e: DragEvent) => {
+    if (carriesFiles(e)) setDragging((n) => n + 1);
+  };
+  const onDragLeave = (e: DragEvent) => {
+    if (carriesFiles(e)) setDragging((n) => Math.max(0, n - 1));
+  };
+
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
+    setDragging(0);
     const files = [...e.dataTransfer.files];
     if (files.length === 0) return;
     // The books become the Read form's, in the order dropped; the Library shows their import as well.
@@ -199,7 +213,12 @@ export function App({ place }: { place: Place }) {
   const libraryAlert = errorAlert || <FieldError message={fileError} />;
 
   return (
-    <div className="app" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+    <div className="app" onDragOver={(e) => e.preventDefault()} onDragEnter={onDragEnter} onDragLeave={onDragLeave} onDrop={onDrop}>
+      {dragging > 0 && (
+        <div className="drop-target" role="status">
+          {t('read.dropHere')}
+        </div>
+      )}
       <ReadPage
         active={place === 'read'}
         runRef={runColumn}
