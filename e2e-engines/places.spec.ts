@@ -30,7 +30,7 @@ test('Evaluate runs a generated task and a dataset file; Library and Models work
   console.log(`${engine} lacks: ${lacks.join(', ') || 'nothing the app uses'}`);
   await openPlace(page, 'Evaluate');
   await expect.poll(() => page.getByRole('combobox', { name: 'Engine' }).inputValue()).toBe('extractive');
-  await tickOnly(page, 'Tasks', ['niah_single_1']);
+  await tickOnly(page, 'Tasks', ['Needle in noise: a number']);
   await tickOnly(page, 'Lengths (tokens)', ['8K']);
   await page.getByLabel('Samples per cell').fill('2');
   await page.getByRole('button', { name: 'Start evaluation' }).click();

@@ -19,7 +19,7 @@ async function startSweep(page: Page, tasks: readonly string[], lengths: readonl
 }
 
 test('a small sweep with the extractive engine fills the table, the chart and the exports', async ({ page }) => {
-  await startSweep(page, ['niah_single_1', 'vt'], ['8K'], 2);
+  await startSweep(page, ['Needle in noise: a number', 'Variable tracking'], ['8K'], 2);
   const progress = page.getByRole('progressbar', { name: 'Evaluation progress' });
   await expect(progress).toHaveAttribute('aria-valuemax', '4');
   await expect(progress).toHaveAttribute('aria-valuenow', '4');
@@ -70,7 +70,7 @@ test('a sweep resumes after a reload from its next unfinished sample', async ({ 
   const server = await ownOpenAIServer();
   try {
     const held = server.hold(fromAnswerOf(1));
-    await startSweep(page, ['niah_single_2'], ['8K', '16K'], 3, server.url);
+    await startSweep(page, ['Needle in an essay: a number'], ['8K', '16K'], 3, server.url);
     const progress = page.getByRole('progressbar', { name: 'Evaluation progress' });
     await expect(progress).toHaveAttribute('aria-valuemax', '6');
     await held;
@@ -104,7 +104,7 @@ test('a sweep whose tab closes is carried on by another open tab, from its next 
     const second = await context.newPage();
     await second.goto('/');
     const first = await context.newPage();
-    await startSweep(first, ['niah_single_2'], ['8K', '16K'], 2, server.url);
+    await startSweep(first, ['Needle in an essay: a number'], ['8K', '16K'], 2, server.url);
     const progress = first.getByRole('progressbar', { name: 'Evaluation progress' });
     await expect(progress).toHaveAttribute('aria-valuemax', '4');
     await held;

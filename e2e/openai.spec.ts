@@ -62,7 +62,7 @@ test('an evaluation sweep from the Evaluate page reads through the server with t
   // The Read form's own server settings, on this page too.
   await chooseServer(page, SERVER, KEY);
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText('Connected: memagent-test');
-  await tickOnly(page, 'Tasks', ['niah_single_1']);
+  await tickOnly(page, 'Tasks', ['Needle in noise: a number']);
   await tickOnly(page, 'Lengths (tokens)', ['8K']);
   await page.getByLabel('Samples per cell').fill('1');
   await page.getByRole('button', { name: 'Start evaluation' }).click();

@@ -113,18 +113,15 @@ export class Library {
       onProgress: (p) => report({ stage: p.stage, fraction: 0.5 * p.fraction }),
     };
     const reading = ingestBytes(name, holder.bytes!, options);
+    // A file that cannot be read fails here before the hash is back; that failure is this import's answer, awaited
+    // below (or moot when the hash finds the book stored), so it is marked handled now, not reported as uncaught.
+    reading.catch(() => undefined);
     holder.bytes = null;
     if (beside) {
-      const sum = await beside.catch((e: unknown) => {
-        reading.catch(() => undefined);
-        throw e;
-      });
+      const sum = await beside;
       mark('import-hashed');
       const existing = await this.settledDocument(sum, request);
-      if (existing) {
-        reading.catch(() => undefined);
-        return existing;
-      }
+      if (existing) return existing;
     }
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
     mark('import-read');

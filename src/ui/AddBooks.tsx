@@ -9,10 +9,21 @@ const BOOK_FILES =
   '.txt,.text,.md,.markdown,.html,.htm,.xhtml,.epub,.pdf,.docx,text/plain,text/markdown,text/html,application/epub+zip,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 /** A chooser of book files, several at once; the same file may be chosen again. */
-export function BookFiles({ id, onFiles }: { id: string; onFiles(files: File[]): void }) {
+export function BookFiles({
+  id,
+  onFiles,
+  ...aria
+}: {
+  id: string;
+  onFiles(files: File[]): void;
+  className?: string;
+  'aria-labelledby'?: string;
+  'aria-describedby'?: string;
+}) {
   return (
     <input
       id={id}
+      {...aria}
       type="file"
       multiple
       accept={BOOK_FILES}

@@ -1,54 +1,30 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
-import { readSettings } from '../core/plan';
 import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
-import type { RunRequest } from '../agent/protocol';
 import { agent, call, onRunEvent } from './client';
+import { FieldError } from './FieldError';
 import { ImportProgress } from './ImportProgress';
 import { Library } from './Library';
 import { LibraryPage } from './pages/LibraryPage';
 import { ModelsPage } from './pages/ModelsPage';
 import { ReadPage } from './pages/ReadPage';
-import { type ReadRequest, ReadForm } from './ReadForm';
-import { goTo, onHistory, type Place } from './route';
+import { ReadForm } from './ReadForm';
+import { citedFromUrl, forgetRunInUrl, goTo, onHistory, type Place, revisionFromUrl, runIdFromUrl, showInUrl } from './route';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
 import type { CitedMark } from './inspector/Inspector';
 import type { SourceTarget } from './Sources';
-import { settingsProblem } from './settings';
 import { StorageStatus } from './StorageStatus';
+import { useAddBooks } from './useAddBooks';
 import { useImport } from './useImport';
+import { useReadSubmit } from './useReadSubmit';
 import { useRun } from './useRun';
-import { offerReadNotice } from './useReadNotices';
 
-function runIdFromUrl(): string | null {
-  return new URLSearchParams(location.search).get('run');
-}
-
-/** The revision in the URL, 1-based there, 0-based here; null to follow the newest. */
-function revisionFromUrl(): number | null {
-  const rev = Number(new URLSearchParams(location.search).get('rev'));
-  return Number.isInteger(rev) && rev >= 1 ? rev - 1 : null;
-}
-
-/** The cited sentence in the URL (?cite=start-end, with the revision that holds it), from a source's link; null without one. */
-function citedFromUrl(focus = 0): CitedMark | null {
-  const params = new URLSearchParams(location.search);
-  const revision = revisionFromUrl();
-  const m = /^(\d+)-(\d+)$/.exec(params.get('cite') ?? '');
-  return revision !== null && m ? { revision, start: Number(m[1]), end: Number(m[2]), focus } : null;
-}
-
-/** Each run and revision has a URL that survives a reload and can be opened in another tab; a source's adds its sentence. */
-function showInUrl(runId: string, revision: number | null = null, cited: { start: number; end: number } | null = null): void {
-  const url = new URL(location.href);
-  url.searchParams.set('run', runId);
-  if (revision === null) url.searchParams.delete('rev');
-  else url.searchParams.set('rev', String(revision + 1));
-  if (cited) url.searchParams.set('cite', `${cited.start}-${cited.end}`);
-  else url.searchParams.delete('cite');
-  history.replaceState(null, '', url);
+/** The cited sentence the address names, as the section pane marks it. */
+function markFromUrl(): CitedMark | null {
+  const place = citedFromUrl();
+  return place && { ...place, focus: 0 };
 }
 
 /** Read, Library and Models: the places that share the chosen book, the runs and the run in view. */
@@ -60,12 +36,16 @@ export function App({ place }: { place: Place }) {
   const [runs, setRuns] = useState<RunRecord[]>([]);
   const [runId, setRunId] = useState<string | null>(runIdFromUrl);
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
-  const [cited, setCited] = useState<CitedMark | null>(() => citedFromUrl());
+  const [cited, setCited] = useState<CitedMark | null>(() => markFromUrl());
   const [error, setError] = useState<string | null>(null);
+  // A file that could not be added: told beside the picker it was chosen in.
+  const [fileError, setFileError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const imports = useImport();
   const view = useRun(runId, imports.version);
   const runColumn = useRef<HTMLDivElement>(null);
+  // The engine whose tokenizer counts a new book's tokens.
+  const importEngine = engines[0]?.id ?? 'extractive';
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
 
@@ -83,7 +63,7 @@ export function App({ place }: { place: Place }) {
         const id = runIdFromUrl();
         if (id) setRunId(id);
         setSelected(revisionFromUrl());
-        setCited(citedFromUrl());
+        setCited(markFromUrl());
       }),
     [],
   );
@@ -93,6 +73,7 @@ export function App({ place }: { place: Place }) {
   if (errorPlace !== place) {
     setErrorPlace(place);
     setError(null);
+    setFileError(null);
   }
 
   useEffect(() => {
@@ -127,85 +108,8 @@ export function App({ place }: { place: Place }) {
     };
   }, [refreshRuns]);
 
-  /**
-   * Imports `files` one after another, in their order: they replace the Read
-   * form's books, or with `append` join them at the end. Each book joins the
-   * form as soon as it can be read; a file that fails is named, and the others
-   * are still added.
-   */
-  const addFiles = async (files: readonly File[], append = false) => {
-    setError(null);
-    setBusy(true);
-    if (!append) setBooks([]);
-    const failed: string[] = [];
-    for (const file of files) {
-      let usable: string | null = null;
-      try {
-        const doc = await imports.importFile(file, engines[0]?.id ?? 'extractive', (d) => {
-          // Readable now, while the rest of its text is stored.
-          usable = d.id;
-          setBooks((current) => (current.some((b) => b.id === d.id) ? current : [...current, d]));
-          if (files.length === 1) setBusy(false);
-        });
-        // The form now has the whole book, or the same book stored before; unless it was taken off the form meanwhile.
-        const shown = usable;
-        setBooks((current) =>
-          current.some((b) => b.id === doc.id) ? current.map((b) => (b.id === doc.id ? doc : b)) : shown === null ? [...current, doc] : current,
-        );
-      } catch (e) {
-        failed.push(files.length > 1 ? t('sets.notAdded', { name: file.name, error: (e as Error).message }) : (e as Error).message);
-        // Nothing of a book that failed to store completely is kept (nor the reads started on it).
-        if (usable !== null) {
-          const gone = usable;
-          setBooks((current) => current.filter((b) => b.id !== gone));
-          void refreshRuns();
-        }
-      }
-    }
-    setBusy(false);
-    if (failed.length) setError(failed.join(' '));
-  };
-
-  const read = async (request: ReadRequest) => {
-    setError(null);
-    if (books.length === 0) return setError(t('read.needDocument'));
-    if (!request.question.trim()) return setError(t('read.needQuestion'));
-    const empty = request.questions.findIndex((q) => !q.trim());
-    if (empty > 0) return setError(t('read.emptyQuestion', { n: empty + 1 }));
-    const problem = settingsProblem(request);
-    if (problem) return setError(problem);
-    // Still inside the Read button's event: the one moment a page may ask to notify.
-    offerReadNotice(request.estimateMs);
-    setBusy(true);
-    try {
-      const ids = await startRuns(request.questions, {
-        documentId: books[0]!.id,
-        // Several books: read in this order as one stream, with one memory.
-        ...(books.length > 1 ? { documentIds: books.map((b) => b.id) } : {}),
-        engineId: request.engineId,
-        engineConfig: request.engineConfig,
-        ...readSettings(request),
-        prompts: request.promptSet ?? 'auto',
-        templates: request.promptSet === 'custom' ? request.templates : undefined,
-        skim: request.skim
-          ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
-          : undefined,
-      });
-      openRun(ids[0]!);
-      await refreshRuns();
-      // Where the run sits under the form (a narrow screen), bring it into view.
-      const column = runColumn.current;
-      if (column && column.getBoundingClientRect().top > innerHeight * 0.75) column.scrollIntoView({ block: 'start' });
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  /** One run, or one per question over the same book (the worker shares the chunk list and shares out the engine). */
-  const startRuns = async (questions: string[], request: Omit<RunRequest, 'question'>): Promise<string[]> =>
-    questions.length > 1 ? call(agent.startRuns(request, questions)) : [await call(agent.startRun({ ...request, question: questions[0] ?? '' }))];
+  const addFiles = useAddBooks({ imports, importEngine, setBooks, setError: setFileError, setBusy, refreshRuns });
+  const read = useReadSubmit({ books, setError, setBusy, openRun: (id) => openRun(id), refreshRuns, runColumn });
 
   const openRun = (id: string) => {
     showInUrl(id);
@@ -239,7 +143,8 @@ export function App({ place }: { place: Place }) {
   const openSource = (target: SourceTarget) => {
     if (!runId) return;
     const mark = target.start !== undefined && target.end !== undefined ? { start: target.start, end: target.end } : null;
-    showInUrl(runId, target.revision, mark);
+    // A new history entry: Back returns to the answer the link was followed from.
+    showInUrl(runId, target.revision, mark, { push: true });
     setSelected(target.revision);
     setCited((c) => (mark ? { revision: target.revision, ...mark, focus: (c?.focus ?? 0) + 1 } : null));
   };
@@ -270,11 +175,7 @@ export function App({ place }: { place: Place }) {
     if (!runId) return;
     try {
       await call(agent.deleteRun(runId));
-      const url = new URL(location.href);
-      url.searchParams.delete('run');
-      url.searchParams.delete('rev');
-      url.searchParams.delete('cite');
-      history.replaceState(null, '', url);
+      forgetRunInUrl();
       setRunId(null);
       await refreshRuns();
     } catch (e) {
@@ -282,8 +183,20 @@ export function App({ place }: { place: Place }) {
     }
   };
 
+  // Files dragged over the page: a drop target shows until they are dropped or leave. Enter and leave come for
+  // every element crossed, so they are counted.
+  const [dragging, setDragging] = useState(0);
+  const carriesFiles = (e: DragEvent) => e.dataTransfer.types.includes('Files');
+  const onDragEnter = (e: DragEvent) => {
+    if (carriesFiles(e)) setDragging((n) => n + 1);
+  };
+  const onDragLeave = (e: DragEvent) => {
+    if (carriesFiles(e)) setDragging((n) => Math.max(0, n - 1));
+  };
+
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
+    setDragging(0);
     const files = [...e.dataTransfer.files];
     if (files.length === 0) return;
     // The books become the Read form's, in the order dropped; the Library shows their import as well.
@@ -296,9 +209,16 @@ export function App({ place }: { place: Place }) {
       {error}
     </p>
   );
+  // Files dropped on the Library are told of there.
+  const libraryAlert = errorAlert || <FieldError message={fileError} />;
 
   return (
-    <div className="app" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+    <div className="app" onDragOver={(e) => e.preventDefault()} onDragEnter={onDragEnter} onDragLeave={onDragLeave} onDrop={onDrop}>
+      {dragging > 0 && (
+        <div className="drop-target" role="status">
+          {t('read.dropHere')}
+        </div>
+      )}
       <ReadPage
         active={place === 'read'}
         runRef={runColumn}
@@ -308,6 +228,7 @@ export function App({ place }: { place: Place }) {
             books={books}
             busy={busy}
             importStatus={<ImportProgress progress={imports.progress} />}
+            fileError={<FieldError message={fileError} />}
             libraryVersion={imports.version}
             onFiles={(files, append) => void addFiles(files, append)}
             onBooks={setBooks}
@@ -339,7 +260,7 @@ export function App({ place }: { place: Place }) {
       <LibraryPage
         active={place === 'library'}
         importProgress={<ImportProgress progress={imports.progress} />}
-        error={errorAlert}
+        error={libraryAlert}
         books={
           <Library
             current={books}

@@ -11,6 +11,7 @@ import { type ReadFormSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
 import { QuestionList } from './QuestionList';
+import './read-form.css';
 
 export interface ReadRequest extends ReadFormSettings {
   /** The first question. */
@@ -30,6 +31,8 @@ interface Props {
   busy: boolean;
   /** How far the book being added has come, shown under Document. */
   importStatus?: ReactNode;
+  /** Why the files chosen last could not be added, shown under the picker. */
+  fileError?: ReactNode;
   /** Counts finished imports: the books offered from the Library are read again. */
   libraryVersion: number;
   /** Files chosen: they replace the books to read, or with `append` join them at the end. */
@@ -54,9 +57,9 @@ export function readingOf(books: readonly DocumentRecord[]): DocumentRecord | nu
 }
 
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
-export function ReadForm({ engines, books, busy, importStatus, libraryVersion, onFiles, onBooks, onRead }: Props) {
+export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead }: Props) {
   const { t } = useTranslation();
-  const ids = { doc: useId() };
+  const ids = { doc: useId(), label: useId(), chosen: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
   const [settings, updateSettings] = useReadSettings();
   const [estimateMs, setEstimateMs] = useState<number | null>(null);
@@ -73,8 +76,25 @@ export function ReadForm({ engines, books, busy, importStatus, libraryVersion, o
   return (
     <form className="read-form" onSubmit={submit}>
       <div className="field">
-        <label htmlFor={ids.doc}>{t('read.document')}</label>
-        <BookFiles id={ids.doc} onFiles={(files) => onFiles(files, false)} />
+        <label htmlFor={ids.doc} id={ids.label}>
+          {t('read.document')}
+        </label>
+        {/* The browser's own picker would say "No file chosen" beside a book the form holds: this one names the book. */}
+        <div className="book-picker">
+          <BookFiles
+            id={ids.doc}
+            className="visually-hidden"
+            aria-labelledby={ids.label}
+            aria-describedby={ids.chosen}
+            onFiles={(files) => onFiles(files, false)}
+          />
+          <label htmlFor={ids.doc} className="book-picker-button" aria-hidden="true">
+            {t(books.length ? 'read.chooseOther' : 'read.choose')}
+          </label>
+          <span id={ids.chosen} className="book-picker-name">
+            {books.length ? books.map((b) => b.name).join(', ') : t('read.noBook')}
+          </span>
+        </div>
         <p className="hint" aria-live="polite">
           {books.length > 1
             ? t('sets.documentHintMany', { count: books.length, size: formatBytes(document!.bytes), tokens: formatTokens(document!) })
@@ -82,6 +102,7 @@ export function ReadForm({ engines, books, busy, importStatus, libraryVersion, o
               ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
               : t('read.documentHint')}
         </p>
+        {fileError}
         {importStatus}
         {books.length > 1 && <BookOrder books={books} onChange={onBooks} />}
         {books.length > 0 && (

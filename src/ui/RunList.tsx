@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { RunRecord } from './data';
 import { formatRunBooks } from './format';
 import { RunProgress } from './RunProgress';
+import { runChanges, runMade } from './run-summary';
 
 interface Props {
   runs: readonly RunRecord[];
@@ -39,6 +40,7 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
               <span className="hint">
                 {formatRunBooks(r)} · {t(`runs.status.${r.status}`)}
               </span>
+              <span className="hint">{[runMade(r), ...runChanges(r)].join(' · ')}</span>
             </button>
             <RunProgress run={r} />
           </li>

@@ -78,3 +78,57 @@ export function goTo(place: Place, params: Record<string, string | null> = {}, f
   history.pushState(null, '', url);
   notify();
 }
+
+/** The run the address names (?run=…), or null. */
+export function runIdFromUrl(): string | null {
+  return new URLSearchParams(location.search).get('run');
+}
+
+/** The revision in the URL, 1-based there, 0-based here; null to follow the newest. */
+export function revisionFromUrl(): number | null {
+  const rev = Number(new URLSearchParams(location.search).get('rev'));
+  return Number.isInteger(rev) && rev >= 1 ? rev - 1 : null;
+}
+
+/** A cited sentence's place: the revision that holds it and its span in that revision's section. */
+export interface CitedPlace {
+  revision: number;
+  start: number;
+  end: number;
+}
+
+/** The cited sentence in the URL (?cite=start-end, with the revision that holds it), from a source's link; null without one. */
+export function citedFromUrl(): CitedPlace | null {
+  const params = new URLSearchParams(location.search);
+  const revision = revisionFromUrl();
+  const m = /^(\d+)-(\d+)$/.exec(params.get('cite') ?? '');
+  return revision !== null && m ? { revision, start: Number(m[1]), end: Number(m[2]) } : null;
+}
+
+/**
+ * Each run and revision has a URL that survives a reload and can be opened in
+ * another tab; a source's adds its sentence. With `push` the change is a new
+ * history entry (Back returns to what was shown); else it replaces the current one.
+ */
+export function showInUrl(
+  runId: string,
+  revision: number | null = null,
+  cited: { start: number; end: number } | null = null,
+  { push = false }: { push?: boolean } = {},
+): void {
+  const url = new URL(location.href);
+  url.searchParams.set('run', runId);
+  if (revision === null) url.searchParams.delete('rev');
+  else url.searchParams.set('rev', String(revision + 1));
+  if (cited) url.searchParams.set('cite', `${cited.start}-${cited.end}`);
+  else url.searchParams.delete('cite');
+  if (push && url.href !== location.href) history.pushState(null, '', url);
+  else history.replaceState(null, '', url);
+}
+
+/** Takes a run (deleted) out of the address. */
+export function forgetRunInUrl(): void {
+  const url = new URL(location.href);
+  for (const name of ['run', 'rev', 'cite']) url.searchParams.delete(name);
+  history.replaceState(null, '', url);
+}

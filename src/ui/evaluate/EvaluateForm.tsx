@@ -7,7 +7,7 @@ import type { EngineInfo } from '../../engines/engine';
 import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths';
 import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../eval/method';
 import type { ReadingMode } from '../../eval/sweep';
-import { TASK_IDS, TASKS, type TaskId } from '../../eval/tasks';
+import { TASK_IDS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../agent/protocol';
 import type { DocumentRecord } from '../data';
 import { engineUi } from '../engines';
@@ -42,6 +42,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const ids = {
     model: useId(),
     mode: useId(),
+    about: useId(),
     haystack: useId(),
     more: useId(),
     samples: useId(),
@@ -236,15 +237,38 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
               <option value="memory">{t('evaluate.modeMemory')}</option>
               <option value="full">{t('evaluate.modeFull')}</option>
             </select>
+            <p className="hint">{t(mode === 'full' ? 'evaluate.modeFullHint' : 'evaluate.modeMemoryHint')}</p>
             {mode === 'full' && <p className="hint">{t('evaluate.fullHint')}</p>}
           </div>
           <fieldset className="checks">
             <legend>{t('evaluate.tasks')}</legend>
             {TASK_IDS.map((id) => (
-              <label key={id} title={TASKS[id].description}>
-                <input type="checkbox" checked={tasks.includes(id)} onChange={(e) => setTasks(toggle(tasks, id, e.target.checked))} /> {id}
+              <label key={id}>
+                <input
+                  type="checkbox"
+                  checked={tasks.includes(id)}
+                  aria-describedby={`${ids.about}-${id}`}
+                  onChange={(e) => setTasks(toggle(tasks, id, e.target.checked))}
+                />{' '}
+                {t(`tasks.${id}.name`)}{' '}
+                <span className="task-id" aria-hidden="true">
+                  {id}
+                </span>
               </label>
             ))}
+            <details className="task-about">
+              <summary>{t('evaluate.tasksAbout')}</summary>
+              <dl>
+                {TASK_IDS.map((id) => (
+                  <div key={id}>
+                    <dt>
+                      {t(`tasks.${id}.name`)} <span className="task-id">{id}</span>
+                    </dt>
+                    <dd id={`${ids.about}-${id}`}>{t(`tasks.${id}.about`)}</dd>
+                  </div>
+                ))}
+              </dl>
+            </details>
           </fieldset>
           <fieldset className="checks">
             <legend>{t('evaluate.lengths')}</legend>

@@ -29,7 +29,9 @@ export function ResultsTable({ cells }: { cells: readonly CellSummary[] }) {
         <tbody>
           {cells.map((c) => (
             <tr key={`${c.task}/${c.length}`}>
-              <th scope="row">{c.task}</th>
+              <th scope="row">
+                {t(`tasks.${c.task}.name`)} <span className="task-id">{c.task}</span>
+              </th>
               <td>{formatLength(c.length)}</td>
               <td>
                 {c.finished}/{c.planned}

@@ -1,3 +1,4 @@
+import { ENGINE_UI } from '..';
 import { useTranslation } from 'react-i18next';
 import { estimateRead, readSize } from '../../../core/estimate';
 import { guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../../engines/wllama/models';
@@ -21,7 +22,8 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
   const noGpu = gpu !== null && (gpu.status !== 'ok' || gpu.fallback);
   const effective = chosen && (config.modelUrl || config.localModel) ? config : { modelUrl: SUGGESTED_MODELS[0]!.url };
   const measured = useMeasuredSpeed(effective);
-  if (!chosen && !noGpu) return null;
+  // Offered where no GPU serves a model engine; an engine that needs no model needs no suggestion.
+  if (!chosen && (!noGpu || ENGINE_UI[engineId]?.noModel)) return null;
 
   const threads = threadsFor(effective);
   const model = suggestionFor(effective);

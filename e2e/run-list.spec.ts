@@ -1,0 +1,35 @@
+import { expect, type Page, test } from '@playwright/test';
+import { openPlace } from './places';
+
+const BOOK = `${'The harbour was quiet that spring, and the boats stayed in. '.repeat(120)}\n\nThe vault code for the Marlowe archive is 4829137.\n`;
+const QUESTION = 'What is the vault code for the Marlowe archive?';
+
+async function read(page: Page, chunkTokens?: number): Promise<void> {
+  await page.getByRole('link', { name: 'Read', exact: true }).click();
+  await page.getByLabel('Question').fill(QUESTION);
+  if (chunkTokens) await page.getByLabel('Chunk size (tokens)').fill(String(chunkTokens));
+  await page.getByRole('button', { name: 'Read', exact: true }).click();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText('4829137');
+}
+
+test('the Library tells runs of one question apart by date, engine and the settings that differ from the defaults', async ({ page }) => {
+  await page.goto('/');
+  await page.getByLabel('Document').setInputFiles({ name: 'marlowe.txt', mimeType: 'text/plain', buffer: Buffer.from(BOOK) });
+  await expect(page.getByText('marlowe.txt — ')).toBeVisible();
+  await read(page);
+  await read(page, 200);
+
+  await openPlace(page, 'Library');
+  const runs = page.getByRole('navigation', { name: 'Runs' }).getByRole('button', { name: new RegExp(QUESTION.replace('?', '\\?')) });
+  await expect(runs).toHaveCount(2);
+  const names = await Promise.all((await runs.all()).map((b) => b.textContent()));
+  expect(names[0]).not.toBe(names[1]);
+  const year = String(new Date().getFullYear());
+  for (const name of names) {
+    expect(name).toContain('Extractive (no model)');
+    expect(name).toContain(year);
+  }
+  // Newest first: the second read, with its smaller chunks, named; the first used the defaults and names none.
+  expect(names[0]).toContain('200-token chunks');
+  expect(names[1]).not.toContain('-token chunks');
+});
