@@ -1,4 +1,5 @@
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError, type Usage } from '../../core/generation';
+import { retryAfterMs, sleep } from '../../core/abort';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from '../engine';
 import { openAIBody, stepRequest } from '../request';
@@ -144,31 +145,6 @@ function serverRoot(baseUrl: string): string {
   return baseUrl.replace(/\/v1$/, '');
 }
 
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Retry-After as seconds or as an HTTP date, in milliseconds. */
-function retryAfter(headers: Headers): number | undefined {
-  const value = headers.get('retry-after');
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
 /** The server's own words from an error body (OpenAI, vLLM and llama.cpp shapes), else the start of the body. */
 async function errorText(res: Response): Promise<string> {
   const body = await res.text().catch(() => '');
@@ -201,7 +177,7 @@ async function httpError(res: Response, url: string, model?: string): Promise<Se
   } else {
     message = `The server answered HTTP ${status}: ${said}`;
   }
-  return new ServerError(message, status, retryAfter(res.headers));
+  return new ServerError(message, status, retryAfterMs(res.headers.get('retry-after')));
 }
 
 function isLoopback(host: string): boolean {
@@ -509,7 +485,7 @@ export class OpenAIEngine implements Engine {
         const delayMs = Math.round(hinted !== undefined ? Math.min(hinted, 5 * 60_000) : backoff);
         retries++;
         this.options.onRetry?.({ attempt: retries, delayMs, reason });
-        await abortableSleep(delayMs, signal);
+        await sleep(delayMs, signal);
       }
     }
   }
