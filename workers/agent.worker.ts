@@ -1,6 +1,7 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
 import type { EngineConfig } from '../src/engines/engine';
+import { wireError } from '../src/engines/errors';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
 import { Library } from '../src/library/library';
 import { BookCollections } from '../src/library/collections';
@@ -128,8 +129,7 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
   try {
     return { ok: true, value: await work() };
   } catch (e) {
-    const err = e instanceof Error ? e : new Error(String(e));
-    return { ok: false, error: { name: err.name, message: err.message } };
+    return { ok: false, error: wireError(e) };
   }
 }
 

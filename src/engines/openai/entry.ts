@@ -1,6 +1,7 @@
 import type { EngineEntry } from '../entry';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
-import { createOpenAIEngine, OPENAI_INFO, openAIConfig } from './engine';
+import { createOpenAIEngine, OPENAI_INFO } from './engine';
+import { openAIConfig } from './http';
 
 /** An OpenAI-compatible server, with the key looked up when it runs. */
 export const OPENAI: EngineEntry = {

@@ -1,5 +1,6 @@
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
+import { errorNamed } from '../errors';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig } from '../engine';
 import { type ChatConfigLike, downloadModel, ensureConfigAndTokenizer, ModelDownloadError, scopeTuning } from './model-download';
@@ -41,11 +42,7 @@ const webllmFactory: MlcFactory = async (appConfig, onProgress) => {
   return new MLCEngine({ appConfig, initProgressCallback: onProgress, logLevel: 'WARN' }) as unknown as Mlc;
 };
 
-function named(name: string, message: string): Error {
-  const e = new Error(message);
-  e.name = name;
-  return e;
-}
+const named = errorNamed;
 
 /** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next. */
 export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number, webllm: WebLLMVersion = SHIPPED_WEBLLM): Error {
