@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { ChunkSpan } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
+import { appLoopMethod, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
 import { OpenAIEngine } from '../engines/openai/engine';
 import { WebLLMEngine } from '../engines/webllm/engine';
@@ -161,7 +161,7 @@ export async function readCommand(argv: string[]): Promise<number> {
       memoryTokens: header.settings.memoryTokens,
       sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
       ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
-      method: { ...APP_LOOP_METHOD, answerStyle: header.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
+      method: appLoopMethod(header.prompts?.answerStyle),
       resume: journal?.revisions.length ? { nextChunk: step, memory: journal.revisions.at(-1)!.memory } : undefined,
       signal: stop.signal,
     });

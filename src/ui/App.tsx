@@ -1,6 +1,7 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
+import { importTokenizerEngine } from '../engines/infos';
 import { readSettings } from '../core/plan';
 import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
 import type { RunRequest } from '../agent/protocol';
@@ -141,7 +142,7 @@ export function App({ place }: { place: Place }) {
     for (const file of files) {
       let usable: string | null = null;
       try {
-        const doc = await imports.importFile(file, engines[0]?.id ?? 'extractive', (d) => {
+        const doc = await imports.importFile(file, importTokenizerEngine(), (d) => {
           // Readable now, while the rest of its text is stored.
           usable = d.id;
           setBooks((current) => (current.some((b) => b.id === d.id) ? current : [...current, d]));

@@ -2,13 +2,8 @@ import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentenceSpans, terms } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
-import type { Engine, EngineInfo } from '../engine';
-
-export const EXTRACTIVE_INFO: EngineInfo = {
-  id: 'extractive',
-  label: 'Extractive (no model)',
-  description: 'Heuristic memory baseline: keeps the sentences most related to the question, no language model. Instant and deterministic.',
-};
+import type { Engine } from '../engine';
+import { EXTRACTIVE_INFO } from './info';
 
 interface ParsedPrompt {
   problem: string;

@@ -1,12 +1,13 @@
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError, type Usage } from '../../core/generation';
 import type { Tokenizer } from '../../core/tokenizer';
-import type { Engine, EngineInfo } from '../engine';
+import type { Engine } from '../engine';
 import { ServerError, ServerUnreachableError } from '../errors';
 import { openAIBody, stepRequest } from '../request';
 import { connectServer, type ServerInfo } from './connect';
 import { explainFailure, listenForPolicyRefusals } from './diagnose';
 import { headersFor, httpError, type OpenAIConfig, positiveInt } from './http';
 import { DEFAULT_RETRY, type RetryNotice, type RetryPolicy, withRetries } from './retry';
+import { OPENAI_INFO } from './info';
 import { applyChunk, type ChunkJson, readEvents, type StreamState } from './sse';
 
 /**
@@ -17,12 +18,6 @@ import { applyChunk, type ChunkJson, readEvents, type StreamState } from './sse'
  * `retry.ts`, the event stream in `sse.ts`, failed fetches explained in
  * `diagnose.ts`.
  */
-
-export const OPENAI_INFO: EngineInfo = {
-  id: 'openai',
-  label: 'OpenAI-compatible server',
-  description: 'A model served over HTTP by vLLM, SGLang, llama.cpp or Ollama, on this machine or another. Enter its address and press Connect.',
-};
 
 export interface OpenAIOptions {
   retry?: Partial<RetryPolicy>;

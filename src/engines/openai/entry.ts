@@ -1,6 +1,7 @@
 import type { EngineEntry } from '../entry';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
-import { createOpenAIEngine, OPENAI_INFO } from './engine';
+import { createOpenAIEngine } from './engine';
+import { OPENAI_INFO } from './info';
 import { openAIConfig } from './http';
 
 /** An OpenAI-compatible server, with the key looked up when it runs. */
