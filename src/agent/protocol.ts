@@ -141,7 +141,10 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; error: WireError 
 /** Callbacks arrive as Comlink.proxy from the page; what they return is ignored. */
 type Listener<A extends unknown[]> = (...args: A) => unknown;
 
-/** The worker's API. Every call but the watchers answers an Outcome; the worker resumes interrupted jobs itself at start. */
+/**
+ * The worker's API, declared and documented here only (the worker's object `satisfies` it). Every call that can fail answers an
+ * Outcome; `engines`, the hashing channel's two calls and the model watchers cannot. The worker resumes interrupted jobs itself at start.
+ */
 export interface AgentApi {
   engines(): Promise<readonly EngineInfo[]>;
   /** The worker's end of its channel to the hashing thread, for the page to hand to the thread it makes (once). */
