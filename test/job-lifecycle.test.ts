@@ -2,6 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
+import { DeviceLostError } from '../src/engines/errors';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { EngineCache } from '../src/jobs/engines';
 import type { JobHost } from '../src/jobs/host';
@@ -60,7 +61,7 @@ class FaultyEngine implements Engine {
     }
     if (n >= this.loseFrom && this.lost < this.loseCount) {
       this.lost++;
-      return Promise.reject(Object.assign(new Error('The GPU stopped responding (device lost).'), { name: 'DeviceLostError' }));
+      return Promise.reject(new DeviceLostError('The GPU stopped responding (device lost).', { cause: new Error('GPUDevice.lost') }));
     }
     return this.inner.generate(messages, options);
   }

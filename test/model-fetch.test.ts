@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { fetchFile, type FetchOptions, ModelDownloadError, parseContentRange, retryAfterMs } from '../src/engines/webllm/model-fetch';
+import { fetchFile, type FetchOptions, ModelDownloadError, parseContentRange } from '../src/engines/webllm/model-fetch';
 import { PARTS_CACHE, PartStore } from '../src/engines/webllm/model-parts';
 import { droppingBody, FakeCaches } from './support/fake-caches';
 
@@ -191,13 +191,7 @@ describe('fetching one model file from a real host', () => {
     expect(error.message).toMatch(/is busy \(HTTP 503\) and asks to wait 60 minutes.*press Download again later to resume/);
   });
 
-  it('reads Retry-After as seconds or as an HTTP date', () => {
-    const now = Date.parse('Tue, 01 Dec 2026 10:00:00 GMT');
-    expect(retryAfterMs('120', now)).toBe(120_000);
-    expect(retryAfterMs('Tue, 01 Dec 2026 10:00:30 GMT', now)).toBe(30_000);
-    expect(retryAfterMs('Tue, 01 Dec 2026 09:00:00 GMT', now)).toBe(0);
-    expect(retryAfterMs('soon', now)).toBeUndefined();
-    expect(retryAfterMs(null, now)).toBeUndefined();
+  it('reads a Content-Range header', () => {
     expect(parseContentRange('bytes 5-9/10')).toEqual({ first: 5, last: 9, total: 10 });
     expect(parseContentRange('bytes 5-9/*')).toEqual({ first: 5, last: 9, total: undefined });
     expect(parseContentRange('bytes */10')).toBeUndefined();

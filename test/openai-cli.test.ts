@@ -121,6 +121,18 @@ describe('memagent CLI', () => {
     expect(other.stderr).toContain('reads for another question');
   });
 
+  it('refuses to resume a journal written by another engine or model, unless --force says it is meant', async () => {
+    const out = join(dir, 'extractive.jsonl');
+    const first = await memagent(['read', BOOK, '-q', QUESTION, '--engine', 'extractive', '--out', out]);
+    expect(first.code).toBe(0);
+    const other = await memagent(['read', BOOK, '--base-url', server.url, '--model', 'memagent-test', '--out', out, '--resume']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('was read with --engine extractive, not --engine openai (model memagent-test): resuming would mix two models');
+    const forced = await memagent(['read', BOOK, '--base-url', server.url, '--model', 'memagent-test', '--out', out, '--resume', '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toContain('is a finished read');
+  });
+
   it('evaluates with several samples in flight', async () => {
     const gated = await startOpenAIServer();
     try {

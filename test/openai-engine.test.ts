@@ -3,7 +3,9 @@ import { chunkAll } from '../src/core/chunker';
 import { memoryLoop, type RevisionEvent } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, updatePrompt } from '../src/core/prompts';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
-import { createOpenAIEngine, type OpenAIEngine, type RetryNotice } from '../src/engines/openai/engine';
+import { createOpenAIEngine, type OpenAIEngine } from '../src/engines/openai/engine';
+import type { RetryNotice } from '../src/engines/openai/retry';
+import { EngineSettingsError, RetriesExhaustedError, ServerError, ServerUnreachableError } from '../src/engines/errors';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { corpusText } from './helpers';
 import { type Failure, type OpenAITestServer, startOpenAIServer } from './support/openai-server';
@@ -49,6 +51,18 @@ describe('OpenAI-compatible engine', () => {
     // An entered window smaller than the server's wins; a model the server lacks is refused by name.
     expect((await createOpenAIEngine({ baseUrl: server.url, contextWindow: 8192 }, tok)).server.serverContextWindow).toBe(8192);
     await expect(createOpenAIEngine({ baseUrl: server.url, model: 'qwen-72b' }, tok)).rejects.toThrow(/does not serve "qwen-72b".*memagent-test/);
+  });
+
+  it('a mistake in what the person entered is theirs to fix, not a server error with a made-up status', async () => {
+    for (const config of [{ baseUrl: 'not an address' }, { baseUrl: 'ftp://127.0.0.1/v1' }, { baseUrl: server.url, model: 'qwen-72b' }]) {
+      const error = await createOpenAIEngine(config, tok).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EngineSettingsError);
+      expect(error).not.toBeInstanceOf(ServerError);
+      expect(error).not.toHaveProperty('status');
+    }
+    const refused = await createOpenAIEngine({ baseUrl: server.url.replace(/:\d+/, ':1') }, tok).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ServerUnreachableError);
+    expect((refused as Error).cause).toBeInstanceOf(Error);
   });
 
   it('without /tokenize, counts locally with a margin', async () => {
@@ -106,7 +120,13 @@ describe('OpenAI-compatible engine', () => {
   it('gives up after its retries with a message, and does not retry what cannot succeed', async () => {
     const engine = await createOpenAIEngine({ baseUrl: server.url }, tok, { retry: { ...FAST, maxRetries: 2 } });
     server.fail({ kind: 503 }, { kind: 503 }, { kind: 503 });
-    await expect(engine.generate(update('x'), { maxTokens: 16 })).rejects.toThrow(/HTTP 503.*Gave up after 3 attempts; the step that failed was not skipped/);
+    const gaveUp = await engine.generate(update('x'), { maxTokens: 16 }).catch((e: unknown) => e);
+    expect(gaveUp).toBeInstanceOf(RetriesExhaustedError);
+    expect((gaveUp as Error).message).toMatch(/HTTP 503.*Gave up after 3 attempts; the step that failed was not skipped/);
+    // The server's own last answer stays the cause, status and words intact.
+    const cause = (gaveUp as Error).cause;
+    expect(cause).toBeInstanceOf(ServerError);
+    expect(cause).toMatchObject({ status: 503 });
     const before = server.chatRequests.length;
     // A prompt beyond the server's window is its answer, not a passing failure.
     await expect(engine.generate(update('word '.repeat(40_000)), { maxTokens: 16 })).rejects.toThrow(/maximum context length is 32768/);

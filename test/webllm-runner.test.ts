@@ -2,6 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { Engine } from '../src/engines/engine';
+import { DeviceLostError } from '../src/engines/errors';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { wireParts } from './runner-setup';
 import { Store } from '../src/storage/db';
@@ -35,7 +36,7 @@ class LosingEngine implements Engine {
   async generate(_m: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
     const n = this.calls++;
     options.onToken?.('half a memo');
-    if (this.lose.has(n)) throw Object.assign(new Error('The GPU stopped responding (device lost).'), { name: 'DeviceLostError' });
+    if (this.lose.has(n)) throw new DeviceLostError('The GPU stopped responding (device lost).', { cause: new Error('GPUDevice.lost') });
     return {
       text: `memory after call ${n}`,
       finishReason: 'stop',

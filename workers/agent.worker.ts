@@ -1,6 +1,7 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
 import type { EngineConfig } from '../src/engines/engine';
+import { wireError } from '../src/engines/errors';
 import { checkServer, ENGINES, createEngine, type EngineOptions, tokenizerFor } from '../src/engines/registry';
 import { Library } from '../src/library/library';
 import { BookCollections } from '../src/library/collections';
@@ -25,6 +26,7 @@ import {
   type RunRequest,
 } from '../src/agent/protocol';
 import { StepHold } from '../src/jobs/step-hold';
+import { Watchers } from '../src/jobs/watchers';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
@@ -129,24 +131,20 @@ async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
   try {
     return { ok: true, value: await work() };
   } catch (e) {
-    const err = e instanceof Error ? e : new Error(String(e));
-    return { ok: false, error: { name: err.name, message: err.message } };
+    return { ok: false, error: wireError(e) };
   }
 }
 
 // The model manager loads on first use: a page without WebGPU never pays for it.
 let modelService: Promise<ModelService> | undefined;
 const models = () => (modelService ??= import('../src/engines/webllm/manager').then((m) => new m.ModelService(shelf)));
-const watchers = new Map<number, () => void>();
+const watchers = new Watchers();
 
-const api: AgentApi = {
+/** The API protocol.ts declares and documents (AgentApi), served to the page. */
+const api = {
   engines: async () => ENGINES,
   hashingPort: () => Comlink.transfer(hashing.port2, [hashing.port2]),
   hashingStopped: () => hashBeside.stopped(),
-  /**
-   * `onProgress` and `onUsable` arrive as Comlink.proxy from the page: the import bar follows the first;
-   * the second hears of the document as soon as it can be read, while the rest of its text is stored.
-   */
   ingest: (
     file: File,
     engineId: string,
@@ -165,25 +163,21 @@ const api: AgentApi = {
   saveCollection: (name: string, documentIds: string[], id?: string) => attempt(async () => (await collections).save(name, documentIds, id)),
   deleteCollection: (id: string) => attempt(async () => (await collections).delete(id)),
   startRun: (request: RunRequest) => attempt(async () => (await runs).start(request)),
-  /** One run per question over the same book, sharing its chunk list; returns their ids in the questions' order. */
   startRuns: (request: Omit<RunRequest, 'question'>, questions: string[]) => attempt(async () => (await runs).startMany(request, questions)),
   resumeRun: (runId: string) => attempt(async () => (await runs).jobs.resume(runId)),
   pauseRun: (runId: string) => attempt(async () => (await runs).jobs.pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runs).jobs.cancel(runId)),
   deleteRun: (runId: string) => attempt(async () => (await runs).deleteRun(runId)),
-  /** Answers a new question from a finished run's final memory and stores it; `onWriting` (a Comlink.proxy) sees the reply so far. */
   askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
     attempt(async () => (await runs).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined)))),
   findSources: (runId: string) => attempt(async () => (await runs).findSources(runId)),
   traceMemory: (runId: string, revision: number) => attempt(async () => (await runs).traceMemory(runId, revision)),
-  /** `onRead` is a Comlink.proxy: it hears the bytes of dataset files read so far, and of how many. */
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
     attempt(async () => (await sweeps).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
   resumeEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.resume(id)),
   pauseEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.pause(id)),
   cancelEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.cancel(id)),
   importRun: (json: string) => attempt(async () => (await runs).importRun(json)),
-  /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer: (config: EngineConfig, apiKey?: string) =>
     attempt(async () => {
       if (apiKey !== undefined && typeof config.baseUrl === 'string') await saveApiKey(config.baseUrl, apiKey);
@@ -200,41 +194,29 @@ const api: AgentApi = {
   deleteModel: (id: string) => attempt(async () => (await models()).remove(id)),
   saveCustomModel: (spec: Omit<CustomModelSpec, 'id'>) => attempt(async () => (await models()).saveCustom(spec)),
   removeCustomModel: (id: string) => attempt(async () => (await models()).removeCustom(id)),
-  /** `listener` is a Comlink.proxy: every download and load reports to it, also those a run starts. Returns a handle for unwatchModels. */
   watchModels: async (listener: (p: ModelProgress) => unknown) => {
     const stop = (await models()).watch((p) => void Promise.resolve(listener(p)).catch(() => undefined));
-    const handle = watchers.size + Date.now();
-    watchers.set(handle, stop);
-    return handle;
+    return watchers.add(stop);
   },
   unwatchModels: async (handle: number) => {
-    watchers.get(handle)?.();
-    watchers.delete(handle);
+    watchers.remove(handle);
   },
-  /** Copies picked GGUF files into this origin's private storage (never sent anywhere); `onProgress` is a Comlink.proxy. */
   saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
     attempt(async () =>
       (await import('../src/engines/wllama/picked-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined)),
     ),
-  /** GGUF models kept in this browser for llama.cpp: downloads and copies of picked files. */
   listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama/files')).listStoredModels()),
   deleteLlamaModel: (id: string) => attempt(async () => (await import('../src/engines/wllama/files')).deleteStoredModel(id)),
-  /** Loads the llama.cpp model (downloading it once) and measures its speed here; `onProgress` is a Comlink.proxy. */
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
       return (await import('../src/engines/wllama/speed')).measureWllama(shelf, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
     }),
-  /** The mirror for the prompt files (the Settings field; empty: the pinned commit's raw files). */
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),
-  /** Each pinned prompt file: here or not, where from, and why the last fetch failed. */
   promptFiles: () => attempt(() => prompts.status()),
-  /** The MemAgent sets this browser holds, to show their templates. */
   promptSets: () => attempt(() => prompts.sets()),
-  /** Fetches the missing prompt files now (Settings' button); the status says what failed. */
   fetchPromptFiles: () => attempt(async () => (await prompts.refresh(), prompts.status())),
-  /** A local copy of a pinned prompt file, checked by its hash before anything is kept. */
   importPromptFile: (file: File) => attempt(async () => (await prompts.import(file.name, new Uint8Array(await file.arrayBuffer()))).id),
-};
+} satisfies AgentApi;
 
 exposeOnce(globalThis, () => Comlink.expose(api));

@@ -3,6 +3,7 @@ import type { ReadSettings } from '../core/plan';
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
+import type { WireError } from '../engines/errors';
 import type { ServerCheck } from '../engines/openai/engine';
 import type { GpuCapability } from '../engines/webllm/webgpu';
 import type { CustomModelSpec, ModelProgress } from '../engines/webllm/models';
@@ -134,17 +135,16 @@ export interface MemorySources {
   sections: boolean;
 }
 
-/** Errors cross to the page as plain data, so their message and kind survive. */
-export interface Outcome<T> {
-  ok: boolean;
-  value?: T;
-  error?: { name: string; message: string };
-}
+/** What a call answers: its value, or its error as plain data (structured clone drops classes; `fromWire` rebuilds an engine failure's class). */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: WireError };
 
 /** Callbacks arrive as Comlink.proxy from the page; what they return is ignored. */
 type Listener<A extends unknown[]> = (...args: A) => unknown;
 
-/** The worker's API. Every call but the watchers answers an Outcome; the worker resumes interrupted jobs itself at start. */
+/**
+ * The worker's API, declared and documented here only (the worker's object `satisfies` it). Every call that can fail answers an
+ * Outcome; `engines`, the hashing channel's two calls and the model watchers cannot. The worker resumes interrupted jobs itself at start.
+ */
 export interface AgentApi {
   engines(): Promise<readonly EngineInfo[]>;
   /** The worker's end of its channel to the hashing thread, for the page to hand to the thread it makes (once). */

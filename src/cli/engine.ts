@@ -4,7 +4,9 @@
  */
 import type { PromptRecord } from '../core/prompt-sets';
 import type { Engine, EngineConfig } from '../engines/engine';
-import { OpenAIEngine, type RetryNotice } from '../engines/openai/engine';
+import { EngineSettingsError } from '../engines/errors';
+import { OpenAIEngine } from '../engines/openai/engine';
+import type { RetryNotice } from '../engines/openai/retry';
 import { createEngine, ENGINES } from '../engines/registry';
 import { UsageError, wholeNumber } from './args';
 import { describeGpuEngine, gpuConfigOf, openGpuEngine, versionOf } from './gpu-engine';
@@ -69,12 +71,18 @@ export async function openEngine(
   const { id, config, retry } = engineConfigOf(v);
   // WebLLM's engine here is node's: Dawn for WebGPU, a folder for Cache Storage.
   if (id === 'webllm') return { engine: await openGpuEngine(v, say), config };
-  const engine = await createEngine(id, config, {
-    apiKey: v['api-key'] ?? process.env.MEMAGENT_API_KEY ?? process.env.OPENAI_API_KEY,
-    retry,
-    onRetry,
-  });
-  return { engine, config };
+  try {
+    const engine = await createEngine(id, config, {
+      apiKey: v['api-key'] ?? process.env.MEMAGENT_API_KEY ?? process.env.OPENAI_API_KEY,
+      retry,
+      onRetry,
+    });
+    return { engine, config };
+  } catch (e) {
+    // An address or model the server cannot take is the command line's to fix.
+    if (e instanceof EngineSettingsError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 /** The prompt set the flags choose (see prompts.ts); a flag that cannot be used is a usage error. */

@@ -18,7 +18,9 @@ import { paperF1 } from '../eval/paper-score';
 import type { ResolvedPrompts } from './prompts';
 
 /** A flag that cannot work, said so that the person can fix it. */
-export class DatasetArgsError extends Error {}
+export class DatasetArgsError extends Error {
+  override name = 'DatasetArgsError';
+}
 
 export interface DatasetEvalArgs {
   data: string[];

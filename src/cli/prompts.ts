@@ -10,6 +10,7 @@ import {
   APP_PROMPT_SET,
   customPromptSet,
   DEFAULT_PROMPTS_BASE,
+  fetchPinnedFile,
   fileSpec,
   type FileSetId,
   identifyPromptFile,
@@ -20,13 +21,13 @@ import {
   type PromptFileSpec,
   type PromptRecord,
   type PromptSet,
-  promptFileUrl,
   promptRecord,
   promptSetFromFile,
   promptsBaseProblem,
   sha256Hex,
 } from '../core/prompt-sets';
 import { templateProblem } from '../core/prompts';
+import { needsModel } from '../engines/infos';
 
 /** A flag's value that cannot be used: the message says what to give instead. */
 export class PromptOptionError extends Error {
@@ -85,21 +86,6 @@ function keep(dir: string, spec: PromptFileSpec, bytes: Uint8Array): void {
   }
 }
 
-/** Fetches a pinned file from `base` (the pinned commit's raw files, or a mirror) and checks its hash. */
-async function download(spec: PromptFileSpec, base: string, fetchImpl: typeof fetch): Promise<{ set: PromptSet; bytes: Uint8Array; url: string }> {
-  const url = promptFileUrl(spec, base);
-  let response: Response;
-  try {
-    response = await fetchImpl(url, { signal: AbortSignal.timeout(20_000) });
-  } catch (e) {
-    const cause = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
-    throw new PromptFileError(`${url} could not be fetched (${cause}).`, 'network');
-  }
-  if (!response.ok) throw new PromptFileError(`${url} could not be fetched (HTTP ${response.status}).`, 'network');
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  return { set: await promptSetFromFile(spec, bytes), bytes, url };
-}
-
 /** How to get a pinned file where it cannot be fetched. */
 function howToGet(spec: PromptFileSpec): string {
   return (
@@ -113,8 +99,13 @@ async function memagentSet(set: FileSetId, flags: PromptFlags, env: Required<Omi
   const spec = fileSpec(set, env.specs);
   const cached = await fromCache(env.cacheDir, spec);
   if (cached) return { set: cached, record: promptRecord(cached, { source: `cache ${cachePath(env.cacheDir, spec)}` }) };
-  const { set: fetched, bytes, url } = await download(spec, flags['prompts-base'] ?? DEFAULT_PROMPTS_BASE, env.fetch);
-  keep(env.cacheDir, spec, bytes);
+  const { set: fetched, url } = await fetchPinnedFile({
+    spec,
+    base: flags['prompts-base'] ?? DEFAULT_PROMPTS_BASE,
+    fetch: env.fetch,
+    timeoutMs: 20_000,
+    keep: (file, bytes) => keep(env.cacheDir, file, bytes),
+  });
   return { set: fetched, record: promptRecord(fetched, { source: url }) };
 }
 
@@ -194,7 +185,7 @@ export async function resolveCliPrompts(flags: PromptFlags, engineId: string, en
   }
 
   // Nothing chosen: the paper's prompts for a model, where the file can be had.
-  if (engineId === 'extractive') return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
+  if (!needsModel(engineId)) return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
   try {
     return await memagentSet('memagent', flags, env);
   } catch (e) {

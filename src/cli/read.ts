@@ -5,8 +5,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { ChunkSpan } from '../core/chunker';
 import { isAbortError } from '../core/generation';
-import { APP_LOOP_METHOD, memoryLoop } from '../core/loop';
+import { appLoopMethod, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
+import type { Engine } from '../engines/engine';
 import { OpenAIEngine } from '../engines/openai/engine';
 import { WebLLMEngine } from '../engines/webllm/engine';
 import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
@@ -90,6 +91,8 @@ export async function readCommand(argv: string[]): Promise<number> {
   let step = journal?.revisions.length ?? 0;
   const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
 
+  if (journal) refuseOtherModel(journal.header.engine, engineIdentity(engine), { out, force: v.force === true });
+
   let header: JournalHeader;
   let chunks: ChunkSpan[];
   if (journal) {
@@ -106,11 +109,7 @@ export async function readCommand(argv: string[]): Promise<number> {
       version: JOURNAL_VERSION,
       document: { name: doc.name, hash: doc.hash, chars: doc.text.length, ...(doc.books && { books: doc.books }) },
       question,
-      engine: {
-        id: engine.id,
-        ...(engine instanceof OpenAIEngine && { model: engine.model, baseUrl: engine.server.baseUrl }),
-        ...(engine instanceof WebLLMEngine && { model: engine.model.id }),
-      },
+      engine: engineIdentity(engine),
       settings: plan,
       templates,
       prompts: prompts.record,
@@ -161,7 +160,7 @@ export async function readCommand(argv: string[]): Promise<number> {
       memoryTokens: header.settings.memoryTokens,
       sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
       ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
-      method: { ...APP_LOOP_METHOD, answerStyle: header.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle },
+      method: appLoopMethod(header.prompts?.answerStyle),
       resume: journal?.revisions.length ? { nextChunk: step, memory: journal.revisions.at(-1)!.memory } : undefined,
       signal: stop.signal,
     });
@@ -233,4 +232,22 @@ export async function readCommand(argv: string[]): Promise<number> {
     process.off('SIGINT', onSigint);
     writer.close();
   }
+}
+
+/** The engine and model a journal records, to tell a resume with another one. */
+function engineIdentity(engine: Engine): JournalHeader['engine'] {
+  return {
+    id: engine.id,
+    ...(engine instanceof OpenAIEngine && { model: engine.model, baseUrl: engine.server.baseUrl }),
+    ...(engine instanceof WebLLMEngine && { model: engine.model.id }),
+  };
+}
+
+/** A resume with another engine or model would mix two models' writing in one memory: refused unless --force says it is meant. */
+function refuseOtherModel(kept: JournalHeader['engine'], now: JournalHeader['engine'], { out, force }: { out: string; force: boolean }): void {
+  if (force || (kept.id === now.id && (kept.model ?? '') === (now.model ?? ''))) return;
+  const name = (e: JournalHeader['engine']) => `--engine ${e.id}${e.model ? ` (model ${e.model})` : ''}`;
+  throw new UsageError(
+    `${out} was read with ${name(kept)}, not ${name(now)}: resuming would mix two models in one memory. Resume with the same engine and model, or add --force to continue with this one.`,
+  );
 }

@@ -88,8 +88,3 @@ export class ChunkFeed implements ChunkSource {
     }
   }
 }
-
-/** A fixed list as a chunk source. */
-export function listSource(spans: readonly ChunkSpan[]): ChunkSource {
-  return { at: async (i) => spans[i] };
-}

@@ -28,6 +28,16 @@ export interface LoopMethod {
 /** This app's reading: trimmed memories, the lenient answer, control strings made inert. */
 export const APP_LOOP_METHOD: Readonly<LoopMethod> = Object.freeze({ memory: 'trimmed', answerStyle: 'lenient', verbatim: false });
 
+/** This app's reading, with the answer read as the run's prompt set asks (its declared style), for runs, follow-ups and the CLI alike. */
+export function appLoopMethod(answerStyle: AnswerStyle | undefined): LoopMethod {
+  return { ...APP_LOOP_METHOD, answerStyle: answerStyle ?? APP_LOOP_METHOD.answerStyle };
+}
+
+/** The paper's method: memories kept verbatim, its answer style, text sent as it is. */
+export function paperLoopMethod(answerStyle: Extract<AnswerStyle, 'recurrent' | 'recurrent-boxed'>): LoopMethod {
+  return { memory: 'verbatim', answerStyle, verbatim: true };
+}
+
 export interface LoopInput {
   /** The book's text (or what reads ranges of it: a book still arriving), from which each chunk's characters are taken. */
   text: { slice(start: number, end: number): string };

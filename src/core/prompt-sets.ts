@@ -58,10 +58,6 @@ export function isFileSet(id: string): id is FileSetId {
   return id === 'memagent' || id === 'memagent-boxed';
 }
 
-export function isPromptSetId(id: string): id is PromptSetId {
-  return id in PROMPT_SET_LABELS;
-}
-
 export function fileSpec(set: FileSetId, specs: readonly PromptFileSpec[] = PROMPT_FILES): PromptFileSpec {
   return specs.find((s) => s.set === set)!;
 }
@@ -192,6 +188,42 @@ export async function identifyPromptFile(bytes: Uint8Array, specs: readonly Prom
 }
 
 /** The pinned file's URL under `base` (the raw files at the pinned commit, or a mirror of them). */
+/** Where a fetched pinned file goes once its hash is checked: the browser's database, or the CLI's cache folder. */
+export type KeepPromptFile = (spec: PromptFileSpec, bytes: Uint8Array, url: string) => void | Promise<void>;
+
+export interface PinnedFetch {
+  spec: PromptFileSpec;
+  /** The pinned commit's raw files, or a mirror. */
+  base: string;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  /** Extra fetch options (the browser asks past its HTTP cache). */
+  init?: RequestInit;
+  keep: KeepPromptFile;
+}
+
+/**
+ * Fetches a pinned prompt file, checks its hash and reads its set; a file
+ * with another hash is refused whole and nothing is kept. The one fetcher of
+ * the browser and the CLI, which differ only in where they keep the bytes.
+ */
+export async function fetchPinnedFile({ spec, base, fetch: fetchImpl, timeoutMs, init, keep }: PinnedFetch): Promise<{ set: PromptSet; url: string }> {
+  const url = promptFileUrl(spec, base);
+  let response: Response;
+  try {
+    response = await fetchImpl(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    // Node's fetch hides the network's reason one level down.
+    const cause = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
+    throw new PromptFileError(`${url} could not be fetched (${cause}).`, 'network');
+  }
+  if (!response.ok) throw new PromptFileError(`${url} could not be fetched (HTTP ${response.status}).`, 'network');
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const set = await promptSetFromFile(spec, bytes);
+  await keep(spec, bytes, url);
+  return { set, url };
+}
+
 export function promptFileUrl(spec: PromptFileSpec, base: string = DEFAULT_PROMPTS_BASE): string {
   return `${base.trim().replace(/\/+$/, '')}/${spec.path}`;
 }

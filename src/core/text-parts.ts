@@ -25,11 +25,6 @@ export function partCount(chars: number, partChars: number): number {
   return Math.ceil(chars / partChars);
 }
 
-/** The characters of part `part` of a text of `chars` characters. */
-export function partBounds(part: number, chars: number, partChars: number): { start: number; end: number } {
-  return { start: part * partChars, end: Math.min(chars, (part + 1) * partChars) };
-}
-
 /** The parts holding characters [start, end) (at least one part, for an empty range too). */
 export function partsCovering(start: number, end: number, partChars: number): { first: number; last: number } {
   const first = Math.floor(start / partChars);

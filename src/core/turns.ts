@@ -1,12 +1,12 @@
-import { abortError } from './generation';
+import { abortable } from './abort';
 
 /**
- * Turns at one engine that serves one request at a time (a model on this
- * device). A run asks for the turn before each step and gives it back once the
- * step is stored; turns go in the order they were asked for, so runs that are
- * all ready advance one step each, in rotation, and every memory moves on
- * together. A run that stops while it waits leaves the queue at once and holds
- * nobody up.
+ * Turns at one thing that serves one holder at a time (a model on this
+ * device, a GPU session): the one lock of the app. A run asks for the turn
+ * before each step and gives it back once the step is stored; turns go in the
+ * order they were asked for, so runs that are all ready advance one step each,
+ * in rotation, and every memory moves on together. A run that stops while it
+ * waits leaves the queue at once (with an AbortError) and holds nobody up.
  */
 export class Turns {
   private held = false;
@@ -19,10 +19,8 @@ export class Turns {
 
   /** Waits for the turn; resolves with the function that gives it back (a second call does nothing). */
   take(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(abortError());
-    return new Promise((resolve, reject) => {
+    return abortable<() => void>(signal, (resolve) => {
       const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
         this.held = true;
         let given = false;
         resolve(() => {
@@ -31,15 +29,12 @@ export class Turns {
           this.next();
         });
       };
-      const onAbort = () => {
+      if (!this.held) grant();
+      else this.queue.push(grant);
+      return () => {
         const at = this.queue.indexOf(grant);
-        if (at < 0) return;
-        this.queue.splice(at, 1);
-        reject(abortError());
+        if (at >= 0) this.queue.splice(at, 1);
       };
-      if (!this.held) return grant();
-      this.queue.push(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

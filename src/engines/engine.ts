@@ -34,9 +34,13 @@ export function withoutSecrets(config: EngineConfig | undefined): EngineConfig |
   return Object.fromEntries(Object.entries(config).filter(([name]) => !/api_?key|secret|password|credential|bearer|access_?token|authorization/i.test(name)));
 }
 
-/** What the UI lists in its Engine combobox. */
+/** What the UI lists in its Engine combobox, and what an engine can do, said once for the UI, the runs and the CLI. */
 export interface EngineInfo {
   id: string;
   label: string;
   description: string;
+  /** Reads with a language model; false for the model-free engine, which reads no prompts and has no model to choose. */
+  needsModel: boolean;
+  /** Chunks with a tokenizer that needs no model or server (Qwen's vocabulary, bundled), so a book can be counted with it before any model is chosen. */
+  standaloneTokenizer: boolean;
 }

@@ -1,6 +1,7 @@
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine, EngineConfig, EngineInfo } from './engine';
-import type { ApiKeySource, OpenAIOptions } from './openai/engine';
+import type { OpenAIOptions } from './openai/engine';
+import type { ApiKeySource } from './openai/http';
 import type { SpeedShelf } from './speed-shelf';
 
 /** What an engine may need beyond its stored config: a key looked up when it runs (never stored on a run), how to retry. */

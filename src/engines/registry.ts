@@ -1,8 +1,10 @@
 import type { Tokenizer } from '../core/tokenizer';
-import type { Engine, EngineConfig, EngineInfo } from './engine';
+import type { Engine, EngineConfig } from './engine';
+import { ENGINES } from './infos';
 import { EXTRACTIVE } from './extractive/entry';
 import type { EngineEntry, EngineOptions } from './entry';
-import { checkServer as checkOpenAIServer, openAIConfig, type ServerCheck } from './openai/engine';
+import { checkServer as checkOpenAIServer, type ServerCheck } from './openai/engine';
+import { openAIConfig } from './openai/http';
 import { OPENAI } from './openai/entry';
 import { loadQwenTokenizer } from './qwen-tokenizer';
 import { WEBLLM } from './webllm/entry';
@@ -10,11 +12,10 @@ import { WLLAMA } from './wllama/entry';
 
 export type { EngineEntry, EngineOptions };
 
-// The order the Engine combobox lists them in.
-const ENTRIES: readonly EngineEntry[] = [EXTRACTIVE, OPENAI, WEBLLM, WLLAMA];
+// One entry per engine of ENGINES (infos.ts), in the same order: test/engine-registry.test.ts holds them together.
+export const ENTRIES: readonly EngineEntry[] = [EXTRACTIVE, OPENAI, WEBLLM, WLLAMA];
 
-/** Every engine the app offers, in the order the Engine combobox lists them. */
-export const ENGINES: readonly EngineInfo[] = ENTRIES.map((e) => e.info);
+export { ENGINES };
 
 function entry(engineId: string): EngineEntry {
   const found = ENTRIES.find((e) => e.info.id === engineId);

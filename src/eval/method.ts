@@ -1,6 +1,6 @@
 import { type AnswerStyle, extractAnswer } from '../core/answer';
 import { abortError, isAbortError, type TextGenerator } from '../core/generation';
-import { type LoopMethod, memoryLoop } from '../core/loop';
+import { memoryLoop, paperLoopMethod } from '../core/loop';
 import { DEFAULT_READ_SETTINGS, type ReadSettings } from '../core/plan';
 import type { PromptTemplates } from '../core/prompts';
 import { type ChunkCutter, sliceTokens } from '../core/token-slices';
@@ -27,11 +27,6 @@ export const METHOD_CUTTER: ChunkCutter = 'token-slices';
 
 export function isMethodId(value: unknown): value is MethodId {
   return value === 'recurrent' || value === 'recurrent-boxed';
-}
-
-/** The loop's side of a method: memories kept verbatim, its answer style, text sent as it is. */
-export function loopMethod(method: MethodId): LoopMethod {
-  return { memory: 'verbatim', answerStyle: method, verbatim: true };
 }
 
 /**
@@ -129,7 +124,7 @@ export async function readItem(item: DatasetItem, file: string, settings: Method
       memoryTokens: settings.memoryTokens,
       sampling: { temperature: settings.temperature, topP: settings.topP },
       ...(settings.initialMemory !== undefined && { initialMemory: settings.initialMemory }),
-      method: loopMethod(settings.method),
+      method: paperLoopMethod(settings.method),
       signal: ctx.signal,
       now: ctx.now,
     });

@@ -1,4 +1,5 @@
 import { isAbortError } from '../core/generation';
+import { DeviceLostError } from '../engines/errors';
 import type { Engine, EngineConfig } from '../engines/engine';
 import { StaleRunError, StorageError, StorageFullError } from '../storage/db';
 import type { JobStatus } from '../storage/schema';
@@ -168,7 +169,7 @@ export class JobHost {
     const { noun, continuesFrom } = kind.words;
     if (isAbortError(e) || signal.aborted) return false; // pause or cancel already recorded the status
     if (e instanceof StaleRunError) return false; // another writer owns this job
-    if (e instanceof Error && e.name === 'DeviceLostError') {
+    if (e instanceof DeviceLostError) {
       const attempt = (this.recoveries.get(id) ?? 0) + 1;
       if (engine?.recover && attempt <= MAX_RECOVERIES) {
         this.recoveries.set(id, attempt);

@@ -1,4 +1,4 @@
-import { abortError } from '../core/generation';
+import { abortable } from '../core/abort';
 import type { HoldMessage } from '../agent/events';
 
 /**
@@ -26,23 +26,17 @@ export class StepHold {
   /** Resolves when run `runId` may generate its step at `index`; rejects with an abort error if `signal` stops the run first. */
   before(runId: string, index: number, signal: AbortSignal): Promise<void> | undefined {
     if (!this.holds(index)) return undefined;
-    if (signal.aborted) return Promise.reject(abortError());
-    return new Promise<void>((resolve, reject) => {
+    return abortable<void>(signal, (resolve) => {
       const waiter = {
         index,
         go: () => {
           this.waiting.delete(waiter);
-          signal.removeEventListener('abort', stop);
           resolve();
         },
       };
-      const stop = () => {
-        this.waiting.delete(waiter);
-        reject(abortError());
-      };
-      signal.addEventListener('abort', stop, { once: true });
       this.waiting.add(waiter);
       this.post({ type: 'held', runId, index });
+      return () => this.waiting.delete(waiter);
     });
   }
 

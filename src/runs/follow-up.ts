@@ -1,4 +1,4 @@
-import { answerFromMemory } from '../core/loop';
+import { answerFromMemory, appLoopMethod } from '../core/loop';
 import { finalPrompt } from '../core/prompts';
 import type { RunEvent } from '../agent/events';
 import type { Engine } from '../engines/engine';
@@ -6,7 +6,7 @@ import type { FollowUpRecord, RunRecord, Store } from '../storage/db';
 import { StaleRunError } from '../storage/db';
 import { type EngineCache, engineKey } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
-import { loopMethod, type RunReader } from './read';
+import { type RunReader } from './read';
 import type { SourceFinder } from './sources';
 import { WritingStream } from './writing-stream';
 
@@ -88,7 +88,7 @@ export class FollowUps {
         memoryTokens: run.settings.memoryTokens,
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
         onToken: writing && ((delta) => writing.add(delta)),
-        method: loopMethod(run),
+        method: appLoopMethod(run.prompts?.answerStyle),
       });
     } catch (e) {
       throw new RequestError(`The answer could not be written, and nothing was stored: ${(e as Error).message}`);

@@ -2,6 +2,7 @@ import {
   APP_PROMPT_SET,
   customPromptSet,
   DEFAULT_PROMPTS_BASE,
+  fetchPinnedFile,
   fileSpec,
   type FileSetId,
   identifyPromptFile,
@@ -19,6 +20,7 @@ import {
   sha256Hex,
 } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
+import { needsModel } from '../engines/infos';
 import type { Store } from '../storage/db';
 import { RequestError } from '../jobs/request-error';
 import type { PromptChoice, PromptFileStatus } from '../agent/protocol';
@@ -33,9 +35,6 @@ export interface PromptLibraryOptions {
 
 /** A run with no set chosen does not wait on a fetch that failed this recently; an explicit fetch always tries. */
 const RETRY_AFTER_MS = 60_000;
-
-/** Engines that read no prompts: no reason to fetch anything for them. */
-const NO_MODEL_ENGINES = new Set(['extractive']);
 
 /**
  * The MemAgent prompt files in the browser: fetched from the pinned commit (or
@@ -99,19 +98,15 @@ export class PromptLibrary {
   }
 
   private async download(set: FileSetId): Promise<PromptSet> {
-    const spec = fileSpec(set, this.specs);
-    const url = promptFileUrl(spec, this.base);
-    let response: Response;
-    try {
-      response = await this.fetchImpl(url, { signal: AbortSignal.timeout(this.timeoutMs), cache: 'no-store' });
-    } catch (e) {
-      const cause = e instanceof Error ? e.message : String(e);
-      throw new PromptFileError(`${url} could not be fetched (${cause}).`, 'network');
-    }
-    if (!response.ok) throw new PromptFileError(`${url} could not be fetched (HTTP ${response.status}).`, 'network');
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    const parsed = await promptSetFromFile(spec, bytes); // refused whole on a wrong hash: nothing is kept
-    await (await this.store).putPromptFile({ path: spec.path, sha256: spec.sha256, bytes: new Uint8Array(bytes).buffer, source: url, savedAt: Date.now() });
+    const { set: parsed } = await fetchPinnedFile({
+      spec: fileSpec(set, this.specs),
+      base: this.base,
+      fetch: this.fetchImpl,
+      timeoutMs: this.timeoutMs,
+      init: { cache: 'no-store' },
+      keep: async (spec, bytes, url) =>
+        (await this.store).putPromptFile({ path: spec.path, sha256: spec.sha256, bytes: new Uint8Array(bytes).buffer, source: url, savedAt: Date.now() }),
+    });
     return parsed;
   }
 
@@ -195,7 +190,7 @@ export class PromptLibrary {
    * with a note saying so.
    */
   async resolve(choice: PromptChoice, engineId: string, templates?: PromptTemplates): Promise<{ set: PromptSet; record: PromptRecord }> {
-    if (choice === 'app' || (choice === 'auto' && NO_MODEL_ENGINES.has(engineId))) return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
+    if (choice === 'app' || (choice === 'auto' && !needsModel(engineId))) return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
     if (choice === 'custom') {
       const set = customPromptSet(templates ?? APP_PROMPT_SET.templates);
       return { set, record: promptRecord(set) };

@@ -2,14 +2,14 @@ import type { ChunkLease } from '../core/chunk-lists';
 import { ChunkLists } from '../core/chunk-lists';
 import type { TextGenerator } from '../core/generation';
 import { firstChunk, type ChunkSpan } from '../core/chunker';
-import { APP_LOOP_METHOD, type LoopInput, type LoopMethod, memoryLoop } from '../core/loop';
+import { appLoopMethod, type LoopInput, memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
 import { SkimIndex } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
 import { Turns } from '../core/turns';
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
-import type { RunBook, RunProgress, RunRecord, Store } from '../storage/db';
+import type { RunBook, RunProgress, Store } from '../storage/db';
 import { RUN_ANSWER } from '../storage/schema';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
@@ -201,7 +201,7 @@ export class RunReader {
         sampling: { temperature: run.settings.temperature, topP: run.settings.topP, seed: run.settings.seed },
         resume: { nextChunk: run.nextChunk, memory: run.memory },
         // The answer is read as the prompt set's final template asks for it (runs from before prompt sets: leniently).
-        method: loopMethod(run),
+        method: appLoopMethod(run.prompts?.answerStyle),
         signal,
         onToken: (delta) => writing?.add(delta),
       });
@@ -261,9 +261,4 @@ export class RunReader {
     // The answer is stored and told: its sources follow. A failure here leaves them to be traced when the run is shown.
     if (answered) await this.deps.sources?.trace(runId, [RUN_ANSWER]).catch(() => undefined);
   }
-}
-
-/** How a run's loop reads and answers: this app's reading, with the answer read as its prompt set asks. */
-export function loopMethod(run: Pick<RunRecord, 'prompts'>): LoopMethod {
-  return { ...APP_LOOP_METHOD, answerStyle: run.prompts?.answerStyle ?? APP_LOOP_METHOD.answerStyle };
 }

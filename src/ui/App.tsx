@@ -1,6 +1,7 @@
 import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
+import { importTokenizerEngine } from '../engines/infos';
 import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import { FieldError } from './FieldError';
@@ -45,7 +46,7 @@ export function App({ place }: { place: Place }) {
   const view = useRun(runId, imports.version);
   const runColumn = useRef<HTMLDivElement>(null);
   // The engine whose tokenizer counts a new book's tokens.
-  const importEngine = engines[0]?.id ?? 'extractive';
+  const importEngine = importTokenizerEngine();
 
   const refreshRuns = useCallback(async () => setRuns(await (await store).listRuns()), []);
 

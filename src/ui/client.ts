@@ -1,5 +1,6 @@
 import * as Comlink from 'comlink';
 import { type AgentApi, EVENTS_CHANNEL, type Outcome, type RunEvent } from '../agent/protocol';
+import { fromWire } from '../engines/errors';
 import { i18n } from './i18n';
 
 /** The page's only doorway to the worker that owns ingestion and runs. */
@@ -14,12 +15,8 @@ void agent.hashingPort().then((port) => hasher.postMessage(port, [port]));
 /** Unwraps a worker outcome, re-raising its error with its kind and message. */
 export async function call<T>(outcome: Promise<Outcome<T>>): Promise<T> {
   const o = await outcome;
-  if (!o.ok) {
-    const err = new Error(o.error?.message ?? i18n.t('shell.workerFailed'));
-    err.name = o.error?.name ?? 'Error';
-    throw err;
-  }
-  return o.value as T;
+  if (!o.ok) throw fromWire({ ...o.error, message: o.error.message || i18n.t('shell.workerFailed') });
+  return o.value;
 }
 
 export function onRunEvent(listener: (event: RunEvent) => void): () => void {

@@ -7,11 +7,11 @@ import { useSyncExternalStore } from 'react';
  */
 export type Place = 'read' | 'library' | 'models' | 'evaluate';
 
-export const PLACES: readonly { id: Place; label: string; hash: string }[] = [
-  { id: 'read', label: 'Read', hash: '#/' },
-  { id: 'library', label: 'Library', hash: '#/library' },
-  { id: 'models', label: 'Models', hash: '#/models' },
-  { id: 'evaluate', label: 'Evaluate', hash: '#/evaluate' },
+export const PLACES: readonly { id: Place; hash: string }[] = [
+  { id: 'read', hash: '#/' },
+  { id: 'library', hash: '#/library' },
+  { id: 'models', hash: '#/models' },
+  { id: 'evaluate', hash: '#/evaluate' },
 ];
 
 export function placeOf(hash: string): Place {

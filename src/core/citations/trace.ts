@@ -122,6 +122,23 @@ interface Option {
   covers: Set<string>;
 }
 
+/** A revision that may have written a note down: what it is credited with, against the note's keys not yet accounted for. */
+interface CandidateRevision {
+  revision: number;
+  credits: Map<string, number>;
+  uncovered: Set<string>;
+}
+
+/** One note's keys and how much each counts. */
+interface NoteWeights {
+  keys: readonly string[];
+  /** The keys that carry the note's content. */
+  core: Set<string>;
+  weight: (k: string) => number;
+  total: number;
+  coreTotal: number;
+}
+
 export class Tracer {
   private readonly timeline: KeyTimeline;
   private readonly sections = new Map<number, SectionSentences | null>();
@@ -326,7 +343,7 @@ export class Tracer {
       let best: Option | null = null;
       for (const revision of candidates) {
         if (tried.has(revision)) continue;
-        const option = await this.bestSentence(revision, entered.get(revision)!, uncovered, core, keys, weight, total, coreTotal);
+        const option = await this.bestSentence({ revision, credits: entered.get(revision)!, uncovered }, { core, keys, weight, total, coreTotal });
         if (option && (!best || better(option, best))) best = option;
       }
       if (!best) break;
@@ -350,14 +367,8 @@ export class Tracer {
 
   /** The sentence of revision `revision`'s section that best accounts for what it wrote down of a note, if one does. */
   private async bestSentence(
-    revision: number,
-    credits: Map<string, number>,
-    uncovered: Set<string>,
-    core: Set<string>,
-    keys: readonly string[],
-    weight: (k: string) => number,
-    total: number,
-    coreTotal: number,
+    { revision, credits, uncovered }: CandidateRevision,
+    { core, keys, weight, total, coreTotal }: NoteWeights,
   ): Promise<Option | null> {
     const found = await this.sentencesOf(revision);
     if (!found) {

@@ -2,14 +2,9 @@ import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { sentenceSpans } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
-import type { Engine, EngineInfo } from '../engine';
+import type { Engine } from '../engine';
 import { type Candidate, chooseSentences, rank } from './answer-sentences';
-
-export const EXTRACTIVE_INFO: EngineInfo = {
-  id: 'extractive',
-  label: 'Extractive (no model)',
-  description: 'Heuristic memory baseline: keeps the sentences most related to the question, no language model. Instant and deterministic.',
-};
+import { EXTRACTIVE_INFO } from './info';
 
 interface ParsedPrompt {
   problem: string;

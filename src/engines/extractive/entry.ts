@@ -1,6 +1,7 @@
 import type { EngineEntry } from '../entry';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
-import { EXTRACTIVE_INFO, ExtractiveEngine } from './engine';
+import { ExtractiveEngine } from './engine';
+import { EXTRACTIVE_INFO } from './info';
 
 /** The extractive engine: no model, Qwen's vocabulary for chunking. */
 export const EXTRACTIVE: EngineEntry = {

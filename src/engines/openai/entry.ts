@@ -1,6 +1,8 @@
 import type { EngineEntry } from '../entry';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
-import { createOpenAIEngine, OPENAI_INFO, openAIConfig } from './engine';
+import { createOpenAIEngine } from './engine';
+import { OPENAI_INFO } from './info';
+import { openAIConfig } from './http';
 
 /** An OpenAI-compatible server, with the key looked up when it runs. */
 export const OPENAI: EngineEntry = {

@@ -1,13 +1,10 @@
+import { errorNamed } from '../errors';
 import type { ModelEntry } from './models';
 import { ModelDownloadError } from './model-download';
 import { SHIPPED_WEBLLM, type WebLLMVersion } from './versions';
 
-/** An Error with `name` set: WebLLM's own errors are told apart by name, and so are these. */
-export function named(name: string, message: string): Error {
-  const e = new Error(message);
-  e.name = name;
-  return e;
-}
+/** WebLLM's own errors are told apart by name (they are not exported): the app's class of that name where it has one. */
+export const named = errorNamed;
 
 /** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next. */
 export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number, webllm: WebLLMVersion = SHIPPED_WEBLLM): Error {

@@ -6,6 +6,7 @@
  * index for shards; for other files the body itself where a compressed
  * Content-Length could mislead.
  */
+import { retryAfterMs, sleep } from '../../core/abort';
 import type { PartStore } from './model-parts';
 
 export type DownloadErrorKind = 'not-found' | 'network' | 'offline' | 'quota' | 'invalid';
@@ -79,24 +80,6 @@ export function quotaError(needed?: number, free?: number): ModelDownloadError {
     `There is not enough storage for this model.${amounts} Choose a smaller model, or delete models you no longer need (and documents in the Library), then press Download again.`,
     'quota',
   );
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onAbort = () => (clearTimeout(t), reject(signal!.reason));
-    const t = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Retry-After as milliseconds from now: delta-seconds or an HTTP date. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
-  const v = value?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** `bytes <first>-<last>/<total>`; total undefined for `*`. */

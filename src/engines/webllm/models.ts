@@ -46,6 +46,9 @@ export const WEBLLM_INFO: EngineInfo = {
   label: 'WebLLM (WebGPU)',
   description:
     'Qwen2.5 (0.5B–7B) or a converted RL-MemAgent-7B on your GPU, in this browser: nothing leaves the device. The model is downloaded once (see Models).',
+  needsModel: true,
+  // The model's own tokenizer.json, fetched with the model.
+  standaloneTokenizer: false,
 };
 
 export const DEFAULT_MODEL_ID = 'Qwen2.5-7B-Instruct-q4f16_1-MLC';

@@ -124,11 +124,3 @@ export async function checkWebGPU(gpu: GpuLike | undefined = currentGpu()): Prom
   if (typeof maxBufferSize === 'number') capability.maxBufferSize = maxBufferSize;
   return capability;
 }
-
-/**
- * WebLLM is the default engine only on a hardware adapter: on a software one a
- * 7B model would take hours per book, so the fast engines stay first.
- */
-export function preferWebLLM(c: GpuCapability): boolean {
-  return c.status === 'ok' && !c.fallback;
-}

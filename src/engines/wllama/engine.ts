@@ -7,6 +7,8 @@ import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, 
 import { DEFAULT_READ_SETTINGS } from '../../core/plan';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig } from '../engine';
+import { ContextWindowExceededError, ModelLoadError, ModelRuntimeError } from '../errors';
+import { ModelDownloadError } from '../webllm/model-fetch';
 import { llamaCppParams, stepRequest } from '../request';
 import { loadQwenTokenizer } from '../qwen-tokenizer';
 import { effectiveThreads, isQwenVocabulary, type ModelSource, parseWllamaConfig, WLLAMA_ENGINE_ID, type WllamaSettings } from './models';
@@ -132,12 +134,6 @@ const browserDeps = (): WllamaDeps => ({
   hardwareConcurrency: globalThis.navigator?.hardwareConcurrency ?? 1,
 });
 
-function named(name: string, message: string): Error {
-  const e = new Error(message);
-  e.name = name;
-  return e;
-}
-
 /** Tokens of slack besides the chat template: pieces that merge differently where texts meet, and 1%. */
 export function slackTokens(contextTokens: number): number {
   return 16 + Math.ceil(contextTokens / 100);
@@ -216,15 +212,15 @@ export class WllamaHost {
 
 function explainLoadError(e: unknown, source: ModelSource): Error {
   const detail = e instanceof Error ? e.message : String(e);
-  if (source.kind === 'local') return named('ModelLoadError', `llama.cpp could not load "${source.name}": ${detail}`);
+  if (source.kind === 'local') return new ModelLoadError(`llama.cpp could not load "${source.name}": ${detail}`, { cause: e });
   if (/fetch|network|HTTP|CORS/i.test(detail) || e instanceof TypeError) {
-    return named(
-      'ModelDownloadError',
+    return new ModelDownloadError(
       `The model could not be downloaded from ${source.url} (${detail}). Check the address and that you are online; ` +
         'the server must allow cross-origin requests (CORS). Once downloaded, a model loads from this browser without a network.',
+      'network',
     );
   }
-  return named('ModelLoadError', `llama.cpp could not load the model from ${source.url}: ${detail}`);
+  return new ModelLoadError(`llama.cpp could not load the model from ${source.url}: ${detail}`, { cause: e });
 }
 
 const defaultHost = new WllamaHost();
@@ -341,8 +337,7 @@ export class WllamaEngine implements Engine {
     const factor = this.qwenVocabulary ? 1 : this.measuredFactor ? Math.max(1, this.measuredFactor * 1.1) : this.factor;
     const expected = this.overhead + Math.ceil(counted * factor) + maxTokens;
     if (expected > this.maxContext) {
-      throw named(
-        'ContextWindowSizeExceededError',
+      throw new ContextWindowExceededError(
         `This step needs about ${expected} tokens of the model's (prompt, reply and chat template), more than the ` +
           `${this.maxContext}-token context it can hold. Choose a smaller chunk size or memory size and start the run again.`,
       );
@@ -375,15 +370,15 @@ export class WllamaEngine implements Engine {
       const message = e instanceof Error ? e.message : String(e);
       const over = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(message);
       if (over) {
-        throw named(
-          'ContextWindowSizeExceededError',
+        throw new ContextWindowExceededError(
           `This step's prompt is ${over[1]} tokens for this model, more than the ${over[2]}-token context it was loaded with; ` +
             'nothing was cut. Choose a smaller chunk size or memory size and start the run again.',
+          { cause: e },
         );
       }
       // A crashed runtime cannot answer again: the next request loads the model afresh.
       if (e instanceof Error && e.name === 'WllamaRuntimeError') await this.host.unload();
-      throw named('ModelError', `llama.cpp stopped with an error: ${message}`);
+      throw new ModelRuntimeError(`llama.cpp stopped with an error: ${message}`, { cause: e });
     }
     if (signal?.aborted) throw abortError();
 
@@ -394,8 +389,7 @@ export class WllamaEngine implements Engine {
     }
     // Stopped for length short of max_tokens: the context ran out, so the reply is incomplete.
     if (finish === 'length' && timings && completionTokens < maxTokens) {
-      throw named(
-        'ContextWindowSizeExceededError',
+      throw new ContextWindowExceededError(
         `The model's ${nCtx}-token context filled up after ${completionTokens} of ${maxTokens} reply tokens; the reply was not kept. ` +
           'Choose a smaller chunk size or memory size and start the run again.',
       );

@@ -16,6 +16,9 @@ export const WLLAMA_INFO: EngineInfo = {
   description:
     'Runs a GGUF model on the processor with llama.cpp compiled to WebAssembly: no graphics card needed. ' +
     'Slower than WebGPU; a small model is best. The model file stays in this browser.',
+  needsModel: true,
+  // Qwen's vocabulary: exact for the suggested Qwen GGUFs; for others the engine plans with a margin.
+  standaloneTokenizer: true,
 };
 
 export interface SuggestedModel {

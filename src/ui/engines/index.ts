@@ -1,3 +1,4 @@
+import { needsModel } from '../../engines/infos';
 import { OPENAI_UI } from './openai';
 import type { EngineUi } from './types';
 import { WEBLLM_UI } from './webllm';
@@ -13,7 +14,6 @@ export { usePreferredEngine } from './webllm/models';
  * page read this table and never an engine id.
  */
 export const ENGINE_UI: Readonly<Record<string, EngineUi>> = {
-  extractive: { noModel: true },
   openai: OPENAI_UI,
   webllm: WEBLLM_UI,
   wllama: WLLAMA_UI,
@@ -21,7 +21,7 @@ export const ENGINE_UI: Readonly<Record<string, EngineUi>> = {
 
 const NONE: EngineUi = {};
 
-/** The entry of an engine; one the table does not know has no choices. */
+/** The entry of an engine (one the table does not know has no choices), with whether it reads without a model, as the engine's info says. */
 export function engineUi(engineId: string): EngineUi {
-  return ENGINE_UI[engineId] ?? NONE;
+  return { ...(ENGINE_UI[engineId] ?? NONE), noModel: !needsModel(engineId) };
 }

@@ -45,6 +45,6 @@ export interface EngineUi {
   Note?: ComponentType<EngineNoteProps>;
   /** Its section of the Models page: the models it keeps in this browser, with their measured speeds. */
   Models?: ComponentType<EngineModelsProps>;
-  /** Reads with a heuristic and no model: it takes no model and no prompt set. */
+  /** Reads with a heuristic and no model: it takes no model and no prompt set (set by engineUi from the engine's info). */
   noModel?: boolean;
 }
