@@ -1,3 +1,4 @@
+import { DeviceLostError } from '../errors';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
 import { downloadModel, scopeTuning } from './model-download';
@@ -316,7 +317,16 @@ export class GpuSession {
     if (!pipeline || verifyBlocker(pipeline) || !batchVerify(pipeline)) return 'unsupported';
     const plain = await this.write(model, window, SELF_CHECK_MESSAGES, options, system);
     if (signal?.aborted) throw abortError(); // a stopped reply proves nothing
-    const speculative = await this.write(model, window, SELF_CHECK_MESSAGES, options, system, plan);
+    let speculative: Awaited<ReturnType<GpuSession['write']>>;
+    try {
+      speculative = await this.write(model, window, SELF_CHECK_MESSAGES, options, system, plan);
+    } catch (e) {
+      if (signal?.aborted) throw abortError();
+      if (e instanceof DeviceLostError) throw e;
+      // Speculation that fails on this runtime or GPU must never fail a read: it stays off, as after a mismatch.
+      console.warn(`Speculative writing failed its check with ${model.label}, so it stays off:`, e);
+      return 'mismatch';
+    }
     if (signal?.aborted) throw abortError();
     return plain.tokens.length > 0 && plain.tokens.join() === speculative.tokens.join() ? 'exact' : 'mismatch';
   }
