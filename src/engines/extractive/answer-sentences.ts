@@ -50,6 +50,9 @@ function namesOf(text: string): Set<string> {
  * shares a name with a chosen sentence (the second hop: "X went to Skerry Point" → "the keeper on Skerry
  * Point…"); a sentence that does both goes first, and a linked one before an unlinked one.
  */
+/** A share of the best score at which another sentence counts as an equal match. */
+const NEAR_BEST = 0.9;
+
 export function chooseSentences(question: string, sentences: readonly string[]): string[] {
   const { pool, idf } = rank(question, sentences);
   const best = [...pool].sort((a, b) => b.score - a.score || a.order - b.order)[0];
@@ -59,9 +62,14 @@ export function chooseSentences(question: string, sentences: readonly string[]):
   const holders = new Map<string, number>();
   for (const set of names) for (const n of set) holders.set(n, (holders.get(n) ?? 0) + 1);
 
-  const chosen = [best];
-  const covered = new Set([...best.terms].filter((t) => asked.has(t)));
-  const linkNames = new Set(names[best.order]);
+  // Sentences that match about as well as the best are kept too: two that each seem to answer (one may be a
+  // decoy planted to look like the answer) are both shown, rather than whichever came first.
+  const chosen = [...pool]
+    .filter((c) => c === best || c.score >= best.score * NEAR_BEST)
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, MOST);
+  const covered = new Set(chosen.flatMap((c) => [...c.terms]).filter((t) => asked.has(t)));
+  const linkNames = new Set(chosen.flatMap((c) => [...names[c.order]!]));
   while (chosen.length < MOST) {
     let pick: Option | null = null;
     for (const c of pool) {
