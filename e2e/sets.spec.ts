@@ -87,7 +87,8 @@ test('three books chosen at once, ordered by keyboard and by dragging, answer a 
     await expect(section).toContainText(`Section ${k} of ${max} · ${book}`);
     if (k === second) {
       await expect(section).toContainText(`Section ${k} of ${max} · The Weather Book · Chapter 1: Rain`);
-      await expect(section.locator('pre')).toContainText(/^Document 2:\nThe Weather Book\n/);
+      // The section pane shows the text as prose: the book header's line breaks are joined.
+      await expect(section.locator('pre')).toContainText(/^Document 2: The Weather Book /);
     }
     if (k < max) await page.keyboard.press('ArrowDown');
   }
@@ -202,7 +203,7 @@ test('a set-run exports, and an import finds its books by their content and says
   await fresh.getByLabel('Add books').setInputFiles(weather);
   await expect(bookList(fresh).getByRole('listitem')).toHaveCount(3);
   await expect(books).toHaveText(['harbour', 'The Weather Book (weather.epub)', 'families']);
-  await expect(section.locator('pre')).toContainText(/^Document 2:\nThe Weather Book\n/);
+  await expect(section.locator('pre')).toContainText(/^Document 2: The Weather Book /);
   await context.close();
 });
 
