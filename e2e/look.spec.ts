@@ -30,8 +30,9 @@ function smallTargets(page: Page): Promise<string[]> {
     for (const el of document.querySelectorAll<HTMLElement>('a[href], button, select, textarea, summary, input:not([type="checkbox"]):not([type="radio"])')) {
       if (!el.checkVisibility({ visibilityProperty: true })) continue; // not shown
       // A control drawn as its label (a file picker styled as a button) is pressed through the label: measure that.
-      const label = el instanceof HTMLInputElement ? el.labels?.[0] : undefined;
-      const box = (label && el.getBoundingClientRect().width <= 1 ? label : el).getBoundingClientRect();
+      const labels = el instanceof HTMLInputElement && el.getBoundingClientRect().width <= 1 ? [...(el.labels ?? [])] : [];
+      const boxes = labels.map((l) => l.getBoundingClientRect());
+      const box = boxes.length ? boxes.reduce((a, b) => (b.height > a.height ? b : a)) : el.getBoundingClientRect();
       if (box.width < 24 || box.height < 24)
         out.push(
           `${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" ${Math.round(box.width)}×${Math.round(box.height)}`,
