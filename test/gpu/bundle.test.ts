@@ -1,23 +1,12 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchRecord } from '../../bench/gpu/bench';
-import { expectMeasured, run, swiftShaderEnv } from './support';
+import { bareTools, expectMeasured, run, swiftShaderEnv } from './support';
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-bundle-gpu-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A bin folder with only the tools run.sh may use: no node, no npm. */
-function bareTools(into: string): string {
-  mkdirSync(into);
-  for (const tool of ['sh', 'dirname', 'cat', 'mkdir', 'chmod', 'mv', 'xz']) {
-    const found = ['/usr/bin', '/bin'].map((d) => join(d, tool)).find((p) => existsSync(p));
-    if (!found) throw new Error(`No ${tool} on this machine.`);
-    symlinkSync(found, join(into, tool));
-  }
-  return into;
-}
 
 describe('npm run bench:gpu:bundle', () => {
   it('writes one folder of at most 60 MiB that runs the benchmark from a bare copy with no node, npm or node_modules', async () => {

@@ -1,27 +1,16 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PeerComparison } from '../../bench/gpu/peer/compare';
 import type { PeerRecord } from '../../bench/gpu/peer/llama-peer';
-import { run } from './support';
+import { bareTools, run } from './support';
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-peer-bundle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const LIBRARY = fileURLToPath(new URL('../../../shared/fixtures/webllm/Qwen2-0.5B-Instruct-q4f32_1-ctx4k_cs1k-webgpu.wasm', import.meta.url));
-
-/** A bin folder with only the tools run.sh may use: no node, no npm. */
-function bareTools(into: string): string {
-  mkdirSync(into);
-  for (const tool of ['sh', 'dirname', 'cat', 'mkdir', 'chmod', 'mv', 'xz']) {
-    const found = ['/usr/bin', '/bin'].map((d) => join(d, tool)).find((p) => existsSync(p));
-    if (!found) throw new Error(`No ${tool} on this machine.`);
-    symlinkSync(found, join(into, tool));
-  }
-  return into;
-}
 
 describe('npm run bench:gpu:peer-bundle', () => {
   it('writes one folder of at most 60 MiB that runs llama.cpp from a bare copy and compares it with a WebLLM record', async () => {

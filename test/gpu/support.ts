@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { BenchRecord } from '../../bench/gpu/bench';
 
@@ -16,6 +17,17 @@ export interface Outcome {
   stdout: string;
   stderr: string;
   seconds: number;
+}
+
+/** A bin folder with only the tools run.sh may use: no node, no npm. */
+export function bareTools(into: string): string {
+  mkdirSync(into);
+  for (const tool of ['sh', 'dirname', 'cat', 'mkdir', 'chmod', 'mv', 'xz']) {
+    const found = ['/usr/bin', '/bin'].map((d) => join(d, tool)).find((p) => existsSync(p));
+    if (!found) throw new Error(`No ${tool} on this machine.`);
+    symlinkSync(found, join(into, tool));
+  }
+  return into;
 }
 
 /** Runs a command to its end, its output kept and echoed to the test's log as it comes. */

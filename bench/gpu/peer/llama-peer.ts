@@ -162,7 +162,8 @@ export async function runLlamaPeer(o: PeerOptions): Promise<PeerRecord> {
     return {
       engine: 'llama.cpp',
       runtime: `node-llama-cpp ${NODE_LLAMA_CPP}`,
-      backend: onGpu ? String(llama.gpu) : 'cpu',
+      // A Vulkan build that found no device (or offloaded nothing) still ran on the CPU.
+      backend: onGpu && model.gpuLayers > 0 ? String(llama.gpu) : 'cpu',
       devices,
       threads,
       shape: o.shape,
