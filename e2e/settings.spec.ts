@@ -46,6 +46,8 @@ test('skim mode reads a small share of the book, and the estimate says what it s
   // Measured now: the estimate is a time, and skim mode says what it saves.
   await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.7) });
   await expect(estimate).toContainText(/expected .+ measured on this engine/);
+  // Beyond its steps, a read starts the engine and cuts the book, stores each revision and answers: the finished read measured that too.
+  await expect(estimate).toContainText(/; with .+ to start, store the revisions and answer, as past reads took\)\.$/);
   await page.getByLabel('Skim mode').check();
   await expect(page.getByLabel('Share of chunks to read (%)')).toHaveValue('5');
   await expect(estimate).toContainText(/Skim reads at most \d+ of about \d+ chunks: expected .+ saving about/);

@@ -16,6 +16,15 @@ describe('memagent --help and --version', () => {
     expect(stdout).toMatch(/^ {2}--help\s/m);
   });
 
+  it('shows in its usage lines the engine of every read and eval the README shows', async () => {
+    const { stdout } = await run('node', [BIN, '--help'], { timeout: 60_000 });
+    const usage = stdout.split('\nUsage:\n')[1]!.split('\n\n')[0]!;
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const shown = [...readme.matchAll(/(?:memagent|npm run) (read|eval)\b[^\n]*?--engine ([\w-]+)/g)].map((m) => [m[1]!, m[2]!] as const);
+    expect(shown).toContainEqual(['read', 'extractive']);
+    for (const [command, engine] of shown) expect(usage).toMatch(new RegExp(`^  memagent ${command} .*--engine ${engine} `, 'm'));
+  });
+
   it("prints the package's version and then every command", async () => {
     const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     const { stdout } = await run('node', [BIN, '--version'], { timeout: 60_000 });

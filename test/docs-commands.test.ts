@@ -110,6 +110,12 @@ describe('commands in the README and docs', () => {
     expect(blocks.length).toBeGreaterThan(0);
   });
 
+  it("the README's command-line examples write in the folder they are run from, not the repository's .tmp/", () => {
+    const cli = blocks.filter((b) => b.page === 'README.md').flatMap((b) => b.commands.filter((c) => /\bmemagent (read|eval)\b|npm run eval\b/.test(c)));
+    expect(cli.some((c) => c.includes(' --out '))).toBe(true);
+    expect(cli.filter((c) => /\s\.tmp\//.test(c))).toEqual([]);
+  });
+
   it('npm test is the suite this test runs in, so it is checked by being run, not from here', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
     expect(pkg.scripts.test).toContain('npm run test:unit');

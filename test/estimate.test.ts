@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateRead, estimateRun, modelKey, PROMPT_OVERHEAD_TOKENS, readSize, skimmedChunks, stepMs } from '../src/core/estimate';
+import { besideMs, besideSteps, estimateRead, estimateRun, modelKey, PROMPT_OVERHEAD_TOKENS, readSize, skimmedChunks, stepMs } from '../src/core/estimate';
 
 describe('run estimates', () => {
   it('scale the median time per prompt token to the run, counting the answer step', () => {
@@ -20,6 +20,31 @@ describe('run estimates', () => {
     expect(skimmedChunks(100, 0.05, 1)).toBe(15);
     expect(skimmedChunks(10, 0.05, 1)).toBe(3);
     expect(skimmedChunks(4, 0.5, 1)).toBe(4);
+  });
+});
+
+describe('what a read takes besides its steps', () => {
+  /** A read of steps of `ms` each, started at 0: `start` before the first step, `store` after each, `end` after the last. */
+  const read = (chunks: number, ms: number, start: number, store: number, end: number) => {
+    const steps = Array.from({ length: chunks }, (_, i) => ({ ms, committedAt: start + (i + 1) * ms + i * store }));
+    return { startedAt: 0, finishedAt: steps.at(-1)!.committedAt + end, steps };
+  };
+
+  it('measures the start (engine, tokenizer, the book cut), each revision stored, and the end less the answer step', () => {
+    // The model-free engine: steps of 5 ms, and 2.5 s to start a first read: 22 chunks take about 3 s, not less than a second.
+    const beside = besideSteps([read(22, 5, 2500, 20, 300)])!;
+    expect(beside).toEqual({ startMs: 2500, perChunkMs: 20, endMs: 295 });
+    expect(besideMs(beside, 22)).toBe(2500 + 22 * 20 + 295);
+  });
+
+  it('takes the median read, so that one paused read does not count its pause', () => {
+    const paused = read(10, 5, 60_000, 20, 300);
+    expect(besideSteps([read(10, 5, 1000, 20, 300), paused, read(10, 5, 1200, 20, 300)])!.startMs).toBe(1200);
+  });
+
+  it('has no figure before a read has finished', () => {
+    expect(besideSteps([])).toBeUndefined();
+    expect(besideSteps([{ startedAt: 0, finishedAt: 10, steps: [] }])).toBeUndefined();
   });
 });
 

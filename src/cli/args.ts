@@ -95,9 +95,12 @@ export function settingsFlags(v: SettingFlagValues, options: { seed: boolean }):
 export const HELP = `memagent: read a whole book with a language model that keeps notes (the MemAgent memory loop).
 
 Usage:
+  memagent read <file> [<file> …] --question TEXT --engine extractive [options]
   memagent read <file> [<file> …] --question TEXT --base-url URL [--model NAME] [options]
   memagent read <file> --question TEXT --engine webllm [--model ID] [options]
-                       (several files are read as one set, in that order, with one memory)
+                       (several files are read as one set, in that order, with one memory;
+                       extractive reads with the paper's heuristic memory and no model)
+  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
   npm run eval -- [eval options]   (the same as memagent eval)

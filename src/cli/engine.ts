@@ -10,7 +10,7 @@ import type { RetryNotice } from '../engines/openai/retry';
 import { createEngine, ENGINES } from '../engines/registry';
 import { UsageError, wholeNumber } from './args';
 import { describeGpuEngine, gpuConfigOf, openGpuEngine, versionOf } from './gpu-engine';
-import { type PromptFlags, PromptOptionError, type ResolvedPrompts, resolveCliPrompts } from './prompts';
+import { type PromptFlags, PromptOptionError, promptSetName, type ResolvedPrompts, resolveCliPrompts } from './prompts';
 
 export interface ServerFlags {
   'base-url'?: string;
@@ -96,7 +96,7 @@ export async function choosePrompts(flags: PromptFlags, engineId: string, say: (
 }
 
 export function describePrompts(record: PromptRecord): string {
-  return `prompts ${record.label}${record.file ? ` (${record.file.path.split('/').pop()}, SHA-256 ${record.file.sha256.slice(0, 12)}…)` : ''}`;
+  return `prompts: ${promptSetName(record)}${record.file ? ` (${record.file.path.split('/').pop()}, SHA-256 ${record.file.sha256.slice(0, 12)}…)` : ''}`;
 }
 
 export function describeEngine(engine: Engine): string {

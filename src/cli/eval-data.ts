@@ -15,7 +15,7 @@ import { type DatasetItem, DatasetError, readDataset } from '../eval/dataset';
 import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, promptsUsed, summarizeFiles } from '../eval/dataset-report';
 import { defaultMethod, type ItemResult, isMethodId, METHOD_CUTTER, METHOD_IDS, type MethodSettings, methodSettings, readItem } from '../eval/method';
 import { paperF1 } from '../eval/paper-score';
-import type { ResolvedPrompts } from './prompts';
+import { promptSetName, type ResolvedPrompts } from './prompts';
 
 /** A flag that cannot work, said so that the person can fix it. */
 export class DatasetArgsError extends Error {
@@ -41,7 +41,7 @@ export interface DatasetPlan {
   settings: MethodSettings;
   /** What the report records: the set and, for MemAgent's, the file's SHA-256. */
   prompts: PromptsUsed;
-  /** The set's name, for the line printed before reading. */
+  /** The set's name inside the line printed before reading. */
   promptsLabel: string;
   samples?: number;
   concurrency: number;
@@ -70,7 +70,7 @@ export function planDatasetEval(args: DatasetEvalArgs): DatasetPlan {
       ...args.settings,
     }),
     prompts: promptsUsed(prompts.record),
-    promptsLabel: prompts.record.label,
+    promptsLabel: promptSetName(prompts.record),
     ...(args.samples !== undefined && { samples: args.samples }),
     concurrency: args.concurrency,
     ...(args.json !== undefined && { json: args.json }),
@@ -148,7 +148,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   io.out(
     `${io.describeEngine}; method ${settings.method}, chunks of ${settings.chunkTokens.toLocaleString('en')} tokens (${CUTTER_LABELS[METHOD_CUTTER]}), ` +
       `max ${settings.memoryTokens.toLocaleString('en')} tokens per reply, temperature ${settings.temperature}, top p ${settings.topP}; ` +
-      `prompts ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${plan.concurrency} at a time.\n\n`,
+      `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${plan.concurrency} at a time.\n\n`,
   );
 
   const stop = new AbortController();

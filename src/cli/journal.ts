@@ -8,10 +8,17 @@ import type { ReadPlan } from '../core/plan';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 import { UsageError } from './args';
-import type { ReadSources } from './sources';
+import { type ReadSources, renumberSources } from './sources';
 
 export const JOURNAL_FORMAT = 'memagent-read';
-export const JOURNAL_VERSION = 1;
+/**
+ * 2: revisions are numbered from 1 wherever the journal names one (each
+ * revision line's `revision`, the answer's sources), as the terminal prints
+ * them. Version 1 numbered the sources' revisions from 0; it is still read, and
+ * a resumed one is finished in its own numbering.
+ */
+export const JOURNAL_VERSION = 2;
+const READABLE_VERSIONS = [1, JOURNAL_VERSION];
 
 export interface JournalHeader {
   type: typeof JOURNAL_FORMAT;
@@ -33,7 +40,10 @@ export interface JournalHeader {
 
 export interface JournalRevision {
   type: 'revision';
+  /** The chunk read, from 0: its place in the header's `chunks`. */
   index: number;
+  /** The revision's number, from 1 (index + 1), as the terminal and the sources name it; absent on lines written before version 2. */
+  revision?: number;
   start: number;
   end: number;
   chunkTokens: number;
@@ -51,7 +61,7 @@ export interface JournalAnswer {
   type: 'answer';
   answer: string;
   reply: string;
-  /** Where the answer's facts came from (absent on journals written before sources were traced). */
+  /** Where the answer's facts came from (absent on journals written before sources were traced); see JOURNAL_VERSION for their numbering. */
   sources?: ReadSources;
   promptTokens: number;
   completionTokens: number;
@@ -68,7 +78,11 @@ export interface Journal {
   validBytes: number;
 }
 
-/** Reads a journal; a last line without its newline was being written when the read stopped, and does not count. */
+/**
+ * Reads a journal; a last line without its newline was being written when the
+ * read stopped, and does not count. The answer's sources come back numbered
+ * from 1, whatever the journal's version.
+ */
 export function readJournal(path: string): Journal {
   const bytes = readFileSync(path);
   const end = bytes.lastIndexOf(0x0a) + 1;
@@ -81,7 +95,7 @@ export function readJournal(path: string): Journal {
     }
   });
   const header = parsed[0] as JournalHeader | undefined;
-  if (!header || header.type !== JOURNAL_FORMAT || header.version !== JOURNAL_VERSION) {
+  if (!header || header.type !== JOURNAL_FORMAT || !READABLE_VERSIONS.includes(header.version)) {
     throw new UsageError(`${path} is not a memagent read journal. Choose another --out, or --force to replace it.`);
   }
   const revisions: JournalRevision[] = [];
@@ -94,9 +108,19 @@ export function readJournal(path: string): Journal {
       revisions.push(r);
     } else if (line.type === 'answer') {
       answer = line as JournalAnswer;
+      if (answer.sources) answer.sources = fromJournal(header, answer.sources);
     }
   }
   return { header, revisions, answer, validBytes: end };
+}
+
+/** Sources as a journal with this header numbers them, from sources numbered from 1. */
+export function toJournal(header: Pick<JournalHeader, 'version'>, sources: ReadSources): ReadSources {
+  return header.version === 1 ? renumberSources(sources, -1) : sources;
+}
+
+function fromJournal(header: Pick<JournalHeader, 'version'>, sources: ReadSources): ReadSources {
+  return header.version === 1 ? renumberSources(sources, 1) : sources;
 }
 
 /** Appends lines, each on disk before the next step starts, so that a crash loses at most the step in flight. */

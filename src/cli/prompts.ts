@@ -30,6 +30,14 @@ import { templateProblem } from '../core/prompts';
 import { needsModel } from '../engines/infos';
 
 /** A flag's value that cannot be used: the message says what to give instead. */
+/**
+ * A prompt set's name inside a sentence ("…; prompts: this app's wording."):
+ * the sets a phrase names start lower-case, MemAgent's keep their name.
+ */
+export function promptSetName(record: Pick<PromptRecord, 'set' | 'label'>): string {
+  return record.set === 'app' || record.set === 'custom' ? record.label.charAt(0).toLowerCase() + record.label.slice(1) : record.label;
+}
+
 export class PromptOptionError extends Error {
   override name = 'PromptOptionError';
 }

@@ -23,8 +23,10 @@ import {
   JOURNAL_VERSION,
   JournalWriter,
   readJournal,
+  toJournal,
 } from './journal';
 import { Progress, progressMode } from './progress';
+import { promptSetName } from './prompts';
 import { formatSources, type ReadSources, traceRead } from './sources';
 
 export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
@@ -79,7 +81,7 @@ export async function readCommand(argv: string[]): Promise<number> {
     const asked = v['prompts-file'] !== undefined ? 'file' : v.prompts === undefined ? undefined : /\.json$/i.test(v.prompts) ? 'custom' : v.prompts;
     if (asked !== undefined && h.prompts && asked !== h.prompts.set) {
       throw new UsageError(
-        `${out} was read with the prompts ${h.prompts.label}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`,
+        `${out} was read with the prompts: ${promptSetName(h.prompts)}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`,
       );
     }
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
@@ -174,6 +176,7 @@ export async function readCommand(argv: string[]): Promise<number> {
         writer.append({
           type: 'revision',
           index: event.index,
+          revision: event.index + 1,
           start: span.start,
           end: span.end,
           chunkTokens: span.tokens,
@@ -205,7 +208,7 @@ export async function readCommand(argv: string[]): Promise<number> {
           type: 'answer',
           answer: event.answer,
           reply: event.reply,
-          sources,
+          sources: toJournal(header, sources),
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
           ms: event.ms,
@@ -214,7 +217,10 @@ export async function readCommand(argv: string[]): Promise<number> {
         } satisfies JournalAnswer);
         progress.done();
         say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
-        if (!event.answer) say(`The reply gives no answer in the form ${header.prompts?.label ?? 'the prompts'} ask for; the whole reply follows.`);
+        if (!event.answer)
+          say(
+            `The reply gives no answer in the form the prompts${header.prompts ? ` (${promptSetName(header.prompts)})` : ''} ask for; the whole reply follows.`,
+          );
         printAnswer(event.answer || event.reply, sources);
       }
     }

@@ -8,10 +8,19 @@ import type { ChunkSpan } from '../core/chunker';
 import { type Citation, Tracer, type Unsourced } from '../core/citations/trace';
 import type { ReadText } from './read-set';
 
-/** An answer's sources as the journal and --json keep them: revisions from 0, sentences by their characters in the text read. */
+/**
+ * An answer's sources as the terminal, --json and the journal give them:
+ * revisions numbered from 1, as printed and as the journal's revision lines
+ * number them; sentences by their characters in the text read.
+ */
 export interface ReadSources {
   citations: (Citation & { place: string })[];
   unsourced: Unsourced[];
+}
+
+/** The same sources with every revision number moved by `by`: from the tracer's count from 0, or a journal's old count. */
+export function renumberSources(sources: ReadSources, by: number): ReadSources {
+  return { ...sources, citations: sources.citations.map((c) => ({ ...c, revision: c.revision + by, keptUntil: c.keptUntil + by })) };
 }
 
 /** Traces `answer`, written from the last of `memories`, through them to the sentences of `doc`. */
@@ -29,16 +38,17 @@ export async function traceRead(
   });
   const { citations, unsourced } = await tracer.citeAnswer(answer);
   const anchors = doc.anchors ?? [];
-  return { citations: citations.map((c) => ({ ...c, place: describePlace(anchors, c.sentence?.start ?? chunks[c.revision]?.start ?? 0) })), unsourced };
+  const placed = citations.map((c) => ({ ...c, place: describePlace(anchors, c.sentence?.start ?? chunks[c.revision]?.start ?? 0) }));
+  return renumberSources({ citations: placed, unsourced }, 1);
 }
 
 /** The sources in words, after the answer: each cited sentence quoted, with its place and the revision that wrote it down. */
 export function formatSources(sources: ReadSources, total: number): string {
   const lines = ['', 'Sources:'];
   sources.citations.forEach((c, i) => {
-    const where = [c.place, `section ${c.revision + 1} of ${total}`].filter(Boolean).join(' · ');
-    const kept = c.revision === c.keptUntil ? '' : `, kept to revision ${c.keptUntil + 1}`;
-    lines.push(`  ${i + 1}. "${c.sentence?.text ?? c.notes.join(' ')}"`, `     ${where} · written down at revision ${c.revision + 1}${kept}`);
+    const where = [c.place, `section ${c.revision} of ${total}`].filter(Boolean).join(' · ');
+    const kept = c.revision === c.keptUntil ? '' : `, kept to revision ${c.keptUntil}`;
+    lines.push(`  ${i + 1}. "${c.sentence?.text ?? c.notes.join(' ')}"`, `     ${where} · written down at revision ${c.revision}${kept}`);
   });
   for (const u of sources.unsourced) {
     lines.push(

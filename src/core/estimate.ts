@@ -149,6 +149,47 @@ export function estimateRead(input: ReadEstimateInput): SourcedEstimate | null {
   return { chunks, msPerChunk, totalMs: total(msPerChunk), source: 'speed', speed, writtenTokens: memoryTokens };
 }
 
+/** A finished read's times, as stored: when it started and ended, and each chunk's step. */
+export interface ReadTiming {
+  startedAt: number;
+  finishedAt: number;
+  /** Each chunk's step in order: the engine's time on it and when its revision was stored. */
+  steps: readonly { ms: number; committedAt: number }[];
+}
+
+/** What a read costs besides its engine's steps, as past reads measured it. */
+export interface BesideSteps {
+  /** Before the first step: the engine and its tokenizer started, the book cut (a first read in a tab pays the most). */
+  startMs: number;
+  /** Per chunk: storing its revision and starting the next step. */
+  perChunkMs: number;
+  /** After the last revision, less one step (which estimateRead counts for the answer): the answer's sources, the run closed. */
+  endMs: number;
+}
+
+/**
+ * The time past reads spent outside their engine's steps, each part the median
+ * over the reads: a read paused and resumed, or waiting its turn behind
+ * another, is one read among several. Undefined with no finished read.
+ */
+export function besideSteps(reads: readonly ReadTiming[]): BesideSteps | undefined {
+  const measured = reads.filter((r) => r.steps.length > 0 && r.finishedAt >= r.startedAt);
+  if (measured.length === 0) return undefined;
+  const part = (of: (r: ReadTiming) => number) => Math.max(0, median(measured.map(of))!);
+  const gaps = (r: ReadTiming) => median(r.steps.slice(1).map((s, i) => s.committedAt - r.steps[i]!.committedAt - s.ms)) ?? 0;
+  const meanStep = (r: ReadTiming) => r.steps.reduce((n, s) => n + s.ms, 0) / r.steps.length;
+  return {
+    startMs: part((r) => r.steps[0]!.committedAt - r.startedAt - r.steps[0]!.ms),
+    perChunkMs: part(gaps),
+    endMs: part((r) => r.finishedAt - r.steps.at(-1)!.committedAt - meanStep(r)),
+  };
+}
+
+/** Milliseconds a read of `chunks` chunks spends besides its steps. */
+export function besideMs(beside: BesideSteps, chunks: number): number {
+  return beside.startMs + beside.perChunkMs * chunks + beside.endMs;
+}
+
 /**
  * The model an engine config names, the one key every engine's steps and
  * measured speeds are kept and found by: the server (for a server engine) and

@@ -1,5 +1,5 @@
 import type { FollowUpRecord, RevisionRecord } from './schema';
-import { modelKey, type StepSample } from '../core/estimate';
+import { modelKey, type ReadTiming, type StepSample } from '../core/estimate';
 import { Connection, StaleRunError } from './connection';
 
 /** What a run wrote: its revisions, their memories, and the follow-up answers to its final memory. */
@@ -30,6 +30,26 @@ export class Revisions extends Connection {
           out.push(step);
         }
         if (out.length >= limit) break;
+      }
+      return out;
+    });
+  }
+
+  /**
+   * The times of an engine's most recent finished reads (with `model`, of that
+   * model): when each started and ended and each chunk's step, for what an
+   * estimate adds to the steps (see besideSteps).
+   */
+  recentReads(engineId: string, model?: string, limit = 9): Promise<ReadTiming[]> {
+    return this.read('the timings of past runs', async () => {
+      const out: ReadTiming[] = [];
+      const runs = (await this.db.getAll('runs')).sort((a, b) => b.createdAt - a.createdAt);
+      for (const run of runs) {
+        if (out.length >= limit) break;
+        if (run.engineId !== engineId || run.status !== 'done' || run.finishedAt === undefined || run.nextChunk === 0) continue;
+        if (model !== undefined && modelKey(run.engineConfig) !== model) continue;
+        const steps = (await this.listRevisions(run.id)).map((r) => ({ ms: r.ms, committedAt: r.committedAt }));
+        out.push({ startedAt: run.createdAt, finishedAt: run.finishedAt, steps });
       }
       return out;
     });

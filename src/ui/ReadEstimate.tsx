@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { estimateRead, modelKey, readSize, skimmedChunks, type StepSample } from '../core/estimate';
+import { besideMs, besideSteps, type BesideSteps, estimateRead, modelKey, readSize, skimmedChunks, type StepSample } from '../core/estimate';
 import { DEFAULT_SKIM } from '../core/skim';
 import { followBudget } from '../core/skim-follow';
 import type { EngineConfig } from '../engines/engine';
@@ -52,14 +52,18 @@ interface EngineEstimateProps extends Props {
 function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured }: EngineEstimateProps) {
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
+  const [beside, setBeside] = useState<BesideSteps | undefined>(undefined);
   const model = modelKey(engineConfig);
   const apart = useSpeedApart(engineConfig);
 
   useEffect(() => {
     let alive = true;
     const measure = async () => {
-      const steps = await (await store).recentSteps(engineId, model);
-      if (alive) setSamples(steps);
+      const db = await store;
+      const [steps, reads] = await Promise.all([db.recentSteps(engineId, model), db.recentReads(engineId, model)]);
+      if (!alive) return;
+      setSamples(steps);
+      setBeside(besideSteps(reads));
     };
     void measure();
     // A run that ends adds measurements.
@@ -72,7 +76,7 @@ function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, o
     };
   }, [engineId, model]);
 
-  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, samples, settings, apart) : null;
+  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, samples, settings, apart, beside) : null;
   const expected = plan?.full ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
 
@@ -96,40 +100,54 @@ function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, o
           write: formatSpeed(full.speed!.decodeTokensPerSecond),
           where: apart!.where,
         });
+  // The steps are not the whole read: past reads say what starting, storing and answering took; until one has, only the steps are a figure.
+  const besides = beside && t('estimate.beside', { duration: formatDuration(besideMs(beside, read)) });
   if (!settings.skim) {
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {t('estimate.full', { chunks, duration: formatDuration(full.totalMs), per })}
+        {t(besides ? 'estimate.full' : 'estimate.fullSteps', { chunks, duration: formatDuration(full.totalMs), per, besides })}
       </p>
     );
   }
   return (
     <p className="estimate" role="note" aria-label={t('estimate.region')}>
-      {t('estimate.skim', {
+      {t(besides ? 'estimate.skim' : 'estimate.skimSteps', {
         read,
         chunks,
         duration: formatDuration(skim!.totalMs),
         full: formatDuration(full.totalMs),
         saving: formatDuration(full.totalMs - skim!.totalMs),
         per,
+        besides,
       })}
     </p>
   );
 }
 
-/** The estimate of a whole read and, when skimming, of the chunks a skim reads. */
-function planOf(books: readonly DocumentRecord[], samples: StepSample[], settings: ReadFormSettings, apart: SpeedApart | undefined) {
+/**
+ * The estimate of a whole read and, when skimming, of the chunks a skim reads:
+ * their steps, and what past reads took besides them where that is measured.
+ */
+function planOf(
+  books: readonly DocumentRecord[],
+  samples: StepSample[],
+  settings: ReadFormSettings,
+  apart: SpeedApart | undefined,
+  beside: BesideSteps | undefined,
+) {
   const { chunks, promptTokens } = readSize(
     books.map((b) => b.tokens),
     settings.chunkTokens,
     settings.memoryTokens,
   );
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
-  const full = estimateRead({ ...input, chunks });
+  const withBeside = <T extends { totalMs: number; chunks: number }>(e: T): T => (beside ? { ...e, totalMs: e.totalMs + besideMs(beside, e.chunks) } : e);
+  const steps = estimateRead({ ...input, chunks });
+  const full = steps && withBeside(steps);
   if (!full || !settings.skim) return { chunks, promptTokens, full, skim: null, read: chunks };
   const keep = settings.skimPercent / 100;
   // Following the memory may add up to its budget on the way forward, and as much again looking back.
   const followed = settings.skimFollow ? followBudget(chunks, keep) * (settings.skimLookBack ? 2 : 1) : 0;
   const read = Math.min(chunks, skimmedChunks(chunks, keep, DEFAULT_SKIM.neighbours) + followed);
-  return { chunks, promptTokens, full, skim: estimateRead({ ...input, chunks: read })!, read };
+  return { chunks, promptTokens, full, skim: withBeside(estimateRead({ ...input, chunks: read })!), read };
 }

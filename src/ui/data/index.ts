@@ -37,6 +37,7 @@ export type StoreView = Pick<
   | 'getSources'
   | 'listSources'
   | 'recentSteps'
+  | 'recentReads'
   | 'getEvaluation'
   | 'listEvaluations'
   | 'listEvaluationSamples'

@@ -359,8 +359,12 @@ export const en = {
     perSteps: "{{duration}} each, measured on this engine's past reads",
     perStepsModel: "{{duration}} each, measured on this engine's past reads with this model",
     perSpeed: 'at most {{duration}} each: reading {{prompt}} tokens at {{read}} tokens/s and writing up to {{written}} at {{write}} tokens/s, {{where}}',
-    full: 'About {{chunks}} chunks: expected {{duration}} ({{per}}).',
-    skim: 'Skim reads at most {{read}} of about {{chunks}} chunks: expected {{duration}} instead of {{full}}, saving about {{saving}} ({{per}}).',
+    full: 'About {{chunks}} chunks: expected {{duration}} ({{per}}; {{besides}}).',
+    skim: 'Skim reads at most {{read}} of about {{chunks}} chunks: expected {{duration}} instead of {{full}}, saving about {{saving}} ({{per}}; {{besides}}).',
+    beside: 'with {{duration}} to start, store the revisions and answer, as past reads took',
+    fullSteps: 'About {{chunks}} chunks: {{duration}} of steps ({{per}}), and the time to start and answer, which no finished read has measured yet.',
+    skimSteps:
+      'Skim reads at most {{read}} of about {{chunks}} chunks: {{duration}} of steps instead of {{full}}, saving about {{saving}} ({{per}}), and the time to start and answer, which no finished read has measured yet.',
   },
   cpu: {
     region: 'CPU engine',

@@ -350,8 +350,12 @@ export const zhCN: Messages = {
     perSteps: '每块 {{duration}}，根据此引擎以往的阅读测得',
     perStepsModel: '每块 {{duration}}，根据此引擎以往用此模型的阅读测得',
     perSpeed: '每块最多 {{duration}}：以 {{read}} 词元/秒读取 {{prompt}} 个词元，并以 {{write}} 词元/秒写入最多 {{written}} 个词元，{{where}}',
-    full: '约 {{chunks}} 块：预计 {{duration}}（{{per}}）。',
-    skim: '略读最多读约 {{chunks}} 块中的 {{read}} 块：预计 {{duration}}，而不是 {{full}}，约节省 {{saving}}（{{per}}）。',
+    full: '约 {{chunks}} 块：预计 {{duration}}（{{per}}；{{besides}}）。',
+    skim: '略读最多读约 {{chunks}} 块中的 {{read}} 块：预计 {{duration}}，而不是 {{full}}，约节省 {{saving}}（{{per}}；{{besides}}）。',
+    beside: '另有 {{duration}} 用于启动、保存修订和作答，按以往的阅读测得',
+    fullSteps: '约 {{chunks}} 块：各步共 {{duration}}（{{per}}），另需启动和作答的时间，尚无完成的阅读测得。',
+    skimSteps:
+      '略读最多读约 {{chunks}} 块中的 {{read}} 块：各步共 {{duration}}，而不是 {{full}}，约节省 {{saving}}（{{per}}），另需启动和作答的时间，尚无完成的阅读测得。',
   },
   cpu: {
     region: 'CPU 引擎',
