@@ -8,6 +8,7 @@ import { RequestError } from '../jobs/request-error';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 import { NotStreamable, STREAM_BYTES, streamTextFile } from './stream-import';
 import type { IngestRequest } from '../agent/protocol';
+import { tellQuietly } from '../core/failures';
 
 export interface LibraryDeps {
   store: Store;
@@ -216,6 +217,7 @@ export class Library {
       }
     }
     if (!existing) return undefined;
+    // A count that fails leaves the estimate; the next start of the worker counts again.
     if (existing.tokensEstimated) void this.counts.pending().catch(() => undefined);
     request.onUsable?.(existing);
     return existing;
@@ -381,6 +383,7 @@ export class Library {
         settle(text);
         report({ stage: 'Done', fraction: 1 });
         this.deps.publish({ type: 'document', documentId: id });
+        // A count that fails leaves the estimate; the next start of the worker counts again.
         void this.counts.count(id, text, tokenizer).catch(() => undefined);
         return doc;
       } catch (e) {
@@ -423,10 +426,11 @@ export class Library {
 /** Passes progress on when the stage changes or it moved by a percent: a 100 MB import sends ~100 messages, not millions. */
 function throttle(listener: IngestRequest['onProgress']): (p: IngestProgress) => void {
   let last: IngestProgress | null = null;
+  const tell = tellQuietly(listener);
   return (p) => {
     if (!listener) return;
     if (last && last.stage === p.stage && p.fraction - last.fraction < 0.01 && p.fraction < 1) return;
     last = p;
-    void Promise.resolve(listener(p)).catch(() => undefined);
+    tell(p);
   };
 }

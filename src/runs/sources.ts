@@ -65,6 +65,7 @@ export class SourceFinder {
         const text = followUp ? followUp.answer || followUp.reply : (run.answer ?? '') || (run.reply ?? '');
         work = this.traceAnswer(runId, answer, text, followUp ? followUp.memoryIndex : traced.revisions - 1, traced);
         this.pending.set(key, work);
+        // The caller sees the failure through `work`; this branch only forgets it.
         void work.catch(() => undefined).finally(() => this.pending.delete(key));
       }
       await work;

@@ -26,6 +26,7 @@ function useAnswerSources(runId: string, answer: number): { record?: SourcesReco
   useEffect(() => {
     let alive = true;
     const read = async () => {
+      // A stored record that cannot be read is traced again by the worker, which reports its own failure.
       const record = await (await store).getSources(runId, answer).catch(() => undefined);
       if (!alive) return;
       if (record) return setState({ key, record });

@@ -136,6 +136,7 @@ export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer, syste
  */
 export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps = defaultDeps, speeds?: SpeedShelf): Promise<WebLLMEngine> {
   const { model, chat, tokenizerBytes, limit, adapter } = await resolveModel(config, deps);
+  // The tokenizer config only refines the system message: one that cannot be read leaves the model's default.
   const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
   const system = webllmSystemMessage(tokenizerConfig, model);
   const engine = new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer, system), deps.session, system);

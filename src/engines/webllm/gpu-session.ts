@@ -126,6 +126,7 @@ export class GpuSession {
     if (signal?.aborted) return Promise.reject(abortError());
     let d = this.downloads.get(model.id);
     // One that was just stopped is still storing its last part: a new one starts once it has.
+    // The stopped download's failure was its own caller's; the new one only waits for it to end.
     const stopping = d?.controller.signal.aborted ? d.done.catch(() => undefined) : undefined;
     if (!d || stopping) {
       const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
@@ -150,6 +151,7 @@ export class GpuSession {
         },
       );
       const mine: Download = (d = { done, controller, waiters: 0, kept: false });
+      // Its callers see the failure through `done`; this branch only forgets the finished download.
       done.catch(() => undefined).finally(() => this.downloads.get(model.id) === mine && this.downloads.delete(model.id));
       this.downloads.set(model.id, d);
     }
@@ -227,6 +229,7 @@ export class GpuSession {
         throw err;
       }
     })();
+    // Its caller sees the failure through `loading`; `settling` only marks when the load has ended.
     this.settling = loading.catch(() => undefined);
     return untilAborted(loading, signal);
   }
@@ -255,6 +258,7 @@ export class GpuSession {
     const mlc = this.mlc;
     this.mlc = undefined;
     this.loaded = undefined;
+    // Best effort: a model that cannot unload (the device lost) is gone from the GPU anyway.
     await mlc?.unload().catch(() => undefined);
   }
 

@@ -172,6 +172,7 @@ export class WllamaHost {
 
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = this.tail.then(work, work);
+    // The caller sees the failure through `run`; the tail only orders the next work after it.
     this.tail = run.catch(() => undefined);
     return run;
   }
@@ -183,6 +184,7 @@ export class WllamaHost {
   async unload(): Promise<void> {
     const was = this.loaded;
     this.loaded = null;
+    // Best effort: a runtime that cannot exit cleanly is dropped all the same.
     await was?.runtime.exit().catch(() => undefined);
   }
 
@@ -201,6 +203,7 @@ export class WllamaHost {
         await runtime.loadModel(await deps.openLocal(source.key), params);
       }
     } catch (e) {
+      // Best effort: the load's own failure is what is thrown.
       await runtime.exit().catch(() => undefined);
       throw explainLoadError(e, source);
     }
