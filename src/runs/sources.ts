@@ -1,6 +1,7 @@
 import { type Anchor, describePlace, sectionPlace } from '../core/anchors';
 import { bookHeader, bookRange, runAnchors } from '../core/book-set';
-import { type Citation, Tracer } from '../core/citations/trace';
+import type { Citation } from '../core/citations/citation';
+import { Tracer } from '../core/citations/trace';
 import type { MemorySources, RunEvent } from '../agent/protocol';
 import type { Library } from '../library/library';
 import type { RunRecord, SourcesRecord, Store } from '../storage/db';

@@ -1,6 +1,6 @@
 import { type MouseEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Unsourced } from '../core/citations/trace';
+import type { Unsourced } from '../core/citations/citation';
 import { type SourcesRecord, type StoredCitation, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import './sources.css';
