@@ -136,4 +136,12 @@ describe('the house', () => {
     for (const file of ALL) visit(file, []);
     expect(circles).toEqual([]);
   });
+
+  it('keeps every file of src/ to 400 lines or fewer, data tables (the translations) apart', () => {
+    const long = ALL.filter((f) => !f.startsWith('src/ui/i18n/'))
+      .map((f) => ({ f, lines: readFileSync(join(ROOT, f), 'utf8').trimEnd().split('\n').length }))
+      .filter(({ lines }) => lines > 400)
+      .map(({ f, lines }) => `${f}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
 });
