@@ -10,7 +10,7 @@ import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './ml
 import { stepRequest, webllmRequest } from '../request';
 import { explainError, named } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
-import { seededRandom } from '../../core/speculative';
+import { seededRandom } from '../../core/random';
 import { batchVerify, DEFAULT_PLAN, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
 import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, verifyBlocker, type WebLLMVersion, writtenTokens } from './versions';
 
