@@ -7,7 +7,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { tellQuietly, warnFailure } from '../src/core/failures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -60,5 +61,27 @@ describe('silent catches', () => {
   it('src/ and workers/ give a reason for every failure they throw away', () => {
     const wrong = [...files('src'), ...files('workers')].flatMap((f) => unjustified(readFileSync(join(ROOT, f), 'utf8')).map((line) => `${f}:${line}`));
     expect(wrong).toEqual([]);
+  });
+});
+
+describe('failures nobody waits on', () => {
+  it('tells a listener, and a listener that rejects (a tab gone) loses only its own news', () => {
+    const heard: number[] = [];
+    const tell = tellQuietly((n: number) => {
+      heard.push(n);
+      return Promise.reject(new Error('the tab has closed'));
+    });
+    tell(1);
+    tell(2);
+    tellQuietly<[number]>(undefined)(3);
+    expect(heard).toEqual([1, 2]);
+  });
+
+  it('logs a background failure with what failed', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const error = new Error('database closed');
+    warnFailure('Resuming run r1')(error);
+    expect(warn).toHaveBeenCalledWith('Resuming run r1 failed:', error);
+    warn.mockRestore();
   });
 });
