@@ -1,4 +1,4 @@
-import { DeviceLostError } from '../errors';
+import { DeviceLostError, errorNamed } from '../errors';
 import { untilAborted } from '../../core/abort';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
@@ -8,7 +8,7 @@ import { Downloads } from './downloads';
 import { downloadModel } from './model-download';
 import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './mlc';
 import { stepRequest, webllmRequest } from '../request';
-import { explainError, named } from './explain-error';
+import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
 import { seededRandom } from '../../core/random';
 import { batchVerify, DEFAULT_PLAN, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
@@ -90,7 +90,7 @@ export class GpuSession {
         // The window WebLLM sized its KV cache for, where it can be read back.
         const loaded = loadedContextWindow(mlc, model.id) ?? window;
         if (loaded < window) {
-          throw named(
+          throw errorNamed(
             'ContextWindowError',
             `WebLLM loaded ${model.label} with a ${loaded}-token context window instead of the ${window} tokens this run needs. Choose a smaller chunk size or memory size.`,
           );
