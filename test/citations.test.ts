@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { keysOf, normalizeNumbers } from '../src/core/citations/keys';
 import { splitNotes } from '../src/core/citations/notes';
-import { type Sources, type TraceInput, Tracer } from '../src/core/citations/trace';
+import type { Sources, TraceInput } from '../src/core/citations/citation';
+import { Tracer } from '../src/core/citations/trace';
 
 /** A run in miniature: the sections it read (joined as its book) and the memory after each. */
 function run(question: string, steps: readonly { section: string; memory: string }[], withBook = true): TraceInput & { book: string } {

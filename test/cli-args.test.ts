@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseFlags, settingsFlags, UsageError } from '../src/cli/args';
+import { parseFlags, settingsFlags, UsageError } from '../src/cli/flags';
 import { engineConfigOf, engineIdOf } from '../src/cli/engine';
 import { DEFAULT_HAYSTACK, loadHaystack } from '../src/cli/eval';
 import { runCli as memagent } from './support/cli';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../src/cli/args';
+import { UsageError } from '../src/cli/flags';
 import { engineConfigOf } from '../src/cli/engine';
 import { cacheDirOf, gpuConfigOf, ModelList, openGpuEngine, versionOf } from '../src/cli/gpu-engine';
 import { CACHE_NAMES, downloadModel } from '../src/engines/webllm/model-download';

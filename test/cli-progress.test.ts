@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../src/cli/args';
+import { UsageError } from '../src/cli/flags';
 import { duration, Progress, progressMode, type ReadStep, readStepLine } from '../src/cli/progress';
 import { screen } from './support/terminal';
 

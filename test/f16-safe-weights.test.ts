@@ -11,7 +11,7 @@ import {
   halfValue,
   type MadeUpScales,
 } from '../src/engines/webllm/f16-safe';
-import { libraryMetadata, type LibraryMetadata } from '../src/engines/webllm/made-up-model';
+import { libraryMetadata, type LibraryMetadata } from '../src/engines/webllm/library-metadata';
 import { LIBRARY_PATH } from './support/synthetic-model';
 
 const FIXTURES = join(LIBRARY_PATH, '..');

@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../src/core/random';
 import { bookPages, CJK, encode, makeDocx, makeEpub, makeHtml, makePdf, owned, prose, WESTERN } from './fixtures/documents';
 import type { FuzzReply, FuzzRequest } from './fuzz-ingest.worker';
 
@@ -39,17 +40,8 @@ const MB = 1024 * 1024;
 
 // ---- deterministic randomness ----
 
-/** mulberry32: a small seeded generator, so every run builds the same cases. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator, so every run builds the same cases. */
+const rng = seededRandom;
 
 function randomBytes(length: number, seed: number): Uint8Array<ArrayBuffer> {
   const next = rng(seed);

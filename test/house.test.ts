@@ -122,4 +122,26 @@ describe('the house', () => {
     expect(reached.size).toBeGreaterThan(20);
     expect(runtimes).toEqual([]);
   });
+
+  it('has no import circle: every folder reads top-down, from the file that uses to the file that is used', () => {
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') return void circles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+      state.set(file, 'open');
+      for (const i of IMPORTS.get(file) ?? []) if (IMPORTS.has(i.to)) visit(i.to, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of ALL) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+
+  it('keeps every file of src/ to 400 lines or fewer, data tables (the translations) apart', () => {
+    const long = ALL.filter((f) => !f.startsWith('src/ui/i18n/'))
+      .map((f) => ({ f, lines: readFileSync(join(ROOT, f), 'utf8').trimEnd().split('\n').length }))
+      .filter(({ lines }) => lines > 400)
+      .map(({ f, lines }) => `${f}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
 });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOOKUP, lookupDraft } from '../src/core/prompt-lookup';
-import { applyPenalties, decide, type Distribution, probability, samplingDistribution, seededRandom, verifyPass } from '../src/core/speculative';
+import { seededRandom } from '../src/core/random';
+import { applyPenalties, decide, type Distribution, probability, samplingDistribution, verifyPass } from '../src/core/speculative';
 
 /** A distribution over 0..weights.length-1 with probabilities proportional to `weights` (zeros left out). */
 function fromWeights(weights: readonly number[]): Distribution {

@@ -3,20 +3,17 @@ import { describe, expect, it, vi } from 'vitest';
 import { isAbortError } from '../src/core/generation';
 import type { Piece, Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { cutToTokens, FOREIGN_VOCABULARY_FACTOR, slackTokens, WllamaEngine } from '../src/engines/wllama/engine';
+import { WllamaHost } from '../src/engines/wllama/host';
 import {
   type CompletionChunk,
   type CompletionParams,
   cachedAsset,
-  cutToTokens,
-  FOREIGN_VOCABULARY_FACTOR,
   type LoadParams,
   RUNTIME_CACHE,
-  slackTokens,
   type WllamaDeps,
-  WllamaEngine,
-  WllamaHost,
   type WllamaRuntime,
-} from '../src/engines/wllama/engine';
+} from '../src/engines/wllama/runtime';
 
 /** One token per word (with its trailing space): easy to reason about. */
 const words: Tokenizer = {

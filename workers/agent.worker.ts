@@ -31,6 +31,7 @@ import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
 import { exposeOnce } from './expose-once';
+import { tellQuietly, warnFailure } from '../src/core/failures';
 import { estimateStorage } from '../src/engines/storage-room';
 
 /** A server's key is looked up at each request, never stored on a run: a changed key takes effect at once. */
@@ -65,7 +66,7 @@ const WARM_UP_TEXT = Array.from(
 // little text with it, so that its code is compiled before a book needs it (the first count runs several times slower).
 void tokenizerFor('extractive')
   .then((t) => t.count(WARM_UP_TEXT))
-  .catch(() => undefined);
+  .catch(() => undefined); // a warm-up only: a count a book needs reports its own failure
 
 // The MemAgent prompt files: fetched whenever the app fetches anyway, kept in IndexedDB.
 const prompts = new PromptLibrary(store);
@@ -103,7 +104,7 @@ const house = store.then(async (s) => {
   channel.onmessage = (e: MessageEvent<RunEvent>) => runs.handleControl(e.data);
   sweepChannel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);
   // Books whose import a closed or crashed tab cut short are removed before anything else is served.
-  await library.recoverImports().catch(() => undefined);
+  await library.recoverImports().catch(warnFailure('Removing books whose import was cut short'));
   const collections = new BookCollections({ store: s, publish });
   return { library, runs, evaluator, collections };
 });
@@ -113,6 +114,7 @@ const sweeps = house.then((h) => h.evaluator);
 const collections = house.then((h) => h.collections);
 
 // A book whose count a closed tab left unfinished is counted now.
+// One that fails leaves the estimate, and the next start counts again.
 void library.then((l) => l.counts.pending()).catch(() => undefined);
 
 /**
@@ -122,10 +124,11 @@ void library.then((l) => l.counts.pending()).catch(() => undefined);
  */
 async function resumeInterrupted(): Promise<void> {
   const [{ runs, evaluator }, s] = await Promise.all([house, store]);
-  for (const run of await s.listRuns()) if (run.status === 'running') void runs.jobs.resume(run.id).catch(() => undefined);
-  for (const sweep of await s.listEvaluations()) if (sweep.status === 'running') void evaluator.jobs.resume(sweep.id).catch(() => undefined);
+  for (const run of await s.listRuns()) if (run.status === 'running') void runs.jobs.resume(run.id).catch(warnFailure(`Resuming run ${run.id}`));
+  for (const sweep of await s.listEvaluations())
+    if (sweep.status === 'running') void evaluator.jobs.resume(sweep.id).catch(warnFailure(`Resuming evaluation ${sweep.id}`));
 }
-void resumeInterrupted().catch(() => undefined);
+void resumeInterrupted().catch(warnFailure('Resuming interrupted runs'));
 
 async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
   try {
@@ -156,7 +159,7 @@ const api = {
       (await library).ingestFile(file, engineId, {
         ...options,
         onProgress,
-        onUsable: (doc) => void Promise.resolve(onUsable?.(doc)).catch(() => undefined),
+        onUsable: tellQuietly(onUsable),
       }),
     ),
   deleteDocument: (id: string) => attempt(async () => (await library).deleteDocument(id)),
@@ -169,11 +172,11 @@ const api = {
   cancelRun: (runId: string) => attempt(async () => (await runs).jobs.cancel(runId)),
   deleteRun: (runId: string) => attempt(async () => (await runs).deleteRun(runId)),
   askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
-    attempt(async () => (await runs).askFollowUp(runId, question, onWriting && ((text) => void Promise.resolve(onWriting(text)).catch(() => undefined)))),
+    attempt(async () => (await runs).askFollowUp(runId, question, onWriting && tellQuietly(onWriting))),
   findSources: (runId: string) => attempt(async () => (await runs).findSources(runId)),
   traceMemory: (runId: string, revision: number) => attempt(async () => (await runs).traceMemory(runId, revision)),
   startEvaluation: (request: EvaluationRequest, onRead?: (bytes: number, total: number) => unknown) =>
-    attempt(async () => (await sweeps).start(request, (b, t) => void Promise.resolve(onRead?.(b, t)).catch(() => undefined))),
+    attempt(async () => (await sweeps).start(request, tellQuietly(onRead))),
   resumeEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.resume(id)),
   pauseEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.pause(id)),
   cancelEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.cancel(id)),
@@ -195,22 +198,20 @@ const api = {
   saveCustomModel: (spec: Omit<CustomModelSpec, 'id'>) => attempt(async () => (await models()).saveCustom(spec)),
   removeCustomModel: (id: string) => attempt(async () => (await models()).removeCustom(id)),
   watchModels: async (listener: (p: ModelProgress) => unknown) => {
-    const stop = (await models()).watch((p) => void Promise.resolve(listener(p)).catch(() => undefined));
+    const stop = (await models()).watch(tellQuietly(listener));
     return watchers.add(stop);
   },
   unwatchModels: async (handle: number) => {
     watchers.remove(handle);
   },
   saveLocalModel: (files: File[], onProgress?: (fraction: number) => unknown) =>
-    attempt(async () =>
-      (await import('../src/engines/wllama/picked-models')).saveLocalModel(files, (f) => void Promise.resolve(onProgress?.(f)).catch(() => undefined)),
-    ),
+    attempt(async () => (await import('../src/engines/wllama/picked-models')).saveLocalModel(files, tellQuietly(onProgress))),
   listLlamaModels: () => attempt(async () => (await import('../src/engines/wllama/files')).listStoredModels()),
   deleteLlamaModel: (id: string) => attempt(async () => (await import('../src/engines/wllama/files')).deleteStoredModel(id)),
   measureWllama: (config: EngineConfig, onProgress?: (p: { stage: string; loaded: number; total: number }) => unknown) =>
     attempt(async () => {
       fetchPromptsAnyway(); // the model is downloaded now
-      return (await import('../src/engines/wllama/speed')).measureWllama(shelf, config, (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined));
+      return (await import('../src/engines/wllama/speed')).measureWllama(shelf, config, tellQuietly(onProgress));
     }),
   setPromptsBase: (base: string) => attempt(async () => prompts.setBase(base)),
   promptFiles: () => attempt(() => prompts.status()),

@@ -143,7 +143,8 @@ type Listener<A extends unknown[]> = (...args: A) => unknown;
 
 /**
  * The worker's API, declared and documented here only (the worker's object `satisfies` it). Every call that can fail answers an
- * Outcome; `engines`, the hashing channel's two calls and the model watchers cannot. The worker resumes interrupted jobs itself at start.
+ * Outcome; the five that cannot answer plainly: `engines`, `hashingPort`, `hashingStopped`, `watchModels` and `unwatchModels`.
+ * The worker resumes interrupted jobs itself at start.
  */
 export interface AgentApi {
   engines(): Promise<readonly EngineInfo[]>;

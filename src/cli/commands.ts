@@ -1,9 +1,12 @@
 /**
  * The command line's commands, in one table: `memagent --help` lists them and
- * main.ts dispatches through it, so a new command is one line here.
+ * main.ts dispatches through it, so a new command is one line here. The top of
+ * the command line: the commands below know the help only as the function
+ * they are handed.
  */
 import { readFileSync } from 'node:fs';
 import { evalCommand } from './eval';
+import { HELP } from './help';
 import { modelsCommand } from './models';
 import { readCommand } from './read';
 
@@ -11,7 +14,8 @@ export interface Command {
   name: string;
   /** One line for `memagent --help`. */
   summary: string;
-  run(argv: string[]): Promise<number>;
+  /** Runs the command; `help` prints the whole help, for its --help. */
+  run(argv: string[], help: () => number): Promise<number>;
 }
 
 export const COMMANDS: readonly Command[] = [
@@ -42,4 +46,10 @@ export function commandList(): string {
 /** What `memagent --version` prints: the version, then what this version can do. */
 export function versionText(): string {
   return `memagent ${version()}\n${commandList()}\n`;
+}
+
+/** Prints `memagent --help`: the commands, then every command's usage and options. */
+export function printHelp(): number {
+  process.stdout.write(HELP.replace('\nUsage:', `\n${commandList()}\n\nUsage:`));
+  return 0;
 }

@@ -8,7 +8,7 @@ import { EngineSettingsError } from '../engines/errors';
 import { OpenAIEngine } from '../engines/openai/engine';
 import type { RetryNotice } from '../engines/openai/retry';
 import { createEngine, ENGINES } from '../engines/registry';
-import { UsageError, wholeNumber } from './args';
+import { UsageError, wholeNumber } from './flags';
 import { describeGpuEngine, gpuConfigOf, openGpuEngine, versionOf } from './gpu-engine';
 import { type PromptFlags, PromptOptionError, promptSetName, type ResolvedPrompts, resolveCliPrompts } from './prompts';
 

@@ -13,12 +13,12 @@ import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../ev
 import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
-import { parseFlags, printHelp, settingsFlags, UsageError, wholeNumber } from './args';
+import { parseFlags, settingsFlags, UsageError, wholeNumber } from './flags';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds } from './engine';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
 import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
-import { readFileBytes } from './read';
+import { readFileBytes } from './read-set';
 
 /**
  * The book that fills the "essay" tasks unless --haystack names another: a
@@ -27,7 +27,7 @@ import { readFileBytes } from './read';
  */
 export const DEFAULT_HAYSTACK = resolve(dirname(fileURLToPath(import.meta.url)), '../../data/haystack/frankenstein.txt');
 
-/** eval's own flags; the server, prompt and settings flags are common (args.ts). */
+/** eval's own flags; the server, prompt and settings flags are common (flags.ts). */
 const EVAL_OPTIONS = {
   concurrency: { type: 'string' },
   data: { type: 'string', multiple: true },
@@ -90,7 +90,7 @@ function sweepOf(v: EvalFlags) {
   });
 }
 
-export async function evalCommand(argv: string[]): Promise<number> {
+export async function evalCommand(argv: string[], printHelp: () => number): Promise<number> {
   const { values: v } = parseFlags(argv, EVAL_OPTIONS);
   if (v.help) return printHelp();
   const progress = new Progress(progressMode(v, process.stderr), process.stderr);

@@ -22,7 +22,7 @@ import {
 } from '../engines/webllm/models';
 import { NodeWebLLM, type NodeWebLLMOptions } from '../engines/webllm/node/runtime';
 import { SHIPPED_WEBLLM, versionForLibrary, WEBLLM_VERSIONS, webllmVersion, type WebLLMVersion } from '../engines/webllm/versions';
-import { UsageError } from './args';
+import { UsageError } from './flags';
 
 export interface GpuFlags {
   model?: string;

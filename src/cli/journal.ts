@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import type { ReadPlan } from '../core/plan';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
-import { UsageError } from './args';
+import { UsageError } from './flags';
 import { type ReadSources, renumberSources } from './sources';
 
 export const JOURNAL_FORMAT = 'memagent-read';

@@ -11,7 +11,7 @@ import { deleteModelFiles, modelCacheState } from '../engines/webllm/model-downl
 import { formatBytes } from '../engines/webllm/model-fetch';
 import { FileCaches } from '../engines/webllm/node/file-caches';
 import { webllmVersion } from '../engines/webllm/versions';
-import { parseFlags, UsageError } from './args';
+import { parseFlags, UsageError } from './flags';
 import { cacheDirOf, type CachedModel, entryOf, ModelList, openGpuEngine } from './gpu-engine';
 
 export const MODELS_HELP = `memagent models: the WebLLM models kept for --engine webllm.

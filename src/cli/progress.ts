@@ -5,7 +5,7 @@
  * Progress goes to stderr, so stdout carries only the answer and the tables.
  */
 import { createLogUpdate } from 'log-update';
-import { UsageError } from './args';
+import { UsageError } from './flags';
 
 export type ProgressMode = 'bar' | 'lines' | 'quiet';
 

@@ -3,15 +3,22 @@
  * several read as one set (core/book-set), in the order given.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { type Anchor, describePlace } from '../core/anchors';
 import { type BookSpan, chunkAllBooks, joinBooks, setAnchors } from '../core/book-set';
 import { type ChunkSpan, chunkAll } from '../core/chunker';
 import type { Tokenizer } from '../core/tokenizer';
 import { ingestBytes, type IngestedText } from '../ingest/ingest';
-import { UsageError } from './args';
-import { readFileBytes } from './read';
+import { UsageError } from './flags';
+
+/** A file's bytes in a buffer of their own, as the importers take them. */
+export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
+  const buf = readFileSync(path);
+  const out = new Uint8Array(new ArrayBuffer(buf.byteLength));
+  out.set(buf);
+  return out;
+}
 
 export interface SetBookOnDisk extends BookSpan {
   name: string;

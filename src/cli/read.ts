@@ -2,7 +2,7 @@
  * `memagent read <file>`: a whole book read by the memory loop, every
  * revision journaled (journal.ts) so that a read stopped anywhere resumes.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { ChunkSpan } from '../core/chunker';
 import { isAbortError } from '../core/generation';
 import { appLoopMethod, memoryLoop } from '../core/loop';
@@ -10,7 +10,7 @@ import { planRead, readSettings } from '../core/plan';
 import type { Engine } from '../engines/engine';
 import { OpenAIEngine } from '../engines/openai/engine';
 import { WebLLMEngine } from '../engines/webllm/engine';
-import { parseFlags, printHelp, settingsFlags, UsageError } from './args';
+import { parseFlags, settingsFlags, UsageError } from './flags';
 import { chunkRead, readFiles } from './read-set';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
 import { loadGpuEngine } from './gpu-engine';
@@ -29,14 +29,7 @@ import { Progress, progressMode } from './progress';
 import { promptSetName } from './prompts';
 import { formatSources, type ReadSources, traceRead } from './sources';
 
-export function readFileBytes(path: string): Uint8Array<ArrayBuffer> {
-  const buf = readFileSync(path);
-  const out = new Uint8Array(new ArrayBuffer(buf.byteLength));
-  out.set(buf);
-  return out;
-}
-
-/** read's own flags; the server, prompt and settings flags are common (args.ts). */
+/** read's own flags; the server, prompt and settings flags are common (flags.ts). */
 const READ_OPTIONS = {
   question: { type: 'string', short: 'q' },
   out: { type: 'string', short: 'o' },
@@ -47,7 +40,7 @@ const READ_OPTIONS = {
   json: { type: 'boolean' },
 } as const;
 
-export async function readCommand(argv: string[]): Promise<number> {
+export async function readCommand(argv: string[], printHelp: () => number): Promise<number> {
   const { values: v, positionals } = parseFlags(argv, READ_OPTIONS);
   if (v.help) return printHelp();
   const file = positionals[0];

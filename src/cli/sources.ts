@@ -5,7 +5,8 @@
  */
 import { describePlace } from '../core/anchors';
 import type { ChunkSpan } from '../core/chunker';
-import { type Citation, Tracer, type Unsourced } from '../core/citations/trace';
+import type { Citation, Unsourced } from '../core/citations/citation';
+import { Tracer } from '../core/citations/trace';
 import type { ReadText } from './read-set';
 
 /**

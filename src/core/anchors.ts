@@ -14,19 +14,25 @@ export interface Anchor {
   level?: number;
 }
 
+/** How many of `items`, sorted by `at`, start at or before `offset` (a binary search). */
+export function countAtOrBefore<T>(items: readonly T[], offset: number, at: (item: T) => number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (at(items[mid]!) <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The book (in a set), chapter (or heading) and page that hold `offset`; each absent when not known. */
 export function anchorsAt(anchors: readonly Anchor[], offset: number): { book?: Anchor; section?: Anchor; page?: Anchor } {
   let book: Anchor | undefined;
   let section: Anchor | undefined;
   let page: Anchor | undefined;
   // Anchors are sorted by offset: the last of each kind at or before `offset` holds it.
-  let lo = 0;
-  let hi = anchors.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (anchors[mid]!.at <= offset) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = countAtOrBefore(anchors, offset, (a) => a.at);
   // A chapter or page of an earlier book of a set does not hold a place in a later one: the search stops at the book.
   for (let i = lo - 1; i >= 0 && !book; i--) {
     const a = anchors[i]!;

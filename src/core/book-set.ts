@@ -5,7 +5,7 @@
  * holds the end of one book and the start of the next: each book is cut on
  * its own, so the model sees a document begin at the top of a chunk.
  */
-import type { Anchor } from './anchors';
+import { type Anchor, countAtOrBefore } from './anchors';
 import { type ChunkSpan, chunkText } from './chunker';
 import type { Tokenizer } from './tokenizer';
 
@@ -91,14 +91,7 @@ export function chunkAllBooks(text: string, spans: readonly BookSpan[], tokenize
 
 /** The index of the book that holds `offset` (a header belongs to its book). */
 export function bookAt(spans: readonly BookSpan[], offset: number): number {
-  let lo = 0;
-  let hi = spans.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (spans[mid]!.start <= offset) lo = mid + 1;
-    else hi = mid;
-  }
-  return Math.max(0, lo - 1);
+  return Math.max(0, countAtOrBefore(spans, offset, (s) => s.start) - 1);
 }
 
 /**

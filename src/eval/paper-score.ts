@@ -1,4 +1,5 @@
 import { PY_SPACE, pyRound, pySplit } from '../core/pytext';
+import { sharedTokens } from './score';
 
 /**
  * The paper's QA scorer, rule for rule (its `normalize_answer`, `em`, `sub_em`
@@ -37,16 +38,7 @@ export function f1Score(prediction: string, reference: string): number {
   if ((CLOSED.has(p) || CLOSED.has(r)) && p !== r) return 0;
   const pt = p.split(SPACE_RUNS).filter(Boolean);
   const rt = r.split(SPACE_RUNS).filter(Boolean);
-  const left = new Map<string, number>();
-  for (const t of rt) left.set(t, (left.get(t) ?? 0) + 1);
-  let same = 0;
-  for (const t of pt) {
-    const n = left.get(t) ?? 0;
-    if (n > 0) {
-      same++;
-      left.set(t, n - 1);
-    }
-  }
+  const same = sharedTokens(pt, rt);
   if (same === 0) return 0;
   const precision = same / pt.length;
   const recall = same / rt.length;

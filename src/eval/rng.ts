@@ -1,22 +1,20 @@
+import { seededRandom } from '../core/random';
+
 /**
  * A small seeded random source. Every generated sample is a pure function of
  * its seed, so a sweep regenerates the same documents after a reload or on
  * another machine, and only results need to be stored.
  */
 export class Rng {
-  private state: number;
+  private readonly random: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.random = seededRandom(seed);
   }
 
   /** Uniform in [0, 1) (mulberry32). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random();
   }
 
   /** Integer in [min, max]. */

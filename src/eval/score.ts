@@ -63,7 +63,7 @@ export function lenientF1(prediction: string, references: readonly string[]): nu
 }
 
 /** Tokens the two lists share, counted with multiplicity (Counter intersection). */
-function sharedTokens(a: readonly string[], b: readonly string[]): number {
+export function sharedTokens(a: readonly string[], b: readonly string[]): number {
   const left = new Map<string, number>();
   for (const t of b) left.set(t, (left.get(t) ?? 0) + 1);
   let same = 0;

@@ -62,6 +62,7 @@ export async function readPdf(bytes: Uint8Array, name: string, onProgress?: (don
   try {
     doc = await task.promise;
   } catch (e) {
+    // Best effort: the open's own failure is what is reported.
     await task.destroy().catch(() => undefined);
     const err = e as { name?: string; message?: string };
     if (err.name === 'PasswordException') {
@@ -106,6 +107,7 @@ export async function readPdf(bytes: Uint8Array, name: string, onProgress?: (don
     const anchors = [...pages, ...chapterAnchors(built.text)].sort((a, b) => a.at - b.at);
     return { text: built.text, anchors, encoding: 'PDF text layer', pages: doc.numPages };
   } finally {
+    // Best effort: the text is read; a document that cannot be freed is dropped with the task.
     await task.destroy().catch(() => undefined);
   }
 }

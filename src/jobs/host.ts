@@ -173,11 +173,13 @@ export class JobHost {
       const attempt = (this.recoveries.get(id) ?? 0) + 1;
       if (engine?.recover && attempt <= MAX_RECOVERIES) {
         this.recoveries.set(id, attempt);
+        // A recovery that fails shows in the retried step, which fails again and counts as the next attempt.
         await engine.recover(attempt).catch(() => undefined);
         return true;
       }
       this.recoveries.delete(id);
       const message = `${e.message} The GPU was lost ${attempt} times in a row, so the ${noun} is paused; press Resume to try again.`;
+      // A write that fails still leaves the event below to tell every tab; a reload resumes and asks again.
       await kind.setStatus(id, 'paused', message).catch(() => undefined);
       kind.announce(id, 'paused', message);
       return false;
@@ -196,6 +198,7 @@ export class JobHost {
       return false;
     }
     const message = e instanceof Error ? e.message : String(e);
+    // A write that fails still leaves the event below to tell every tab; a reload resumes and fails again.
     await kind.setStatus(id, 'failed', message).catch(() => undefined);
     kind.announce(id, 'failed', message);
     return false;

@@ -1,13 +1,15 @@
-import { formatByName, hashBytes, type IngestOptions, type IngestProgress, ingestBytes, sizeRefusal } from '../ingest/ingest';
+import { formatByName, hashBytes, type IngestOptions, ingestBytes, sizeRefusal } from '../ingest/ingest';
 import type { Tokenizer } from '../core/tokenizer';
 import type { DocumentRecord, Store, StoreTextOptions } from '../storage/db';
-import { DocumentGoneError, StorageError, StorageFullError } from '../storage/db';
 import type { RunEvent } from '../agent/events';
 import { mark } from '../jobs/marks';
 import { RequestError } from '../jobs/request-error';
 import { COUNT_AT_IMPORT_CHARS, countTokens, estimateTokens, TokenCounts } from './token-counts';
 import { NotStreamable, STREAM_BYTES, streamTextFile } from './stream-import';
 import type { IngestRequest } from '../agent/protocol';
+import { checkRoom, importError } from './import-errors';
+import { ImportHolds } from './import-holds';
+import { throttle } from './progress';
 
 export interface LibraryDeps {
   store: Store;
@@ -57,8 +59,7 @@ export class Library {
   /** Books whose text is still being read from their file: the beginning of it, and the whole once decoded. */
   private readonly arrivingTexts = new Map<string, ArrivingText>();
   /** Reads starting (see holdImports), and the streamed imports waiting for them. */
-  private holds = 0;
-  private readonly waitingImports: (() => void)[] = [];
+  private readonly holds = new ImportHolds();
   /** Told before a document is deleted: its readers stop first. */
   private readonly deleting = new Set<(documentId: string) => Promise<void>>();
 
@@ -125,7 +126,7 @@ export class Library {
     }
     const [doc, tokenizer] = await Promise.all([reading, this.deps.tokenizerFor(engineId)]);
     mark('import-read');
-    await this.checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
+    checkRoom(name, 2 * (doc.text.length + (doc.stripped ? doc.stripped.header.length + doc.stripped.footer.length : 0)), await room);
     // A long book is stored with an estimate and counted afterwards: reading can start at once.
     const exact = doc.text.length <= (this.deps.countAtImportChars ?? COUNT_AT_IMPORT_CHARS);
     const tokens = exact
@@ -216,6 +217,7 @@ export class Library {
       }
     }
     if (!existing) return undefined;
+    // A count that fails leaves the estimate; the next start of the worker counts again.
     if (existing.tokensEstimated) void this.counts.pending().catch(() => undefined);
     request.onUsable?.(existing);
     return existing;
@@ -236,15 +238,7 @@ export class Library {
         : // The database is out of reach (closed by the browser): the next start of the app removes it.
           ' What was stored of it is removed the next time the app opens.';
     }
-    if (e instanceof DocumentGoneError) return new RequestError(`"${name}" was deleted before it was completely stored.`);
-    if (e instanceof StorageFullError) {
-      return new StorageFullError(
-        `"${name}" does not fit in this browser's storage. Delete documents you no longer need from the Library, ` +
-          `or free space for this site, then add it again.${kept}`,
-      );
-    }
-    if (e instanceof StorageError) return new StorageError(`${e.message}${kept}`, e.kind);
-    return e;
+    return importError(name, e, kept);
   }
 
   /**
@@ -301,20 +295,7 @@ export class Library {
    * first, and the import goes on once the read's first step has begun.
    */
   holdImports(ms = 5000): () => void {
-    this.holds++;
-    let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      clearTimeout(timer);
-      if (--this.holds === 0) for (const resume of this.waitingImports.splice(0)) resume();
-    };
-    const timer = setTimeout(release, ms);
-    return release;
-  }
-
-  private async importTurn(): Promise<void> {
-    while (this.holds > 0) await new Promise<void>((resume) => this.waitingImports.push(resume));
+    return this.holds.hold(ms);
   }
 
   /** The beginning of a book whose text is still being read from its file, and the whole once decoded (undefined if the import fails). */
@@ -360,7 +341,7 @@ export class Library {
           file,
           tokenizer,
           stripGutenberg: request.stripGutenberg ?? true,
-          turn: () => this.importTurn(),
+          turn: () => this.holds.turn(),
           sha256: async () => this.deps.hashBeside?.(file) ?? hashBytes(new Uint8Array(await file.arrayBuffer())),
           ...(this.deps.textStorage?.partChars ? { partChars: this.deps.textStorage.partChars } : {}),
           onUsable: (doc, start) => {
@@ -381,6 +362,7 @@ export class Library {
         settle(text);
         report({ stage: 'Done', fraction: 1 });
         this.deps.publish({ type: 'document', documentId: id });
+        // A count that fails leaves the estimate; the next start of the worker counts again.
         void this.counts.count(id, text, tokenizer).catch(() => undefined);
         return doc;
       } catch (e) {
@@ -399,34 +381,10 @@ export class Library {
     });
   }
 
-  /** Refuses, before writing anything, a text that the browser's storage has no room for. */
-  private async checkRoom(name: string, bytes: number, estimate: { usage?: number; quota?: number } | undefined): Promise<void> {
-    if (!estimate?.quota) return;
-    const free = estimate.quota - (estimate.usage ?? 0);
-    if (bytes > free) {
-      const mb = (n: number) => `${Math.max(0, n / 1024 / 1024).toFixed(1)} MB`;
-      throw new StorageFullError(
-        `"${name}" needs about ${mb(bytes)} of storage, but this browser allows this site only ${mb(free)} more. ` +
-          'Delete documents you no longer need from the Library, or free space for this site, then add it again.',
-      );
-    }
-  }
-
   /** Deletes a document with its runs, revisions and memories; runs still reading are stopped first. */
   async deleteDocument(id: string): Promise<{ runs: number }> {
     if (this.lastText?.id === id) this.lastText = null;
     for (const listener of this.deleting) await listener(id);
     return this.deps.store.deleteDocument(id);
   }
-}
-
-/** Passes progress on when the stage changes or it moved by a percent: a 100 MB import sends ~100 messages, not millions. */
-function throttle(listener: IngestRequest['onProgress']): (p: IngestProgress) => void {
-  let last: IngestProgress | null = null;
-  return (p) => {
-    if (!listener) return;
-    if (last && last.stage === p.stage && p.fraction - last.fraction < 0.01 && p.fraction < 1) return;
-    last = p;
-    void Promise.resolve(listener(p)).catch(() => undefined);
-  };
 }

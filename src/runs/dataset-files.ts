@@ -51,6 +51,7 @@ export async function storeDatasetFiles(
       onRead?.(bytesBefore, totalBytes);
     }
   } catch (e) {
+    // Best effort: the read's own failure is what is thrown; items left behind belong to no stored sweep.
     await store.deleteDatasetItems(id).catch(() => undefined);
     if (e instanceof DatasetError) throw new RequestError(e.message);
     throw e;

@@ -48,9 +48,11 @@ export class FollowUps {
     }
     // One answer at a time per engine: a second question waits for the first.
     const before = this.answering.get(key) ?? Promise.resolve();
+    // The question before this one reported its own failure to its asker; this one goes ahead either way.
     const work = before.catch(() => undefined).then(() => this.answerFollowUp(run, asked, onToken));
     this.answering.set(key, work);
     void work
+      // The asker sees the failure through `work`; this branch only frees the engine's turn.
       .catch(() => undefined)
       .finally(() => {
         if (this.answering.get(key) === work) this.answering.delete(key);

@@ -91,6 +91,7 @@ export class PromptLibrary {
           throw e;
         },
       );
+      // Callers see the failure through `running` (and the form through `errors`); this branch only forgets it.
       running.catch(() => undefined).finally(() => this.fetching.delete(set));
       this.fetching.set(set, running);
     }
@@ -118,8 +119,9 @@ export class PromptLibrary {
   async refresh(): Promise<void> {
     await Promise.all(
       this.specs.map(async (spec) => {
+        // A copy that cannot be read is fetched again.
         if (await this.cached(spec.set).catch(() => undefined)) return;
-        await this.fetch(spec.set).catch(() => undefined);
+        await this.fetch(spec.set).catch(() => undefined); // remembered in `errors` for the form
       }),
     );
   }

@@ -79,6 +79,7 @@ export class RunReader {
     if (run.books) {
       // A skim of a set ranks and follows across the whole set: its books joined into one text.
       const ids = run.books.map((b) => b.documentId);
+      // A set that cannot be loaded is told apart below: a run deleted meanwhile, or a book no longer stored.
       const joined = await loadSet(store, library, ids).catch(() => undefined);
       if (joined !== undefined || !(await store.getRun(run.id))) return joined?.text;
       throw new Error('A book of this run is no longer stored. Add the file again and start a new run.');

@@ -1,6 +1,7 @@
 import { type Anchor, describePlace, sectionPlace } from '../core/anchors';
 import { bookHeader, bookRange, runAnchors } from '../core/book-set';
-import { type Citation, Tracer } from '../core/citations/trace';
+import type { Citation } from '../core/citations/citation';
+import { Tracer } from '../core/citations/trace';
 import type { MemorySources, RunEvent } from '../agent/protocol';
 import type { Library } from '../library/library';
 import type { RunRecord, SourcesRecord, Store } from '../storage/db';
@@ -65,6 +66,7 @@ export class SourceFinder {
         const text = followUp ? followUp.answer || followUp.reply : (run.answer ?? '') || (run.reply ?? '');
         work = this.traceAnswer(runId, answer, text, followUp ? followUp.memoryIndex : traced.revisions - 1, traced);
         this.pending.set(key, work);
+        // The caller sees the failure through `work`; this branch only forgets it.
         void work.catch(() => undefined).finally(() => this.pending.delete(key));
       }
       await work;

@@ -138,6 +138,7 @@ export class Documents extends Connection {
       ]);
       if (first === undefined || (last && !now?.importing)) {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         throw new DocumentGoneError(`"${doc.name}" was deleted while it was being stored.`);
       }

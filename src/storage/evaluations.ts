@@ -26,6 +26,7 @@ export class Evaluations extends Connection {
       const evaluation = await tx.store.get(id);
       if (!evaluation) {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         throw new Error(`No evaluation with id ${id}.`);
       }
@@ -53,6 +54,7 @@ export class Evaluations extends Connection {
       const [evaluation, existing] = await Promise.all([evaluations.get(sample.evaluationId), samples.getKey([sample.evaluationId, sample.ordinal])]);
       if (!evaluation || existing !== undefined) {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         throw new StaleRunError(`Sample ${sample.ordinal + 1} of evaluation ${sample.evaluationId} is already stored.`);
       }

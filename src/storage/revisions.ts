@@ -106,6 +106,7 @@ export class Revisions extends Connection {
       const [run, count] = await Promise.all([tx.objectStore('runs').get(followUp.runId), tx.objectStore('followUps').count(range)]);
       if (!run || run.status !== 'done') {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         throw new StaleRunError(
           run

@@ -72,6 +72,7 @@ export class Runs extends Connection {
       const run = await runs.get(revision.runId);
       if (!run || run.nextChunk !== revision.index) {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         throw new StaleRunError(`Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`);
       }
@@ -120,6 +121,7 @@ export class Runs extends Connection {
       const run = await tx.objectStore('runs').get(id);
       if (!run) {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         throw new Error(`No run with id ${id}.`);
       }

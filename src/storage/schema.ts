@@ -1,5 +1,5 @@
 import type { Anchor } from '../core/anchors';
-import type { Citation, Unsourced } from '../core/citations/trace';
+import type { Citation, Unsourced } from '../core/citations/citation';
 import type { BookSpan } from '../core/book-set';
 import type { ReadPlan } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';

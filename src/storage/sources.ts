@@ -24,6 +24,7 @@ export class Sources extends Connection {
       const there = run?.status === 'done' && (record.answer === RUN_ANSWER ? run.answer !== undefined : followUp !== undefined);
       if (!there) {
         tx.abort();
+        // The abort rejects `done` on purpose; the refusal below is the error to report.
         await tx.done.catch(() => undefined);
         return false;
       }

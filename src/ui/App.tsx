@@ -14,7 +14,7 @@ import { ReadForm } from './ReadForm';
 import { citedFromUrl, forgetRunInUrl, goTo, onHistory, type Place, revisionFromUrl, runIdFromUrl, showInUrl } from './route';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
-import type { CitedMark } from './inspector/Inspector';
+import type { CitedMark } from './inspector/RevisionDetail';
 import type { SourceTarget } from './Sources';
 import { StorageStatus } from './StorageStatus';
 import { useAddBooks } from './useAddBooks';

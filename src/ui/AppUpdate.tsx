@@ -66,6 +66,7 @@ function useWaitingVersion(asked: boolean): boolean {
     if (!asked) return;
     let live = true;
     const check = async () => {
+      // No registration to read means no update waiting.
       const sw = (await navigator.serviceWorker?.getRegistration().catch(() => undefined))?.waiting;
       if (!live) return;
       setWaiting(!!sw);

@@ -28,9 +28,10 @@ export function usePromptFiles(): [PromptFiles | null, () => Promise<void>] {
   }, []);
   useEffect(() => {
     // eslint-disable-next-line react-hooks/set-state-in-effect -- refresh sets state only after awaiting the worker, not within the effect (react#34905)
-    void refresh().catch(() => undefined);
+    void refresh().catch(() => undefined); // the form keeps what it showed; the next status refreshes it again
     // A run on a model fetches the file when it can: the form follows.
     return onRunEvent((e) => {
+      // The form keeps what it showed; the next status refreshes it again.
       if (e.type === 'status') void refresh().catch(() => undefined);
     });
   }, [refresh]);

@@ -3,7 +3,8 @@ import { type DocumentRecord, type RevisionRecord, RUN_ANSWER, type RunRecord } 
 import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
 import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
-import { type CitedMark, Inspector } from './inspector/Inspector';
+import { Inspector } from './inspector/Inspector';
+import type { CitedMark } from './inspector/RevisionDetail';
 import { RunSettings } from './inspector/RunSettings';
 import { SpeculationNotice } from './engines/webllm/SpeculationNotice';
 import { RunDelete } from './RunDelete';

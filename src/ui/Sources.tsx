@@ -1,6 +1,6 @@
 import { type MouseEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Unsourced } from '../core/citations/trace';
+import type { Unsourced } from '../core/citations/citation';
 import { type SourcesRecord, type StoredCitation, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import './sources.css';
@@ -26,6 +26,7 @@ function useAnswerSources(runId: string, answer: number): { record?: SourcesReco
   useEffect(() => {
     let alive = true;
     const read = async () => {
+      // A stored record that cannot be read is traced again by the worker, which reports its own failure.
       const record = await (await store).getSources(runId, answer).catch(() => undefined);
       if (!alive) return;
       if (record) return setState({ key, record });

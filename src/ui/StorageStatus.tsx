@@ -9,6 +9,7 @@ type Offline = 'ready' | 'pending' | 'unsupported';
 
 async function readOffline(): Promise<Offline> {
   if (!('serviceWorker' in navigator)) return 'unsupported';
+  // No registration to read shows as not ready offline yet.
   const registration = await navigator.serviceWorker.getRegistration().catch(() => undefined);
   return registration?.active ? 'ready' : 'pending';
 }

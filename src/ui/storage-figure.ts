@@ -31,7 +31,7 @@ async function read(): Promise<StorageFigure> {
   const storage = navigator.storage as StorageManager | undefined;
   const [persisted, estimate] = await Promise.all([
     storage?.persisted ? storage.persisted().catch(() => null) : Promise.resolve(null),
-    storage?.estimate ? storage.estimate().catch(() => undefined) : Promise.resolve(undefined),
+    storage?.estimate ? storage.estimate().catch(() => undefined) /* a figure the browser will not give shows as unknown */ : Promise.resolve(undefined),
   ]);
   const next: StorageFigure = { persisted, declined: declined && persisted !== true };
   if (estimate?.usage !== undefined) next.usage = estimate.usage;

@@ -71,17 +71,20 @@ export function useReadNotices(): void {
         if (ids.has(id)) {
           // Only while the question may still be put: a run's record is not read at every step for nothing.
           if (permission() !== 'default' || asked()) continue;
+          // A run that cannot be read is judged by when this tab first saw it.
           const run = await s.getRun(id).catch(() => undefined);
           const runningMs = now - Math.min(seen, run?.createdAt ?? seen);
           if (shouldAskPermission({ permission: permission(), asked: asked(), runningMs })) ask();
           continue;
         }
         watched.delete(id);
+        // A run that cannot be read gets no notice: the notice is a courtesy.
         const run = await s.getRun(id).catch(() => undefined);
         if (!run) continue;
         const tookMs = now - Math.min(seen, run.createdAt);
         if (shouldNotify({ permission: permission(), hidden: document.visibilityState === 'hidden', tookMs, status: run.status })) {
           const { title, body } = endNotice(run);
+          // A notice the browser refuses is a courtesy lost, nothing more.
           void notify(run.id, title, body).catch(() => undefined);
         }
       }

@@ -1,6 +1,7 @@
 import { sentenceSpans, type Span } from '../text';
 import { isCjkKey, isNumberKey, keyShape, keysOf, nameKeys } from './keys';
 import { type Note, splitNotes } from './notes';
+import { type Citation, merge, type NoteTrace, type SectionText, type Sources, type TraceInput, type Unsourced } from './citation';
 import { KeyTimeline, staysOf } from './timeline';
 
 /**
@@ -18,58 +19,6 @@ import { KeyTimeline, staysOf } from './timeline';
  * Model-free and deterministic; a memory's lines are keyed once however many
  * revisions repeat them.
  */
-
-/** The section a revision read: its text, and where it starts in the run's text (the book, or a set's joined text). */
-export interface SectionText {
-  text: string;
-  start: number;
-}
-
-export interface TraceInput {
-  question: string;
-  /** The memory after each revision, in order. */
-  memories: readonly string[];
-  /** The section revision `r` read (as the worker reads it from storage, later); undefined where it cannot be read (a book not stored here). */
-  section(revision: number): SectionText | undefined | Promise<SectionText | undefined>;
-}
-
-/** A sentence of the book, by its place in the run's text. */
-export interface CitedSentence {
-  start: number;
-  end: number;
-  text: string;
-}
-
-export interface Citation {
-  /** The revision that wrote the content down: its section holds the sentence. */
-  revision: number;
-  /** The last revision of the memory traced; the content was kept from `revision` to here (see `returned`). */
-  keptUntil: number;
-  /** The sentence it was drawn from; absent where the section could not be read. */
-  sentence?: CitedSentence;
-  /** True where the content left the memory after `revision` and came back later without a section that holds it. */
-  returned?: boolean;
-  /** The memory's notes it supports. */
-  notes: string[];
-}
-
-/** Something with no source in the book: a note of the memory no section supports, or a part of an answer the memory does not hold. */
-export interface Unsourced {
-  text: string;
-  /** "memory": the memory holds it, no section does; "answer": the answer says it, the memory does not. */
-  reason: 'memory' | 'answer';
-}
-
-export interface Sources {
-  citations: Citation[];
-  unsourced: Unsourced[];
-}
-
-/** A note of a memory with where it came from (no citation: no source found in the book). */
-export interface NoteTrace {
-  note: Note;
-  citations: Citation[];
-}
 
 /** How much a key the question holds counts: the question may have put it in the memory, not the book. */
 const QUESTION_SHARE = 0.35;
@@ -428,18 +377,6 @@ function phrasesOf(text: string, question: ReadonlySet<string>): Set<string> {
 /** The claims of an answer: its notes (sentences, list lines, clauses). */
 function answerClaims(answer: string): string[] {
   return splitNotes(answer).map((n) => n.text);
-}
-
-/** One citation per sentence (or, without the book, per revision), with every note it supports; in the order of the book. */
-function merge(citations: readonly Citation[]): Citation[] {
-  const byPlace = new Map<string, Citation>();
-  for (const c of citations) {
-    const key = `${c.revision}:${c.sentence?.start ?? ''}`;
-    const seen = byPlace.get(key);
-    if (!seen) byPlace.set(key, { ...c, notes: [...c.notes] });
-    else for (const n of c.notes) if (!seen.notes.includes(n)) seen.notes.push(n);
-  }
-  return [...byPlace.values()].sort((a, b) => (a.sentence?.start ?? -1) - (b.sentence?.start ?? -1) || a.revision - b.revision);
 }
 
 function sum<T>(items: Iterable<T>, value: (item: T) => number): number {

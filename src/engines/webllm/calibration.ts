@@ -1,4 +1,5 @@
-import type { ChatMessage } from '../../core/generation';
+import type { SpeedMeasurement } from '../../core/estimate';
+import type { ChatMessage, GenerateResult } from '../../core/generation';
 import type { Tokenizer } from '../../core/tokenizer';
 
 /**
@@ -20,4 +21,38 @@ export function calibrationMessages(tokenizer: Tokenizer, tokens = CALIBRATION_P
     n += tokenizer.count(line(i));
   }
   return [{ role: 'user', content }];
+}
+
+/** When a request was sent, when its first text came and when it ended (ms), and how many text pieces streamed. */
+export interface StreamTiming {
+  sentAt: number;
+  firstTokenAt?: number;
+  endedAt: number;
+  pieces: number;
+}
+
+/**
+ * A calibration request's speeds: WebLLM's own prefill and decode speeds where
+ * it reports them, else the stream as timed. `countedPrompt` stands in where
+ * WebLLM reports no prompt size.
+ */
+export function speedOfStream(result: GenerateResult, timing: StreamTiming, countedPrompt: number): SpeedMeasurement {
+  const { completionTokens, prefillTokensPerSecond, decodeTokensPerSecond } = result.usage;
+  const promptTokens = result.usage.promptTokens || countedPrompt;
+  if (prefillTokensPerSecond && decodeTokensPerSecond && prefillTokensPerSecond > 0 && decodeTokensPerSecond > 0) {
+    return { prefillTokensPerSecond, decodeTokensPerSecond, promptTokens, completionTokens, source: 'reported' };
+  }
+  // Timed here: the prompt is read before the first token; each later token is one decode step.
+  const written = completionTokens || timing.pieces;
+  const first = timing.firstTokenAt;
+  if (first === undefined || !promptTokens || written < 2 || first <= timing.sentAt || timing.endedAt <= first) {
+    throw new Error('The calibration request returned too little to time.');
+  }
+  return {
+    prefillTokensPerSecond: promptTokens / ((first - timing.sentAt) / 1000),
+    decodeTokensPerSecond: (written - 1) / ((timing.endedAt - first) / 1000),
+    promptTokens,
+    completionTokens: written,
+    source: 'timed',
+  };
 }

@@ -2,9 +2,9 @@ import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult
 import type { SpeedMeasurement } from '../../core/estimate';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig } from '../engine';
+import { ContextWindowExceededError } from '../errors';
 import type { ChatConfigLike } from './model-download';
 import { webllmSystemMessage } from './system-message';
-import { named } from './explain-error';
 import { type GpuSession, session } from './gpu-session';
 import { calibrationMessages, CALIBRATION_REPLY_TOKENS } from './calibration';
 import { defaultDeps, resolveModel, tokenizerOf, type WebLLMDeps } from './resolve';
@@ -75,8 +75,7 @@ export class WebLLMEngine implements Engine {
     if (options.signal?.aborted) throw abortError();
     const prompt = messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0);
     if (prompt + options.maxTokens + this.overhead > this.limit) {
-      throw named(
-        'ContextWindowSizeExceededError',
+      throw new ContextWindowExceededError(
         `This step needs ${prompt + options.maxTokens + this.overhead} tokens (prompt, reply and chat template), more than ${this.model.label}'s limit of ${this.limit}. Choose a smaller chunk size or memory size.`,
       );
     }
@@ -136,6 +135,7 @@ export function chatOverhead(config: ChatConfigLike, tokenizer: Tokenizer, syste
  */
 export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps = defaultDeps, speeds?: SpeedShelf): Promise<WebLLMEngine> {
   const { model, chat, tokenizerBytes, limit, adapter } = await resolveModel(config, deps);
+  // The tokenizer config only refines the system message: one that cannot be read leaves the model's default.
   const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
   const system = webllmSystemMessage(tokenizerConfig, model);
   const engine = new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer, system), deps.session, system);

@@ -3,10 +3,7 @@ import type { ModelEntry } from './models';
 import { ModelDownloadError } from './model-download';
 import { SHIPPED_WEBLLM, type WebLLMVersion } from './versions';
 
-/** WebLLM's own errors are told apart by name (they are not exported): the app's class of that name where it has one. */
-export const named = errorNamed;
-
-/** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next. */
+/** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next, each as the app's class of that name where it has one. */
 export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number, webllm: WebLLMVersion = SHIPPED_WEBLLM): Error {
   if (!(e instanceof Error)) return new Error(String(e));
   const detail = e.message.split('\n')[0];
@@ -18,18 +15,18 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
       return e;
     case 'WebGPUNotAvailableError':
     case 'WebGPUNotFoundError':
-      return named('WebGPUUnavailableError', 'WebGPU stopped being available to this page. Reload the page; if it persists, choose another engine.');
+      return errorNamed('WebGPUUnavailableError', 'WebGPU stopped being available to this page. Reload the page; if it persists, choose another engine.');
     case 'ShaderF16SupportError':
     case 'FeatureSupportError':
-      return named(e.name, `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Choose the q4f32_1 build of the model instead.`);
+      return errorNamed(e.name, `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Choose the q4f32_1 build of the model instead.`);
     case 'DeviceLostError':
     case 'ModelNotLoadedError':
-      return named(
+      return errorNamed(
         'DeviceLostError',
         'The GPU stopped responding (device lost), most often because it ran out of memory. Close other tabs that use the GPU, or choose a smaller model or chunk size.',
       );
     case 'ContextWindowSizeExceededError':
-      return named(
+      return errorNamed(
         e.name,
         `This step's prompt does not fit in the ${window ?? ''}-token context window the model was loaded with (${detail}). Choose a smaller chunk size or memory size and start the run again.`,
       );
@@ -43,15 +40,15 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
     phase === 'load' &&
     (/^(CompileError|LinkError|RuntimeError)$/.test(e.name) || /WebAssembly|wasm|Cannot find function|not a function/i.test(detail ?? ''))
   ) {
-    return named(
+    return errorNamed(
       'ModelLibraryError',
       `The model library ${model.libUrl} could not be loaded (${e.name}: ${detail}). It must be a WebLLM model library (.wasm) built for this model and for WebLLM ${webllm.version} (mlc-ai/binary-mlc-llm-libs, ${webllm.libraryFolder}); ` +
         'a converted RL-MemAgent-7B uses the Qwen2-7B-Instruct library of the same quantisation. Check the model library URL in Models.',
     );
   }
-  if (/device.*lost|lost.*device/i.test(detail ?? '')) return explainError(named('DeviceLostError', detail ?? ''), model, phase, window);
+  if (/device.*lost|lost.*device/i.test(detail ?? '')) return explainError(errorNamed('DeviceLostError', detail ?? ''), model, phase, window);
   if (e.name === 'TypeError' && /fetch|network/i.test(detail ?? '')) {
     return new ModelDownloadError(`A model file could not be fetched (${detail}). Check the network, or download the model in Models first.`, 'network');
   }
-  return named(e.name, `WebLLM ${phase === 'load' ? 'could not load the model' : 'failed while writing'}: ${detail}`);
+  return errorNamed(e.name, `WebLLM ${phase === 'load' ? 'could not load the model' : 'failed while writing'}: ${detail}`);
 }

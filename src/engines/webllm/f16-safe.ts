@@ -11,7 +11,7 @@
  * of a layer adds a bounded amount to the residual stream, and the bound
  * grows with the layer count, not exponentially.
  */
-import type { LibraryMetadata } from './made-up-model';
+import type { LibraryMetadata } from './library-metadata';
 
 export const F16_MAX = 65_504;
 /** How far inside f16's range every bound must stay: "far inside" is 64 times below its largest value. */

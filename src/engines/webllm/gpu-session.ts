@@ -1,97 +1,21 @@
-import { DeviceLostError } from '../errors';
+import { DeviceLostError, errorNamed } from '../errors';
+import { untilAborted } from '../../core/abort';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
-import { downloadModel, scopeTuning } from './model-download';
+import { Turns } from '../../core/turns';
+import { speedOfStream, type StreamTiming } from './calibration';
+import { Downloads } from './downloads';
+import { downloadModel } from './model-download';
+import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './mlc';
 import { stepRequest, webllmRequest } from '../request';
-import { explainError, named } from './explain-error';
+import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
-import { seededRandom } from '../../core/speculative';
+import { seededRandom } from '../../core/random';
 import { batchVerify, DEFAULT_PLAN, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
-import {
-  loadedContextWindow,
-  loadedPipeline,
-  loadOptions,
-  SHIPPED_WEBLLM,
-  verifyBlocker,
-  type WebLLMAppConfig,
-  type WebLLMVersion,
-  writtenTokens,
-} from './versions';
+import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, verifyBlocker, type WebLLMVersion, writtenTokens } from './versions';
 
 /** MemAgent's evaluation served the model with no repetition penalty; Qwen's WebLLM config would apply 1.05. */
 export const REPETITION_PENALTY = 1;
-
-/** The slice of WebLLM's MLCEngine used here; unit tests put a stub in its place. */
-export interface Mlc {
-  reload(modelId: string, chatOpts?: Record<string, unknown>): Promise<void>;
-  unload(): Promise<void>;
-  interruptGenerate(): unknown;
-  chat: { completions: { create(request: Record<string, unknown>): Promise<AsyncIterable<StreamChunk>> } };
-  /** MLCEngine's decode step, which a speculative request replaces for its duration. */
-  decode?(pipeline: unknown, genConfig: unknown): Promise<unknown>;
-}
-
-export interface StreamChunk {
-  choices: { delta?: { content?: string | null }; finish_reason?: string | null }[];
-  usage?: {
-    prompt_tokens: number;
-    completion_tokens: number;
-    extra?: { prefill_tokens_per_s?: number; decode_tokens_per_s?: number; time_to_first_token_s?: number };
-  };
-}
-
-export type MlcFactory = (appConfig: WebLLMAppConfig, onProgress: (r: { progress: number; text: string }) => void) => Promise<Mlc>;
-
-const webllmFactory: MlcFactory = async (appConfig, onProgress) => {
-  const { MLCEngine } = await import('@mlc-ai/web-llm');
-  return new MLCEngine({ appConfig, initProgressCallback: onProgress, logLevel: 'WARN' }) as unknown as Mlc;
-};
-
-/** `work`, or an AbortError as soon as `signal` aborts (the work itself goes on). */
-function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return work;
-  if (signal.aborted) return Promise.reject(abortError());
-  let onAbort: () => void = () => undefined;
-  const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(abortError())), { once: true }));
-  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
-}
-
-/** A lock whose waiters can give up: a paused run must not wait for another run's step. */
-class Lock {
-  private tail: Promise<void> = Promise.resolve();
-
-  async acquire(signal?: AbortSignal): Promise<() => void> {
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const before = this.tail;
-    this.tail = before.then(() => mine);
-    if (!signal) {
-      await before;
-      return release;
-    }
-    signal.throwIfAborted();
-    let onAbort: () => void = () => undefined;
-    try {
-      await Promise.race([before, new Promise<never>((_, reject) => signal.addEventListener('abort', (onAbort = () => reject(abortError())), { once: true }))]);
-    } catch (e) {
-      before.then(release, release); // keep the queue moving once it would have been our turn
-      throw e;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
-    return release;
-  }
-}
-
-/** A model's download in progress, and who waits on it. */
-interface Download {
-  done: Promise<unknown>;
-  controller: AbortController;
-  /** Runs waiting on it that have not stopped. */
-  waiters: number;
-  /** Someone asked for it without a way to stop (Download in Models): it runs to its end unless stopped there. */
-  kept: boolean;
-}
 
 /**
  * The one model on the GPU in this worker. Every load and every request goes
@@ -100,8 +24,9 @@ interface Download {
 export class GpuSession {
   private mlc: Mlc | undefined;
   private loaded: { id: string; window: number } | undefined;
-  private readonly lock = new Lock();
-  private readonly downloads = new Map<string, Download>();
+  /** A paused run leaves the queue at once: it must not wait for another run's step. */
+  private readonly lock = new Turns();
+  private readonly downloads: Downloads;
   /** A WebLLM load that a stopped run no longer waits for; the lock is held until it ends. */
   private settling: Promise<unknown> = Promise.resolve();
 
@@ -110,69 +35,22 @@ export class GpuSession {
     private readonly fetchFiles: typeof downloadModel = downloadModel,
     /** The WebLLM version `factory` makes engines of: what the files are named and the loads and requests carry. */
     readonly webllm: WebLLMVersion = SHIPPED_WEBLLM,
-  ) {}
+  ) {
+    this.downloads = new Downloads(fetchFiles, webllm);
+  }
 
   get current(): { id: string; window: number } | undefined {
     return this.loaded;
   }
 
-  /**
-   * Fetches what is missing into WebLLM's caches; one download per model at a
-   * time. A download from Models (no `signal`) runs to its end unless
-   * stopDownload ends it; one that only runs wait on stops, mid-shard with the
-   * received bytes kept, as soon as the last of them pauses or is cancelled.
-   */
+  /** Fetches what is missing into WebLLM's caches (see Downloads.download). */
   download(model: ModelEntry, signal?: AbortSignal): Promise<unknown> {
-    if (signal?.aborted) return Promise.reject(abortError());
-    let d = this.downloads.get(model.id);
-    // One that was just stopped is still storing its last part: a new one starts once it has.
-    const stopping = d?.controller.signal.aborted ? d.done.catch(() => undefined) : undefined;
-    if (!d || stopping) {
-      const report = (state: 'working' | 'done' | 'failed', fraction: number, text: string) =>
-        reportModelProgress({ modelId: model.id, phase: 'download', state, fraction, text });
-      const controller = new AbortController();
-      const start = async () => {
-        await stopping;
-        controller.signal.throwIfAborted();
-        return this.fetchFiles(model, {
-          ...scopeTuning(),
-          signal: controller.signal,
-          onProgress: (p) => report('working', p.fraction, p.text),
-          webllm: this.webllm,
-        });
-      };
-      const done = start().then(
-        (r) => (report('done', 1, 'All files are downloaded'), r),
-        (e: unknown) => {
-          const stopped = controller.signal.aborted;
-          report('failed', 0, stopped ? 'The download stopped; Download resumes it where it stopped.' : e instanceof Error ? e.message : String(e));
-          throw stopped ? abortError() : e;
-        },
-      );
-      const mine: Download = (d = { done, controller, waiters: 0, kept: false });
-      done.catch(() => undefined).finally(() => this.downloads.get(model.id) === mine && this.downloads.delete(model.id));
-      this.downloads.set(model.id, d);
-    }
-    if (!signal) {
-      d.kept = true;
-      return d.done;
-    }
-    const mine = d;
-    mine.waiters++;
-    const leave = () => {
-      mine.waiters--;
-      if (!mine.kept && mine.waiters === 0) mine.controller.abort(abortError());
-    };
-    signal.addEventListener('abort', leave, { once: true });
-    return untilAborted(mine.done, signal).finally(() => signal.removeEventListener('abort', leave));
+    return this.downloads.download(model, signal);
   }
 
   /** Ends the model's download in progress (its received bytes are kept); false when there was none. */
   stopDownload(modelId: string): boolean {
-    const d = this.downloads.get(modelId);
-    if (!d || d.controller.signal.aborted) return false;
-    d.controller.abort(abortError());
-    return true;
+    return this.downloads.stopDownload(modelId);
   }
 
   /** Lets the lock go once a load that nobody waits for any more has ended. */
@@ -182,7 +60,7 @@ export class GpuSession {
 
   /** Loads `model` with at least `window` tokens of context; a smaller window already loaded means a reload. */
   async ensure(model: ModelEntry, window: number, signal?: AbortSignal): Promise<void> {
-    const release = await this.lock.acquire(signal);
+    const release = await this.lock.take(signal);
     try {
       await this.load(model, window, signal);
     } finally {
@@ -212,7 +90,7 @@ export class GpuSession {
         // The window WebLLM sized its KV cache for, where it can be read back.
         const loaded = loadedContextWindow(mlc, model.id) ?? window;
         if (loaded < window) {
-          throw named(
+          throw errorNamed(
             'ContextWindowError',
             `WebLLM loaded ${model.label} with a ${loaded}-token context window instead of the ${window} tokens this run needs. Choose a smaller chunk size or memory size.`,
           );
@@ -227,13 +105,14 @@ export class GpuSession {
         throw err;
       }
     })();
+    // Its caller sees the failure through `loading`; `settling` only marks when the load has ended.
     this.settling = loading.catch(() => undefined);
     return untilAborted(loading, signal);
   }
 
   /** Runs `work` on the loaded model's chat pipeline under the lock: the benchmark's direct measurements of a verify pass. */
   async withPipeline<T>(model: ModelEntry, window: number, work: (pipeline: VerifyPipeline) => Promise<T>): Promise<T> {
-    const release = await this.lock.acquire();
+    const release = await this.lock.take();
     let mlc: Mlc;
     try {
       mlc = await this.load(model, window);
@@ -255,12 +134,13 @@ export class GpuSession {
     const mlc = this.mlc;
     this.mlc = undefined;
     this.loaded = undefined;
+    // Best effort: a model that cannot unload (the device lost) is gone from the GPU anyway.
     await mlc?.unload().catch(() => undefined);
   }
 
   async unloadIf(modelId: string): Promise<void> {
     if (this.loaded?.id !== modelId) return;
-    const release = await this.lock.acquire();
+    const release = await this.lock.take();
     try {
       if (this.loaded?.id === modelId) await this.reset();
     } finally {
@@ -349,24 +229,7 @@ export class GpuSession {
       stream_options: { include_usage: true },
     };
     const { result, timing } = await this.stream(model, window, request, {});
-    const { completionTokens, prefillTokensPerSecond, decodeTokensPerSecond } = result.usage;
-    const promptTokens = result.usage.promptTokens || countedPrompt;
-    if (prefillTokensPerSecond && decodeTokensPerSecond && prefillTokensPerSecond > 0 && decodeTokensPerSecond > 0) {
-      return { prefillTokensPerSecond, decodeTokensPerSecond, promptTokens, completionTokens, source: 'reported' };
-    }
-    // Timed here: the prompt is read before the first token; each later token is one decode step.
-    const written = completionTokens || timing.pieces;
-    const first = timing.firstTokenAt;
-    if (first === undefined || !promptTokens || written < 2 || first <= timing.sentAt || timing.endedAt <= first) {
-      throw new Error('The calibration request returned too little to time.');
-    }
-    return {
-      prefillTokensPerSecond: promptTokens / ((first - timing.sentAt) / 1000),
-      decodeTokensPerSecond: (written - 1) / ((timing.endedAt - first) / 1000),
-      promptTokens,
-      completionTokens: written,
-      source: 'timed',
-    };
+    return speedOfStream(result, timing, countedPrompt);
   }
 
   /** Sends one streamed request under the lock, loading the model first if needed; times it as it streams. */
@@ -378,7 +241,7 @@ export class GpuSession {
     speculation?: SpeculationPlan,
   ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
     const { signal } = options;
-    const release = await this.lock.acquire(signal);
+    const release = await this.lock.take(signal);
     let mlc: Mlc;
     try {
       mlc = await this.load(model, window, signal);
@@ -458,12 +321,5 @@ export class GpuSession {
 export const SELF_CHECK_TOKENS = 6;
 export const SELF_CHECK_MESSAGES: readonly ChatMessage[] = [{ role: 'user', content: 'one two three four five one two three four five one two' }];
 
-/** When a request was sent, when its first text came and when it ended (ms), and how many text pieces streamed. */
-interface StreamTiming {
-  sentAt: number;
-  firstTokenAt?: number;
-  endedAt: number;
-  pieces: number;
-}
 /** The session every WebLLM engine of this worker shares. */
 export const session = new GpuSession();

@@ -12,46 +12,10 @@
  */
 
 import { f16SafeScales, halfBits, type MadeUpScales, scaleFor } from './f16-safe';
+import { type LibraryMetadata, type LibraryParam, libraryMetadata } from './library-metadata';
 
 /** MLC's converter packs parameters into shards of at most this size; a larger parameter gets a shard of its own. */
 export const SHARD_LIMIT = 32 * 1024 * 1024;
-
-export interface LibraryParam {
-  name: string;
-  shape: number[];
-  dtype: string;
-}
-
-export interface LibraryMetadata {
-  model_type: string;
-  quantization: string;
-  context_window_size: number;
-  prefill_chunk_size: number;
-  sliding_window_size: number;
-  attention_sink_size: number;
-  params: LibraryParam[];
-  [key: string]: unknown;
-}
-
-/** The metadata JSON inside a model library: from `{"model_type"` to its matching brace. */
-export function libraryMetadata(library: Uint8Array): LibraryMetadata {
-  // One character per byte; the JSON is ASCII, so its characters come back unchanged.
-  const text = new TextDecoder('latin1').decode(library);
-  const start = text.indexOf('{"model_type"');
-  if (start < 0) throw new Error('No metadata in this model library (no {"model_type" in its bytes): is it a WebLLM model library?');
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return JSON.parse(text.slice(start, i + 1)) as LibraryMetadata;
-  }
-  throw new Error('The model library’s metadata never closes.');
-}
 
 const BYTES: Record<string, number> = { uint32: 4, float32: 4, int32: 4, float16: 2 };
 

@@ -108,6 +108,7 @@ class Retry extends Error {
 const STALLED = Symbol('stalled');
 
 async function drain(res: Response): Promise<void> {
+  // Best effort: a body that cannot be cancelled is already gone.
   await res.body?.cancel().catch(() => undefined);
 }
 
@@ -332,7 +333,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
       return await body.blob(res.headers.get('content-type') ?? 'application/octet-stream');
     } catch (e) {
       clearTimeout(timer);
-      void reader?.cancel().catch(() => undefined);
+      void reader?.cancel().catch(() => undefined); // best effort: the attempt's failure is what matters
       stalled = attempt.signal.aborted && attempt.signal.reason === STALLED && !o.signal?.aborted;
       if (e instanceof Retry && e.discard) await body.reset();
       else await body.keep().catch((k: unknown) => (isQuota(k) ? Promise.reject(quotaError()) : undefined));

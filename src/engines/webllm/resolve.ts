@@ -5,7 +5,7 @@ import type { TokenizerConfigLike } from './system-message';
 import { fetchTokenizerConfig } from './tokenizer-config';
 import { checkWebGPU, type GpuCapability } from './webgpu';
 import { loadModelTokenizer } from './tokenizer';
-import { named } from './explain-error';
+import { GpuFeatureError, WebGPUUnavailableError } from '../errors';
 import { type GpuSession, session } from './gpu-session';
 import { chooseModel, entryFromConfig, type ModelEntry, prebuiltModels, QWEN_CONTEXT_LIMIT } from './models';
 
@@ -33,17 +33,14 @@ export const defaultDeps: WebLLMDeps = {
 export async function resolveModel(config: EngineConfig | undefined, deps: WebLLMDeps = defaultDeps) {
   // Nothing is downloaded where the model could not run.
   const gpu = await deps.checkGpu();
-  if (gpu.status !== 'ok') throw named('WebGPUUnavailableError', gpu.message ?? 'WebGPU is not available.');
+  if (gpu.status !== 'ok') throw new WebGPUUnavailableError(gpu.message ?? 'WebGPU is not available.');
   const entries = await deps.models();
   const asked = entryFromConfig(config, entries);
   let model = chooseModel(asked.id, entries, gpu).entry ?? asked;
   const { config: chat, tokenizer } = await deps.metadata(model);
   if (model.needsF16 === undefined) model = { ...model, needsF16: /f16/.test(chat.quantization ?? model.id) };
   if (model.needsF16 && !gpu.shaderF16) {
-    throw named(
-      'ShaderF16SupportError',
-      `${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Use a q4f32_1 conversion of the model instead.`,
-    );
+    throw new GpuFeatureError(`${model.label} needs the shader-f16 GPU feature, which this GPU lacks. Use a q4f32_1 conversion of the model instead.`);
   }
   const own = chat.context_window_size && chat.context_window_size > 0 ? chat.context_window_size : QWEN_CONTEXT_LIMIT;
   const limit = model.custom ? (model.contextLimit ?? own) : own;

@@ -31,6 +31,7 @@ export async function fetchTokenizerConfig(
     const response = await fetchImpl(url, { signal: AbortSignal.timeout(15_000) });
     if (!response.ok) return undefined;
     const config = await read(response.clone());
+    // A cache that refuses the copy (full, private mode) only means it is fetched again next time.
     if (config) await cache?.put(url, response).catch(() => undefined);
     return config;
   } catch {

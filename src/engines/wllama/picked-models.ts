@@ -53,6 +53,7 @@ async function writeFile(dir: FileSystemDirectoryHandle, name: string, blob: Blo
       }
       await out.close();
     } catch (e) {
+      // Best effort: the copy's own failure is what is thrown.
       await out.abort().catch(() => undefined);
       throw e;
     }

@@ -1,7 +1,8 @@
 import { modelKey, type SpeedRecord } from '../../core/estimate';
 import type { EngineConfig } from '../engine';
 import type { SpeedShelf } from '../speed-shelf';
-import { type LoadProgress, measureModel } from './engine';
+import { measureModel } from './engine';
+import type { LoadProgress } from './host';
 import { cpuDevice } from './models';
 
 /**

@@ -7,18 +7,10 @@ import { useRunAnchors } from '../ChunkPlace';
 import { Compare } from './Compare';
 import { ExportButtons } from './ExportButtons';
 import { MemoryChart } from './MemoryChart';
-import { RevisionDetail } from './RevisionDetail';
+import { type CitedMark, RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
 import { useMonoMemory } from './useMonoMemory';
 import type { SourceTarget } from '../Sources';
-
-/** A cited sentence marked in the section pane: its revision, its characters in the run's text, and a count that moves focus to it each time a source is opened. */
-export interface CitedMark {
-  revision: number;
-  start: number;
-  end: number;
-  focus: number;
-}
 
 interface Props {
   run: RunRecord;

@@ -8,9 +8,16 @@ import { type DocumentRecord, type RevisionRecord, type RunBook, store } from '.
 import { ChunkPlace } from '../ChunkPlace';
 import { i18n } from '../i18n';
 import { useDrawnOn, useMemoryDiff } from './useMarks';
-import type { CitedMark } from './Inspector';
 import { MemorySources } from './MemorySources';
 import type { SourceTarget } from '../Sources';
+
+/** A cited sentence marked in the section pane: its revision, its characters in the run's text, and a count that moves focus to it each time a source is opened. */
+export interface CitedMark {
+  revision: number;
+  start: number;
+  end: number;
+  focus: number;
+}
 
 interface Props {
   runId: string;

@@ -8,7 +8,8 @@
  */
 import type { EngineConfig } from '../../engine';
 import { createWebLLMEngine, type WebLLMEngine } from '../engine';
-import { GpuSession, type MlcFactory } from '../gpu-session';
+import { GpuSession } from '../gpu-session';
+import type { MlcFactory } from '../mlc';
 import { type WebLLMDeps } from '../resolve';
 import { type DownloadOptions, downloadModel, ensureConfigAndTokenizer } from '../model-download';
 import { type ModelEntry, qwenModels } from '../models';

@@ -19,7 +19,7 @@ export function useGpu(): GpuCapability | null {
     let alive = true;
     void gpuCapability()
       .then((c) => alive && setCap(c))
-      .catch(() => undefined);
+      .catch(() => undefined); // no adapter to describe leaves the capability unknown
     return () => {
       alive = false;
     };

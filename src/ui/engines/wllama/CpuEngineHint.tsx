@@ -1,6 +1,6 @@
-import { ENGINE_UI } from '..';
 import { useTranslation } from 'react-i18next';
 import { estimateRead, readSize } from '../../../core/estimate';
+import { needsModel } from '../../../engines/infos';
 import { guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../../engines/wllama/models';
 import { formatDuration, formatNumber } from '../../format';
 import { engineText } from '../../i18n';
@@ -23,7 +23,7 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
   const effective = chosen && (config.modelUrl || config.localModel) ? config : { modelUrl: SUGGESTED_MODELS[0]!.url };
   const measured = useMeasuredSpeed(effective);
   // Offered where no GPU serves a model engine; an engine that needs no model needs no suggestion.
-  if (!chosen && (!noGpu || ENGINE_UI[engineId]?.noModel)) return null;
+  if (!chosen && (!noGpu || !needsModel(engineId))) return null;
 
   const threads = threadsFor(effective);
   const model = suggestionFor(effective);

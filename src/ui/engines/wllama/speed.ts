@@ -39,7 +39,7 @@ export function useMeasuredSpeed(config: EngineConfig): TokenSpeed | undefined {
     let alive = true;
     void store
       .then((s) => s.getSpeed(model, cpuDevice(threads)))
-      .catch(() => undefined)
+      .catch(() => undefined) // a speed that cannot be read is measured again
       .then((record) => {
         const speed = record
           ? { prefillTokensPerSecond: record.prefillTokensPerSecond, decodeTokensPerSecond: record.decodeTokensPerSecond }
