@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { expect, type Page, test } from '@playwright/test';
+import { expect, type Locator, type Page, test } from '@playwright/test';
 import { CORPUS, heldAt, holdSteps, range, releaseSteps, storedRevisionIndexes } from './helpers';
 import { openPlace } from './places';
 import { EVENTS_CHANNEL } from '../src/agent/protocol';
@@ -84,6 +84,18 @@ function recorded(page: Page): Promise<{ type: string; index?: number; status?: 
   return page.evaluate(() => (window as unknown as { seen: { type: string; index?: number; status?: string }[] }).seen);
 }
 
+// A real llama.cpp model writes every step on the CPU: on a busy machine a read takes minutes, not seconds, so the
+// reads here wait for their last step however long it takes, within a generous ceiling.
+test.describe.configure({ timeout: 600_000 });
+
+/** Waits until the read has stored every chunk's revision; the number of chunks. */
+async function readToTheEnd(progress: Locator): Promise<number> {
+  await expect(progress).toHaveAttribute('aria-valuetext', /^\d+ of \d+ chunks read$/, { timeout: 300_000 });
+  const max = Number(await progress.getAttribute('aria-valuemax'));
+  await expect(progress).toHaveAttribute('aria-valuenow', String(max), { timeout: 480_000 });
+  return max;
+}
+
 test('reads a short document with the tiny llama.cpp model: tokens stream and every memory keeps to its cap', async ({ page }) => {
   await page.goto('/');
   expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
@@ -94,10 +106,8 @@ test('reads a short document with the tiny llama.cpp model: tokens stream and ev
 
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
   const answer = page.getByRole('region', { name: 'Answer' });
-  await expect(answer.getByText('The answer is written from the final memory')).toHaveCount(0, { timeout: 60_000 });
-  const max = Number(await progress.getAttribute('aria-valuemax'));
+  const max = await readToTheEnd(progress);
   expect(max).toBeGreaterThanOrEqual(5);
-  await expect(progress).toHaveAttribute('aria-valuenow', String(max));
   expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
 
   // The text being written streamed to the page: the first step's at once, each before its step was stored.
@@ -166,10 +176,7 @@ test('Pause while llama.cpp writes stops it, stores no partial revision, and the
 
   await page.reload();
   await page.getByRole('button', { name: 'Resume' }).click();
-  await expect(page.getByRole('region', { name: 'Answer' }).getByText('The answer is written from the final memory')).toHaveCount(0, {
-    timeout: 60_000,
-  });
-  await expect(progress).toHaveAttribute('aria-valuenow', String(max));
+  expect(await readToTheEnd(progress)).toBe(max);
   expect(Object.values(await storedRevisionIndexes(page))).toEqual([range(max)]);
   for (const r of await storedRevisions(page)) expect(r.memoryTokens).toBeLessThanOrEqual(MEMORY);
 });
@@ -191,12 +198,7 @@ test('once downloaded, the model and llama.cpp load with no network, and Models 
   await expect(page.getByText(/Measured here with \d+ threads?: reads \d+ tokens\/s/)).toBeVisible();
   expect(await page.evaluate(() => localStorage.getItem('memagent-wllama-speed'))).toBeNull();
   await startRead(page);
-  await expect(page.getByRole('region', { name: 'Answer' }).getByText('The answer is written from the final memory')).toHaveCount(0, {
-    timeout: 60_000,
-  });
-  const progress = page.getByRole('progressbar', { name: 'Reading progress' });
-  const max = Number(await progress.getAttribute('aria-valuemax'));
-  await expect(progress).toHaveAttribute('aria-valuenow', String(max));
+  await readToTheEnd(page.getByRole('progressbar', { name: 'Reading progress' }));
 
   // Models lists the downloaded model with its size; Delete removes it from this browser.
   await openPlace(page, 'Models');
