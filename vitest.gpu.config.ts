@@ -5,8 +5,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/gpu/**/*.test.ts'],
-    // Speculative writing on real kernels has not passed here yet: `npm run test:speculate` runs it on its own.
-    exclude: process.env.MEMAGENT_SPECULATE_TESTS ? [] : ['test/gpu/speculate.test.ts'],
     environment: 'node',
     testTimeout: 30 * 60_000,
     hookTimeout: 10 * 60_000,

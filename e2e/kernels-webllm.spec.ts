@@ -5,6 +5,7 @@ import { expect, type Page, test } from '@playwright/test';
 import { buildKernelsPage } from '../test/kernels/build';
 import type { KernelsApi } from '../test/kernels/kernels.worker';
 import { serveFiles } from '../test/support/serve-fixtures';
+import { describeWriting } from '../src/ui/inspector/writing';
 import { LIBRARY_FILE } from '../test/support/synthetic-model';
 
 // Runs in the 'webgpu' project (SwiftShader). The app's WebLLM adapter — its engine class, downloader,
@@ -66,8 +67,9 @@ function webllmCaches(page: Page): Promise<Record<string, string[]>> {
 const seconds = (t0: number) => ((Date.now() - t0) / 1000).toFixed(1);
 
 test('the engine adapter on real WebLLM kernels: download, planned window, streaming, Pause, usage and exact prompt count', async ({ page }) => {
-  // A few minutes of software GPU work on two quiet cores; the limit catches a hang and keeps the whole suite inside its budget.
-  test.setTimeout(900_000);
+  // Minutes of software GPU work (the speculation self-check writes two short replies before the first step), more on
+  // busy cores; the limit catches a hang and keeps the whole suite inside its budget.
+  test.setTimeout(1_800_000);
   await page.goto(server!.url);
   const opened = await call(page, 'open', MODEL_URL, LIB_URL);
   expect(opened.limit).toBe(32768); // the model config's, not WebLLM's prebuilt 4096
@@ -147,6 +149,18 @@ test('the engine adapter on real WebLLM kernels: download, planned window, strea
       expect(speed).toBeGreaterThan(0);
       expect(Number.isFinite(speed)).toBe(true);
     }
+
+    // Speculative writing is on by default (the engine config has no `speculate`): the revision records how it
+    // was written, and the inspector says it. Made-up weights write text the prompt hardly repeats, so few
+    // drafts are kept: the counts are checked for what they must be, never for a share.
+    const { writing } = usage;
+    if (!writing) throw new Error('the revision records no writing: speculation did not run');
+    expect(writing.passes).toBeGreaterThanOrEqual(1);
+    expect(writing.passes).toBeLessThanOrEqual(usage.completionTokens);
+    expect(writing.accepted).toBeLessThanOrEqual(writing.drafted);
+    expect(describeWriting(writing)).toMatch(
+      new RegExp(`^written in ${writing.passes} pass(es)? \\(${writing.accepted} of ${writing.drafted} drafted tokens? accepted\\)$`),
+    );
 
     expect(full.request).toEqual({
       messages: [{ role: 'system', content: opened.systemMessage }, ...full.messages],

@@ -17,6 +17,9 @@ function nextLogits(cache: readonly number[]): Float32Array {
   return row;
 }
 
+/** What the stand-in runtime's scopes have disposed. */
+const disposed = new WeakSet<object>();
+
 class FakeTensor implements Tensor {
   constructor(
     public data: Float32Array,
@@ -60,23 +63,30 @@ class StandInPipeline implements VerifyPipeline {
   config = { temperature: 0.7, top_p: 0.95, repetition_penalty: 1 };
   device = { sync: async () => undefined };
   tokenizer = { encode: (text: string) => text.split(' ').map(Number) };
+  /** tvmjs's scopes: what a scope holds is disposed when it ends. */
+  scopes: object[][] = [];
   tvm = {
-    beginScope: () => undefined,
-    endScope: () => undefined,
-    detachFromCurrentScope: <T>(v: T) => v,
+    beginScope: () => void this.scopes.push([]),
+    endScope: () => this.scopes.pop()?.forEach((o) => disposed.add(o)),
+    detachFromCurrentScope: <T>(v: T): T => {
+      const scope = this.scopes.at(-1) ?? [];
+      if (!scope.includes(v as object)) throw new Error('Cannot find obj in the current auto conversion pool');
+      scope.splice(scope.indexOf(v as object), 1);
+      return v;
+    },
     makeShapeTuple: (shape: number[]) => shape,
     scalar: (value: number) => ({ value }),
     empty: (shape: number[]) => new FakeTensor(new Float32Array(shape.reduce((a, b) => a * b, 1)), shape),
     cpu: () => 'cpu',
     getGlobalFunc: (name: string): Packed => {
       if (name !== 'vm.builtin.kv_state_popn') throw new Error(name);
-      return ((_kv: unknown, _seq: unknown, n: { value: number }) => void this.kv.splice(this.kv.length - n.value)) as Packed;
+      return this.scoped((_kv: unknown, _seq: unknown, n: { value: number }) => void this.kv.splice(this.kv.length - n.value));
     },
   };
   vm = {
     getFunction: (name: string): Packed => {
       if (name !== 'batch_verify') throw new Error(`Cannot find function ${name}`);
-      return ((input: FakeTensor) => {
+      return this.scoped((input: FakeTensor) => {
         this.forwards++;
         const rows = new Float32Array(input.data.length * VOCAB);
         input.data.forEach((t, i) => {
@@ -84,7 +94,7 @@ class StandInPipeline implements VerifyPipeline {
           rows.set(nextLogits(this.kv), i * VOCAB);
         });
         return { get: () => new FakeTensor(rows, [1, input.data.length, VOCAB]) };
-      }) as Packed;
+      });
     },
   };
   fKVCacheBeginForward = (() => undefined) as Packed;
@@ -94,6 +104,18 @@ class StandInPipeline implements VerifyPipeline {
     readonly contextWindowSize: number,
     readonly maxTokens: number,
   ) {}
+
+  /** A function as tvmjs hands it out: held by the current scope (there must be one), unusable once disposed. */
+  private scoped(f: (...args: never[]) => unknown): Packed {
+    const scope = this.scopes.at(-1);
+    if (!scope) throw new Error('Must call beginScope to use functions that returns TVM objects');
+    const packed: Packed = (...args: unknown[]) => {
+      if (disposed.has(packed)) throw new Error('The function has been disposed');
+      return (f as (...a: unknown[]) => unknown)(...args);
+    };
+    scope.push(packed);
+    return packed;
+  }
 
   getTokensEmbeddings(tokens: number[]): Tensor {
     return new FakeTensor(Float32Array.from(tokens), [tokens.length]);

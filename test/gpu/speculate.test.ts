@@ -7,6 +7,7 @@ import type { ChatMessage } from '../../src/core/generation';
 import { argmax } from '../../src/core/speculative';
 import { createWebLLMEngine, type WebLLMEngine } from '../../src/engines/webllm/engine';
 import { madeUpModel } from '../../src/engines/webllm/made-up-model';
+import { onModelProgress } from '../../src/engines/webllm/models';
 import { checkNodeGpu, openDawn } from '../../src/engines/webllm/node/dawn';
 import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
 import { rollback, type SpeculationPlan, verifyForward } from '../../src/engines/webllm/speculate';
@@ -30,16 +31,32 @@ let engine: WebLLMEngine;
 let window: number;
 let plain: number[];
 
+const started = performance.now();
+/** A line in the test's log with the seconds since the file started: where a slow run spent its time. */
+const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0)} s] ${line}`);
+
 /** The reply at temperature 0, written plainly or with `plan`. */
 async function write(plan?: SpeculationPlan) {
-  return runtime.session.write(engine.model, window, MESSAGES, { maxTokens: WRITE, temperature: 0 }, engine.systemMessage, plan);
+  const t0 = performance.now();
+  const out = await runtime.session.write(engine.model, window, MESSAGES, { maxTokens: WRITE, temperature: 0 }, engine.systemMessage, plan);
+  log(
+    `${plan ? 'speculative' : 'plain'}: ${out.tokens.length} tokens in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${JSON.stringify(out.result.usage.writing ?? {})}`,
+  );
+  return out;
 }
 
 /** A plan whose draft for a reply so far is `draft(written)`. */
 const drafting = (draft: (written: readonly number[]) => readonly number[]): SpeculationPlan => ({ maxDraft: WRITE, maxNgram: 4, draft });
 
+let stopWatching: () => void = () => undefined;
+
 beforeAll(async () => {
   Object.assign(process.env, swiftShaderEnv());
+  let shown = '';
+  stopWatching = onModelProgress((p) => {
+    const line = `${p.phase}: ${p.text}`;
+    if (line !== shown && (p.state !== 'working' || /GPU shader modules\[\d*0\/|Downloaded \d+ of/.test(p.text))) log((shown = line));
+  });
   if (!existsSync(LIBRARY)) throw new Error(`This test needs the 0.5B model library at ${LIBRARY}.`);
   const library = new Uint8Array(readFileSync(LIBRARY));
   const model = madeUpModel(library, { json: new Uint8Array(readFileSync(TOKENIZER)) });
@@ -66,13 +83,17 @@ beforeAll(async () => {
   );
   await engine.prepare(64);
   window = runtime.session.current!.window;
+  log(`Loaded with a ${window}-token window.`);
   const first = await write();
   plain = first.tokens;
   expect(plain).toHaveLength(WRITE);
   expect(first.result.finishReason).toBe('length');
-}, 600_000);
+}, 30 * 60_000); // a load and a plain reply: minutes on two busy cores, as long as a test may take
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  stopWatching();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('speculative writing on the real kernels (WebLLM 0.2.79, SwiftShader)', () => {
   it('writes the plain reply token for token when every drafted token is right (the plain reply as the draft), in one pass after the prefill', async () => {

@@ -96,7 +96,7 @@ export function batchVerify(pipeline: VerifyPipeline): Packed | undefined {
   if (verifiers.has(pipeline)) return verifiers.get(pipeline);
   let f: Packed | undefined;
   try {
-    f = pipeline.tvm.detachFromCurrentScope(pipeline.vm.getFunction('batch_verify'));
+    f = detached(pipeline.tvm, () => pipeline.vm.getFunction('batch_verify'));
   } catch {
     f = undefined; // an older library: WebLLM's own decoding writes its replies
   }
@@ -106,8 +106,23 @@ export function batchVerify(pipeline: VerifyPipeline): Packed | undefined {
 
 function popper(pipeline: VerifyPipeline): Packed {
   let f = poppers.get(pipeline.tvm);
-  if (!f) poppers.set(pipeline.tvm, (f = pipeline.tvm.detachFromCurrentScope(pipeline.tvm.getGlobalFunc('vm.builtin.kv_state_popn'))));
+  if (!f) poppers.set(pipeline.tvm, (f = detached(pipeline.tvm, () => pipeline.tvm.getGlobalFunc('vm.builtin.kv_state_popn'))));
   return f;
+}
+
+/**
+ * A function looked up from the runtime, kept past any scope. tvmjs puts
+ * every function it hands out into the current scope and refuses when there
+ * is none; WebLLM calls its decode step outside any, so the lookup gets a
+ * scope of its own.
+ */
+function detached(tvm: TvmLike, lookup: () => Packed): Packed {
+  tvm.beginScope();
+  try {
+    return tvm.detachFromCurrentScope(lookup());
+  } finally {
+    tvm.endScope();
+  }
 }
 
 /** Whether this pipeline, for this request, can be driven by verify passes. */
@@ -149,7 +164,13 @@ export async function verifyForward(pipeline: VerifyPipeline, tokens: number[]):
 export function rollback(pipeline: VerifyPipeline, n: number): void {
   if (n <= 0) return;
   const { tvm } = pipeline;
-  popper(pipeline)(pipeline.kvCache, tvm.scalar(0, 'int64'), tvm.scalar(n, 'int64'));
+  const popn = popper(pipeline);
+  tvm.beginScope();
+  try {
+    popn(pipeline.kvCache, tvm.scalar(0, 'int64'), tvm.scalar(n, 'int64'));
+  } finally {
+    tvm.endScope();
+  }
   pipeline.filledKVCacheLength -= n;
 }
 
