@@ -80,7 +80,7 @@ async function setup(adapter = 'acme rdna9', store?: Store) {
   const service = new ModelService(
     modelShelf(Promise.resolve(db)),
     session,
-    async (config) => new WebLLMEngine(tok, entryOf(config?.model), 32768, 40, session),
+    async (config) => new WebLLMEngine({ tokenizer: tok, model: entryOf(config?.model), limit: 32768, overhead: 40, gpu: session }),
     async () => gpu(adapter),
   );
   return { mlc, session, store: db, service };
@@ -187,7 +187,7 @@ describe('a calibration between the steps of a read', () => {
   it('waits for the step on the GPU to finish, and the step streams as it would alone', async () => {
     const { mlc, session, service } = await setup();
     const model: ModelEntry = ENTRIES[0]!;
-    const engine = new WebLLMEngine(tok, model, 32768, 40, session);
+    const engine = new WebLLMEngine({ tokenizer: tok, model, limit: 32768, overhead: 40, gpu: session });
     const step = engine.generate([{ role: 'user', content: 'Read this.' }], { maxTokens: 128 });
     const load = service.load(model.id);
     const result = await step;

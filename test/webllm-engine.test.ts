@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DraftLength, MAX_DRAFT } from '../src/core/draft-length';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
@@ -117,7 +118,7 @@ function setup(limit = 32768, overhead = 40) {
       return { bytesTotal: 0, bytesFetched: 0 };
     },
   );
-  const engine = new WebLLMEngine(tok, MODEL, limit, overhead, session);
+  const engine = new WebLLMEngine({ tokenizer: tok, model: MODEL, limit, overhead, gpu: session });
   return { mlc, session, engine, factories, downloads };
 }
 
@@ -179,7 +180,7 @@ describe('the WebLLM engine: context window planning', () => {
   it('a run paused while its model downloads stops waiting at once and stops the download it started', async () => {
     const mlc = new StubMlc();
     const { session, runs } = slowDownloads(mlc);
-    const engine = new WebLLMEngine(tok, MODEL, 32768, 40, session);
+    const engine = new WebLLMEngine({ tokenizer: tok, model: MODEL, limit: 32768, overhead: 40, gpu: session });
     const controller = new AbortController();
     const prepared = engine.prepare(7000, controller.signal);
     await until(() => runs.length === 1);
@@ -194,7 +195,7 @@ describe('the WebLLM engine: context window planning', () => {
     const { session, runs } = slowDownloads(mlc);
     const fromModels = session.download(MODEL);
     const controller = new AbortController();
-    const prepared = new WebLLMEngine(tok, MODEL, 32768, 40, session).prepare(7000, controller.signal);
+    const prepared = new WebLLMEngine({ tokenizer: tok, model: MODEL, limit: 32768, overhead: 40, gpu: session }).prepare(7000, controller.signal);
     await until(() => runs.length === 1);
     controller.abort();
     await expect(prepared).rejects.toMatchObject({ name: 'AbortError' });
@@ -222,7 +223,7 @@ describe('the WebLLM engine: context window planning', () => {
       async () => mlc,
       async () => ({ bytesTotal: 0, bytesFetched: 0 }),
     );
-    const engine = new WebLLMEngine(tok, MODEL, 32768, 40, session);
+    const engine = new WebLLMEngine({ tokenizer: tok, model: MODEL, limit: 32768, overhead: 40, gpu: session });
     const controller = new AbortController();
     const prepared = engine.prepare(7000, controller.signal);
     await until(() => mlc.reloads.length === 1);
@@ -430,6 +431,15 @@ describe('creating the engine', () => {
     expect(calls).toEqual(['gpu', 'models', 'metadata Qwen2.5-7B-Instruct-q4f32_1-MLC']);
     expect(engine.limit).toBe(32768);
     expect(engine.contextWindow).toBe(32768 - engine.overhead);
+  });
+
+  it('gives each engine (one a run) a speculation plan of its own whose tuner chooses K, up to MAX_DRAFT', async () => {
+    const first = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps(softGpu, []));
+    const second = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps(softGpu, []));
+    expect(first.speculation?.plan.tuner).toBeInstanceOf(DraftLength);
+    expect(first.speculation?.plan.maxDraft).toBe(MAX_DRAFT);
+    expect(first.speculation?.plan.draft).toBeUndefined();
+    expect(second.speculation?.plan.tuner).not.toBe(first.speculation?.plan.tuner);
   });
 
   it('a custom model takes its entered limit, and an f16 one is refused on a GPU without shader-f16', async () => {

@@ -1,6 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DraftLength, MAX_DRAFT } from '../src/core/draft-length';
 import { argmax } from '../src/core/speculative';
-import { type GenConfig, type Packed, SpeculativeDecoder, type SpeculationPlan, type Tensor, type VerifyPipeline } from '../src/engines/webllm/speculate';
+import {
+  adaptivePlan,
+  type GenConfig,
+  type Packed,
+  SpeculativeDecoder,
+  type SpeculationPlan,
+  type Tensor,
+  type VerifyPipeline,
+} from '../src/engines/webllm/speculate';
 import { WEBLLM_0_2_79, WEBLLM_0_2_86, type WebLLMVersion } from '../src/engines/webllm/versions';
 
 const VOCAB = 16;
@@ -16,6 +25,13 @@ function nextLogits(cache: readonly number[]): Float32Array {
   if (cache.length >= 30) row[STOP] = 3;
   return row;
 }
+
+/**
+ * The stand-in's clock, in milliseconds: a forward over n tokens takes what
+ * the H200 measured (115 ms + 2.5 ms a token), a decode step 55 ms. Tests
+ * that time passes read it in place of performance.now.
+ */
+const clock = { ms: 0 };
 
 /** What the stand-in runtime's scopes have disposed. */
 const disposed = new WeakSet<object>();
@@ -88,10 +104,11 @@ class StandInPipeline implements VerifyPipeline {
       if (name !== 'batch_verify') throw new Error(`Cannot find function ${name}`);
       return this.scoped((input: FakeTensor) => {
         this.forwards++;
+        clock.ms += 115 + 2.5 * (input.data.length - 1);
         const rows = new Float32Array(input.data.length * VOCAB);
         input.data.forEach((t, i) => {
           this.kv.push(t);
-          rows.set(nextLogits(this.kv), i * VOCAB);
+          rows.set(this.logits(this.kv), i * VOCAB);
         });
         return { get: () => new FakeTensor(rows, [1, input.data.length, VOCAB]) };
       });
@@ -147,8 +164,13 @@ class StandInPipeline implements VerifyPipeline {
     this.curRoundCompletionTotalTokens++;
   }
 
+  /** The model: the next token's logits given the cache. */
+  protected logits(cache: readonly number[]): Float32Array {
+    return nextLogits(cache);
+  }
+
   private greedy(): number {
-    return argmax(nextLogits(this.kv));
+    return argmax(this.logits(this.kv));
   }
 
   prefill(prompt: number[], version: WebLLMVersion): void {
@@ -162,6 +184,7 @@ class StandInPipeline implements VerifyPipeline {
   async plainDecode(version: WebLLMVersion): Promise<void> {
     this.kv.push(this.outputIds.at(-1)!);
     this.forwards++;
+    clock.ms += 55;
     this.filledKVCacheLength++;
     this.curRoundDecodingTotalTokens++;
     this.commit(this.greedy(), version);
@@ -270,5 +293,89 @@ describe.each(VERSIONS)('speculative decoding against a stand-in pipeline, WebLL
     while (!p.stopTriggered) await decoder.decode(p, p.genConfig, () => (plainSteps++, p.plainDecode(version)));
     expect(plainSteps).toBe(decoder.stats.passes);
     expect(decoder.stats.drafted).toBe(0);
+  });
+});
+
+/** A stand-in that counts on, 0 to 9 and round again, never stopping: prompt lookup in a prompt that counts so drafts it right every time. */
+class CountingPipeline extends StandInPipeline {
+  protected override logits(cache: readonly number[]): Float32Array {
+    const row = new Float32Array(VOCAB).fill(-4);
+    row[(cache.at(-1)! + 1) % 10] = 4;
+    return row;
+  }
+}
+
+const COUNTING = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+/** The most prompt lookup drafts there: the tokens since the tail's last occurrence, one count round. */
+const ROUND = 10;
+
+/** One request with `plan` against the counting stand-in; the drafted length of each verify pass, as its tuner saw them. */
+async function writeCounting(version: WebLLMVersion, maxTokens: number, plan: SpeculationPlan): Promise<{ p: StandInPipeline; drafted: number[] }> {
+  const p = new CountingPipeline(4096, maxTokens);
+  const drafted: number[] = [];
+  const observe = plan.tuner!.observePass.bind(plan.tuner);
+  plan.tuner!.observePass = (pass) => (drafted.push(pass.drafted), observe(pass));
+  const decoder = new SpeculativeDecoder(version, COUNTING.join(' '), plan, Math.random);
+  p.prefill(COUNTING, version);
+  while (!p.stopTriggered) await decoder.decode(p, p.genConfig, () => p.plainDecode(version));
+  plan.tuner!.observePass = observe;
+  return { p, drafted };
+}
+
+describe.each(VERSIONS)('the draft length chosen from measurements, WebLLM $version', (version) => {
+  beforeEach(() => void vi.spyOn(performance, 'now').mockImplementation(() => clock.ms));
+  afterEach(() => void vi.restoreAllMocks());
+
+  it('drafts more than the first K when every drafted token is kept, choosing the cap, and writes what plain decoding does', async () => {
+    const plan = adaptivePlan();
+    const first = plan.tuner!.next(plan.maxDraft);
+    const { p, drafted } = await writeCounting(version, 200, plan);
+    expect(p.outputIds).toEqual(Array.from({ length: 200 }, (_, i) => i % 10));
+    expect(drafted[0]).toBe(first);
+    expect(Math.max(...drafted)).toBeGreaterThan(first);
+    // As much as the lookup finds, but for the last pass, which the reply's cap cuts short.
+    expect(drafted.slice(-5, -1)).toEqual([ROUND, ROUND, ROUND, ROUND]);
+    expect(plan.tuner!.next(plan.maxDraft)).toBe(plan.maxDraft);
+    // The stand-in's clock gave the verify passes their H200 cost, at several draft lengths.
+    expect(plan.tuner!.cost().perToken / plan.tuner!.cost().base).toBeCloseTo(2.5 / 115, 6);
+  });
+
+  it('learns across requests that share a plan: the second starts from what the first measured', async () => {
+    const plan = adaptivePlan();
+    const first = plan.tuner!.next(plan.maxDraft);
+    const one = await writeCounting(version, 60, plan);
+    const seen = plan.tuner!.estimate().verifyPasses;
+    expect(seen).toBe(one.drafted.length);
+    const learnt = plan.tuner!.next(plan.maxDraft);
+    expect(learnt).toBeGreaterThan(first);
+    const two = await writeCounting(version, 60, plan);
+    expect(two.drafted[0]).toBe(Math.min(learnt, ROUND));
+    expect(plan.tuner!.estimate().verifyPasses).toBe(seen + two.drafted.length);
+    // A plan of its own starts again from the prior.
+    expect((await writeCounting(version, 60, adaptivePlan())).drafted[0]).toBe(first);
+  });
+
+  it('drafts fewer when the drafts are wrong, and times the plain steps where nothing is drafted', async () => {
+    const tuner = new DraftLength();
+    const first = tuner.next(MAX_DRAFT);
+    // Never the token plain decoding writes next: every draft is rejected at its first token.
+    const plain = (await writePlain(version, 4096, 40)).outputIds;
+    const draft = (w: readonly number[]) => Array.from({ length: MAX_DRAFT }, (_, i) => ((plain[w.length + i] ?? 0) + 1) % (VOCAB - 1));
+    const { decoder } = await writeSpeculative(version, 4096, 40, { maxDraft: MAX_DRAFT, maxNgram: 4, tuner, draft });
+    expect(decoder.stats.accepted).toBe(0);
+    expect(tuner.next(MAX_DRAFT)).toBeLessThan(first);
+    const none = new DraftLength();
+    await writeSpeculative(version, 4096, 10, { maxDraft: MAX_DRAFT, maxNgram: 4, tuner: none, draft: () => [] });
+    expect(none.estimate()).toMatchObject({ verifyPasses: 0, decodeSteps: 9 });
+    expect(none.estimate().decode).toBeCloseTo(0.055, 9);
+  });
+
+  it('keeps K fixed where the plan has no tuner', async () => {
+    const plan: SpeculationPlan = { maxDraft: 3, maxNgram: 4 };
+    const p = new CountingPipeline(4096, 40);
+    const decoder = new SpeculativeDecoder(version, COUNTING.join(' '), plan, Math.random);
+    p.prefill(COUNTING, version);
+    while (!p.stopTriggered) await decoder.decode(p, p.genConfig, () => p.plainDecode(version));
+    expect(decoder.stats.drafted).toBe(3 * (decoder.stats.passes - 1) + 2); // the last pass has room for 2
   });
 });

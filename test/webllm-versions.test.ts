@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ContextWindowExceededError, ContextWindowShortError, fromWire, wireError } from '../src/engines/errors';
 import { CACHE_NAMES, downloadModel } from '../src/engines/webllm/model-download';
 import { explainError } from '../src/engines/webllm/explain-error';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
@@ -156,7 +157,7 @@ describe('a GPU session for a WebLLM version', () => {
   it('0.2.86 (the default): Cache Storage by cacheBackend, the window at load, the repetition penalty in the request', async () => {
     const mlc = new RecordingMlc();
     const { s, appConfigs, downloads } = session(undefined, mlc);
-    await s.generate(MODEL, 8192, [{ role: 'user', content: 'q' }], { maxTokens: 1 });
+    await s.generate(MODEL, 8192, { messages: [{ role: 'user', content: 'q' }], options: { maxTokens: 1 } });
     expect(downloads).toEqual([WEBLLM_0_2_86]);
     expect(appConfigs).toEqual([{ model_list: [{ model: base, model_id: MODEL.id, model_lib: MODEL.libUrl }], cacheBackend: 'cache' }]);
     expect(mlc.reloads).toEqual([{ context_window_size: 8192 }]);
@@ -166,7 +167,7 @@ describe('a GPU session for a WebLLM version', () => {
   it('0.2.79: Cache Storage by useIndexedDBCache, and the repetition penalty at load, where its sampler reads it', async () => {
     const mlc = new RecordingMlc();
     const { s, appConfigs, downloads } = session(WEBLLM_0_2_79, mlc);
-    await s.generate(MODEL, 8192, [{ role: 'user', content: 'q' }], { maxTokens: 1 });
+    await s.generate(MODEL, 8192, { messages: [{ role: 'user', content: 'q' }], options: { maxTokens: 1 } });
     expect(downloads).toEqual([WEBLLM_0_2_79]);
     expect(appConfigs).toEqual([{ model_list: [{ model: base, model_id: MODEL.id, model_lib: MODEL.libUrl }], useIndexedDBCache: false }]);
     expect(mlc.reloads).toEqual([{ context_window_size: 8192, repetition_penalty: 1 }]);
@@ -178,15 +179,23 @@ describe('a GPU session for a WebLLM version', () => {
       [WEBLLM_0_2_79, 2],
     ] as const) {
       const mlc = new RecordingMlc(undefined, { prompt_tokens: 12, completion_tokens: reported });
-      const result = await session(version, mlc).s.generate(MODEL, 8192, [{ role: 'user', content: 'q' }], { maxTokens: 3 });
+      const result = await session(version, mlc).s.generate(MODEL, 8192, { messages: [{ role: 'user', content: 'q' }], options: { maxTokens: 3 } });
       expect(result.usage).toMatchObject({ promptTokens: 12, completionTokens: 3 });
     }
   });
 
   it('names the version and its library folder when a model library fails to load', () => {
-    const err = explainError(Object.assign(new Error('bad magic'), { name: 'CompileError' }), MODEL, 'load', 8192, WEBLLM_0_2_79);
+    const err = explainError(Object.assign(new Error('bad magic'), { name: 'CompileError' }), MODEL, { phase: 'load', window: 8192, webllm: WEBLLM_0_2_79 });
     expect(err.name).toBe('ModelLibraryError');
     expect(err.message).toContain('built for this model and for WebLLM 0.2.79 (mlc-ai/binary-mlc-llm-libs, web-llm-models/v0_2_48)');
+  });
+
+  it('passes the app’s own load errors through unchanged, by their class', () => {
+    const short = new ContextWindowShortError('WebLLM loaded a smaller window.');
+    expect(explainError(short, MODEL, { phase: 'load', window: 8192 })).toBe(short);
+    // A WebLLM error of the same name is not the app's: it is explained like any other.
+    const foreign = Object.assign(new Error('odd'), { name: 'ContextWindowError' });
+    expect(explainError(foreign, MODEL, { phase: 'load', window: 8192 }).message).toBe('WebLLM could not load the model: odd');
   });
 
   it('records the window read back from the engine, and refuses a load smaller than asked', async () => {
@@ -196,11 +205,16 @@ describe('a GPU session for a WebLLM version', () => {
 
     const mlc = new RecordingMlc(4096);
     const small = session(undefined, mlc);
-    await expect(small.s.ensure(MODEL, 8192)).rejects.toMatchObject({
+    const error = await small.s.ensure(MODEL, 8192).catch((e: unknown) => e);
+    expect(error).toMatchObject({
       name: 'ContextWindowError',
       message:
         'WebLLM loaded Versions model with a 4096-token context window instead of the 8192 tokens this run needs. Choose a smaller chunk size or memory size.',
     });
+    // A typed engine failure: the context window is too small, and it crosses the worker boundary as one.
+    expect(error).toBeInstanceOf(ContextWindowShortError);
+    expect(error).toBeInstanceOf(ContextWindowExceededError);
+    expect(fromWire(wireError(error))).toMatchObject({ name: 'ContextWindowError', kind: 'context-window' });
     expect(small.s.current).toBeUndefined();
     expect(mlc.loadedModelIdToPipeline.size).toBe(0); // unloaded again
   });

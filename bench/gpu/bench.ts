@@ -231,7 +231,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
       for (const tokens of shape.prompts) {
         const messages = promptOf(book, tokenizer, tokens);
         probe.begin();
-        const m = await runtime.session.calibrate(engine.model, window, messages, shape.promptWrite, tokens);
+        const m = await runtime.session.calibrate(engine.model, window, { messages, maxTokens: shape.promptWrite, countedPrompt: tokens });
         prompts.push({
           promptTokens: m.promptTokens,
           written: m.completionTokens,
@@ -274,12 +274,14 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
     const speculation = speculate.length
       ? await measureSpeculation(
           { session: runtime.session, model: engine.model, window, ...(engine.systemMessage !== undefined && { system: engine.systemMessage }), log },
-          messages,
-          // A tiny step writes too few tokens for a pass to verify a draft.
-          Math.max(shape.write, 4),
-          speculate,
-          o.draft ?? 8,
-          tiny ? [1, 2, 4] : [1, 2, 4, 8, 16, 32],
+          {
+            messages,
+            // A tiny step writes too few tokens for a pass to verify a draft.
+            maxTokens: Math.max(shape.write, 4),
+            modes: speculate,
+            ...(o.draft !== undefined && { draft: o.draft }),
+            verifyKs: tiny ? [1, 2, 4] : [1, 2, 4, 8, 16, 32],
+          },
         )
       : undefined;
 

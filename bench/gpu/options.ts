@@ -46,7 +46,7 @@ export interface BenchOptions {
   bandwidthGbps?: number;
   /** Speculative writing beside the plain step: off, or modes as speculate.ts reads them. */
   speculate?: string;
-  /** Drafted tokens per pass at most (K). */
+  /** Drafted tokens per pass (K), fixed; absent, ngram chooses K per pass. */
   draft?: number;
   /** Dawn toggles to turn on (`!NAME` turns one off). */
   dawnToggles?: string[];
@@ -83,7 +83,8 @@ Options:
   --tokenizer FILE      Qwen's tokenizer.json;  --text FILE: the book that fills the prompts
   --speculate MODE      off (default), ngram, oracle or partial:R, or a comma list (oracle,ngram): beside the
                         plain step, its prompt written at temperature 0 plainly and speculatively in each mode
-  --draft K             drafted tokens per pass at most (default 8)
+  --draft K             drafted tokens per pass, fixed, in every mode; without it ngram chooses K before each
+                        pass from the passes so far (up to 32), as the app does, and oracle and partial:R draft 8
 `;
 
 function whole(name: string, value: string | undefined, min = 1): number | undefined {

@@ -8,11 +8,17 @@
  * reply itself as the draft: every drafted token right, the upper bound) and
  * `partial:R` (the plain reply with a share 1 − R of its tokens, spread
  * evenly, made wrong).
+ *
+ * K: `--draft K` fixes it for every mode. Without it `ngram` chooses K before
+ * each pass as the app does (adaptivePlan), and `oracle` and `partial:R`
+ * draft DEFAULT_FIXED_DRAFT, so that their figures stay comparable between
+ * runs.
  */
 import type { ChatMessage, GenerateResult } from '../../src/core/generation';
 import type { GpuSession } from '../../src/engines/webllm/gpu-session';
 import type { ModelEntry } from '../../src/engines/webllm/models';
-import { DEFAULT_PLAN, rollback, type SpeculationPlan, verifyForward } from '../../src/engines/webllm/speculate';
+import type { DraftEstimate } from '../../src/core/draft-length';
+import { adaptivePlan, fixedPlan, rollback, type SpeculationPlan, verifyForward } from '../../src/engines/webllm/speculate';
 import { BenchUsageError } from './options';
 
 export type SpeculateMode = { kind: 'ngram' } | { kind: 'oracle' } | { kind: 'partial'; share: number };
@@ -45,14 +51,20 @@ export interface WritingFigure {
   passesPerToken: number;
   /** Drafted tokens kept per pass after the prefill. */
   acceptedPerPass: number;
+  /** Drafted tokens per pass after the prefill (a pass with nothing to draft counts as 0). */
+  draftedPerPass: number;
   decodeTokensPerSecond?: number;
   /** The request, from sending it to its last token. */
   seconds: number;
   finishReason: string;
 }
 
+/** The K a mode drafted with: fixed, or chosen per pass (with what the tuner believed at the end, and the K it would draft next). */
+export type DraftChoice = { fixed: number } | { adaptive: DraftEstimate & { cap: number; next: number } };
+
 export interface ModeFigure extends WritingFigure {
   mode: string;
+  draft: DraftChoice;
   /** The token ids written speculatively: at temperature 0 the same as `plainTokens`. */
   speculativeTokens: number[];
   same: boolean;
@@ -65,8 +77,8 @@ export interface VerifyCost {
 }
 
 export interface SpeculationRecord {
-  /** Drafted tokens per pass at most (K). */
-  draft: number;
+  /** `--draft K` where given: every mode drafted K. Absent: see each mode's `draft`. */
+  draft?: number;
   maxTokens: number;
   /** Tokens in the KV cache when the verify passes were timed: the step's prompt and its plain reply. */
   context: number;
@@ -87,20 +99,35 @@ function figure(result: GenerateResult, seconds: number): WritingFigure {
     accepted: w.accepted,
     passesPerToken: written ? Number(((w.passes + 1) / written).toFixed(4)) : 0,
     acceptedPerPass: w.passes ? Number((w.accepted / w.passes).toFixed(4)) : 0,
+    draftedPerPass: w.passes ? Number((w.drafted / w.passes).toFixed(4)) : 0,
     ...(result.usage.decodeTokensPerSecond !== undefined && { decodeTokensPerSecond: Number(result.usage.decodeTokensPerSecond.toFixed(3)) }),
     seconds: Number(seconds.toFixed(3)),
     finishReason: result.finishReason,
   };
 }
 
-/** The plan a mode drafts with, given the plain reply's tokens. */
-function planFor(mode: SpeculateMode, plain: readonly number[], draft: number): SpeculationPlan {
-  const plan: SpeculationPlan = { ...DEFAULT_PLAN, maxDraft: draft };
-  if (mode.kind === 'ngram') return plan;
+/** K for `oracle` and `partial:R` where --draft is not given. */
+export const DEFAULT_FIXED_DRAFT = 8;
+
+/** The plan a mode drafts with, given the plain reply's tokens: `draft` fixes K, else `ngram` chooses it per pass. */
+export function planFor(mode: SpeculateMode, plain: readonly number[], draft: number | undefined): SpeculationPlan {
+  if (mode.kind === 'ngram') return draft === undefined ? adaptivePlan() : fixedPlan(draft);
+  const k = draft ?? DEFAULT_FIXED_DRAFT;
   // partial: position j is right where the running count of right ones, j·R rounded down, steps up.
   const right = (j: number) => mode.kind === 'oracle' || Math.floor((j + 1) * mode.share) > Math.floor(j * mode.share);
   const drafted = plain.map((t, j) => (right(j) ? t : t + 1));
-  return { ...plan, draft: (written) => drafted.slice(written.length, written.length + draft) };
+  return fixedPlan(k, (written) => drafted.slice(written.length, written.length + k));
+}
+
+function choiceOf(plan: SpeculationPlan): DraftChoice {
+  if (!plan.tuner) return { fixed: plan.maxDraft };
+  return { adaptive: { ...plan.tuner.estimate(), cap: plan.maxDraft, next: plan.tuner.next(plan.maxDraft) } };
+}
+
+function describeChoice(choice: DraftChoice): string {
+  if ('fixed' in choice) return `K = ${choice.fixed}`;
+  const a = choice.adaptive;
+  return `K adaptive up to ${a.cap} (at the end: α ${a.alpha.toFixed(2)}, pass ${(a.cost.base * 1000).toFixed(1)} ms + ${(a.cost.perToken * 1000).toFixed(2)} ms a drafted token, next K ${a.next})`;
 }
 
 export interface SpeculationBench {
@@ -111,18 +138,24 @@ export interface SpeculationBench {
   log(line: string): void;
 }
 
+/** What measureSpeculation writes and times. */
+export interface SpeculationStep {
+  messages: readonly ChatMessage[];
+  /** The reply's cap. */
+  maxTokens: number;
+  modes: readonly SpeculateMode[];
+  /** `--draft K`: a fixed K for every mode. */
+  draft?: number;
+  /** The draft lengths whose verify pass is timed at the step's context. */
+  verifyKs: readonly number[];
+}
+
 /** The measurements above, for the step's `messages`, writing up to `maxTokens`. */
-export async function measureSpeculation(
-  b: SpeculationBench,
-  messages: readonly ChatMessage[],
-  maxTokens: number,
-  modes: readonly SpeculateMode[],
-  draft: number,
-  verifyKs: readonly number[],
-): Promise<SpeculationRecord> {
+export async function measureSpeculation(b: SpeculationBench, step: SpeculationStep): Promise<SpeculationRecord> {
+  const { messages, maxTokens, modes, draft, verifyKs } = step;
   const write = async (plan?: SpeculationPlan) => {
     const t0 = performance.now();
-    const out = await b.session.write(b.model, b.window, messages, { maxTokens, temperature: 0 }, b.system, plan);
+    const out = await b.session.write(b.model, b.window, { messages, options: { maxTokens, temperature: 0 }, system: b.system, speculation: plan });
     return { ...out, seconds: (performance.now() - t0) / 1000 };
   };
   const plainRun = await write();
@@ -149,27 +182,29 @@ export async function measureSpeculation(
 
   const figures: ModeFigure[] = [];
   for (const mode of modes) {
-    const run = await write(planFor(mode, plainTokens, draft));
+    const plan = planFor(mode, plainTokens, draft);
+    const run = await write(plan);
     const f = figure(run.result, run.seconds);
     const same = run.tokens.join() === plainTokens.join();
-    figures.push({ mode: modeName(mode), ...f, speculativeTokens: run.tokens, same });
+    const choice = choiceOf(plan);
+    figures.push({ mode: modeName(mode), draft: choice, ...f, speculativeTokens: run.tokens, same });
     b.log(
-      `Speculative (${modeName(mode)}, K = ${draft}): ${f.written} written in ${f.passes + 1} passes (${f.passesPerToken} per token), ` +
+      `Speculative (${modeName(mode)}, ${describeChoice(choice)}): ${f.written} written in ${f.passes + 1} passes (${f.passesPerToken} per token, ${f.draftedPerPass} drafted per pass), ` +
         `${f.accepted} of ${f.drafted} drafted accepted, ${f.seconds.toFixed(2)} s; ${same ? 'the same tokens as plain' : 'NOT the same tokens as plain'}.`,
     );
   }
-  return { draft, maxTokens, context, plain, plainTokens, modes: figures, verifyCost };
+  return { ...(draft !== undefined && { draft }), maxTokens, context, plain, plainTokens, modes: figures, verifyCost };
 }
 
 /** The record's lines for the terminal. */
 export function describeSpeculation(s: SpeculationRecord): string[] {
   const rate = (n: number | undefined) => (n === undefined ? '—' : `${n.toFixed(2)} tokens/s`);
   const row = (name: string, f: WritingFigure) =>
-    `  ${name.padEnd(17)} ${f.written} written in ${f.passes + 1} passes: ${f.passesPerToken} passes per token, ${f.acceptedPerPass} accepted per pass (${f.accepted} of ${f.drafted} drafted); decode ${rate(f.decodeTokensPerSecond)}; ${f.seconds.toFixed(2)} s`;
+    `  ${name.padEnd(17)} ${f.written} written in ${f.passes + 1} passes: ${f.passesPerToken} passes per token, ${f.acceptedPerPass} accepted per pass (${f.accepted} of ${f.drafted} drafted, ${f.draftedPerPass} per pass); decode ${rate(f.decodeTokensPerSecond)}; ${f.seconds.toFixed(2)} s`;
   return [
-    `  speculation       temperature 0, up to ${s.maxTokens} written, K = ${s.draft}`,
+    `  speculation       temperature 0, up to ${s.maxTokens} written, ${s.draft === undefined ? 'K per mode' : `K = ${s.draft}`}`,
     row('  plain', s.plain),
-    ...s.modes.map((m) => `${row(`  ${m.mode}`, m)}${m.same ? '' : '  — tokens differ from plain!'}`),
+    ...s.modes.flatMap((m) => [`${row(`  ${m.mode}`, m)}${m.same ? '' : '  — tokens differ from plain!'}`, `${''.padEnd(20)}${describeChoice(m.draft)}`]),
     `  verify pass       at ${s.context} tokens: ${s.verifyCost.map((c) => `k=${c.k} ${c.ms.toFixed(0)} ms`).join(', ') || '—'}`,
   ];
 }

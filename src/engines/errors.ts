@@ -45,6 +45,15 @@ export class ContextWindowExceededError extends EngineError {
   readonly kind = 'context-window';
 }
 
+/**
+ * The runtime loaded the model with a smaller context window than the run
+ * needs, so its steps would not fit: a case of the above, and crosses the
+ * worker boundary as one (the same kind, its own name).
+ */
+export class ContextWindowShortError extends ContextWindowExceededError {
+  override name = 'ContextWindowError';
+}
+
 /** The model library (.wasm) could not be loaded for this model or this runtime's version. */
 export class ModelLibraryError extends EngineError {
   override name = 'ModelLibraryError';

@@ -38,7 +38,12 @@ const log = (line: string) => console.log(`[${((performance.now() - started) / 1
 /** The reply at temperature 0, written plainly or with `plan`. */
 async function write(plan?: SpeculationPlan) {
   const t0 = performance.now();
-  const out = await runtime.session.write(engine.model, window, MESSAGES, { maxTokens: WRITE, temperature: 0 }, engine.systemMessage, plan);
+  const out = await runtime.session.write(engine.model, window, {
+    messages: MESSAGES,
+    options: { maxTokens: WRITE, temperature: 0 },
+    system: engine.systemMessage,
+    speculation: plan,
+  });
   log(
     `${plan ? 'speculative' : 'plain'}: ${out.tokens.length} tokens in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${JSON.stringify(out.result.usage.writing ?? {})}`,
   );

@@ -11,13 +11,27 @@ import { defaultDeps, resolveModel, tokenizerOf, type WebLLMDeps } from './resol
 import type { ModelEntry } from './models';
 import { modelKey } from '../../core/estimate';
 import type { SpeedShelf } from '../speed-shelf';
-import { DEFAULT_PLAN, type SpeculationPlan } from './speculate';
+import { adaptivePlan, type SpeculationPlan } from './speculate';
 import { type SpeculationSetting, speculationVerdict } from './speculation-check';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
 export const MIN_WINDOW = 8192;
 function roundUp(n: number, step: number): number {
   return Math.ceil(n / step) * step;
+}
+
+/** What a WebLLM engine is made of. */
+export interface WebLLMEngineParts {
+  tokenizer: Tokenizer;
+  model: ModelEntry;
+  /** The model's own context limit. */
+  limit: number;
+  /** Tokens the chat template adds around the user message (counted generously), the system message included. */
+  overhead: number;
+  /** The worker's session by default. */
+  gpu?: GpuSession;
+  /** The system message every step sends (see webllmSystemMessage); undefined leaves WebLLM's own. */
+  systemMessage?: string;
 }
 
 /**
@@ -34,18 +48,21 @@ export class WebLLMEngine implements Engine {
   /** Speculative writing for this run's steps, where set and on (see speculationVerdict). */
   speculation: SpeculationSetting | undefined;
 
-  constructor(
-    readonly tokenizer: Tokenizer,
-    readonly model: ModelEntry,
-    /** The model's own context limit. */
-    readonly limit: number,
-    /** Tokens the chat template adds around the user message (counted generously), the system message included. */
-    readonly overhead: number,
-    private readonly gpu: GpuSession = session,
-    /** The system message every step sends (see webllmSystemMessage); undefined leaves WebLLM's own. */
-    readonly systemMessage?: string,
-  ) {
-    this.contextWindow = limit - overhead;
+  readonly tokenizer: Tokenizer;
+  readonly model: ModelEntry;
+  readonly limit: number;
+  readonly overhead: number;
+  readonly systemMessage: string | undefined;
+  private readonly gpu: GpuSession;
+
+  constructor(parts: WebLLMEngineParts) {
+    this.tokenizer = parts.tokenizer;
+    this.model = parts.model;
+    this.limit = parts.limit;
+    this.overhead = parts.overhead;
+    this.systemMessage = parts.systemMessage;
+    this.gpu = parts.gpu ?? session;
+    this.contextWindow = this.limit - this.overhead;
   }
 
   /**
@@ -81,7 +98,7 @@ export class WebLLMEngine implements Engine {
     }
     const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
     const plan = await this.speculationPlan(window, options.signal);
-    const result = await this.gpu.generate(this.model, window, messages, options, this.systemMessage, plan);
+    const result = await this.gpu.generate(this.model, window, { messages, options, system: this.systemMessage, speculation: plan });
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
@@ -90,7 +107,7 @@ export class WebLLMEngine implements Engine {
   /** The plan a step is written with: none where the setting is off, the library cannot verify drafts, or the self-check found a mismatch. */
   async speculationPlan(window: number, signal?: AbortSignal): Promise<SpeculationPlan | undefined> {
     if (!this.speculation?.on) return undefined;
-    const verdict = await speculationVerdict(this.gpu, this.model, window, this.speculation, this.systemMessage, signal);
+    const verdict = await speculationVerdict(this.gpu, this.model, this.speculation, { window, system: this.systemMessage, signal });
     return verdict?.verdict === 'exact' ? this.speculation.plan : undefined;
   }
 
@@ -100,7 +117,7 @@ export class WebLLMEngine implements Engine {
     const prompt = this.tokenizer.count(messages[0]!.content);
     const window = Math.max(this.planned, this.windowFor(prompt + CALIBRATION_REPLY_TOKENS));
     // WebLLM's count includes the chat template; where it gives none, ours of the message stands in.
-    return this.gpu.calibrate(this.model, window, messages, CALIBRATION_REPLY_TOKENS, prompt);
+    return this.gpu.calibrate(this.model, window, { messages, maxTokens: CALIBRATION_REPLY_TOKENS, countedPrompt: prompt });
   }
 }
 
@@ -138,7 +155,15 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
   // The tokenizer config only refines the system message: one that cannot be read leaves the model's default.
   const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
   const system = webllmSystemMessage(tokenizerConfig, model);
-  const engine = new WebLLMEngine(tokenizer, model, limit, chatOverhead(chat, tokenizer, system), deps.session, system);
-  engine.speculation = { on: config?.speculate !== false, plan: DEFAULT_PLAN, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
+  const engine = new WebLLMEngine({
+    tokenizer,
+    model,
+    limit,
+    overhead: chatOverhead(chat, tokenizer, system),
+    gpu: deps.session,
+    systemMessage: system,
+  });
+  // One tuner for the run: each step is a request of its own, and the draft length learnt in one carries to the next.
+  engine.speculation = { on: config?.speculate !== false, plan: adaptivePlan(), modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
   return engine;
 }

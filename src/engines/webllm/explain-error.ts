@@ -1,17 +1,29 @@
-import { errorNamed } from '../errors';
+import { ContextWindowShortError, errorNamed } from '../errors';
 import type { ModelEntry } from './models';
 import { ModelDownloadError } from './model-download';
 import { SHIPPED_WEBLLM, type WebLLMVersion } from './versions';
 
-/** WebLLM's errors (matched by name: they are not exported) as messages that say what to do next, each as the app's class of that name where it has one. */
-export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'generate', window?: number, webllm: WebLLMVersion = SHIPPED_WEBLLM): Error {
+/** Where an error happened: loading or writing, in which window, with which WebLLM. */
+export interface ErrorContext {
+  phase: 'load' | 'generate';
+  /** The context window loaded (or being loaded). */
+  window?: number;
+  webllm?: WebLLMVersion;
+}
+
+/**
+ * WebLLM's errors (matched by name: they are not exported) as messages that
+ * say what to do next, each as the app's class of that name where it has
+ * one. The app's own errors, already worded so, pass through.
+ */
+export function explainError(e: unknown, model: ModelEntry, context: ErrorContext): Error {
+  const { phase, window, webllm = SHIPPED_WEBLLM } = context;
   if (!(e instanceof Error)) return new Error(String(e));
+  if (e instanceof ContextWindowShortError || e instanceof ModelDownloadError) return e;
   const detail = e.message.split('\n')[0];
   switch (e.name) {
     case 'AbortError':
-    case 'ModelDownloadError':
-    case 'WebGPUUnavailableError':
-    case 'ContextWindowError':
+    case 'WebGPUUnavailableError': // the app's class, or an error given its name where WebGPU was found missing
       return e;
     case 'WebGPUNotAvailableError':
     case 'WebGPUNotFoundError':
@@ -46,7 +58,7 @@ export function explainError(e: unknown, model: ModelEntry, phase: 'load' | 'gen
         'a converted RL-MemAgent-7B uses the Qwen2-7B-Instruct library of the same quantisation. Check the model library URL in Models.',
     );
   }
-  if (/device.*lost|lost.*device/i.test(detail ?? '')) return explainError(errorNamed('DeviceLostError', detail ?? ''), model, phase, window);
+  if (/device.*lost|lost.*device/i.test(detail ?? '')) return explainError(errorNamed('DeviceLostError', detail ?? ''), model, context);
   if (e.name === 'TypeError' && /fetch|network/i.test(detail ?? '')) {
     return new ModelDownloadError(`A model file could not be fetched (${detail}). Check the network, or download the model in Models first.`, 'network');
   }

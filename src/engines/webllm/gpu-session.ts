@@ -1,4 +1,4 @@
-import { DeviceLostError, errorNamed } from '../errors';
+import { ContextWindowShortError, DeviceLostError } from '../errors';
 import { untilAborted } from '../../core/abort';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
@@ -11,8 +11,32 @@ import { stepRequest, webllmRequest } from '../request';
 import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
 import { seededRandom } from '../../core/random';
-import { batchVerify, DEFAULT_PLAN, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
+import { adaptivePlan, batchVerify, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
 import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, verifyBlocker, type WebLLMVersion, writtenTokens } from './versions';
+
+/** One step's request as the session sends it. */
+export interface SessionRequest {
+  messages: readonly ChatMessage[];
+  options: GenerateOptions;
+  /** The system message every step sends (see webllmSystemMessage), first where given. */
+  system?: string;
+  /** Speculative writing's plan; without one WebLLM's own decoding writes the reply. */
+  speculation?: SpeculationPlan;
+}
+
+/** The self-check's request: the plan checked (a fresh adaptive one by default) and how it is sent. */
+export interface SpeculationCheck {
+  system?: string;
+  plan?: SpeculationPlan;
+  signal?: AbortSignal;
+}
+
+/** A calibration request: `countedPrompt` stands in where WebLLM reports no prompt size. */
+export interface CalibrationRequest {
+  messages: readonly ChatMessage[];
+  maxTokens: number;
+  countedPrompt?: number;
+}
 
 /** MemAgent's evaluation served the model with no repetition penalty; Qwen's WebLLM config would apply 1.05. */
 export const REPETITION_PENALTY = 1;
@@ -90,8 +114,7 @@ export class GpuSession {
         // The window WebLLM sized its KV cache for, where it can be read back.
         const loaded = loadedContextWindow(mlc, model.id) ?? window;
         if (loaded < window) {
-          throw errorNamed(
-            'ContextWindowError',
+          throw new ContextWindowShortError(
             `WebLLM loaded ${model.label} with a ${loaded}-token context window instead of the ${window} tokens this run needs. Choose a smaller chunk size or memory size.`,
           );
         }
@@ -99,7 +122,7 @@ export class GpuSession {
         progress(1, `${model.label} is loaded (${loaded}-token context)`, 'done');
         return mlc;
       } catch (e) {
-        const err = explainError(e, model, 'load', window, this.webllm);
+        const err = explainError(e, model, { phase: 'load', window, webllm: this.webllm });
         progress(0, err.message, 'failed');
         await this.reset();
         throw err;
@@ -152,30 +175,17 @@ export class GpuSession {
    * One streamed request; Pause or Cancel interrupt it between two decode
    * steps. `system` (see webllmSystemMessage) goes first when given.
    */
-  async generate(
-    model: ModelEntry,
-    window: number,
-    messages: readonly ChatMessage[],
-    options: GenerateOptions,
-    system?: string,
-    speculation?: SpeculationPlan,
-  ): Promise<GenerateResult> {
-    return (await this.write(model, window, messages, options, system, speculation)).result;
+  async generate(model: ModelEntry, window: number, request: SessionRequest): Promise<GenerateResult> {
+    return (await this.write(model, window, request)).result;
   }
 
   /**
    * One request as generate sends it, with the token ids it wrote (the
    * loaded pipeline's own): for comparing plain and speculative writing.
    */
-  async write(
-    model: ModelEntry,
-    window: number,
-    messages: readonly ChatMessage[],
-    options: GenerateOptions,
-    system?: string,
-    speculation?: SpeculationPlan,
-  ): Promise<{ result: GenerateResult; tokens: number[] }> {
-    const { result, tokens } = await this.stream(model, window, webllmRequest(stepRequest(messages, options, system)), options, speculation);
+  async write(model: ModelEntry, window: number, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
+    const { messages, options, system, speculation } = request;
+    const { result, tokens } = await this.stream(model, window, webllmRequest(stepRequest(messages, options, system)), { ...options, speculation });
     return { result, tokens };
   }
 
@@ -184,22 +194,18 @@ export class GpuSession {
    * plain decoding does: a short temperature-0 continuation written both
    * ways. `unsupported` where the model library cannot verify drafts.
    */
-  async checkSpeculation(
-    model: ModelEntry,
-    window: number,
-    system?: string,
-    plan: SpeculationPlan = DEFAULT_PLAN,
-    signal?: AbortSignal,
-  ): Promise<'exact' | 'mismatch' | 'unsupported'> {
+  async checkSpeculation(model: ModelEntry, window: number, check: SpeculationCheck = {}): Promise<'exact' | 'mismatch' | 'unsupported'> {
+    const { system, plan = adaptivePlan(), signal } = check;
     const options: GenerateOptions = { maxTokens: SELF_CHECK_TOKENS, temperature: 0, ...(signal && { signal }) };
     await this.ensure(model, window, signal);
     const pipeline = loadedPipeline(this.mlc, model.id) as VerifyPipeline | undefined;
     if (!pipeline || verifyBlocker(pipeline) || !batchVerify(pipeline)) return 'unsupported';
-    const plain = await this.write(model, window, SELF_CHECK_MESSAGES, options, system);
+    const request: SessionRequest = { messages: SELF_CHECK_MESSAGES, options, system };
+    const plain = await this.write(model, window, request);
     if (signal?.aborted) throw abortError(); // a stopped reply proves nothing
     let speculative: Awaited<ReturnType<GpuSession['write']>>;
     try {
-      speculative = await this.write(model, window, SELF_CHECK_MESSAGES, options, system, plan);
+      speculative = await this.write(model, window, { ...request, speculation: plan });
     } catch (e) {
       if (signal?.aborted) throw abortError();
       if (e instanceof DeviceLostError) throw e;
@@ -220,7 +226,8 @@ export class GpuSession {
    * that extends the previous one), so no step's result changes.
    * `countedPrompt` stands in where WebLLM reports no prompt size.
    */
-  async calibrate(model: ModelEntry, window: number, messages: readonly ChatMessage[], maxTokens: number, countedPrompt = 0): Promise<SpeedMeasurement> {
+  async calibrate(model: ModelEntry, window: number, calibration: CalibrationRequest): Promise<SpeedMeasurement> {
+    const { messages, maxTokens, countedPrompt = 0 } = calibration;
     const request = {
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       max_tokens: maxTokens,
@@ -237,10 +244,9 @@ export class GpuSession {
     model: ModelEntry,
     window: number,
     request: Record<string, unknown>,
-    options: Pick<GenerateOptions, 'signal' | 'onToken'>,
-    speculation?: SpeculationPlan,
+    options: Pick<GenerateOptions, 'signal' | 'onToken'> & { speculation?: SpeculationPlan },
   ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
-    const { signal } = options;
+    const { signal, speculation } = options;
     const release = await this.lock.take(signal);
     let mlc: Mlc;
     try {
@@ -287,7 +293,7 @@ export class GpuSession {
       return { result, timing, tokens: written ? [...written] : [] };
     } catch (e) {
       if (signal?.aborted) throw abortError();
-      const err = explainError(e, model, 'generate', loadedWindow, this.webllm);
+      const err = explainError(e, model, { phase: 'generate', window: loadedWindow, webllm: this.webllm });
       if (err.name === 'DeviceLostError') await this.reset(); // what is on the GPU is gone
       throw err;
     } finally {

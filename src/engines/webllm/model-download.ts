@@ -114,16 +114,12 @@ function isWasm(bytes: Uint8Array): boolean {
   return WASM_MAGIC.every((b, i) => bytes[i] === b);
 }
 
+/** One small file of a model: its cache and URL, what messages call it, its kind, a check of its bytes that throws, and its key in the cache (`url` by default). */
+type CachedFile = { cacheName: string; url: string; what: string; kind: 'json' | 'wasm'; check?: (bytes: ArrayBuffer) => void; storeAs?: string };
+
 /** A file from its cache, or fetched and put there; the bytes either way. */
-async function ensureFile(
-  cacheName: string,
-  url: string,
-  what: string,
-  o: DownloadOptions,
-  kind: 'json' | 'wasm',
-  check?: (bytes: ArrayBuffer) => void,
-  storeAs = url,
-): Promise<ArrayBuffer> {
+async function ensureFile(file: CachedFile, o: DownloadOptions): Promise<ArrayBuffer> {
+  const { cacheName, url, what, kind, check, storeAs = url } = file;
   const c = cachesOf(o);
   const hit = await cached(c, cacheName, storeAs);
   if (hit) return hit.arrayBuffer();
@@ -166,8 +162,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export async function ensureConfigAndTokenizer(files: ModelFiles, o: DownloadOptions = {}): Promise<{ config: ChatConfigLike; tokenizer: ArrayBuffer }> {
   const urls = fileUrls(files);
   const what = 'a model config (mlc-chat-config.json)';
-  const configBytes = await ensureFile(CACHE_NAMES.config, urls.config, 'the model config (mlc-chat-config.json)', o, 'json', (b) =>
-    parseJson(b, what, urls.config, isObject),
+  const checkConfig = (b: ArrayBuffer) => parseJson(b, what, urls.config, isObject);
+  const configBytes = await ensureFile(
+    { cacheName: CACHE_NAMES.config, url: urls.config, what: 'the model config (mlc-chat-config.json)', kind: 'json', check: checkConfig },
+    o,
   );
   const config = parseJson<ChatConfigLike>(configBytes, what, urls.config, isObject);
   if (config.tokenizer_files && !config.tokenizer_files.includes('tokenizer.json')) {
@@ -176,8 +174,10 @@ export async function ensureConfigAndTokenizer(files: ModelFiles, o: DownloadOpt
       'invalid',
     );
   }
-  const tokenizer = await ensureFile(CACHE_NAMES.model, urls.tokenizer, 'the tokenizer (tokenizer.json)', o, 'json', (b) =>
-    parseJson(b, 'a tokenizer (tokenizer.json)', urls.tokenizer, (v) => isObject(v) && 'model' in v),
+  const checkTokenizer = (b: ArrayBuffer) => parseJson(b, 'a tokenizer (tokenizer.json)', urls.tokenizer, (v) => isObject(v) && 'model' in v);
+  const tokenizer = await ensureFile(
+    { cacheName: CACHE_NAMES.model, url: urls.tokenizer, what: 'the tokenizer (tokenizer.json)', kind: 'json', check: checkTokenizer },
+    o,
   );
   return { config, tokenizer };
 }
@@ -199,12 +199,14 @@ async function manifest(files: ModelFiles, o: DownloadOptions): Promise<{ record
   let bytes: ArrayBuffer;
   let older = false;
   try {
-    bytes = await ensureFile(CACHE_NAMES.model, url, what, o, 'json', check(url));
+    bytes = await ensureFile({ cacheName: CACHE_NAMES.model, url, what, kind: 'json', check: check(url) }, o);
   } catch (e) {
     if (!(e instanceof ModelDownloadError && e.kind === 'not-found')) throw e;
     const olderUrl = new URL(otherIndex, files.modelUrl).href;
     try {
-      bytes = await ensureFile(CACHE_NAMES.model, olderUrl, `the weights index (${otherIndex})`, o, 'json', check(olderUrl), url);
+      // Kept under the name this WebLLM reads.
+      const what = `the weights index (${otherIndex})`;
+      bytes = await ensureFile({ cacheName: CACHE_NAMES.model, url: olderUrl, what, kind: 'json', check: check(olderUrl), storeAs: url }, o);
       older = true;
     } catch (e2) {
       if (!(e2 instanceof ModelDownloadError && e2.kind === 'not-found')) throw e2;
@@ -280,11 +282,12 @@ export async function downloadModel(files: ModelFiles, o: DownloadOptions = {}):
 
   if (!hasLib) {
     report('Downloading the model library', true);
-    await ensureFile(CACHE_NAMES.wasm, files.libUrl, 'the model library', fetchOptions, 'wasm', (b) => {
+    const check = (b: ArrayBuffer) => {
       if (!isWasm(new Uint8Array(b, 0, Math.min(4, b.byteLength)))) {
         throw new ModelDownloadError(`The file at ${files.libUrl} is not a WebAssembly model library. Check the model library URL.`, 'invalid');
       }
-    });
+    };
+    await ensureFile({ cacheName: CACHE_NAMES.wasm, url: files.libUrl, what: 'the model library', kind: 'wasm', check }, fetchOptions);
   }
   const index = (o.webllm ?? SHIPPED_WEBLLM).weightsIndex;
   const other = WEIGHTS_INDEX_NAMES.find((n) => n !== index);

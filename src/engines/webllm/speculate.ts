@@ -1,9 +1,10 @@
 /**
  * Speculative writing inside WebLLM's own request: WebLLM prefills the
  * prompt and writes the first token as always; each of its decode steps is
- * then replaced by one pass that drafts up to K tokens by prompt lookup,
- * runs [last token + draft] through the model library's `batch_verify`
- * (logits at every position), keeps drafted tokens by the exact acceptance
+ * then replaced by one pass that drafts up to K tokens by prompt lookup (K
+ * chosen before each pass from measurements, see adaptivePlan), runs [last
+ * token + draft] through the model library's `batch_verify` (logits at
+ * every position), keeps drafted tokens by the exact acceptance
  * rule under the request's own sampling, takes each written token into the
  * pipeline as a decode step would (stop tokens, stop strings, max_tokens and
  * the context window stop it where they stop plain decoding), and pops the
@@ -12,6 +13,7 @@
  * usual.
  */
 import type { WritingStats } from '../../core/generation';
+import { DraftLength, MAX_DRAFT } from '../../core/draft-length';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
 import { applyPenalties, samplingDistribution, verifyPass } from '../../core/speculative';
 import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
@@ -71,22 +73,36 @@ export interface VerifyPipeline extends CommittingPipeline {
 export type GenConfig = (SamplingFields & { max_tokens?: number | null; logit_bias?: unknown; logprobs?: unknown; response_format?: unknown }) | undefined;
 
 export interface SpeculationPlan {
-  /** Drafted tokens per pass at most (K). */
+  /** Drafted tokens per pass at most: K itself where there is no tuner. */
   maxDraft: number;
   /** The longest n-gram looked up. */
   maxNgram: number;
   /** Drafts for the reply so far in place of prompt lookup (the benchmark's oracle and partly right drafts). */
   draft?: (written: readonly number[]) => readonly number[];
+  /**
+   * Chooses K for each pass (at most maxDraft) from the passes it has seen,
+   * and learns from each; shared by a run's requests so that it learns
+   * across the run's steps. Without one K is maxDraft, fixed.
+   */
+  tuner?: DraftLength;
 }
 
 /**
- * K = 8: on SwiftShader here a verify pass over 1 + 8 tokens costs about
- * what 2 decode steps do, and the H200's short-context figures (115 ms +
- * 2.5 ms a token for a forward, 55–123 ms a decoded token) put 9 tokens at
- * about one decode step at MemAgent's context; longer drafts are rarely all
- * right, so they would mostly pay for tokens that are thrown away.
+ * The app's plan: K chosen before each pass by a tuner of its own, which
+ * estimates the share of drafted tokens kept and the cost of a verify pass
+ * per drafted token from this run's passes and drafts the K that writes the
+ * most tokens a second (see DraftLength), at most MAX_DRAFT. A fixed K would
+ * be a guess: how often prompt lookup is right depends on the book and the
+ * model, and the cost per drafted token on the GPU.
  */
-export const DEFAULT_PLAN: SpeculationPlan = { maxDraft: 8, maxNgram: DEFAULT_LOOKUP.maxNgram };
+export function adaptivePlan(): SpeculationPlan {
+  return { maxDraft: MAX_DRAFT, maxNgram: DEFAULT_LOOKUP.maxNgram, tuner: new DraftLength() };
+}
+
+/** A plan that drafts up to `k` tokens a pass, always (the benchmark's --draft, tests). */
+export function fixedPlan(k: number, draft?: SpeculationPlan['draft']): SpeculationPlan {
+  return { maxDraft: k, maxNgram: DEFAULT_LOOKUP.maxNgram, ...(draft && { draft }) };
+}
 
 const verifiers = new WeakMap<object, Packed>();
 const poppers = new WeakMap<object, Packed>();
@@ -196,7 +212,9 @@ export class SpeculativeDecoder {
     this.stats.passes++;
     const draft = canVerify(pipeline, genConfig) ? this.draftFor(pipeline, genConfig) : [];
     if (!draft.length) {
+      const plainStarted = performance.now();
       await plain();
+      this.plan.tuner?.observeDecode((performance.now() - plainStarted) / 1000);
       return;
     }
     const started = performance.now();
@@ -227,18 +245,21 @@ export class SpeculativeDecoder {
     this.stats.drafted += draft.length;
     this.stats.accepted += pass.accepted;
     const seconds = (performance.now() - started) / 1000;
+    // A pass can stop (a stop token, the cap) on a kept token: then no drafted token was rejected.
+    const rejected = pass.accepted < draft.length && pass.written > pass.accepted;
+    this.plan.tuner?.observePass({ drafted: draft.length, accepted: pass.accepted, rejected, seconds });
     pipeline.decodingTotalTime += seconds;
     pipeline.curRoundDecodingTotalTime += seconds;
     pipeline.decodingTotalTokens += written;
     pipeline.curRoundDecodingTotalTokens += written;
   }
 
-  /** Up to K drafted tokens, no more than the reply's cap and the context window leave room for. */
+  /** Up to K drafted tokens (the tuner's choice, or maxDraft), no more than the reply's cap and the context window leave room for. */
   private draftFor(pipeline: VerifyPipeline, genConfig: GenConfig): readonly number[] {
     const written = pipeline.outputIds;
     const cap = genConfig?.max_tokens ?? Infinity;
     const room = Math.min(
-      this.plan.maxDraft,
+      this.plan.tuner?.next(this.plan.maxDraft) ?? this.plan.maxDraft,
       cap - written.length - 1, // the pass writes one more than it keeps
       pipeline.contextWindowSize - pipeline.filledKVCacheLength - 1,
       pipeline.prefillChunkSize - 1,

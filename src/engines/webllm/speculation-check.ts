@@ -1,3 +1,4 @@
+import { DraftLength } from '../../core/draft-length';
 import type { SpeculationVerdict } from '../../core/estimate';
 import type { SpeedShelf } from '../speed-shelf';
 import type { GpuSession } from './gpu-session';
@@ -8,6 +9,7 @@ import type { SpeculationPlan } from './speculate';
 export interface SpeculationSetting {
   /** The setting "Speculative writing": false writes with WebLLM's own decoding. */
   on: boolean;
+  /** The plan every step of the run writes with: its tuner learns across them. */
   plan: SpeculationPlan;
   /** The model as speed records name it (`modelKey` of the run's engine config). */
   modelKey: string;
@@ -15,6 +17,13 @@ export interface SpeculationSetting {
   adapter: string;
   /** Where the verdict is kept between visits; without one it lasts as long as this worker. */
   shelf?: Pick<SpeedShelf, 'speed' | 'keepSpeculation'>;
+}
+
+/** Where the self-check runs: the window loaded for the step, and the step's system message. */
+export interface VerdictRequest {
+  window: number;
+  system?: string;
+  signal?: AbortSignal;
 }
 
 /** Verdicts reached in this worker, by model, device, WebLLM version and library. */
@@ -31,11 +40,10 @@ const checked = new Map<string, Promise<SpeculationVerdict | undefined>>();
 export function speculationVerdict(
   gpu: GpuSession,
   model: ModelEntry,
-  window: number,
   setting: SpeculationSetting,
-  system?: string,
-  signal?: AbortSignal,
+  request: VerdictRequest,
 ): Promise<SpeculationVerdict | undefined> {
+  const { window, system, signal } = request;
   const webllm = gpu.webllm.version;
   const key = [setting.modelKey, setting.adapter, webllm, model.libUrl].join('\n');
   let verdict = checked.get(key);
@@ -43,7 +51,9 @@ export function speculationVerdict(
     verdict = (async () => {
       const kept = (await setting.shelf?.speed(setting.modelKey, setting.adapter))?.speculation;
       if (kept && kept.webllm === webllm && kept.library === model.libUrl) return kept;
-      const outcome = await gpu.checkSpeculation(model, window, system, setting.plan, signal);
+      // The check's repeated list is not the book: its passes teach the run's tuner nothing, so it drafts with a tuner of its own.
+      const plan = setting.plan.tuner ? { ...setting.plan, tuner: new DraftLength() } : setting.plan;
+      const outcome = await gpu.checkSpeculation(model, window, { plan, system, signal });
       if (outcome === 'unsupported') return undefined;
       const found: SpeculationVerdict = { verdict: outcome, webllm, library: model.libUrl, checkedAt: Date.now() };
       if (outcome === 'mismatch') {
