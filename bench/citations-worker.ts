@@ -52,7 +52,7 @@ export async function citationsWorkerBench(): Promise<void> {
     retries: 0,
     committedAt: index,
   }));
-  const json = JSON.stringify(buildExport(run, revisions, memories, [], run.documentId));
+  const json = JSON.stringify(buildExport({ run, revisions, memories, documentSha256: run.documentId }));
 
   const app = await startApp(PORT);
   try {

@@ -51,11 +51,11 @@ function syntheticRun(n: number): string {
     committedAt: i,
   }));
   return JSON.stringify(
-    buildExport(
+    buildExport({
       run,
       revisions,
-      revisions.map((r) => memory(r.index)),
-    ),
+      memories: revisions.map((r) => memory(r.index)),
+    }),
   );
 }
 

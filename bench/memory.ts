@@ -42,7 +42,7 @@ async function measure(): Promise<void> {
   const textBytes = text.length * 2; // UTF-16: the book has curly quotes, so V8 stores it two bytes a character
   const base = heap();
   let peak = base;
-  const feed = new ChunkFeed(text, tokenizer, 5000, []);
+  const feed = new ChunkFeed({ text, tokenizer, maxTokens: 5000, spans: [] });
   const loop = memoryLoop({
     text,
     chunks: feed,

@@ -65,7 +65,7 @@ async function readChunks(
   const follower =
     variant === 'old'
       ? new OldSkimFollower(index, sample.question, plan, DEFAULT_SKIM)
-      : new SkimFollower(index, sample.question, '', plan, { ...DEFAULT_SKIM, lookBack: variant === 'back' });
+      : new SkimFollower(index, plan, { ...DEFAULT_SKIM, question: sample.question, memory: '', lookBack: variant === 'back' });
   const loop = memoryLoop({
     text: sample.document,
     chunks: plan,

@@ -100,7 +100,7 @@ describe('a finished run over a set', () => {
     const runId = await from.runner.start(setRequest(await addBooks(from)));
     await from.log.status(runId, 'done');
     const run = (await from.store.getRun(runId))!;
-    const exported = buildExport(run, await from.store.listRevisions(runId), await from.store.listMemories(runId));
+    const exported = buildExport({ run, revisions: await from.store.listRevisions(runId), memories: await from.store.listMemories(runId) });
     const json = JSON.stringify(exported);
     expect(parseExport(json).run.books).toEqual(run.books);
     // The Markdown names the books in order, and the book of each revision.

@@ -58,7 +58,7 @@ function setSource(
     loads.push(b.documentId);
     return books[Number(b.documentId.slice(1))]!.text;
   });
-  return { source: new SetChunkSource(setText, tokenizer, chunkTokens, known, onCut), loads, setText };
+  return { source: new SetChunkSource(setText, { tokenizer, chunkTokens, known, onCut }), loads, setText };
 }
 
 describe('several books as one stream', () => {
@@ -149,7 +149,7 @@ describe('several books as one stream', () => {
     expect([...known, ...rest]).toEqual(all);
     expect(cuts.length).toBeGreaterThan(0);
     // The generator also resumes from a chunk boundary inside a book.
-    expect([...chunkBooks(text, spans, tok, 200, all[2]!.end)]).toEqual(all.slice(3));
+    expect([...chunkBooks(text, spans, { tokenizer: tok, maxTokens: 200, from: all[2]!.end })]).toEqual(all.slice(3));
   });
 
   it('resumes inside the second book from the next chunk, with the first book never read', async () => {

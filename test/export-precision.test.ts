@@ -137,7 +137,7 @@ describe('a run’s JSON export', () => {
     await until(async () => (await store.getRun(runId))?.status === 'done');
     const revisions = await store.listRevisions(runId);
     expect(revisions.some((r) => finer(r.ms))).toBe(true);
-    const text = JSON.stringify(buildExport((await store.getRun(runId))!, revisions, await store.listMemories(runId)), null, 1);
+    const text = JSON.stringify(buildExport({ run: (await store.getRun(runId))!, revisions, memories: await store.listMemories(runId) }), null, 1);
     const back = parseExport(text);
     expect(back.revisions.map((r) => r.ms)).toEqual(revisions.map((r) => r.ms));
   });

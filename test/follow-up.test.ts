@@ -198,7 +198,7 @@ describe('follow-up answers in exports', () => {
     const { store, runner, runId, run } = await finishedRun();
     await runner.askFollowUp(runId, FOLLOW_UP);
     const followUps = await store.listFollowUps(runId);
-    const data = buildExport(run, await store.listRevisions(runId), await store.listMemories(runId), followUps);
+    const data = buildExport({ run, revisions: await store.listRevisions(runId), memories: await store.listMemories(runId), followUps });
     const json = JSON.stringify(data);
     expect(data.followUps).toEqual(followUps.map(({ runId: _, ...f }) => f));
 
@@ -217,7 +217,7 @@ describe('follow-up answers in exports', () => {
 
   it('still reads exports without follow-up answers, and refuses answers on an unfinished run or out of order', async () => {
     const { store, runId, run } = await finishedRun();
-    const plain = buildExport(run, await store.listRevisions(runId), await store.listMemories(runId));
+    const plain = buildExport({ run, revisions: await store.listRevisions(runId), memories: await store.listMemories(runId) });
     expect('followUps' in plain).toBe(false);
     expect(parseExport(JSON.stringify(plain)).followUps).toEqual([]);
 

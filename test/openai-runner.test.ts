@@ -72,7 +72,7 @@ describe('runs against an OpenAI-compatible server', () => {
     expect(revisions.map((r) => r.index)).toEqual(run.chunks.map((_, i) => i));
     expect(revisions[0]!.retries).toBe(2);
     expect(revisions.slice(1).every((r) => r.retries === 0)).toBe(true);
-    const exported = JSON.stringify(buildExport(run, revisions, await store.listMemories(id)));
+    const exported = JSON.stringify(buildExport({ run, revisions, memories: await store.listMemories(id) }));
     expect(exported).toContain(server.url);
     expect(exported).not.toMatch(/sk-/);
   });

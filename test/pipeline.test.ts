@@ -25,7 +25,7 @@ describe('cutting from a chunk boundary', () => {
 
   it('lets a feed resumed with the chunks stored before a reload finish the same list', async () => {
     const all = chunkAll(book, tok, 700);
-    const feed = new ChunkFeed(book, tok, 700, all.slice(0, 9));
+    const feed = new ChunkFeed({ text: book, tokenizer: tok, maxTokens: 700, spans: all.slice(0, 9) });
     expect(await feed.at(all.length)).toBeUndefined();
     expect(feed.spans).toEqual(all);
   });

@@ -51,7 +51,7 @@ describe("a section's place", () => {
     for (const c of sources.citations) {
       const r = revisions[c.revision]!;
       expect(c.place).toBe(sectionPlace(anchors, r.start, r.end));
-      expect(describeRevision(r, revisions.length, text.length, anchors)).toContain(`, ${c.place},`);
+      expect(describeRevision(r, { total: revisions.length, bookLength: text.length, anchors })).toContain(`, ${c.place},`);
     }
   });
 });

@@ -176,7 +176,7 @@ describe('runs and their prompt set', () => {
     const done = (await store.getRun(id))!;
     expect(done.status).toBe('done');
     // Exports carry the record, and an import keeps it.
-    const exported = JSON.stringify(buildExport(done, await store.listRevisions(id), await store.listMemories(id)));
+    const exported = JSON.stringify(buildExport({ run: done, revisions: await store.listRevisions(id), memories: await store.listMemories(id) }));
     expect(parseExport(exported).run.prompts).toEqual(run!.prompts);
     expect(toMarkdown(JSON.parse(exported) as RunExport)).toContain(`prompts: MemAgent (paper) (${PAPER} at 76b7a65, SHA-256 ${specs[0]!.sha256})`);
   });

@@ -23,7 +23,7 @@ function setup(count: number, planted: Record<number, string>, read: number[], l
   const { text, chunks } = book(count, planted);
   const index = new SkimIndex(text, chunks);
   const plan: PlannedChunk[] = read.map((i) => ({ ...chunks[i]!, reason: { by: 'ranked' } }));
-  const follower = new SkimFollower(index, QUESTION, 'No previous memory', plan, { keep: 0.05, neighbours: 1, lookBack });
+  const follower = new SkimFollower(index, plan, { question: QUESTION, memory: 'No previous memory', keep: 0.05, neighbours: 1, lookBack });
   const at = (i: number) => plan.findIndex((c) => c.start === chunks[i]!.start);
   const indexes = () => plan.map((c) => chunks.findIndex((x) => x.start === c.start));
   return { plan, follower, at, indexes, chunks };
@@ -155,7 +155,13 @@ describe('looking back', () => {
     first.follower.follow(planted[30], first.at(30));
     const stored = first.plan.map((c) => ({ ...c }));
     const { text, chunks } = book(40, planted);
-    const again = new SkimFollower(new SkimIndex(text, chunks), QUESTION, planted[30], stored, { keep: 0.05, neighbours: 1, lookBack: true });
+    const again = new SkimFollower(new SkimIndex(text, chunks), stored, {
+      question: QUESTION,
+      memory: planted[30],
+      keep: 0.05,
+      neighbours: 1,
+      lookBack: true,
+    });
     expect(again.left['looked-back']).toBe(first.follower.left['looked-back']);
     expect(again.follow(planted[30], 0)).toBe(false);
     expect(again.follow(`${planted[30]}\n${planted[15]}`, 1)).toBe(true);

@@ -114,7 +114,7 @@ describe('a run in skim mode', () => {
     expect(followed.run.chunks.find((c) => covers(c, FIRST))!.reason?.by).toBe('ranked');
 
     // An export keeps the reasons through an import; a reason it does not know is refused.
-    const exported = buildExport(followed.run, followed.revisions, followed.memories);
+    const exported = buildExport({ run: followed.run, revisions: followed.revisions, memories: followed.memories });
     expect(parseExport(JSON.stringify(exported)).run.chunks.map((c) => c.reason)).toEqual(reasons);
     const bad = { ...exported, run: { ...exported.run, chunks: exported.run.chunks.map((c) => ({ ...c, reason: { by: 'guessed' } })) } };
     expect(() => parseExport(JSON.stringify(bad))).toThrow(ImportError);

@@ -79,14 +79,14 @@ describe('the sources of an answer, traced in the worker', () => {
 
     const all = await first.store.listSources(first.runId);
     expect(all.map((s) => s.answer)).toEqual([RUN_ANSWER, 0]);
-    const data = buildExport(
-      first.run,
-      first.revisions,
-      await first.store.listMemories(first.runId),
-      await first.store.listFollowUps(first.runId),
-      first.doc.id,
-      all,
-    );
+    const data = buildExport({
+      run: first.run,
+      revisions: first.revisions,
+      memories: await first.store.listMemories(first.runId),
+      followUps: await first.store.listFollowUps(first.runId),
+      documentSha256: first.doc.id,
+      sources: all,
+    });
     // JSON: revision numbers and positions; Markdown: the sentences quoted with their places.
     expect(data.sources).toEqual(all.map(({ runId: _r, ...s }) => s));
     const markdown = toMarkdown(data);
@@ -118,7 +118,7 @@ describe('the sources of an answer, traced in the worker', () => {
 
   it('name the revisions that wrote the facts down for an imported run whose book is not here and whose export has none', async () => {
     const first = await finishedRun();
-    const data = buildExport(first.run, first.revisions, await first.store.listMemories(first.runId));
+    const data = buildExport({ run: first.run, revisions: first.revisions, memories: await first.store.listMemories(first.runId) });
     const other = await testRunner(new ExtractiveEngine(tok), tok);
     await other.runner.importRun(JSON.stringify(data));
     const sources = (await other.store.getSources(first.runId, RUN_ANSWER))!;

@@ -42,9 +42,9 @@ describe('how a revision was written', () => {
   });
 
   it('is part of a timeline entry only where the revision records it', () => {
-    const written = describeRevision(revision({ writing: { passes: 37, drafted: 240, accepted: 143 } }), 10, 5000);
+    const written = describeRevision(revision({ writing: { passes: 37, drafted: 240, accepted: 143 } }), { total: 10, bookLength: 5000 });
     expect(written).toContain(', written in 37 passes (143 of 240 drafted tokens accepted)');
-    expect(describeRevision(revision(), 10, 5000)).not.toContain('written in');
+    expect(describeRevision(revision(), { total: 10, bookLength: 5000 })).not.toContain('written in');
   });
 });
 

@@ -230,7 +230,12 @@ describe('importing a text file as a stream', () => {
     const docA = await a.library.ingestFile(new File([bytes], 'frankenstein.txt'), 'extractive');
     const runId = await a.runner.start(request(docA.id, { chunkTokens: 20_000 }));
     await a.log.status(runId, 'done');
-    const exported = buildExport((await a.store.getRun(runId))!, await a.store.listRevisions(runId), await a.store.listMemories(runId), [], docA.sha256);
+    const exported = buildExport({
+      run: (await a.store.getRun(runId))!,
+      revisions: await a.store.listRevisions(runId),
+      memories: await a.store.listMemories(runId),
+      documentSha256: docA.sha256,
+    });
     const b = await openTab(freshDbName('export-b'), { deps: STREAM });
     const docB = await b.library.ingestFile(new File([bytes], 'frankenstein.txt'), 'extractive');
     expect(docB.id).not.toBe(docA.id);

@@ -31,14 +31,14 @@ describe('text in parts', () => {
         const start = text.length ? a % (text.length + 1) : 0;
         const end = start + (text.length ? b % (text.length - start + 1) : 0);
         const { first, last } = partsCovering(start, end, partChars);
-        expect(sliceParts(parts.slice(first, last + 1), first, partChars, start, end)).toBe(text.slice(start, end));
+        expect(sliceParts({ parts: parts.slice(first, last + 1), first, partChars }, start, end)).toBe(text.slice(start, end));
       }),
       { numRuns: 500 },
     );
   });
 
   it('refuses to make up a range from parts it was not given', () => {
-    expect(() => sliceParts(['abc'], 0, 3, 1, 5)).toThrow(/part 1 is missing/);
+    expect(() => sliceParts({ parts: ['abc'], first: 0, partChars: 3 }, 1, 5)).toThrow(/part 1 is missing/);
   });
 
   it('commits the document with its first part first, then the rest, and reads any range back', async () => {

@@ -18,6 +18,7 @@ import {
   type EvaluationEvent,
   type EvaluationRequest,
   EVENTS_CHANNEL,
+  type FileImport,
   HOLD_CHANNEL,
   type HoldMessage,
   type IngestRequest,
@@ -148,13 +149,7 @@ const api = {
   engines: async () => ENGINES,
   hashingPort: () => Comlink.transfer(hashing.port2, [hashing.port2]),
   hashingStopped: () => hashBeside.stopped(),
-  ingest: (
-    file: File,
-    engineId: string,
-    options: { stripGutenberg?: boolean } = {},
-    onProgress?: IngestRequest['onProgress'],
-    onUsable?: IngestRequest['onUsable'],
-  ) =>
+  ingest: ({ file, engineId, ...options }: FileImport, onProgress?: IngestRequest['onProgress'], onUsable?: IngestRequest['onUsable']) =>
     attempt(async () =>
       (await library).ingestFile(file, engineId, {
         ...options,

@@ -42,6 +42,13 @@ export interface IngestRequest {
   onUsable?(doc: DocumentRecord): void;
 }
 
+/** A file to import, for `engineId`'s tokenizer to count (see AgentApi.ingest). */
+export interface FileImport extends Pick<IngestRequest, 'stripGutenberg'> {
+  /** Handed to the worker as a handle: its bytes are read there. */
+  file: File;
+  engineId: string;
+}
+
 /** A read to start: the book, the question, the engine, and the read settings (the defaults where absent). */
 export interface RunRequest extends Partial<ReadSettings> {
   documentId: string;
@@ -153,16 +160,12 @@ export interface AgentApi {
   /** The hashing thread stopped: files are hashed in place from now on. */
   hashingStopped(): void;
   /**
-   * `onProgress` follows the import bar; `onUsable` hears of the document as
-   * soon as it can be read, while the rest of its text is stored.
+   * Imports a file. `onProgress` follows the import bar; `onUsable` hears of
+   * the document as soon as it can be read, while the rest of its text is
+   * stored. The listeners are arguments of their own, not fields of `request`:
+   * Comlink proxies a function only where it is an argument.
    */
-  ingest(
-    file: File,
-    engineId: string,
-    options?: { stripGutenberg?: boolean },
-    onProgress?: IngestRequest['onProgress'],
-    onUsable?: IngestRequest['onUsable'],
-  ): Promise<Outcome<DocumentRecord>>;
+  ingest(request: FileImport, onProgress?: IngestRequest['onProgress'], onUsable?: IngestRequest['onUsable']): Promise<Outcome<DocumentRecord>>;
   deleteDocument(id: string): Promise<Outcome<{ runs: number }>>;
   /** Keeps books under a name (a collection), in reading order; with `id`, replaces that collection. */
   saveCollection(name: string, documentIds: string[], id?: string): Promise<Outcome<CollectionRecord>>;

@@ -124,7 +124,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   if (journal?.answer) {
     say(`${out} is a finished read: every chunk is read and answered.`);
     const answer = journal.answer.answer || journal.answer.reply;
-    printAnswer(answer, journal.answer.sources ?? (await traceRead(doc, header.question, chunks, memories, answer)));
+    printAnswer(answer, journal.answer.sources ?? (await traceRead(doc, { question: header.question, chunks, memories, answer })));
     return 0;
   }
 
@@ -196,7 +196,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
           place: doc.placeAt?.(span.start),
         });
       } else {
-        const sources = await traceRead(doc, header.question, chunks, memories, event.answer || event.reply);
+        const sources = await traceRead(doc, { question: header.question, chunks, memories, answer: event.answer || event.reply });
         writer.append({
           type: 'answer',
           answer: event.answer,

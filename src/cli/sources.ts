@@ -24,14 +24,17 @@ export function renumberSources(sources: ReadSources, by: number): ReadSources {
   return { ...sources, citations: sources.citations.map((c) => ({ ...c, revision: c.revision + by, keptUntil: c.keptUntil + by })) };
 }
 
-/** Traces `answer`, written from the last of `memories`, through them to the sentences of `doc`. */
-export async function traceRead(
-  doc: ReadText,
-  question: string,
-  chunks: readonly ChunkSpan[],
-  memories: readonly string[],
-  answer: string,
-): Promise<ReadSources> {
+/** A finished read, as tracing its answer needs it. */
+export interface FinishedRead {
+  question: string;
+  chunks: readonly ChunkSpan[];
+  /** The memory of each revision, by index: the answer was written from the last. */
+  memories: readonly string[];
+  answer: string;
+}
+
+/** Traces a read's answer, written from the last of its memories, through them to the sentences of `doc`. */
+export async function traceRead(doc: ReadText, { question, chunks, memories, answer }: FinishedRead): Promise<ReadSources> {
   const tracer = new Tracer({
     question,
     memories,

@@ -59,12 +59,20 @@ export function ownText(index: number, title: string, text: string): string {
   return bookHeader(index, title) + text;
 }
 
+/** How the books of a set are cut into chunks: by `tokenizer`, `maxTokens` a chunk, from offset `from` of the set (0 by default). */
+export interface BookCut {
+  tokenizer: Tokenizer;
+  maxTokens: number;
+  /** A chunk boundary to go on from (a resume), as an offset into the set. */
+  from?: number;
+}
+
 /**
  * The chunks of one book of a set, cut from its own text (`own`, see ownText)
- * and placed where the book lies (`span`), from `from` (an offset into the
+ * and placed where the book lies (`span`), from `cut.from` (an offset into the
  * set, a chunk boundary of this book) on.
  */
-export function* chunkBook(own: string, span: BookSpan, tokenizer: Tokenizer, maxTokens: number, from = 0): Generator<ChunkSpan> {
+export function* chunkBook(own: string, span: BookSpan, { tokenizer, maxTokens, from = 0 }: BookCut): Generator<ChunkSpan> {
   // A resume goes on from the end of the last chunk it kept, a chunk boundary of this book (or its start).
   const at = Math.max(0, from - span.start);
   for (const c of chunkText(own, tokenizer, maxTokens, at)) yield { ...c, start: c.start + span.start, end: c.end + span.start };
@@ -77,16 +85,17 @@ export function* chunkBook(own: string, span: BookSpan, tokenizer: Tokenizer, ma
  * or after its book's header and ends at or before the book's end; the
  * separator between books belongs to no chunk.
  */
-export function* chunkBooks(text: string, spans: readonly BookSpan[], tokenizer: Tokenizer, maxTokens: number, from = 0): Generator<ChunkSpan> {
+export function* chunkBooks(text: string, spans: readonly BookSpan[], cut: BookCut): Generator<ChunkSpan> {
+  const from = cut.from ?? 0;
   for (const span of spans) {
     if (span.end <= from) continue;
-    yield* chunkBook(text.slice(span.start, span.end), span, tokenizer, maxTokens, from);
+    yield* chunkBook(text.slice(span.start, span.end), span, cut);
   }
 }
 
 /** Every chunk of the set. */
 export function chunkAllBooks(text: string, spans: readonly BookSpan[], tokenizer: Tokenizer, maxTokens: number): ChunkSpan[] {
-  return [...chunkBooks(text, spans, tokenizer, maxTokens)];
+  return [...chunkBooks(text, spans, { tokenizer, maxTokens })];
 }
 
 /** The index of the book that holds `offset` (a header belongs to its book). */

@@ -8,6 +8,20 @@ export interface ChunkSource {
   at(index: number): Promise<ChunkSpan | undefined>;
 }
 
+/** What a ChunkFeed cuts, and how. */
+export interface ChunkFeedOptions {
+  text: string;
+  tokenizer: Tokenizer;
+  maxTokens: number;
+  /** Chunks already known (e.g. stored before a reload): the list the feed extends in place. */
+  spans: ChunkSpan[];
+  onProgress?(spans: readonly ChunkSpan[], done: boolean): void;
+  /** How long one slice of cutting runs before the reader gets a turn (8 ms by default). */
+  sliceMs?: number;
+  /** The least time between two reports of progress (250 ms by default). */
+  reportMs?: number;
+}
+
 /**
  * Cuts a book into chunks in the background, in slices of a few milliseconds,
  * so that reading starts with the first chunk while the rest is still being
@@ -17,20 +31,14 @@ export interface ChunkSource {
  * every slice) and once at the end.
  */
 export class ChunkFeed implements ChunkSource {
+  readonly spans: ChunkSpan[];
   private done = false;
   private failed: unknown = null;
   private waiters: (() => void)[] = [];
   private stopped = false;
 
-  constructor(
-    private readonly text: string,
-    private readonly tokenizer: Tokenizer,
-    private readonly maxTokens: number,
-    readonly spans: ChunkSpan[],
-    private readonly onProgress: (spans: readonly ChunkSpan[], done: boolean) => void = () => undefined,
-    private readonly sliceMs = 8,
-    private readonly reportMs = 250,
-  ) {
+  constructor(private readonly options: ChunkFeedOptions) {
+    this.spans = options.spans;
     void this.run();
   }
 
@@ -59,9 +67,10 @@ export class ChunkFeed implements ChunkSource {
 
   private async run(): Promise<void> {
     try {
+      const { text, tokenizer, maxTokens, onProgress = () => undefined, sliceMs = 8, reportMs = 250 } = this.options;
       // Chunks known from before continue where they ended: cutting restarts cleanly at a chunk boundary.
       const from = this.spans.at(-1)?.end ?? 0;
-      const chunks = chunkText(this.text, this.tokenizer, this.maxTokens, from);
+      const chunks = chunkText(text, tokenizer, maxTokens, from);
       let sliceStart = performance.now();
       let reportedAt = sliceStart;
       let reported = this.spans.length;
@@ -69,9 +78,9 @@ export class ChunkFeed implements ChunkSource {
         if (this.stopped) return;
         this.spans.push(span);
         this.wake();
-        if (performance.now() - sliceStart > this.sliceMs) {
-          if (this.spans.length > reported && performance.now() - reportedAt >= this.reportMs) {
-            this.onProgress(this.spans, false);
+        if (performance.now() - sliceStart > sliceMs) {
+          if (this.spans.length > reported && performance.now() - reportedAt >= reportMs) {
+            onProgress(this.spans, false);
             reported = this.spans.length;
             reportedAt = performance.now();
           }
@@ -80,7 +89,7 @@ export class ChunkFeed implements ChunkSource {
         }
       }
       this.done = true;
-      this.onProgress(this.spans, true);
+      onProgress(this.spans, true);
     } catch (e) {
       this.failed = e;
     } finally {

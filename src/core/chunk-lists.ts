@@ -51,9 +51,15 @@ export class ChunkLists {
     let entry = this.entries.get(id);
     if (!entry) {
       const created: Entry = { spans: [...known], feed: null, complete: false, users: 0, listeners: new Set() };
-      created.feed = new ChunkFeed(text, key.tokenizer, key.chunkTokens, created.spans, (spans, done) => {
-        created.complete = done;
-        for (const l of created.listeners) l(spans, done);
+      created.feed = new ChunkFeed({
+        text,
+        tokenizer: key.tokenizer,
+        maxTokens: key.chunkTokens,
+        spans: created.spans,
+        onProgress: (spans, done) => {
+          created.complete = done;
+          for (const l of created.listeners) l(spans, done);
+        },
       });
       entry = created;
       this.entries.set(id, entry);

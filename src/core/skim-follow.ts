@@ -21,6 +21,13 @@ export interface FollowOptions extends SkimOptions {
   lookBack?: boolean;
 }
 
+/** What a SkimFollower starts from: the question, the memory so far, and how it follows. */
+export interface FollowStart extends FollowOptions {
+  question: string;
+  /** The memory so far (a resumed run's): the names it holds were looked up before. */
+  memory: string;
+}
+
 /** Chunks one name may add in each direction. */
 const PER_NAME = 2;
 
@@ -62,14 +69,14 @@ export class SkimFollower {
   private readonly spent: Record<Direction, number> = { followed: 0, 'looked-back': 0 };
   private readonly budget: number;
   private readonly directions: readonly Direction[];
+  private readonly options: FollowOptions;
 
   constructor(
     private readonly index: SkimIndex,
-    question: string,
-    memory: string,
     private readonly plan: PlannedChunk[],
-    private readonly options: FollowOptions,
+    { question, memory, ...options }: FollowStart,
   ) {
+    this.options = options;
     index.chunks.forEach((c, i) => this.indexOf.set(c.start, i));
     for (const c of plan) {
       const i = this.indexOf.get(c.start);

@@ -36,12 +36,19 @@ export function* cutParts(text: string, partChars: number): Generator<string> {
   for (let start = 0; start < text.length; start += partChars) yield text.slice(start, start + partChars);
 }
 
+/** Consecutive parts of a text, `partChars` characters each (the last may be shorter), the first of which is part number `first`. */
+export interface PartRange {
+  parts: readonly string[];
+  first: number;
+  partChars: number;
+}
+
 /**
- * Characters [start, end) of a text, from its consecutive parts `parts`, the
- * first of which is part number `first`. Exactly `text.slice(start, end)` of
- * the whole text, also where a range begins or ends inside a surrogate pair.
+ * Characters [start, end) of a text, from its consecutive parts.
+ * Exactly `text.slice(start, end)` of the whole text, also where a range
+ * begins or ends inside a surrogate pair.
  */
-export function sliceParts(parts: readonly string[], first: number, partChars: number, start: number, end: number): string {
+export function sliceParts({ parts, first, partChars }: PartRange, start: number, end: number): string {
   if (end <= start) return '';
   const from = start - first * partChars;
   const to = end - first * partChars;

@@ -174,11 +174,8 @@ export async function streamTextFile(store: Store, o: StreamImport): Promise<{ d
   if (cut) anchors = cutAnchors(anchors, start, end);
   const text = cut ? whole.slice(start, end) : whole;
   const stripped: StrippedText | undefined = cut ? { header, footer } : undefined;
-  const doc = await store.finishDocument(
-    record,
-    written - last.length,
-    last,
-    {
+  const doc = await store.finishDocument(record, written - last.length, last, {
+    changes: {
       chars: text.length,
       tokens: estimateTokens(text, o.tokenizer),
       anchors,
@@ -186,7 +183,7 @@ export async function streamTextFile(store: Store, o: StreamImport): Promise<{ d
       ...(stripped ? { stripped: { header: header.length, footer: footer.length } } : {}),
     },
     stripped,
-  );
+  });
   o.onProgress(1);
   return { doc, text };
 }

@@ -156,6 +156,15 @@ export function setChunks(text: string, books: readonly RunBook[], tokenizer: To
   return chunkAllBooks(text, books, tokenizer, chunkTokens);
 }
 
+/** How a SetChunkSource cuts a set's chunks, and who hears of them. */
+export interface SetChunkOptions {
+  tokenizer: Tokenizer;
+  chunkTokens: number;
+  /** The chunks stored before a resume: the cutting goes on from where they end. */
+  known: readonly ChunkSpan[];
+  onCut(spans: readonly ChunkSpan[], done: boolean): void;
+}
+
 /**
  * The chunks of a run over a set, cut as the loop asks for them: `known` (the
  * chunks stored before a resume) first, then the rest from where they end.
@@ -165,17 +174,20 @@ export function setChunks(text: string, books: readonly RunBook[], tokenizer: To
  */
 export class SetChunkSource implements ChunkLease {
   private readonly spans: ChunkSpan[];
+  private readonly tokenizer: Tokenizer;
+  private readonly chunkTokens: number;
+  private readonly onCut: SetChunkOptions['onCut'];
   private book: number;
   private cutter: Generator<ChunkSpan> | null = null;
   private done = false;
 
   constructor(
     readonly text: SetText,
-    private readonly tokenizer: Tokenizer,
-    private readonly chunkTokens: number,
-    known: readonly ChunkSpan[],
-    private readonly onCut: (spans: readonly ChunkSpan[], done: boolean) => void,
+    { tokenizer, chunkTokens, known, onCut }: SetChunkOptions,
   ) {
+    this.tokenizer = tokenizer;
+    this.chunkTokens = chunkTokens;
+    this.onCut = onCut;
     this.spans = [...known];
     const from = known.at(-1)?.end ?? 0;
     const books = text.books;
@@ -190,7 +202,7 @@ export class SetChunkSource implements ChunkLease {
     while (this.book < books.length) {
       if (!this.cutter) {
         const own = await this.text.own(this.book);
-        this.cutter = chunkBook(own, books[this.book]!, this.tokenizer, this.chunkTokens, this.spans.at(-1)?.end ?? 0);
+        this.cutter = chunkBook(own, books[this.book]!, { tokenizer: this.tokenizer, maxTokens: this.chunkTokens, from: this.spans.at(-1)?.end ?? 0 });
       }
       const next = this.cutter.next();
       if (!next.done) return next.value;

@@ -2,18 +2,26 @@ import { DatasetError, readDataset } from '../eval/dataset';
 import type { DatasetItemRecord, EvaluationRecord, Store } from '../storage/db';
 import { RequestError } from '../jobs/request-error';
 
+/** The dataset files of an evaluation, to store as its items. */
+export interface DatasetUpload {
+  /** The evaluation's id. */
+  id: string;
+  files: readonly File[];
+  /** The most items kept of each file; all of them where absent. */
+  limit?: number;
+  /** Hears the bytes read so far, of how many. */
+  onRead?(bytes: number, total: number): void;
+}
+
 /**
- * Stores the items of every dataset file of evaluation `id`, read in pieces so
+ * Stores the items of every dataset file of an evaluation, read in pieces so
  * that files of hundreds of megabytes fit, a few megabytes a transaction. A
  * file that cannot be read whole leaves nothing behind and says what is wrong
- * with it. `onRead` hears the bytes read so far, of how many.
+ * with it.
  */
 export async function storeDatasetFiles(
   store: Pick<Store, 'putDatasetItems' | 'deleteDatasetItems'>,
-  id: string,
-  datasetFiles: readonly File[],
-  limit: number | undefined,
-  onRead?: (bytes: number, total: number) => void,
+  { id, files: datasetFiles, limit, onRead }: DatasetUpload,
 ): Promise<{ files: NonNullable<EvaluationRecord['dataset']>['files']; items: number }> {
   const files: NonNullable<EvaluationRecord['dataset']>['files'] = [];
   let ordinal = 0;

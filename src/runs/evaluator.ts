@@ -50,6 +50,15 @@ export interface EvaluatorDeps {
 /** Enough for any question the generators ask: used to check the budget before a sweep starts. */
 const QUESTION_TOKENS_BOUND = 96;
 
+/** What reading a dataset evaluation's items needs besides the evaluation: its method, its engine, the items done, and who hears of each step. */
+interface DatasetRead {
+  settings: MethodSettings;
+  engine: Engine;
+  /** Ordinals of the items already stored. */
+  finished: ReadonlySet<number>;
+  step(ordinal: number, chunk: number, chunks: number): void;
+}
+
 /**
  * Owns evaluation sweeps in the worker: starts, resumes, pauses and cancels
  * them, and stores each finished sample with the sweep's progress in one
@@ -171,7 +180,7 @@ export class Evaluator {
     }
 
     const id = this.deps.newId?.() ?? crypto.randomUUID();
-    const { files, items: total } = await storeDatasetFiles(store, id, dataset.files, limit, onRead);
+    const { files, items: total } = await storeDatasetFiles(store, { id, files: dataset.files, limit, onRead });
 
     return this.create(
       {
@@ -237,14 +246,7 @@ export class Evaluator {
   }
 
   /** Reads a dataset evaluation's unfinished items in order, storing each with the evaluation's progress. */
-  private async readDataset(
-    evaluation: EvaluationRecord,
-    settings: MethodSettings,
-    engine: Engine,
-    finished: ReadonlySet<number>,
-    job: JobContext,
-    step: (ordinal: number, chunk: number, chunks: number) => void,
-  ): Promise<void> {
+  private async readDataset(evaluation: EvaluationRecord, job: JobContext, { settings, engine, finished, step }: DatasetRead): Promise<void> {
     const { signal } = job;
     if (finished.size < evaluation.total) await engine.prepare?.(methodStepTokens(settings, engine), signal);
     for (let ordinal = 0; ordinal < evaluation.total; ordinal++) {
@@ -271,7 +273,7 @@ export class Evaluator {
     const finished = new Set(await store.listEvaluationOrdinals(id));
     const step = this.stepReporter(id);
     if (evaluation.dataset) {
-      await this.readDataset(evaluation, evaluation.dataset.settings, engine, finished, job, step);
+      await this.readDataset(evaluation, job, { settings: evaluation.dataset.settings, engine, finished, step });
     } else {
       const essay = await this.essay(evaluation.haystack);
       const sweep = runSweep(

@@ -155,7 +155,7 @@ export class RunReader {
         // Its chunks as stored, then cut on where the reading reaches books not cut yet; each chunk's book is loaded before it is read.
         const onCut = run.chunking ? storeCut : () => undefined;
         book = bookByBook;
-        chunks = lease = new SetChunkSource(bookByBook, engine.tokenizer, run.settings.chunkTokens, plan, onCut);
+        chunks = lease = new SetChunkSource(bookByBook, { tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens, known: plan, onCut });
       } else if (arriving && first) {
         // The rest of the list is cut from the whole text, once decoded, after this first chunk.
         let whole: string | undefined;
@@ -175,10 +175,8 @@ export class RunReader {
       const follower = run.skim?.followMemory
         ? new SkimFollower(
             new SkimIndex(text!, run.books ? setChunks(text!, run.books, engine.tokenizer, run.settings.chunkTokens) : this.lists.whole(listKey, text!)),
-            run.question,
-            run.memory,
             plan,
-            run.skim,
+            { ...run.skim, question: run.question, memory: run.memory },
           )
         : null;
       // A model on this device serves one request at a time: its runs take turns, a whole step each

@@ -145,7 +145,7 @@ export class Runs {
       run.documentId = run.books[0]!.documentId;
     }
     // Sources are traced again here where the book is: its sentences, by this browser's own reading of it.
-    await store.importRun(run, revisions, memories, followUps, sources);
+    await store.importRun({ run, revisions, memories, followUps, sources });
     this.deps.publish({ type: 'status', runId: run.id, status: run.status });
     // A failure leaves the sources to be traced when the run is shown.
     await this.sources.trace(run.id, undefined, { again: (await this.hasBook(run)) || sources.length === 0 }).catch(() => undefined);

@@ -14,6 +14,9 @@ export interface SourceFinderDeps {
   publish(event: RunEvent): void;
 }
 
+/** An answer to trace: which answer of which run it is, the memory it was written from (as its SourcesRecord says), and its text. */
+type AnswerText = Pick<SourcesRecord, 'runId' | 'answer' | 'memoryIndex'> & { text: string };
+
 /** What tracing a run needs, read once: its memories, its text, and the places in it. */
 interface Traced {
   tracer: Tracer;
@@ -64,7 +67,7 @@ export class SourceFinder {
       let work = this.pending.get(key);
       if (!work) {
         const text = followUp ? followUp.answer || followUp.reply : (run.answer ?? '') || (run.reply ?? '');
-        work = this.traceAnswer(runId, answer, text, followUp ? followUp.memoryIndex : traced.revisions - 1, traced);
+        work = this.traceAnswer(traced, { runId, answer, text, memoryIndex: followUp ? followUp.memoryIndex : traced.revisions - 1 });
         this.pending.set(key, work);
         // The caller sees the failure through `work`; this branch only forgets it.
         void work.catch(() => undefined).finally(() => this.pending.delete(key));
@@ -73,7 +76,7 @@ export class SourceFinder {
     }
   }
 
-  private async traceAnswer(runId: string, answer: number, text: string, memoryIndex: number, traced: Traced): Promise<void> {
+  private async traceAnswer(traced: Traced, { runId, answer, text, memoryIndex }: AnswerText): Promise<void> {
     mark('sources-tracing');
     const sources = await traced.tracer.citeAnswer(text, memoryIndex);
     mark('sources-traced');

@@ -16,6 +16,14 @@ export interface StoreTextOptions {
   onProgress?(fraction: number): void;
 }
 
+/** What the last batch of an import writes besides its parts: see Documents.finishDocument. */
+export interface DocumentEnd {
+  /** The record as the whole text makes it (its length, tokens, anchors, hash). */
+  changes?: Partial<DocumentRecord>;
+  /** What was cut from the text, kept with part 0. */
+  stripped?: StrippedText;
+}
+
 /**
  * The transactions that write a document's record are on disk when they
  * complete ('strict'), not only handed to the operating system: a book the
@@ -110,8 +118,7 @@ export class Documents extends Connection {
     doc: Pick<DocumentRecord, 'id' | 'name'>,
     from: number,
     parts: readonly string[],
-    changes: Partial<DocumentRecord> = {},
-    stripped?: StrippedText,
+    { changes = {}, stripped }: DocumentEnd = {},
   ): Promise<DocumentRecord> {
     let complete: DocumentRecord | undefined;
     await this.writeBatch(doc, from, parts, { changes, stripped, done: (d) => (complete = d) });
@@ -179,13 +186,7 @@ export class Documents extends Connection {
         if (doc.importing) return undefined;
         throw Object.assign(new Error(`parts ${first}-${last} of ${id} are incomplete`), { name: 'NotReadableError' });
       }
-      return sliceParts(
-        parts.map((p) => p.text),
-        first,
-        doc.partChars,
-        from,
-        to,
-      );
+      return sliceParts({ parts: parts.map((p) => p.text), first, partChars: doc.partChars }, from, to);
     });
   }
 

@@ -161,14 +161,19 @@ const ExportSchema = v.pipe(
 
 export type RunExport = v.InferOutput<typeof ExportSchema>;
 
-export function buildExport(
-  run: RunRecord,
-  revisions: readonly RevisionRecord[],
-  memories: readonly string[],
-  followUps: readonly FollowUpRecord[] = [],
-  documentSha256?: string,
-  sources: readonly SourcesRecord[] = [],
-): RunExport {
+/** What an export is built from: a run, its revisions and their memories, and what else was written for it. */
+export interface ExportParts {
+  run: RunRecord;
+  revisions: readonly RevisionRecord[];
+  /** The memory each revision wrote, by its index. */
+  memories: readonly string[];
+  followUps?: readonly FollowUpRecord[];
+  /** The book's content hash, by which an import finds the same book. */
+  documentSha256?: string;
+  sources?: readonly SourcesRecord[];
+}
+
+export function buildExport({ run, revisions, memories, followUps = [], documentSha256, sources = [] }: ExportParts): RunExport {
   return {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,

@@ -4,6 +4,15 @@ import { Connection, type MemagentDB, StaleRunError } from './connection';
 import { joinRun, packChunks, splitRun } from './run-chunks';
 import { sourcesRange } from './sources';
 
+/** A run brought in from an export, with all that was written for it. */
+export interface ImportedRun {
+  run: RunRecord;
+  revisions: readonly RevisionRecord[];
+  memories: readonly MemoryRecord[];
+  followUps?: readonly FollowUpRecord[];
+  sources?: readonly SourcesRecord[];
+}
+
 /** The stores that hold a run and what was written for it. */
 export const RUN_STORES = ['runs', 'runChunks', 'revisions', 'memories', 'followUps', 'sources'] as const;
 
@@ -90,13 +99,7 @@ export class Runs extends Connection {
   }
 
   /** Stores an imported run with its revisions, memories, follow-up answers and their sources, all or nothing. */
-  importRun(
-    run: RunRecord,
-    revisions: readonly RevisionRecord[],
-    memories: readonly MemoryRecord[],
-    followUps: readonly FollowUpRecord[] = [],
-    sources: readonly SourcesRecord[] = [],
-  ): Promise<void> {
+  importRun({ run, revisions, memories, followUps = [], sources = [] }: ImportedRun): Promise<void> {
     return this.guard('the imported run', async (failure) => {
       const tx = this.db.transaction(RUN_STORES, 'readwrite');
       failure.tx = tx;

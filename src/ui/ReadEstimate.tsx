@@ -76,7 +76,7 @@ function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, o
     };
   }, [engineId, model]);
 
-  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, samples, settings, apart, beside) : null;
+  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, settings, { samples, apart, beside }) : null;
   const expected = plan?.full ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
 
@@ -124,17 +124,18 @@ function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, o
   );
 }
 
+/** What past reads with this engine and model measured: their steps, and where known, their speeds apart and their time besides the steps. */
+interface Measured {
+  samples: StepSample[];
+  apart: SpeedApart | undefined;
+  beside: BesideSteps | undefined;
+}
+
 /**
  * The estimate of a whole read and, when skimming, of the chunks a skim reads:
  * their steps, and what past reads took besides them where that is measured.
  */
-function planOf(
-  books: readonly DocumentRecord[],
-  samples: StepSample[],
-  settings: ReadFormSettings,
-  apart: SpeedApart | undefined,
-  beside: BesideSteps | undefined,
-) {
+function planOf(books: readonly DocumentRecord[], settings: ReadFormSettings, { samples, apart, beside }: Measured) {
   const { chunks, promptTokens } = readSize(
     books.map((b) => b.tokens),
     settings.chunkTokens,

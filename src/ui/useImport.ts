@@ -46,7 +46,7 @@ export function useImport(): ImportState {
           onUsable?.(doc);
         });
         // The File goes to the worker as a handle: its bytes are read there, never in this tab.
-        const doc = await call(agent.ingest(file, engineId, { stripGutenberg }, onProgress, usable));
+        const doc = await call(agent.ingest({ file, engineId, stripGutenberg }, onProgress, usable));
         return doc;
       } finally {
         finished = true;

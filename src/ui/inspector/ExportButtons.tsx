@@ -23,7 +23,7 @@ export function ExportButtons({ run }: { run: RunRecord }) {
       s.getDocument(run.documentId),
     ]);
     // The book's hash: another browser that has the same file shows this run's sections in it.
-    const data = buildExport(run, revisions, memories, followUps, contentHash(doc ?? { id: run.documentId }));
+    const data = buildExport({ run, revisions, memories, followUps, documentSha256: contentHash(doc ?? { id: run.documentId }) });
     if (kind === 'json') download(`${fileStem(run)}.json`, 'application/json', JSON.stringify(data, null, 1));
     else download(`${fileStem(run)}.md`, 'text/markdown', toMarkdown(data));
   };

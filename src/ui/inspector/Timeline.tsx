@@ -25,7 +25,18 @@ interface Props {
 /** A first guess at an entry's height; each rendered entry is measured, so one whose text wraps takes the room it needs. */
 const ROW = 44;
 
-export function describeRevision(r: RevisionRecord, total: number, bookLength: number, anchors: readonly Anchor[] = [], reason?: ReadReason): string {
+/** What an entry of the timeline says about its revision besides the revision itself. */
+export interface RevisionContext {
+  /** Revisions (chunks) in the run. */
+  total: number;
+  /** Characters in the book, to say how far through it the chunk ends. */
+  bookLength: number;
+  anchors?: readonly Anchor[];
+  /** Why the chunk was read (a skim's runs). */
+  reason?: ReadReason | undefined;
+}
+
+export function describeRevision(r: RevisionRecord, { total, bookLength, anchors = [], reason }: RevisionContext): string {
   const place = sectionPlace(anchors, r.start, r.end);
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
@@ -135,7 +146,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
               key={r.index}
               ref={virtualizer.measureElement}
               data-index={item.index}
-              aria-label={describeRevision(r, total, bookLength, anchors, reason)}
+              aria-label={describeRevision(r, { total, bookLength, anchors, reason })}
               aria-setsize={total}
               aria-posinset={r.index + 1}
               className={marked.has(r.index) ? 'marked' : undefined}
