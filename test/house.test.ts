@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -143,5 +144,22 @@ describe('the house', () => {
       .filter(({ lines }) => lines > 400)
       .map(({ f, lines }) => `${f}: ${lines} lines`);
     expect(long).toEqual([]);
+  });
+
+  it('has no function that takes more than four arguments: more go in one object of named fields', () => {
+    const many = ALL.flatMap((f) => {
+      const source = ts.createSourceFile(f, readFileSync(join(ROOT, f), 'utf8'), ts.ScriptTarget.Latest, true);
+      const found: string[] = [];
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && node.parameters.length > 4) {
+          const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+          found.push(`${f}:${line + 1} takes ${node.parameters.length}`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+      return found;
+    });
+    expect(many).toEqual([]);
   });
 });

@@ -98,8 +98,16 @@ export interface LineSums {
 
 const NO_SUMS: LineSums = { w: 0, x: 0, y: 0, xx: 0, xy: 0 };
 
-/** `sums` with one point of weight `w` added, every earlier point's weight first multiplied by `keep`. */
-export function addPoint(sums: LineSums, x: number, y: number, w = 1, keep = 1): LineSums {
+/** A point of a least-squares fit, of weight `w` (1 where not given). */
+export interface WeightedPoint {
+  x: number;
+  y: number;
+  w?: number;
+}
+
+/** `sums` with `point` added, every earlier point's weight first multiplied by `keep`. */
+export function addPoint(sums: LineSums, point: WeightedPoint, keep = 1): LineSums {
+  const { x, y, w = 1 } = point;
   return { w: sums.w * keep + w, x: sums.x * keep + w * x, y: sums.y * keep + w * y, xx: sums.xx * keep + w * x * x, xy: sums.xy * keep + w * x * y };
 }
 
@@ -112,8 +120,8 @@ export function fitSums(s: LineSums): CostLine | undefined {
 }
 
 /** The weighted least-squares line through `points`. */
-export function fitLine(points: readonly { x: number; y: number; w?: number }[]): CostLine | undefined {
-  return fitSums(points.reduce<LineSums>((s, p) => addPoint(s, p.x, p.y, p.w ?? 1), NO_SUMS));
+export function fitLine(points: readonly WeightedPoint[]): CostLine | undefined {
+  return fitSums(points.reduce<LineSums>((s, p) => addPoint(s, p), NO_SUMS));
 }
 
 /** One verify pass as the tuner learns from it. */
@@ -166,7 +174,7 @@ export class DraftLength {
     this.rejected = this.rejected * acceptanceMemory + (rejected ? 1 : 0);
     this.verifyPasses++;
     if (pass.seconds !== undefined && Number.isFinite(pass.seconds) && pass.seconds >= 0) {
-      this.sums = addPoint(this.sums, pass.drafted, pass.seconds, 1, costMemory);
+      this.sums = addPoint(this.sums, { x: pass.drafted, y: pass.seconds }, costMemory);
     }
   }
 
@@ -198,7 +206,7 @@ export class DraftLength {
     const mean = s.x / s.w;
     const spread = Math.max(1, Math.sqrt(Math.max(0, s.xx / s.w - mean * mean)));
     let withPrior = s;
-    for (const x of [mean - spread, mean + spread]) withPrior = addPoint(withPrior, x, scale * (p.base + p.perToken * x), priorWeight / 2);
+    for (const x of [mean - spread, mean + spread]) withPrior = addPoint(withPrior, { x, y: scale * (p.base + p.perToken * x), w: priorWeight / 2 });
     const fit = fitSums(withPrior);
     if (!fit || !Number.isFinite(fit.base) || !Number.isFinite(fit.perToken)) return { base: scale * p.base, perToken: scale * p.perToken };
     // Noise can tilt the line downwards; then longer drafts cost nothing extra, as far as the data tells.
