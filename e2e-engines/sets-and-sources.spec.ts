@@ -34,6 +34,9 @@ test('books read together answer from two of them, citing each fact at the secti
   // Each fact cited once, from its book: the first from harbour, the second from families, further on.
   const sources = page.getByRole('region', { name: 'Answer' }).getByRole('region', { name: 'Sources' });
   const figures = sources.getByRole('figure');
+  // The sources are traced after the answer shows: read them once both facts are there.
+  await expectText(sources, FACT_1);
+  await expectText(sources, FACT_2);
   const texts: string[] = [];
   for (let i = 0; i < (await figures.count()); i++) texts.push(await figures.nth(i).text());
   const cited = (fact: string) => {
