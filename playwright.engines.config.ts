@@ -16,12 +16,10 @@ export default defineConfig<EngineOptions>({
   retries: 1,
   reporter: [['list']],
   use: { baseURL: pageServer.url },
-  projects: [
-    { name: 'firefox', use: { engine: 'firefox' } },
-    // WebKit as Safari ships it: StorageManager (estimate, persist) and the origin's private file system.
-    { name: 'webkit-safari', use: { engine: 'webkit-safari' } },
-    // WebKitGTK's defaults (GNOME Web): no navigator.storage, no OPFS.
-    { name: 'webkit-defaults', use: { engine: 'webkit-defaults' } },
-  ],
+  // Each configuration first checks that its driver speaks the browser installed (driver.spec.ts); its journeys run after.
+  projects: (['firefox', 'webkit-safari', 'webkit-defaults'] as const).flatMap((engine) => [
+    { name: `${engine}-driver`, testMatch: /driver\.spec\.ts$/, use: { engine } },
+    { name: engine, testIgnore: /driver\.spec\.ts$/, dependencies: [`${engine}-driver`], use: { engine } },
+  ]),
   webServer: [pageServer, fixturesServer],
 });

@@ -114,18 +114,36 @@ export async function launchFirefox(): Promise<EngineBrowser> {
     browser: 'firefox',
     executablePath: FIREFOX,
     headless: true,
+    // The window itself is sized, and no page is emulated: a viewport override needs WebDriver BiDi's emulation
+    // commands, which each Firefox release learns at its own pace (140 ESR knows no setScreenOrientationOverride).
+    defaultViewport: null,
+    // Headless Firefox opens every window, each context's too, at this size (--window-size sizes only the first).
+    env: { ...process.env, MOZ_HEADLESS_WIDTH: String(WINDOW.width), MOZ_HEADLESS_HEIGHT: String(WINDOW.height) },
     // The interface follows the browser's language: English, as in the Chromium tests.
     extraPrefsFirefox: { 'intl.accept_languages': 'en-US', 'intl.locale.requested': 'en-US' },
   });
+  const version = await browser.version();
   return {
     async newTab() {
       const context = await browser.createBrowserContext();
-      const page = await context.newPage();
-      await page.setViewport(WINDOW);
+      const page = await context.newPage().catch((e: unknown) => Promise.reject(unspoken(e, version)));
+      const width = await page.evaluate(() => window.outerWidth).catch((e: unknown) => Promise.reject(unspoken(e, version)));
+      if (width !== WINDOW.width) throw new Error(`${version} opened a ${width}-px window where ${WINDOW.width} px were asked for.`);
       return new FirefoxTab(page);
     },
     close: () => browser.close(),
   };
+}
+
+/** A protocol error the browser gives for a command it does not know, said with the browser's version and the command. */
+export function unspoken(e: unknown, version: string): unknown {
+  const command = /Protocol error \(([\w.]+)\): unknown command/.exec(e instanceof Error ? e.message : '')?.[1];
+  if (!command) return e;
+  return new Error(
+    `${version} does not know the WebDriver BiDi command ${command}, which puppeteer-core sent: pin a puppeteer-core that this ` +
+      'browser speaks, or drive the browser without that command.',
+    { cause: e },
+  );
 }
 
 // ---------------------------------------------------------------- WebKit

@@ -14,6 +14,7 @@ import {
   makeScannedPdf,
   prose,
 } from '../test/fixtures/documents';
+import { seededRandom } from '../src/core/random';
 import { holdStore, storedCounts } from './helpers';
 import { openPlace } from './places';
 
@@ -164,15 +165,31 @@ test('bad files get a specific alert and nothing is stored', async ({ page }) =>
 
 test('a book too large for the browser storage is refused with a clear message', async ({ page, baseURL }) => {
   await page.goto('/');
+  // A quota the browser enforces: Chromium 150 keeps reporting a fixed quota to the page (navigator.storage.estimate()
+  // ignores the override) but refuses writes past it. IndexedDB compresses what it stores, so the book is words made
+  // of random letters: about 2 MB that still needs far more than the 256 KB allowed once compressed.
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(baseURL!).origin, quotaSize: 256 * 1024 });
-  const big = `${prose(1)}\n\n`.repeat(2000); // ~2 MB of text
+  const big = randomWords(2 * 1024 * 1024);
   await addDocument(page, upload('big.txt', 'text/plain', big));
   await expect(page.getByRole('alert')).toContainText(
     /"big\.txt" (needs about .* MB of storage, but this browser allows this site only|does not fit in this browser's storage)/,
   );
   expect(await storedCounts(page)).toMatchObject({ documents: 0, textParts: 0 });
 });
+
+/** About `chars` characters of words made of random letters, in sentences: text that compresses little. */
+function randomWords(chars: number): string {
+  const random = seededRandom(7);
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const words: string[] = [];
+  for (let length = 0; length < chars;) {
+    const word = Array.from({ length: 2 + Math.floor(random() * 9) }, () => letters[Math.floor(random() * 26)]).join('');
+    words.push(random() < 0.08 ? `${word}.` : word);
+    length += word.length + 1;
+  }
+  return words.join(' ');
+}
 
 test('a large import shows its progress and leaves the page responsive', async ({ page }) => {
   test.setTimeout(240_000);

@@ -163,6 +163,27 @@ describe('the model downloader', () => {
     expect(h.requests).toEqual([]);
   });
 
+  it('says the device is offline when the browser claims to be online but no request is answered, not even by its own origin', async () => {
+    const unanswered = (async () => Promise.reject(new TypeError('Failed to fetch'))) as typeof fetch;
+    const probes: string[] = [];
+    const reachable = async () => (probes.push('origin'), false);
+    const error = (await downloadModel(MODEL, options(host(), new FakeCaches(), { fetch: unanswered, reachable })).catch(
+      (e: unknown) => e,
+    )) as ModelDownloadError;
+    expect(error.kind).toBe('offline');
+    expect(error.message).toMatch(/offline.*not downloaded yet/);
+    expect(probes.length).toBeGreaterThan(0);
+  });
+
+  it('says the connection failed, not that the device is offline, when the origin answers and the model host does not', async () => {
+    const unanswered = (async () => Promise.reject(new TypeError('Failed to fetch'))) as typeof fetch;
+    const error = (await downloadModel(MODEL, options(host(), new FakeCaches(), { fetch: unanswered, reachable: async () => true })).catch(
+      (e: unknown) => e,
+    )) as ModelDownloadError;
+    expect(error.kind).toBe('network');
+    expect(error.message).toContain('The connection failed');
+  });
+
   it('refuses a model URL that does not serve a model config, and caches nothing of it', async () => {
     const h = host((url) => (url.endsWith('mlc-chat-config.json') ? new Response('<html>Sign in</html>') : undefined));
     const caches = new FakeCaches();

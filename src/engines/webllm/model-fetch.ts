@@ -39,6 +39,12 @@ export interface FetchOptions extends FetchTuning {
   signal?: AbortSignal;
   fetch?: typeof fetch;
   online?(): boolean;
+  /**
+   * Whether the device reaches anything at all, asked once every attempt has failed with no answer: a browser may say
+   * it is online when it is not (Chromium 150 in a page its service worker served offline). Default: the page's own
+   * origin answers a request that no cache holds.
+   */
+  reachable?(): Promise<boolean>;
   /** A wait the person should know about (a busy or silent host), keyed by file; null once it is over. */
   onNotice?(key: string, text: string | null): void;
 }
@@ -214,6 +220,12 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
   const retries = o.retries ?? 3;
   const stallMs = o.stallMs ?? STALL_MS;
   const online = o.online ?? (() => globalThis.navigator?.onLine !== false);
+  const reachable = o.reachable ?? originAnswers;
+  const offline = () =>
+    new ModelDownloadError(
+      `This device is offline and ${req.what} is not downloaded yet. Connect to the network and press Download again, or choose a model that is already downloaded, or another engine.`,
+      'offline',
+    );
   let shown: string | null = null;
   const notice = (text: string | null) => {
     if (text !== shown) o.onNotice?.(req.url, (shown = text));
@@ -226,6 +238,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
   /** Where the host redirected to (a CDN's signed URL): ranged requests go straight there until it expires. */
   let via: string | undefined;
   let attempts = 0;
+  let answered = false;
   let fruitless = 0;
   let last: string;
 
@@ -233,10 +246,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
     o.signal?.throwIfAborted();
     if (!online()) {
       await body.keep();
-      throw new ModelDownloadError(
-        `This device is offline and ${req.what} is not downloaded yet. Connect to the network and press Download again, or choose a model that is already downloaded, or another engine.`,
-        'offline',
-      );
+      throw offline();
     }
     attempts++;
     const before = body.size;
@@ -257,6 +267,7 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
       const headers: Record<string, string> = offset > 0 ? { Range: `bytes=${offset}-` } : {};
       kick();
       const res = await doFetch(target, { signal, cache: 'no-store', headers });
+      answered = true;
       kick();
       if (res.status === 404 || res.status === 410 || res.status === 401 || res.status === 403) {
         await drain(res);
@@ -354,9 +365,20 @@ export async function fetchFile(req: FileRequest, o: FetchOptions, onBytes: (hel
     await sleep(wait, o.signal);
   }
   notice(null);
+  if (!answered && !(await reachable())) throw offline();
   const kept = body.resumable && body.size > 0 ? `, and the ${formatBytes(body.size)} of this file received so far` : '';
   throw new ModelDownloadError(
     `The connection failed while downloading ${req.what} (${last}; tried ${attempts} times). Every file finished so far is kept${kept}: check the network and press Download again to resume.`,
     'network',
+  );
+}
+
+/** Whether the page's (or worker's) own origin answers a request that no cache holds; true outside a browser. */
+async function originAnswers(): Promise<boolean> {
+  const origin = globalThis.location?.origin;
+  if (!origin || origin === 'null') return true;
+  return globalThis.fetch(`${origin}/reachable-${Date.now()}`, { method: 'HEAD', cache: 'no-store' }).then(
+    () => true,
+    () => false,
   );
 }
