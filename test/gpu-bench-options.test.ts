@@ -16,6 +16,9 @@ describe('the GPU benchmark’s sizes and options', () => {
     expect(o).toMatchObject({ size: 'paper', library: 'x.wasm', bandwidthGbps: 4800 });
     expect(shapeOf('paper', o.shape)).toEqual({ ...SHAPES.paper, prompts: [1000, 8000], write: 256 });
     expect(parseBenchArgs(['--help'], DEFAULTS)).toBe('help');
+    // The suite: the app's drafts and the oracle beside the plain step, unless --speculate names other modes.
+    expect(parseBenchArgs(['--suite'], DEFAULTS)).toMatchObject({ suite: true, speculate: 'ngram,oracle', shape: { prompts: [] } });
+    expect(parseBenchArgs(['--suite', '--speculate', 'partial:0.3'], DEFAULTS)).toMatchObject({ suite: true, speculate: 'partial:0.3' });
     for (const wrong of [['--size', 'huge'], ['--chunk', '0'], ['--prompt-write', '1'], ['--templates', 'paper'], ['--bandwidth-gbps', '-1'], ['--what']]) {
       expect(() => parseBenchArgs(wrong, DEFAULTS)).toThrow(BenchUsageError);
     }

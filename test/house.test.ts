@@ -162,4 +162,51 @@ describe('the house', () => {
     });
     expect(many).toEqual([]);
   });
+
+  it('keeps functions to 60 lines, JSX apart: a new one over it fails, and the longer ones written before may only shrink', () => {
+    const long = ALL.filter((f) => f.endsWith('.ts')).flatMap((f) => {
+      const source = ts.createSourceFile(f, readFileSync(join(ROOT, f), 'utf8'), ts.ScriptTarget.Latest, true);
+      const found: { at: string; lines: number }[] = [];
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+          const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+          const lines = source.getLineAndCharacterOfPosition(node.end).line - first + 1;
+          const name = node.name && ts.isIdentifier(node.name) ? node.name.text : '(anonymous)';
+          if (lines > FUNCTION_LINES) found.push({ at: `${f} ${name}`, lines });
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+      return found;
+    });
+    const over = long.filter(({ at, lines }) => lines > (LONG_BEFORE[at] ?? FUNCTION_LINES)).map(({ at, lines }) => `${at}: ${lines} lines`);
+    expect(over).toEqual([]);
+  });
 });
+
+/** The most lines a function of src/ or workers/ takes (files of JSX apart). */
+const FUNCTION_LINES = 60;
+
+/** Functions longer than that from before the rule, at the length they had then: each may shrink, none may grow. */
+const LONG_BEFORE: Readonly<Record<string, number>> = {
+  'src/cli/read.ts readCommand': 192,
+  'src/runs/read.ts read': 160,
+  'src/engines/webllm/model-fetch.ts fetchFile': 165,
+  'src/library/stream-import.ts streamTextFile': 126,
+  'src/engines/webllm/model-download.ts downloadModel': 108,
+  'src/library/library.ts ingestOwned': 96,
+  'src/ingest/epub.ts readEpub': 85,
+  'src/cli/eval.ts evalCommand': 84,
+  'src/runs/plan.ts planRuns': 84,
+  'src/storage/migrations.ts upgrade': 83,
+  'src/cli/eval-data.ts runDatasetEval': 80,
+  'src/engines/wllama/engine.ts generateNow': 80,
+  'src/ingest/html.ts appendHtml': 80,
+  'src/core/python-strings.ts tokenize': 73,
+  'src/ingest/docx.ts readDocx': 70,
+  'src/ui/useRun.ts useRun': 69,
+  'src/ingest/pdf.ts readPdf': 65,
+  'src/runs/evaluator.ts startDataset': 63,
+  'src/ingest/ingest.ts ingestBytes': 62,
+  'src/cli/prompts.ts resolveCliPrompts': 61,
+};

@@ -92,6 +92,7 @@ describe('the "Speculative writing" choice in the engine config', () => {
 describe("a model's speculation check", () => {
   it('is said as exact, or as a mismatch that keeps speculation off', async () => {
     expect(describeVerdict(verdict('exact'))).toBe('Speculative writing checked on this GPU: exact');
+    expect(describeVerdict({ ...verdict('exact'), compared: 'greedy: 48 tokens' })).toBe('Speculative writing checked on this GPU: exact (greedy: 48 tokens)');
     expect(describeVerdict(verdict('mismatch'))).toBe(
       'Speculative writing checked on this GPU: it wrote other tokens than plain decoding, so speculation is off for this model.',
     );

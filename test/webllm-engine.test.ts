@@ -7,6 +7,8 @@ import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { GpuCapability } from '../src/engines/webllm/webgpu';
 import { chatOverhead, createWebLLMEngine, MIN_WINDOW, WebLLMEngine } from '../src/engines/webllm/engine';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
+import { SHIPPED_WEBLLM } from '../src/engines/webllm/versions';
+import { DeviceLostError } from '../src/engines/errors';
 import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
 import { type WebLLMDeps } from '../src/engines/webllm/resolve';
 import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models';
@@ -336,7 +338,7 @@ describe('the WebLLM engine: errors', () => {
     const { engine, mlc } = setup();
     mlc.streamError = named('DeviceLostError', 'The WebGPU device was lost while loading the model.');
     const error = (await engine.generate(user('a'), { maxTokens: 8 }).catch((e: unknown) => e)) as Error;
-    expect(error.name).toBe('DeviceLostError');
+    expect(error).toBeInstanceOf(DeviceLostError);
     expect(error.message).toMatch(/device lost.*smaller model/);
     expect(mlc.unloads).toBe(1);
     mlc.streamError = undefined;
@@ -433,14 +435,24 @@ describe('creating the engine', () => {
     expect(engine.contextWindow).toBe(32768 - engine.overhead);
   });
 
-  it('gives each engine (one a run) a speculation plan of its own whose tuner chooses K, up to MAX_DRAFT', async () => {
-    const first = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps(softGpu, []));
-    const second = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps(softGpu, []));
-    expect(first.speculation?.plan.tuner).toBeInstanceOf(DraftLength);
-    expect(first.speculation?.plan.maxDraft).toBe(MAX_DRAFT);
-    expect(first.speculation?.plan.draft).toBeUndefined();
-    expect(second.speculation?.plan.tuner).not.toBe(first.speculation?.plan.tuner);
+  it('speculates with the run’s own tuner, handed in with each request, up to MAX_DRAFT; a request with none gets one of its own', async () => {
+    const engine = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps(softGpu, []));
+    expect(engine.speculation?.on).toBe(true);
+    const runTuner = new DraftLength();
+    const plans = await Promise.all([speculationPlanWith(engine, runTuner), speculationPlanWith(engine, runTuner), speculationPlanWith(engine, undefined)]);
+    expect(plans[0]?.tuner).toBe(runTuner);
+    expect(plans[1]?.tuner).toBe(runTuner);
+    expect(plans[2]?.tuner).toBeInstanceOf(DraftLength);
+    expect(plans[2]?.tuner).not.toBe(runTuner);
+    expect(plans.every((p) => p?.maxDraft === MAX_DRAFT && p.draft === undefined)).toBe(true);
   });
+
+  /** The plan for one request with `tuner` in its options, the self-check's verdict kept as exact for this model. */
+  function speculationPlanWith(engine: WebLLMEngine, tuner: DraftLength | undefined) {
+    const kept = { verdict: 'exact' as const, webllm: SHIPPED_WEBLLM.version, library: engine.model.libUrl, checkedAt: 1 };
+    engine.speculation = { ...engine.speculation!, shelf: { speed: async () => ({ speculation: kept }) as never, keepSpeculation: async () => true } };
+    return engine.speculationPlan(8192, tuner ? { draftTuner: tuner } : {});
+  }
 
   it('a custom model takes its entered limit, and an f16 one is refused on a GPU without shader-f16', async () => {
     const config = {

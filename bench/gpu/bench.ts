@@ -30,7 +30,7 @@ import { nodeMlcFactory, type WebLLMModule } from '../../src/engines/webllm/node
 import type { WebLLMVersion } from '../../src/engines/webllm/versions';
 import { type Bandwidth, bytesPerDecodeStep, decodeLimit, deviceBandwidth } from './bandwidth';
 import { type BenchOptions, BenchUsageError, type Shape, shapeOf } from './options';
-import { describeSpeculation, measureSpeculation, parseSpeculate, type SpeculationRecord } from './speculate';
+import { describeSpeculation, describeSuite, measureSpeculation, parseSpeculate, type SpeculationRecord } from './speculate';
 import { chooseRuntime } from './runtime-choice';
 import { startCpuProfile } from './cpu-profile';
 import { compareFeatures, type DawnTogglesReport, toggleFlags } from './dawn-toggles';
@@ -99,6 +99,8 @@ export interface BenchRecord {
   bandwidth: (Bandwidth & { decodeLimitTokensPerSecond: number; shareOfLimit: number }) | null;
   /** With --speculate: the step's prompt written plainly and speculatively at temperature 0. */
   speculation?: SpeculationRecord;
+  /** With --suite: the table of the plain step beside each mode is printed. */
+  suite?: boolean;
   /** The V8 CPU profile of the measured part (prompts and step), where one was asked for. */
   cpuProfile?: string;
 }
@@ -297,6 +299,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
       adapter,
       dawn: dawnReport,
       size,
+      ...(o.suite && { suite: true }),
       shape,
       library: {
         file: basename(o.library),
@@ -406,6 +409,7 @@ export function describeRecord(r: BenchRecord): string {
       ? `  bandwidth limit   ${r.bandwidth.gbPerSecond} GB/s (${r.bandwidth.source}): decode at most ${r.bandwidth.decodeLimitTokensPerSecond} tokens/s here; measured ${(r.bandwidth.shareOfLimit * 100).toFixed(1)} % of it`
       : `  bandwidth limit   not known for this device (give --bandwidth-gbps N to compare)`,
     ...(r.speculation ? describeSpeculation(r.speculation) : []),
+    ...(r.speculation && r.suite ? describeSuite(r.speculation) : []),
     ...(r.dawn.enabled.length + r.dawn.disabled.length
       ? [`  Dawn toggles      ${r.dawn.flags.join(' ')}: features gained ${r.dawn.gained?.join(', ') || 'none'}, lost ${r.dawn.lost?.join(', ') || 'none'}`]
       : []),

@@ -54,7 +54,12 @@ export interface BenchOptions {
   cpuProfile?: string;
   /** Also measure llama.cpp on the same requests (bench/gpu/peer/). */
   peer?: boolean;
+  /** Print the suite's table: the plain step beside the speculative modes, with their ratios. */
+  suite?: boolean;
 }
+
+/** What --suite measures beside the plain step. */
+export const SUITE_MODES = 'ngram,oracle';
 
 export class BenchUsageError extends Error {
   override name = 'BenchUsageError';
@@ -83,8 +88,10 @@ Options:
   --tokenizer FILE      Qwen's tokenizer.json;  --text FILE: the book that fills the prompts
   --speculate MODE      off (default), ngram, oracle or partial:R, or a comma list (oracle,ngram): beside the
                         plain step, its prompt written at temperature 0 plainly and speculatively in each mode
-  --draft K             drafted tokens per pass, fixed, in every mode; without it ngram chooses K before each
-                        pass from the passes so far (up to 32), as the app does, and oracle and partial:R draft 8
+  --suite               the step, then --speculate ngram,oracle (no prompt series unless --prompts), and one
+                        table of step seconds, decode tokens/s, passes per token and each one's ratio to plain
+  --draft K             drafted tokens per pass, fixed, in every mode; without it each mode chooses K (0, a plain
+                        decode step, to 32) before each pass from what its passes measured, as the app does
 `;
 
 function whole(name: string, value: string | undefined, min = 1): number | undefined {
@@ -121,6 +128,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         templates: { type: 'string' },
         speculate: { type: 'string' },
         draft: { type: 'string' },
+        suite: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -145,6 +153,8 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     if (values.templates !== 'app' && values.templates !== 'tiny') throw new BenchUsageError(`--templates must be app or tiny, got "${values.templates}".`);
     shape.templates = values.templates;
   }
+  // The suite measures the step and its speculative writing only: the prompt series is left out unless asked for.
+  if (values.suite && shape.prompts === undefined) shape.prompts = [];
   const bandwidth = values['bandwidth-gbps'];
   const gbps = bandwidth === undefined ? undefined : Number(bandwidth);
   if (gbps !== undefined && !(gbps > 0)) throw new BenchUsageError(`--bandwidth-gbps must be a positive number, got "${bandwidth}".`);
@@ -158,7 +168,9 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     out: values.out ?? defaults.out,
     ...(values.webllm !== undefined && { webllm: values.webllm }),
     ...(gbps !== undefined && { bandwidthGbps: gbps }),
-    ...(values.speculate !== undefined && { speculate: values.speculate }),
+    // The suite: the plain step and the step written speculatively with the app's drafts and with the oracle's.
+    ...((values.speculate !== undefined || values.suite) && { speculate: values.speculate ?? SUITE_MODES }),
+    ...(values.suite && { suite: true }),
     ...(values.draft !== undefined && { draft: whole('draft', values.draft) }),
     ...(values['dawn-toggle'] !== undefined && { dawnToggles: values['dawn-toggle'] }),
     ...(values['cpu-profile'] !== undefined && { cpuProfile: values['cpu-profile'] }),

@@ -9,16 +9,16 @@
  * `partial:R` (the plain reply with a share 1 − R of its tokens, spread
  * evenly, made wrong).
  *
- * K: `--draft K` fixes it for every mode. Without it `ngram` chooses K before
- * each pass as the app does (adaptivePlan), and `oracle` and `partial:R`
- * draft DEFAULT_FIXED_DRAFT, so that their figures stay comparable between
- * runs.
+ * K: `--draft K` fixes it for every mode. Without it every mode chooses K
+ * (plain decoding's 0 included) before each pass as the app does
+ * (adaptivePlan), from what its own passes measure.
  */
 import type { ChatMessage, GenerateResult } from '../../src/core/generation';
 import type { GpuSession } from '../../src/engines/webllm/gpu-session';
 import type { ModelEntry } from '../../src/engines/webllm/models';
 import type { DraftEstimate } from '../../src/core/draft-length';
-import { adaptivePlan, fixedPlan, rollback, type SpeculationPlan, verifyForward } from '../../src/engines/webllm/speculate';
+import { adaptivePlan, fixedPlan, type SpeculationPlan } from '../../src/engines/webllm/speculate';
+import { truncateCache, verifyForward } from '../../src/engines/webllm/driver';
 import { BenchUsageError } from './options';
 
 export type SpeculateMode = { kind: 'ngram' } | { kind: 'oracle' } | { kind: 'partial'; share: number };
@@ -106,17 +106,17 @@ function figure(result: GenerateResult, seconds: number): WritingFigure {
   };
 }
 
-/** K for `oracle` and `partial:R` where --draft is not given. */
-export const DEFAULT_FIXED_DRAFT = 8;
-
-/** The plan a mode drafts with, given the plain reply's tokens: `draft` fixes K, else `ngram` chooses it per pass. */
+/**
+ * The plan a mode drafts with, given the plain reply's tokens: K chosen per
+ * pass as the app chooses it (plain decoding included), or fixed by `draft`.
+ */
 export function planFor(mode: SpeculateMode, plain: readonly number[], draft: number | undefined): SpeculationPlan {
   if (mode.kind === 'ngram') return draft === undefined ? adaptivePlan() : fixedPlan(draft);
-  const k = draft ?? DEFAULT_FIXED_DRAFT;
   // partial: position j is right where the running count of right ones, j·R rounded down, steps up.
   const right = (j: number) => mode.kind === 'oracle' || Math.floor((j + 1) * mode.share) > Math.floor(j * mode.share);
   const drafted = plain.map((t, j) => (right(j) ? t : t + 1));
-  return fixedPlan(k, (written) => drafted.slice(written.length, written.length + k));
+  const from = (written: readonly number[]) => drafted.slice(written.length);
+  return draft === undefined ? adaptivePlan(undefined, from) : fixedPlan(draft, from);
 }
 
 function choiceOf(plan: SpeculationPlan): DraftChoice {
@@ -127,7 +127,7 @@ function choiceOf(plan: SpeculationPlan): DraftChoice {
 function describeChoice(choice: DraftChoice): string {
   if ('fixed' in choice) return `K = ${choice.fixed}`;
   const a = choice.adaptive;
-  return `K adaptive up to ${a.cap} (at the end: α ${a.alpha.toFixed(2)}, pass ${(a.cost.base * 1000).toFixed(1)} ms + ${(a.cost.perToken * 1000).toFixed(2)} ms a drafted token, next K ${a.next})`;
+  return `K adaptive from 0 to ${a.cap} (at the end: ${(a.alpha * 100).toFixed(0)} % of drafted positions kept, ${a.written[8]!.toFixed(2)} tokens a pass at K = 8, pass ${(a.cost.base * 1000).toFixed(1)} ms + ${(a.cost.perToken * 1000).toFixed(2)} ms a drafted token, plain step ${(a.decode * 1000).toFixed(1)} ms, next K ${a.next})`;
 }
 
 export interface SpeculationBench {
@@ -173,7 +173,7 @@ export async function measureSpeculation(b: SpeculationBench, step: SpeculationS
       const t0 = performance.now();
       await verifyForward(pipeline, tokens);
       const ms = performance.now() - t0;
-      rollback(pipeline, k + 1);
+      truncateCache(pipeline, at);
       verifyCost.push({ k, ms: Number(ms.toFixed(1)) });
       b.log(`One verify pass with ${k} drafted tokens at ${at} tokens of context: ${ms.toFixed(0)} ms.`);
     }
@@ -206,5 +206,20 @@ export function describeSpeculation(s: SpeculationRecord): string[] {
     row('  plain', s.plain),
     ...s.modes.flatMap((m) => [`${row(`  ${m.mode}`, m)}${m.same ? '' : '  — tokens differ from plain!'}`, `${''.padEnd(20)}${describeChoice(m.draft)}`]),
     `  verify pass       at ${s.context} tokens: ${s.verifyCost.map((c) => `k=${c.k} ${c.ms.toFixed(0)} ms`).join(', ') || '—'}`,
+  ];
+}
+
+/** The suite's table: the plain step and each mode, with step seconds, decode tokens/s, passes per token and ratios to plain. */
+export function describeSuite(s: SpeculationRecord): string[] {
+  const plain = s.plain;
+  const line = (name: string, f: WritingFigure) => {
+    const decode = f.decodeTokensPerSecond === undefined ? '—' : f.decodeTokensPerSecond.toFixed(2);
+    const ratio = plain.seconds > 0 ? (f.seconds / plain.seconds).toFixed(2) : '—';
+    return `  ${name.padEnd(10)} ${f.seconds.toFixed(2).padStart(9)} ${decode.padStart(11)} ${f.passesPerToken.toFixed(3).padStart(10)} ${ratio.padStart(9)}`;
+  };
+  return [
+    `  suite      ${'step s'.padStart(9)} ${'decode t/s'.padStart(11)} ${'passes/tok'.padStart(10)} ${'× plain'.padStart(9)}`,
+    line('plain', plain),
+    ...s.modes.map((m) => `${line(m.mode, m)}${m.same ? '' : '  (tokens differ from plain)'}`),
   ];
 }

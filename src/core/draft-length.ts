@@ -1,15 +1,29 @@
 /**
- * How many tokens a speculative pass drafts (K), chosen from what the engine
- * measures while it writes: how often drafted tokens are kept, and what a
- * verify pass costs for the tokens it runs.
+ * How many tokens a speculative pass drafts (K), plain decoding (K = 0)
+ * included, chosen from what the engine measures while it writes: how far
+ * drafts turn out right, what a verify pass costs for the tokens it runs, and
+ * what a plain decode step costs.
  *
- * Model. Each drafted position is kept with probability α until the first one
- * that is not (geometric), so a pass that drafts K writes on average
- * E(K) = (1 − α^(K+1)) / (1 − α) tokens: the kept prefix and the one drawn at
- * the rejection (or the bonus after a fully kept draft). A verify pass over
- * the last token and K drafted ones costs c(K) = A + B·K seconds. The next
- * pass drafts the K in [1, cap] that writes the most tokens a second,
- * E(K) / c(K). Only the ratio B / A matters for that choice, not the scale.
+ * Tokens a pass writes. Real copying is bursty: a draft is mostly either a
+ * long copy or wrong at its first token, so a kept share per token (a
+ * geometric model) undercounts what passes write. Instead, for each drafted
+ * position j the tuner counts how often a draft that reached j was kept there,
+ * h(j) (the product-limit estimate of survival), and a pass drafting K writes
+ * on average E(K) = 1 + Σ_{j ≤ K} h(1)·…·h(j): the kept prefix and the token
+ * drawn at the first rejection (or the bonus after a fully kept draft). A
+ * position with few observations leans on the one before it.
+ *
+ * Cost. A verify pass over the last token and K drafted ones costs
+ * c(K) = A + B·K seconds (a line fitted to the timed passes); a plain step
+ * costs d seconds and writes one token. The next pass drafts the K in
+ * [0, cap] with the most tokens a second: 1 / d for K = 0, E(K) / c(K) else.
+ *
+ * Probing. While plain decoding is chosen, the engine still drafts (prompt
+ * lookup costs no GPU time) and tells the tuner what plain decoding then
+ * writes (`shadow`, `observeWritten`): those drafts count as passes would. So
+ * copying that starts again is seen at once, at no GPU cost.
+ *
+ * Pure: it is fed numbers, never reads a clock.
  */
 
 /** Seconds of one verify pass drafting k tokens: base + perToken·k. */
@@ -20,66 +34,68 @@ export interface CostLine {
 
 /**
  * Before this device has been measured: an NVIDIA H200 ran a forward over k
- * tokens in about 115 ms + 2.5 ms a token at a short context (B / A ≈ 0.022);
- * a decode step there took 55 ms at a short context and 123 ms at MemAgent's
- * ~6,400 tokens.
+ * tokens in about 115 ms + 2.5 ms a token at a short context, and a plain
+ * decode step in 55 ms. Only their ratios matter until the first timings.
  */
 export const PRIOR_COST: CostLine = { base: 0.115, perToken: 0.0025 };
+export const PRIOR_DECODE = 0.055;
 
 /**
- * The most tokens one pass drafts. On the prior line c(32) ≈ 1.7·c(0), and
- * the best K is 18 for α = 0.9 and 30 for α = 0.95; a longer draft gains
- * little even when nearly all of it is kept (E(K) / c(K) stays below
- * 1 / B), the line was measured only up to 32 drafted tokens, and a long
- * pass holds up streaming and a pause by a whole forward.
+ * The most tokens one pass drafts. On the prior line c(32) ≈ 1.7·c(0); a
+ * longer draft gains little even when all of it is kept, the line was
+ * measured only up to 32 drafted tokens, and a long pass holds up streaming
+ * and a pause by a whole forward.
  */
 export const MAX_DRAFT = 32;
 
 export interface DraftLengthOptions {
-  /** Pseudo-counts of kept and rejected drafted tokens before any pass: Beta(1, 1), α̂ = 0.5 at first. */
+  /** h(1) before any draft was seen, and the pseudo-count behind it and behind each position's lean on the one before. */
   priorKept: number;
-  priorRejected: number;
-  /** Weight each pass's acceptance count keeps after the next pass. */
-  acceptanceMemory: number;
-  /** Weight each pass's timing keeps after the next timed pass (verify passes and decode steps alike). */
-  costMemory: number;
-  /** The shape (B / A) assumed before two draft lengths have been timed. */
-  priorCost: CostLine;
-  /** Weight of the prior line, in passes, once timings exist. */
   priorWeight: number;
+  /** Weight each pass's counts keep after the next pass: drafts are right in runs, so the estimate follows the text. */
+  acceptanceMemory: number;
+  /** Weight each timing keeps after the next one of its kind (verify passes, decode steps). */
+  costMemory: number;
+  priorCost: CostLine;
+  priorDecode: number;
+  /** Weight of the prior line, in passes, once timings exist. */
+  priorPasses: number;
 }
 
 /**
- * Acceptance forgets fast (0.9 a pass, about ten passes remembered): drafts
- * are right in runs, where the memory is copied over, and wrong where new
- * content is written, so α should follow the text. Timings forget slowly
- * (0.98, about fifty passes): a pass's cost moves only as the context grows,
- * and averaging many passes smooths timer and scheduling noise. The prior
- * line weighs one pass, about 2 % of a full memory of timings: it only fixes
- * the slope while a single draft length has been timed.
+ * Acceptance forgets fast (0.9 a pass, about ten passes remembered), timings
+ * slowly (0.98, about fifty): a pass's cost moves only as the context grows,
+ * and averaging many smooths timer and scheduling noise. h(1) starts at 0.5
+ * on two pseudo-counts.
  */
 export const DRAFT_LENGTH_DEFAULTS: DraftLengthOptions = {
-  priorKept: 1,
-  priorRejected: 1,
+  priorKept: 0.5,
+  priorWeight: 2,
   acceptanceMemory: 0.9,
   costMemory: 0.98,
   priorCost: PRIOR_COST,
-  priorWeight: 1,
+  priorDecode: PRIOR_DECODE,
+  priorPasses: 1,
 };
 
-/** Expected tokens written by a pass drafting k, each position kept with probability α until the first rejection. */
-export function expectedWritten(alpha: number, k: number): number {
-  if (alpha >= 1) return k + 1;
-  return (1 - alpha ** (k + 1)) / (1 - alpha);
+/** Expected tokens written by a pass drafting k, from the kept rate of each drafted position (h[0] is position 1). */
+export function expectedWritten(kept: readonly number[], k: number): number {
+  let survive = 1;
+  let written = 1;
+  for (let j = 0; j < k; j++) {
+    survive *= kept[j] ?? 0;
+    written += survive;
+  }
+  return written;
 }
 
-/** The K in [1, cap] with the most expected tokens per second; the smaller one on a tie. */
-export function bestDraft(alpha: number, cost: CostLine, cap: number): number {
-  let best = 1;
-  let bestRate = -Infinity;
-  for (let k = 1; k <= Math.max(1, Math.floor(cap)); k++) {
-    const rate = expectedWritten(alpha, k) / Math.max(cost.base + cost.perToken * k, Number.MIN_VALUE);
-    if (rate > bestRate) {
+/** The K in [0, cap] with the most expected tokens per second; the smaller one on a tie. */
+export function bestDraft(kept: readonly number[], cost: { verify: CostLine; decode: number }, cap: number): number {
+  let best = 0;
+  let bestRate = 1 / Math.max(cost.decode, Number.MIN_VALUE);
+  for (let k = 1; k <= Math.floor(cap); k++) {
+    const rate = expectedWritten(kept, k) / Math.max(cost.verify.base + cost.verify.perToken * k, Number.MIN_VALUE);
+    if (rate > bestRate * (1 + 1e-12)) {
       best = k;
       bestRate = rate;
     }
@@ -138,43 +154,107 @@ export interface PassObservation {
 
 /** What the tuner currently believes. */
 export interface DraftEstimate {
+  /** The share of drafted tokens kept (what a per-token model of acceptance would use). */
   alpha: number;
+  /** Expected tokens a pass writes, for K = 1, 2, 4, 8, 16, 32. */
+  written: Record<number, number>;
   cost: CostLine;
-  /** Seconds of a plain decode step, where one was timed. */
-  decode?: number;
+  /** Seconds of a plain decode step: measured, or from the verify passes' scale. */
+  decode: number;
   verifyPasses: number;
   decodeSteps: number;
+  /** Drafts checked against plain decoding's tokens instead of in a pass. */
+  shadowPasses: number;
+}
+
+/** Per drafted position: weighted counts of drafts that reached it and of those kept there. */
+class Survival {
+  private reached = new Float64Array(MAX_DRAFT);
+  private keptAt = new Float64Array(MAX_DRAFT);
+  /** Drafted tokens, reached or not, and those kept: the kept share a per-token model would use. */
+  private drafted = 0;
+  private kept = 0;
+
+  constructor(private readonly options: DraftLengthOptions) {}
+
+  /** Every count so far weighs less: a new pass begins. */
+  fade(): void {
+    const m = this.options.acceptanceMemory;
+    for (let j = 0; j < MAX_DRAFT; j++) {
+      this.reached[j]! *= m;
+      this.keptAt[j]! *= m;
+    }
+    this.drafted *= m;
+    this.kept *= m;
+  }
+
+  /** A draft of `n` tokens was made (a pass's or one compared with plain decoding). */
+  draft(n: number): void {
+    this.drafted += n;
+  }
+
+  /** A draft reached position j (0-based) and was kept there or not. */
+  add(j: number, kept: boolean): void {
+    if (j >= MAX_DRAFT) return;
+    this.reached[j]! += 1;
+    if (kept) {
+      this.keptAt[j]! += 1;
+      this.kept += 1;
+    }
+  }
+
+  /** h(j) for every position: its counts, shrunk towards the position before (position 1 towards the prior). */
+  rates(): number[] {
+    const { priorKept, priorWeight } = this.options;
+    const out: number[] = [];
+    let lean = priorKept;
+    for (let j = 0; j < MAX_DRAFT; j++) {
+      lean = (this.keptAt[j]! + priorWeight * lean) / (this.reached[j]! + priorWeight);
+      out.push(lean);
+    }
+    return out;
+  }
+
+  share(): number {
+    return this.drafted > 0 ? this.kept / this.drafted : this.options.priorKept;
+  }
 }
 
 /**
- * The draft length for the next pass, learnt across the passes of every
- * request that shares it (one per run, so that a read's later steps start
- * from what its earlier ones measured). Pure: it is fed numbers, never reads
- * a clock.
+ * The draft length for the next pass of one run's requests (one question of
+ * one read): created by the run and handed to the engine with each request,
+ * so that later steps start from what earlier ones measured and no other
+ * book's text moves it.
  */
 export class DraftLength {
-  private kept = 0;
-  private rejected = 0;
+  private readonly options: DraftLengthOptions;
+  private readonly survival: Survival;
   private sums: LineSums = NO_SUMS;
   private decode = { w: 0, y: 0 };
   private verifyPasses = 0;
   private decodeSteps = 0;
-  private readonly options: DraftLengthOptions;
+  private shadowPasses = 0;
+  /** The draft plain decoding is being compared with, and how far. */
+  private shadowDraft: readonly number[] = [];
+  private shadowAt = 0;
 
   constructor(options: Partial<DraftLengthOptions> = {}) {
     this.options = { ...DRAFT_LENGTH_DEFAULTS, ...options };
+    this.survival = new Survival(this.options);
   }
 
   /** Learns from one verify pass. */
   observePass(pass: PassObservation): void {
     if (pass.drafted <= 0) return;
-    const { acceptanceMemory, costMemory } = this.options;
     const rejected = pass.rejected ?? pass.accepted < pass.drafted;
-    this.kept = this.kept * acceptanceMemory + pass.accepted;
-    this.rejected = this.rejected * acceptanceMemory + (rejected ? 1 : 0);
+    this.survival.fade();
+    this.survival.draft(pass.drafted);
+    this.endReply(); // a pass drafts afresh from where the reply is: a draft being compared ends
+    for (let j = 0; j < pass.accepted; j++) this.survival.add(j, true);
+    if (rejected && pass.accepted < pass.drafted) this.survival.add(pass.accepted, false);
     this.verifyPasses++;
     if (pass.seconds !== undefined && Number.isFinite(pass.seconds) && pass.seconds >= 0) {
-      this.sums = addPoint(this.sums, { x: pass.drafted, y: pass.seconds }, costMemory);
+      this.sums = addPoint(this.sums, { x: pass.drafted, y: pass.seconds }, this.options.costMemory);
     }
   }
 
@@ -186,27 +266,57 @@ export class DraftLength {
     this.decodeSteps++;
   }
 
-  /** α̂: the kept share of drafted positions reached, with the prior's pseudo-counts. */
-  get alpha(): number {
-    const { priorKept, priorRejected } = this.options;
-    return (this.kept + priorKept) / (this.kept + this.rejected + priorKept + priorRejected);
+  /** Whether a draft is being compared with plain decoding: then the engine need not draft again. */
+  get shadowing(): boolean {
+    return this.shadowAt < this.shadowDraft.length;
+  }
+
+  /** A draft that plain decoding's next tokens will be compared with, as if a pass had drafted it. */
+  shadow(draft: readonly number[]): void {
+    if (!draft.length) return;
+    this.survival.fade();
+    this.shadowDraft = draft.slice(0, MAX_DRAFT);
+    this.survival.draft(this.shadowDraft.length);
+    this.shadowAt = 0;
+    this.shadowPasses++;
+  }
+
+  /** A token plain decoding wrote: the shadow draft's next position was kept if it is that token; a miss ends it. */
+  observeWritten(token: number): void {
+    if (!this.shadowing) return;
+    const kept = this.shadowDraft[this.shadowAt] === token;
+    this.survival.add(this.shadowAt, kept);
+    this.shadowAt = kept ? this.shadowAt + 1 : this.shadowDraft.length;
+  }
+
+  /** A reply ended: a shadow draft still open is censored where it got to. */
+  endReply(): void {
+    this.shadowDraft = [];
+    this.shadowAt = 0;
+  }
+
+  /** h(j), the rate at which drafts that reach position j are kept there (index 0 is position 1). */
+  keptRates(): number[] {
+    return this.survival.rates();
   }
 
   /**
    * c(k) fitted to the timed passes, with the prior line scaled to their
-   * level as two light pseudo-points, one spread (at least one token) either
-   * side of their mean k: so they pull the slope only by their share of the
-   * weight, and with a single draft length timed the slope is the prior's.
+   * level as two light pseudo-points either side of their mean k; with no
+   * timed pass, the prior line scaled by the decode steps' level.
    */
   cost(): CostLine {
-    const { priorCost: p, priorWeight } = this.options;
+    const { priorCost: p, priorPasses, priorDecode } = this.options;
     const s = this.sums;
-    if (s.w <= 0) return p;
-    const scale = s.y / (p.base * s.w + p.perToken * s.x);
+    if (s.w <= 0) {
+      const scale = this.decode.w > 0 ? this.decode.y / this.decode.w / priorDecode : 1;
+      return { base: scale * p.base, perToken: scale * p.perToken };
+    }
+    const scale = this.verifyScale();
     const mean = s.x / s.w;
     const spread = Math.max(1, Math.sqrt(Math.max(0, s.xx / s.w - mean * mean)));
     let withPrior = s;
-    for (const x of [mean - spread, mean + spread]) withPrior = addPoint(withPrior, { x, y: scale * (p.base + p.perToken * x), w: priorWeight / 2 });
+    for (const x of [mean - spread, mean + spread]) withPrior = addPoint(withPrior, { x, y: scale * (p.base + p.perToken * x), w: priorPasses / 2 });
     const fit = fitSums(withPrior);
     if (!fit || !Number.isFinite(fit.base) || !Number.isFinite(fit.perToken)) return { base: scale * p.base, perToken: scale * p.perToken };
     // Noise can tilt the line downwards; then longer drafts cost nothing extra, as far as the data tells.
@@ -214,18 +324,40 @@ export class DraftLength {
     return { base: Math.max(0, fit.base), perToken: fit.perToken };
   }
 
-  /** The K for the next pass, in [1, cap]. */
+  /** Seconds of a plain step: measured, else the prior's ratio to the timed verify passes. */
+  decodeCost(): number {
+    if (this.decode.w > 0) return this.decode.y / this.decode.w;
+    return (this.sums.w > 0 ? this.verifyScale() : 1) * this.options.priorDecode;
+  }
+
+  /**
+   * The K for the next pass, in [0, cap]: 0 is a plain decode step. While a
+   * draft compared with plain decoding is being kept, a pass now would draft
+   * its rest: the rates then start after the positions it has kept so far
+   * (copying, once begun, tends to go on).
+   */
   next(cap: number = MAX_DRAFT): number {
-    return bestDraft(this.alpha, this.cost(), cap);
+    const rates = this.keptRates();
+    const from = this.shadowing ? this.shadowAt : 0;
+    const ahead = [...rates.slice(from), ...Array<number>(from).fill(rates[MAX_DRAFT - 1]!)];
+    return bestDraft(ahead, { verify: this.cost(), decode: this.decodeCost() }, Math.min(cap, MAX_DRAFT));
   }
 
   estimate(): DraftEstimate {
+    const rates = this.keptRates();
     return {
-      alpha: this.alpha,
+      alpha: this.survival.share(),
+      written: Object.fromEntries([1, 2, 4, 8, 16, 32].map((k) => [k, expectedWritten(rates, k)])),
       cost: this.cost(),
-      ...(this.decode.w > 0 && { decode: this.decode.y / this.decode.w }),
+      decode: this.decodeCost(),
       verifyPasses: this.verifyPasses,
       decodeSteps: this.decodeSteps,
+      shadowPasses: this.shadowPasses,
     };
+  }
+
+  private verifyScale(): number {
+    const { priorCost: p } = this.options;
+    return this.sums.y / (p.base * this.sums.w + p.perToken * this.sums.x);
   }
 }

@@ -49,10 +49,12 @@ export interface SpeedRecord extends SpeedMeasurement {
   speculation?: SpeculationVerdict;
 }
 
-/** The outcome of writing a short temperature-0 continuation both ways with one model on one device. */
+/** The outcome of the self-check (a greedy continuation written both ways, and sampling compared) with one model on one device. */
 export interface SpeculationVerdict {
-  /** `exact`: the same tokens both ways, so speculation is used; `mismatch`: it stays off for this model. */
+  /** `exact`: the same both ways, so speculation is used; `mismatch`: it stays off for this model. */
   verdict: 'exact' | 'mismatch';
+  /** What was compared and found, in words (verdicts kept before this was recorded have none). */
+  compared?: string;
   /** What the check ran on: a new WebLLM version or model library checks again. */
   webllm: string;
   library: string;
@@ -205,12 +207,33 @@ export function modelKey(config: Readonly<Record<string, string | number | boole
 /** Prompt tokens around a chunk (template, question, memory tags): an upper bound is honest enough for an estimate. */
 export const PROMPT_OVERHEAD_TOKENS = 250;
 
+/**
+ * How far short of the chunk size the chunker's cuts fall on prose, on
+ * average: it ends a chunk at the last paragraph or sentence end inside its
+ * final tenth, which on the corpus's books (Frankenstein, Pride and Prejudice)
+ * lies about 3% of a small chunk, and at most about 70 tokens, before the limit.
+ */
+const CUT_SHORT = { share: 0.03, most: 70 };
+
+/**
+ * The chunks the chunker cuts a book of `bookTokens` tokens into: none for an
+ * empty book, one for a book that fits in a chunk, else chunks cut a little short of the size, the
+ * last taking what is left. The size alone (`bookTokens / chunkTokens`) counts
+ * the fewest a read could take, and a read takes more.
+ */
+export function chunkCount(bookTokens: number, chunkTokens: number): number {
+  if (bookTokens <= 0) return 0;
+  if (bookTokens <= chunkTokens) return 1;
+  const cut = chunkTokens - Math.min(chunkTokens * CUT_SHORT.share, CUT_SHORT.most);
+  return 1 + Math.ceil((bookTokens - chunkTokens) / cut);
+}
+
 /** Chunks of a book and the prompt tokens of each step: its chunk, the memory and the overhead. */
 export function readSize(bookTokens: number | readonly number[], chunkTokens: number, memoryTokens: number): { chunks: number; promptTokens: number } {
   // A set of books: each book is cut on its own, so each ends in a chunk of its own.
   const books = typeof bookTokens === 'number' ? [bookTokens] : bookTokens;
   return {
-    chunks: books.reduce((n, t) => n + Math.ceil(t / chunkTokens), 0),
+    chunks: books.reduce((n, t) => n + chunkCount(t, chunkTokens), 0),
     promptTokens: Math.min(chunkTokens, Math.max(0, ...books)) + memoryTokens + PROMPT_OVERHEAD_TOKENS,
   };
 }

@@ -1,3 +1,4 @@
+import type { DraftLength } from './draft-length';
 /** What the loop needs from a language model: one stateless chat request at a time. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -12,6 +13,8 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called with each piece of text as it is produced. */
   onToken?: (delta: string) => void;
+  /** The run's draft-length tuner, where the engine writes speculatively: one per run, so that it follows that run's text. */
+  draftTuner?: DraftLength;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort';

@@ -1,3 +1,4 @@
+import { DraftLength } from '../core/draft-length';
 import type { ChunkLease } from '../core/chunk-lists';
 import { ChunkLists } from '../core/chunk-lists';
 import type { TextGenerator } from '../core/generation';
@@ -182,12 +183,14 @@ export class RunReader {
       // A model on this device serves one request at a time: its runs take turns, a whole step each
       // (request and commit), so that every question's memory moves on together. A server reads them at once.
       const turns = engine.parallel ? null : this.turnsAt(engineKey(run.engineId, run.engineConfig));
+      // The run's own: another run on the same engine reads another text, and its drafts are right elsewhere.
+      const draftTuner = new DraftLength();
       const generator: TextGenerator = {
         generate: async (messages, options) => {
           if (turns) giveTurn ??= await turns.take(signal);
           releaseImports();
           await this.deps.hold?.before(runId, run.nextChunk, signal);
-          return engine.generate(messages, options);
+          return engine.generate(messages, { ...options, draftTuner });
         },
       };
       const loop = memoryLoop({

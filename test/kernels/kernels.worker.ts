@@ -42,7 +42,8 @@ const factory: MlcFactory = async (appConfig, onProgress) => {
   return mlc as unknown as Mlc;
 };
 
-const session = new GpuSession(factory, downloadModel, WEBLLM_0_2_79);
+// The self-check writes 4 tokens each way, not 48: a token takes seconds on SwiftShader.
+const session = new GpuSession(factory, downloadModel, WEBLLM_0_2_79, 4);
 let engine: WebLLMEngine | undefined;
 
 function opened(): WebLLMEngine {

@@ -12,6 +12,7 @@ import type { ModelEntry } from './models';
 import { modelKey } from '../../core/estimate';
 import type { SpeedShelf } from '../speed-shelf';
 import { adaptivePlan, type SpeculationPlan } from './speculate';
+import { DraftLength } from '../../core/draft-length';
 import { type SpeculationSetting, speculationVerdict } from './speculation-check';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
@@ -97,18 +98,32 @@ export class WebLLMEngine implements Engine {
       );
     }
     const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
-    const plan = await this.speculationPlan(window, options.signal);
+    const plan = await this.speculationPlan(window, options);
     const result = await this.gpu.generate(this.model, window, { messages, options, system: this.systemMessage, speculation: plan });
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
   }
 
-  /** The plan a step is written with: none where the setting is off, the library cannot verify drafts, or the self-check found a mismatch. */
-  async speculationPlan(window: number, signal?: AbortSignal): Promise<SpeculationPlan | undefined> {
+  /**
+   * The plan a step is written with: none where the setting is off, the
+   * library cannot verify drafts, or the self-check found a mismatch. K is
+   * chosen by the run's tuner (its requests' options carry it); a request
+   * with none gets one of its own.
+   */
+  async speculationPlan(
+    window: number,
+    options: Pick<GenerateOptions, 'signal' | 'temperature' | 'topP' | 'draftTuner'>,
+  ): Promise<SpeculationPlan | undefined> {
     if (!this.speculation?.on) return undefined;
-    const verdict = await speculationVerdict(this.gpu, this.model, this.speculation, { window, system: this.systemMessage, signal });
-    return verdict?.verdict === 'exact' ? this.speculation.plan : undefined;
+    const sampling = options.temperature !== undefined ? { temperature: options.temperature, topP: options.topP ?? 1 } : undefined;
+    const verdict = await speculationVerdict(this.gpu, this.model, this.speculation, {
+      window,
+      system: this.systemMessage,
+      ...(options.signal && { signal: options.signal }),
+      ...(sampling && sampling.temperature > 0 && { sampling }),
+    });
+    return verdict?.verdict === 'exact' ? adaptivePlan(options.draftTuner ?? new DraftLength()) : undefined;
   }
 
   /** Measures this model's reading and writing speed on this GPU, in the window already loaded where it is large enough. */
@@ -163,7 +178,6 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
     gpu: deps.session,
     systemMessage: system,
   });
-  // One tuner for the run: each step is a request of its own, and the draft length learnt in one carries to the next.
-  engine.speculation = { on: config?.speculate !== false, plan: adaptivePlan(), modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
+  engine.speculation = { on: config?.speculate !== false, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
   return engine;
 }

@@ -11,8 +11,11 @@ import { stepRequest, webllmRequest } from '../request';
 import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
 import { seededRandom } from '../../core/random';
-import { adaptivePlan, batchVerify, type GenConfig, type SpeculationPlan, SpeculativeDecoder, type VerifyPipeline } from './speculate';
-import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, verifyBlocker, type WebLLMVersion, writtenTokens } from './versions';
+import { type SpeculationPlan, SpeculativeDecoder } from './speculate';
+import { canVerifyPipeline, type DecodeHook, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver';
+import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './self-check';
+import type { Sampling } from '../../core/speculative';
+import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion, writtenTokens } from './versions';
 
 /** One step's request as the session sends it. */
 export interface SessionRequest {
@@ -24,11 +27,13 @@ export interface SessionRequest {
   speculation?: SpeculationPlan;
 }
 
-/** The self-check's request: the plan checked (a fresh adaptive one by default) and how it is sent. */
+/** The self-check's request: how it is sent, and the read's sampling it compares WebLLM's with. */
 export interface SpeculationCheck {
   system?: string;
-  plan?: SpeculationPlan;
   signal?: AbortSignal;
+  sampling?: Sampling;
+  /** Tokens of the greedy continuation (SELF_CHECK_TOKENS; fewer where every forward takes seconds, on a software GPU). */
+  tokens?: number;
 }
 
 /** A calibration request: `countedPrompt` stands in where WebLLM reports no prompt size. */
@@ -59,6 +64,8 @@ export class GpuSession {
     private readonly fetchFiles: typeof downloadModel = downloadModel,
     /** The WebLLM version `factory` makes engines of: what the files are named and the loads and requests carry. */
     readonly webllm: WebLLMVersion = SHIPPED_WEBLLM,
+    /** Tokens of the self-check's greedy continuation: fewer where a forward takes seconds (a software GPU). */
+    private readonly selfCheckTokens: number = SELF_CHECK_TOKENS,
   ) {
     this.downloads = new Downloads(fetchFiles, webllm);
   }
@@ -84,11 +91,24 @@ export class GpuSession {
 
   /** Loads `model` with at least `window` tokens of context; a smaller window already loaded means a reload. */
   async ensure(model: ModelEntry, window: number, signal?: AbortSignal): Promise<void> {
-    const release = await this.lock.take(signal);
+    await this.holding({ model, window, signal }, async () => undefined);
+  }
+
+  /**
+   * Runs `work` on the loaded model with the lock held from before the load
+   * to after `work`, however either ends. A load that fails or is left keeps
+   * the lock until WebLLM has finished with it (see load).
+   */
+  private async holding<T>(at: { model: ModelEntry; window: number; signal?: AbortSignal }, work: (mlc: Mlc) => Promise<T>): Promise<T> {
+    const release = await this.lock.take(at.signal);
+    let loaded = false;
     try {
-      await this.load(model, window, signal);
+      const mlc = await this.load(at.model, at.window, at.signal);
+      loaded = true;
+      return await work(mlc);
     } finally {
-      this.releaseAfterLoad(release);
+      if (loaded) release();
+      else this.releaseAfterLoad(release);
     }
   }
 
@@ -135,21 +155,13 @@ export class GpuSession {
 
   /** Runs `work` on the loaded model's chat pipeline under the lock: the benchmark's direct measurements of a verify pass. */
   async withPipeline<T>(model: ModelEntry, window: number, work: (pipeline: VerifyPipeline) => Promise<T>): Promise<T> {
-    const release = await this.lock.take();
-    let mlc: Mlc;
-    try {
-      mlc = await this.load(model, window);
-    } catch (e) {
-      this.releaseAfterLoad(release);
-      throw e;
-    }
-    try {
-      const pipeline = loadedPipeline(mlc, model.id) as VerifyPipeline | undefined;
-      if (!pipeline) throw new Error(`WebLLM ${this.webllm.version} keeps no chat pipeline for ${model.label}.`);
-      return await work(pipeline);
-    } finally {
-      release();
-    }
+    return this.holding({ model, window }, (mlc) => work(this.pipelineOf(mlc, model)));
+  }
+
+  private pipelineOf(mlc: Mlc, model: ModelEntry): VerifyPipeline {
+    const pipeline = loadedPipeline(mlc, model.id) as VerifyPipeline | undefined;
+    if (!pipeline) throw new Error(`WebLLM ${this.webllm.version} keeps no chat pipeline for ${model.label}.`);
+    return pipeline;
   }
 
   /** Frees the GPU; the next request loads again (after a device loss, say). */
@@ -184,37 +196,37 @@ export class GpuSession {
    * loaded pipeline's own): for comparing plain and speculative writing.
    */
   async write(model: ModelEntry, window: number, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
-    const { messages, options, system, speculation } = request;
-    const { result, tokens } = await this.stream(model, window, webllmRequest(stepRequest(messages, options, system)), { ...options, speculation });
-    return { result, tokens };
+    return this.holding({ model, window, signal: request.options.signal }, (mlc) => this.send(mlc, model, request));
   }
 
   /**
-   * Whether speculative writing gives `model` on this GPU exactly the tokens
-   * plain decoding does: a short temperature-0 continuation written both
-   * ways. `unsupported` where the model library cannot verify drafts.
+   * Whether speculative writing gives `model` on this GPU what WebLLM's own
+   * decoding gives (see selfCheck), with the lock held throughout, so that no
+   * other model loads between its parts. `unsupported` where the model
+   * library cannot verify drafts.
    */
-  async checkSpeculation(model: ModelEntry, window: number, check: SpeculationCheck = {}): Promise<'exact' | 'mismatch' | 'unsupported'> {
-    const { system, plan = adaptivePlan(), signal } = check;
-    const options: GenerateOptions = { maxTokens: SELF_CHECK_TOKENS, temperature: 0, ...(signal && { signal }) };
-    await this.ensure(model, window, signal);
-    const pipeline = loadedPipeline(this.mlc, model.id) as VerifyPipeline | undefined;
-    if (!pipeline || verifyBlocker(pipeline) || !batchVerify(pipeline)) return 'unsupported';
-    const request: SessionRequest = { messages: SELF_CHECK_MESSAGES, options, system };
-    const plain = await this.write(model, window, request);
-    if (signal?.aborted) throw abortError(); // a stopped reply proves nothing
-    let speculative: Awaited<ReturnType<GpuSession['write']>>;
-    try {
-      speculative = await this.write(model, window, { ...request, speculation: plan });
-    } catch (e) {
-      if (signal?.aborted) throw abortError();
-      if (e instanceof DeviceLostError) throw e;
-      // Speculation that fails on this runtime or GPU must never fail a read: it stays off, as after a mismatch.
-      console.warn(`Speculative writing failed its check with ${model.label}, so it stays off:`, e);
-      return 'mismatch';
-    }
-    if (signal?.aborted) throw abortError();
-    return plain.tokens.length > 0 && plain.tokens.join() === speculative.tokens.join() ? 'exact' : 'mismatch';
+  async checkSpeculation(model: ModelEntry, window: number, check: SpeculationCheck = {}): Promise<SelfCheckOutcome | 'unsupported'> {
+    const { system, signal, sampling = READ_SAMPLING, tokens: length = this.selfCheckTokens } = check;
+    return this.holding({ model, window, signal }, async (mlc) => {
+      const pipeline = loadedPipeline(mlc, model.id) as VerifyPipeline | undefined;
+      if (!pipeline || !canVerifyPipeline(pipeline)) return 'unsupported';
+      const write = async (plan?: SpeculationPlan) => {
+        const options: GenerateOptions = { maxTokens: length, temperature: 0, ...(signal && { signal }) };
+        const { tokens } = await this.send(mlc, model, { messages: SELF_CHECK_MESSAGES, options, system, speculation: plan });
+        if (signal?.aborted) throw abortError(); // a stopped reply proves nothing
+        return tokens;
+      };
+      const sampler = webllmSampler(pipeline);
+      try {
+        return await selfCheck({ write, sampling, ...(sampler && { sampler }) });
+      } catch (e) {
+        if (signal?.aborted) throw abortError();
+        if (e instanceof DeviceLostError) throw e;
+        // Speculation that fails on this runtime or GPU must never fail a read: it stays off, as after a mismatch.
+        console.warn(`Speculative writing failed its check with ${model.label}, so it stays off:`, e);
+        return { verdict: 'mismatch' as const, compared: `the check failed: ${e instanceof Error ? e.message : String(e)}` };
+      }
+    });
   }
 
   /**
@@ -235,97 +247,99 @@ export class GpuSession {
       stream: true,
       stream_options: { include_usage: true },
     };
-    const { result, timing } = await this.stream(model, window, request, {});
+    const { result, timing } = await this.holding({ model, window }, (mlc) => this.stream(mlc, model, request, {}));
     return speedOfStream(result, timing, countedPrompt);
   }
 
-  /** Sends one streamed request under the lock, loading the model first if needed; times it as it streams. */
-  private async stream(
-    model: ModelEntry,
-    window: number,
-    request: Record<string, unknown>,
-    options: Pick<GenerateOptions, 'signal' | 'onToken'> & { speculation?: SpeculationPlan },
-  ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
-    const { signal, speculation } = options;
-    const release = await this.lock.take(signal);
-    let mlc: Mlc;
+  /** One step's request on the loaded model, the lock held: with its plan's decoder in place of WebLLM's decode step where it has one. */
+  private async send(mlc: Mlc, model: ModelEntry, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
+    const { messages, options, system, speculation } = request;
+    const body = webllmRequest(stepRequest(messages, options, system));
+    if (!speculation) return this.stream(mlc, model, body, options);
+    const prompt = messages.map((m) => m.content).join('\n');
+    const seed = typeof body.seed === 'number' ? body.seed : Math.floor(Math.random() * 2 ** 32);
+    const decoder = new SpeculativeDecoder(this.webllm, prompt, speculation, seededRandom(seed));
+    const hook: DecodeHook = (pipeline, genConfig, own) => decoder.decode(pipeline, genConfig, own);
     try {
-      mlc = await this.load(model, window, signal);
-    } catch (e) {
-      this.releaseAfterLoad(release);
-      throw e;
-    }
-    const loadedWindow = this.loaded?.window ?? window;
-    const interrupt = () => void mlc.interruptGenerate();
-    signal?.addEventListener('abort', interrupt, { once: true });
-    const decoder = speculation && this.speculate(mlc, request, speculation);
-    try {
-      if (signal?.aborted) throw abortError();
-      let text = '';
-      let finish: FinishReason = 'stop';
-      let usage: StreamChunk['usage'];
-      const timing: StreamTiming = { sentAt: performance.now(), endedAt: 0, pieces: 0 };
-      for await (const chunk of await mlc.chat.completions.create(request)) {
-        const choice = chunk.choices[0];
-        const delta = choice?.delta?.content;
-        if (delta) {
-          timing.firstTokenAt ??= performance.now();
-          timing.pieces++;
-          text += delta;
-          options.onToken?.(delta);
-        }
-        if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : choice.finish_reason === 'abort' ? 'abort' : 'stop';
-        if (chunk.usage) usage = chunk.usage;
-      }
-      timing.endedAt = performance.now();
-      if (signal?.aborted) finish = 'abort';
-      const result: GenerateResult = {
-        text,
-        finishReason: finish,
-        usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage ? writtenTokens(this.webllm, usage) : 0 },
-      };
-      const extra = usage?.extra;
-      if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
-      if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
-      if (extra?.time_to_first_token_s !== undefined) result.usage.timeToFirstTokenSeconds = extra.time_to_first_token_s;
-      if (decoder) result.usage.writing = { ...decoder.stats };
-      const written = (loadedPipeline(mlc, model.id) as { outputIds?: number[] } | undefined)?.outputIds;
-      return { result, timing, tokens: written ? [...written] : [] };
-    } catch (e) {
-      if (signal?.aborted) throw abortError();
-      const err = explainError(e, model, { phase: 'generate', window: loadedWindow, webllm: this.webllm });
-      if (err.name === 'DeviceLostError') await this.reset(); // what is on the GPU is gone
-      throw err;
+      const out = await withDecodeHook(mlc, hook, () => this.stream(mlc, model, body, options));
+      out.result.usage.writing = { ...decoder.stats };
+      return out;
     } finally {
-      decoder?.restore();
-      signal?.removeEventListener('abort', interrupt);
-      release();
+      decoder.end();
     }
   }
 
-  /** Puts a speculative decoder in place of `mlc`'s decode step for one request; `restore` puts WebLLM's back. */
-  private speculate(mlc: Mlc, request: Record<string, unknown>, plan: SpeculationPlan): { stats: SpeculativeDecoder['stats']; restore(): void } {
-    const own = mlc.decode?.bind(mlc);
-    if (!own) throw new Error(`WebLLM ${this.webllm.version}'s engine has no decode step to replace.`);
-    const before = Object.getOwnPropertyDescriptor(mlc, 'decode');
-    const messages = (request.messages ?? []) as { content?: unknown }[];
-    const prompt = messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-    const seed = typeof request.seed === 'number' ? request.seed : Math.floor(Math.random() * 2 ** 32);
-    const decoder = new SpeculativeDecoder(this.webllm, prompt, plan, seededRandom(seed));
-    mlc.decode = (pipeline, genConfig) => decoder.decode(pipeline as VerifyPipeline, genConfig as GenConfig, () => own(pipeline, genConfig));
-    return {
-      stats: decoder.stats,
-      restore: () => {
-        if (before) Object.defineProperty(mlc, 'decode', before);
-        else delete mlc.decode;
-      },
-    };
+  /** Sends one streamed request to the loaded model, the lock held; times it as it streams. */
+  private async stream(
+    mlc: Mlc,
+    model: ModelEntry,
+    request: Record<string, unknown>,
+    options: Pick<GenerateOptions, 'signal' | 'onToken'>,
+  ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
+    const { signal } = options;
+    const loadedWindow = this.loaded?.window;
+    const interrupt = () => void mlc.interruptGenerate();
+    signal?.addEventListener('abort', interrupt, { once: true });
+    try {
+      if (signal?.aborted) throw abortError();
+      const timing: StreamTiming = { sentAt: performance.now(), endedAt: 0, pieces: 0 };
+      const result = await readStream(await mlc.chat.completions.create(request), timing, options.onToken);
+      timing.endedAt = performance.now();
+      if (signal?.aborted) result.finishReason = 'abort';
+      const written = (loadedPipeline(mlc, model.id) as { outputIds?: number[] } | undefined)?.outputIds;
+      return { result: resultOf(result, this.webllm), timing, tokens: written ? [...written] : [] };
+    } catch (e) {
+      if (signal?.aborted) throw abortError();
+      const err = explainError(e, model, { phase: 'generate', ...(loadedWindow !== undefined && { window: loadedWindow }), webllm: this.webllm });
+      if (err instanceof DeviceLostError) await this.reset(); // what is on the GPU is gone
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', interrupt);
+    }
   }
 }
 
-/** A short temperature-0 continuation for the self-check: a repeated list, so that prompt lookup drafts from it. */
-export const SELF_CHECK_TOKENS = 6;
-export const SELF_CHECK_MESSAGES: readonly ChatMessage[] = [{ role: 'user', content: 'one two three four five one two three four five one two' }];
+/** A streamed reply read to its end: its text, how it ended and its usage, each piece passed to `onToken`. */
+async function readStream(
+  chunks: AsyncIterable<StreamChunk>,
+  timing: StreamTiming,
+  onToken?: (delta: string) => void,
+): Promise<{ text: string; finishReason: FinishReason; usage: StreamChunk['usage'] }> {
+  let text = '';
+  let finishReason: FinishReason = 'stop';
+  let usage: StreamChunk['usage'];
+  for await (const chunk of chunks) {
+    const choice = chunk.choices[0];
+    const delta = choice?.delta?.content;
+    if (delta) {
+      timing.firstTokenAt ??= performance.now();
+      timing.pieces++;
+      text += delta;
+      onToken?.(delta);
+    }
+    if (choice?.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : choice.finish_reason === 'abort' ? 'abort' : 'stop';
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return { text, finishReason, usage };
+}
+
+/** A read stream as the engine reports it. */
+function resultOf(read: Awaited<ReturnType<typeof readStream>>, webllm: WebLLMVersion): GenerateResult {
+  const { usage } = read;
+  const result: GenerateResult = {
+    text: read.text,
+    finishReason: read.finishReason,
+    usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage ? writtenTokens(webllm, usage) : 0 },
+  };
+  const extra = usage?.extra;
+  if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
+  if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
+  if (extra?.time_to_first_token_s !== undefined) result.usage.timeToFirstTokenSeconds = extra.time_to_first_token_s;
+  return result;
+}
+
+/** The paper's sampling, which reads use unless set otherwise: what the self-check compares sampling at by default. */
+export const READ_SAMPLING: Sampling = { temperature: 0.7, topP: 0.95 };
 
 /** The session every WebLLM engine of this worker shares. */
 export const session = new GpuSession();

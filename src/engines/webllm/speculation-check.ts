@@ -1,16 +1,13 @@
-import { DraftLength } from '../../core/draft-length';
 import type { SpeculationVerdict } from '../../core/estimate';
+import type { Sampling } from '../../core/speculative';
 import type { SpeedShelf } from '../speed-shelf';
 import type { GpuSession } from './gpu-session';
 import type { ModelEntry } from './models';
-import type { SpeculationPlan } from './speculate';
 
 /** A run's speculative-writing setting, and where its self-check's verdict is kept. */
 export interface SpeculationSetting {
   /** The setting "Speculative writing": false writes with WebLLM's own decoding. */
   on: boolean;
-  /** The plan every step of the run writes with: its tuner learns across them. */
-  plan: SpeculationPlan;
   /** The model as speed records name it (`modelKey` of the run's engine config). */
   modelKey: string;
   /** The GPU as WebGPU names it: another device checks again. */
@@ -19,11 +16,12 @@ export interface SpeculationSetting {
   shelf?: Pick<SpeedShelf, 'speed' | 'keepSpeculation'>;
 }
 
-/** Where the self-check runs: the window loaded for the step, and the step's system message. */
+/** Where the self-check runs: the window loaded for the step, the step's system message and the read's sampling. */
 export interface VerdictRequest {
   window: number;
   system?: string;
   signal?: AbortSignal;
+  sampling?: Sampling;
 }
 
 /** Verdicts reached in this worker, by model, device, WebLLM version and library. */
@@ -32,7 +30,7 @@ const checked = new Map<string, Promise<SpeculationVerdict | undefined>>();
 /**
  * The self-check's verdict for `model` on this device with this WebLLM and
  * library: the one kept on the shelf where it was reached with both, else a
- * new check (a short temperature-0 continuation written both ways). Undefined
+ * new check (see selfCheck). Undefined
  * where the library cannot verify drafts: then nothing is speculated and
  * nothing is kept. A mismatch is kept too, so that speculation stays off for
  * the model and the Models page can say why.
@@ -43,7 +41,7 @@ export function speculationVerdict(
   setting: SpeculationSetting,
   request: VerdictRequest,
 ): Promise<SpeculationVerdict | undefined> {
-  const { window, system, signal } = request;
+  const { window, system, signal, sampling } = request;
   const webllm = gpu.webllm.version;
   const key = [setting.modelKey, setting.adapter, webllm, model.libUrl].join('\n');
   let verdict = checked.get(key);
@@ -51,14 +49,12 @@ export function speculationVerdict(
     verdict = (async () => {
       const kept = (await setting.shelf?.speed(setting.modelKey, setting.adapter))?.speculation;
       if (kept && kept.webllm === webllm && kept.library === model.libUrl) return kept;
-      // The check's repeated list is not the book: its passes teach the run's tuner nothing, so it drafts with a tuner of its own.
-      const plan = setting.plan.tuner ? { ...setting.plan, tuner: new DraftLength() } : setting.plan;
-      const outcome = await gpu.checkSpeculation(model, window, { plan, system, signal });
+      const outcome = await gpu.checkSpeculation(model, window, { system, signal, ...(sampling && { sampling }) });
       if (outcome === 'unsupported') return undefined;
-      const found: SpeculationVerdict = { verdict: outcome, webllm, library: model.libUrl, checkedAt: Date.now() };
-      if (outcome === 'mismatch') {
+      const found: SpeculationVerdict = { verdict: outcome.verdict, compared: outcome.compared, webllm, library: model.libUrl, checkedAt: Date.now() };
+      if (outcome.verdict === 'mismatch') {
         console.warn(
-          `Speculative writing is off for ${model.label}: on this GPU it did not write the same tokens as WebLLM's own decoding (WebLLM ${webllm}, ${model.libUrl}).`,
+          `Speculative writing is off for ${model.label}: on this GPU it differs from WebLLM's own decoding (WebLLM ${webllm}, ${model.libUrl}): ${outcome.compared}.`,
         );
       }
       await setting.shelf?.keepSpeculation(setting.modelKey, setting.adapter, found);

@@ -15,7 +15,9 @@ export function withSpeculation(config: EngineConfig, on: boolean): EngineConfig
 
 /** A check's outcome as the Models page says it. */
 export function describeVerdict(verdict: SpeculationVerdict): string {
-  return i18n.t(verdict.verdict === 'exact' ? 'models.speculationExact' : 'models.speculationMismatch');
+  const said = i18n.t(verdict.verdict === 'exact' ? 'models.speculationExact' : 'models.speculationMismatch');
+  // What was compared is the engine's own account, kept with the verdict.
+  return verdict.compared ? `${said} (${verdict.compared})` : said;
 }
 
 /** A model's recorded speculation check on one device. */
