@@ -1,7 +1,5 @@
-import { chromium, expect, type Page, test } from '@playwright/test';
-
-/** The fixtures server that Playwright starts beside the page (playwright.config.ts): another host. */
-const FIXTURES_PORT = Number(process.env.E2E_FIXTURES_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 25);
+import { chromium, expect, test } from '@playwright/test';
+import { reached } from './reached';
 
 /**
  * What the other tests ask the browser to pretend, checked by its effect in the page, so that a Chromium that quietly
@@ -10,23 +8,11 @@ const FIXTURES_PORT = Number(process.env.E2E_FIXTURES_PORT ?? Number(process.env
 
 test('offline: neither the page’s origin nor another host answers, whatever navigator.onLine says', async ({ page, context }) => {
   await page.goto('/');
-  // Another host, asked from a blank page: the app's Content Security Policy would refuse it whether online or not.
-  const blank = await context.newPage();
-  const ask = (p: Page, url: string) =>
-    p.evaluate(
-      (u) =>
-        fetch(u, { cache: 'no-store', mode: 'no-cors' }).then(
-          () => 'answered',
-          () => 'network error',
-        ),
-      url,
-    );
-  const probe = async () => [await ask(page, `/emulation-probe-${Date.now()}`), await ask(blank, `http://127.0.0.1:${FIXTURES_PORT}/llama-2-tiny-random.gguf`)];
-  expect(await probe()).toEqual(['answered', 'answered']);
+  expect(await reached(page)).toEqual({ origin: 'answered', other: 'answered' });
   await context.setOffline(true);
-  expect(await probe()).toEqual(['network error', 'network error']);
+  expect(await reached(page)).toEqual({ origin: 'network error', other: 'network error' });
   await context.setOffline(false);
-  expect(await probe()).toEqual(['answered', 'answered']);
+  expect(await reached(page)).toEqual({ origin: 'answered', other: 'answered' });
 });
 
 test('a storage quota override: a write past it is refused with QuotaExceededError', async ({ page, baseURL }) => {

@@ -5,6 +5,7 @@ import { extname, join, normalize } from 'node:path';
 import { type BrowserContext, chromium, expect, type Page, test } from '@playwright/test';
 import { PLANTED, plantedBook, readBook } from './helpers';
 import { openPlace } from './places';
+import { reached } from './reached';
 
 import { WEBLLM_CACHES } from '../pwa.config';
 
@@ -77,29 +78,6 @@ async function installable(context: BrowserContext): Promise<void> {
   }
 }
 
-/** The fixtures server that Playwright starts beside the page (playwright.config.ts): another host. */
-const FIXTURES_PORT = Number(process.env.E2E_FIXTURES_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 25);
-
-/** Whether a request the service worker does not keep reaches the page's origin, and whether another host answers (asked from a blank page, where no Content Security Policy applies). */
-async function reached(page: Page, otherHost: string): Promise<{ origin: string; other: string }> {
-  const ask = (p: Page, url: string) =>
-    p.evaluate(
-      (u) =>
-        fetch(u, { cache: 'no-store', mode: 'no-cors' }).then(
-          () => 'answered',
-          () => 'network error',
-        ),
-      url,
-    );
-  const origin = await ask(page, `/offline-probe-${Date.now()}`);
-  const blank = await page.context().newPage();
-  try {
-    return { origin, other: await ask(blank, otherHost) };
-  } finally {
-    await blank.close();
-  }
-}
-
 test('offline: the app loads after a reload, reads a book and answers', async ({ page, context }) => {
   await page.goto('/');
   await fillWebLLMCaches(page); // a model downloaded before the app's files were stored
@@ -120,12 +98,11 @@ test('offline: the app loads after a reload, reads a book and answers', async ({
   expect(built.some((f) => /agent\.worker-.*\.js$/.test(f))).toBe(true);
   // Offline is what fails, not what navigator.onLine says (Chromium 150 says true in a page reloaded from the service
   // worker): before, the origin and another host answer; after, neither does.
-  const otherHost = `http://127.0.0.1:${FIXTURES_PORT}/llama-2-tiny-random.gguf`;
-  expect(await reached(page, otherHost)).toEqual({ origin: 'answered', other: 'answered' });
+  expect(await reached(page)).toEqual({ origin: 'answered', other: 'answered' });
   await context.setOffline(true);
   await page.reload();
   await expect(page.getByRole('combobox', { name: 'Engine' })).toHaveValue('extractive');
-  expect(await reached(page, otherHost)).toEqual({ origin: 'network error', other: 'network error' });
+  expect(await reached(page)).toEqual({ origin: 'network error', other: 'network error' });
 
   await readBook(page, plantedBook(0.6));
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
