@@ -65,7 +65,9 @@ function findAll(chain: Step[]): Element[] | null {
         if (step.level !== undefined) options.level = step.level;
         next.push(...byRole(scope, step.role, options));
       } else if (step.by === 'label') {
-        next.push(...byLabel(scope, matcher(step.text)).filter((e) => !hidden(e)));
+        // A file input behind the button that opens it is out of the accessibility tree, yet a file is given to it by its label (Playwright's getByLabel finds it too).
+        const fileInput = (e: Element) => e instanceof HTMLInputElement && e.type === 'file';
+        next.push(...byLabel(scope, matcher(step.text)).filter((e) => !hidden(e) || fileInput(e)));
       } else {
         next.push(...byText(scope, matcher(step.text)).filter((e) => !hidden(e)));
       }

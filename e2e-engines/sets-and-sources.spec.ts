@@ -31,7 +31,7 @@ test('books read together answer from two of them, citing each fact at the secti
   const { max } = await progress(page);
   expect((await stored.counts(tab)).runs).toBe(1);
 
-  // Each fact cited once, from its book: the first from harbour, the second from families, further on.
+  // Each fact cited once, from its book: the first from harbour.txt, the second from families.pdf, further on.
   const sources = page.getByRole('region', { name: 'Answer' }).getByRole('region', { name: 'Sources' });
   const figures = sources.getByRole('figure');
   // The sources are traced after the answer shows: read them once both facts are there.
@@ -47,8 +47,8 @@ test('books read together answer from two of them, citing each fact at the secti
   const [first, second] = [cited(FACT_1), cited(FACT_2)];
   expect(first.section).toBeLessThan(second.section);
   // Each source names its book, and the page of the PDF.
-  expect(texts[first.index]).toContain(`harbour · section ${first.section} of ${max}`);
-  expect(texts[second.index]).toContain(`families · p. 2 · section ${second.section} of ${max}`);
+  expect(texts[first.index]).toContain(`harbour.txt · section ${first.section} of ${max}`);
+  expect(texts[second.index]).toContain(`families.pdf · p. 2 · section ${second.section} of ${max}`);
   expect(second.section).toBeLessThanOrEqual(max);
 
   // The second source opens the inspector at its section of families.pdf, the sentence marked and focused.
@@ -57,7 +57,7 @@ test('books read together answer from two of them, citing each fact at the secti
     .getByRole('link', { name: /^Show revision \d+ in the inspector$/ })
     .click();
   const section = page.getByRole('region', { name: 'Section', exact: true });
-  await expectText(section, `Section ${second.section} of ${max} · families`);
+  await expectText(section, `Section ${second.section} of ${max} · families.pdf`);
   await expectText(section, `Cited sentence: ${FACT_2}`);
   await expect.poll(() => tab.evaluate(() => document.activeElement?.textContent ?? '')).toContain(FACT_2);
 
@@ -65,5 +65,5 @@ test('books read together answer from two of them, citing each fact at the secti
   await tab.reload();
   await expectText(sources, FACT_1);
   await expectText(sources, FACT_2);
-  await expectText(section, `Section ${second.section} of ${max} · families`);
+  await expectText(section, `Section ${second.section} of ${max} · families.pdf`);
 });

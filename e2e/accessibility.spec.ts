@@ -63,9 +63,11 @@ test('keyboard only: choose a book, ask, read, move through revisions, export an
     expect(await focused(page)).toEqual({ what: 'a "Read"', ring: true });
   }
 
-  await tabTo(page, page.getByLabel('Document'));
-  // The file dialog is the system's, not the page's: the file is given to the focused input as the dialog would.
-  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
+  await tabTo(page, page.getByRole('button', { name: 'Choose a book…' }));
+  // Enter opens the file dialog, which is the system's, not the page's: the file is chosen in it as a person would.
+  const chooser = page.waitForEvent('filechooser');
+  await page.keyboard.press('Enter');
+  await (await chooser).setFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
   await expect(page.getByText(/frankenstein\.txt — .*tokens/)).toBeVisible();
   await tabTo(page, page.getByLabel('Question'));
   await page.keyboard.type(PLANTED.question);

@@ -28,6 +28,9 @@ async function askFollowUp(page: Page, info: TestInfo): Promise<void> {
   await expect(item).toContainText(FOLLOW_UP);
   await expect(item).toContainText(PLANTED.code);
   await expect(item).toContainText(`Answered from a memory kept for another question ("${PLANTED.question}")`);
+  // A model wrote these answers: neither is labelled as sentences picked without one.
+  await expect(item).not.toContainText('picked without a model');
+  await expect(page.getByRole('region', { name: 'Answer' }).getByRole('note')).toHaveCount(0);
   await expect(box).toHaveValue('');
   // An empty question is refused in words, and nothing is added.
   await page.getByRole('button', { name: 'Ask' }).click();

@@ -26,7 +26,14 @@ test('a read of the shipped Frankenstein at the default settings, with its inspe
   await source.getByRole('link', { name: /^Show revision \d+ in the inspector$/ }).click();
   await expect(page.getByRole('region', { name: 'Memory', exact: true })).toContainText('Clerval');
   await expect(page.getByRole('region', { name: 'Section' })).toContainText(`Cited sentence: ${sentence}`);
-  // The page from its navigation down to the panes.
+  // The page from its navigation down to the section pane, whatever the answer above it takes: the memory, its changes and the
+  // marked sentence. The window is made that tall; the panes are sized by the window's height, so it is measured again.
+  const section = page.getByRole('region', { name: 'Section' });
+  for (let i = 0; i < 4; i++) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const box = (await section.boundingBox())!;
+    await page.setViewportSize({ width: 1440, height: Math.ceil(box.y + box.height + 16) });
+  }
   await page.evaluate(() => window.scrollTo(0, 0));
   const file = testInfo.outputPath('read-inspector.png');
   await page.screenshot({ path: file, fullPage: false });

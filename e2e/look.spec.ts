@@ -29,6 +29,8 @@ function smallTargets(page: Page): Promise<string[]> {
     const out: string[] = [];
     for (const el of document.querySelectorAll<HTMLElement>('a[href], button, select, textarea, summary, input:not([type="checkbox"]):not([type="radio"])')) {
       if (!el.checkVisibility({ visibilityProperty: true })) continue; // not shown
+      // A file input behind the button that opens it (out of the tab order and the accessibility tree) is pressed through that button, measured in its own right.
+      if (el.getAttribute('aria-hidden') === 'true' && el.tabIndex < 0) continue;
       // A control drawn as its label (a file picker styled as a button) is pressed through the label: measure that.
       const labels = el instanceof HTMLInputElement && el.getBoundingClientRect().width <= 1 ? [...(el.labels ?? [])] : [];
       const boxes = labels.map((l) => l.getBoundingClientRect());

@@ -21,7 +21,12 @@ test('the MemAgent prompt files: refused unless pinned, the app’s wording stan
   await page.goto('/');
   const settings = await openPrompts(page);
   const files = settings.getByRole('region', { name: 'Prompt files' });
-  await expect(files).toContainText('recurrent.py: not in this browser yet');
+  await expect(files).toContainText("recurrent.py (the authors' prompt file): not fetched yet.");
+  // What is fetched, from where, why, and that the book stays here.
+  await expect(files).toContainText(
+    "MemAgent (paper) and MemAgent (boxed) use the authors' own prompt wording, which this app does not ship. So the app fetches their prompt file (recurrent.py or recurrent_boxed.py, the Python file that holds their prompt templates) from the authors' repository on GitHub, BytedTsinghua-SIA/MemAgent, at the pinned commit 76b7a65",
+  );
+  await expect(files).toContainText('The request asks for that file alone: no book, question or memory goes with it.');
   await expect(settings.getByRole('combobox', { name: 'Prompt set' })).toHaveValue('auto');
   await expect(settings.getByText("The extractive engine reads no instructions: this app's wording.")).toBeVisible();
 
@@ -46,7 +51,7 @@ test('the MemAgent prompt files: refused unless pinned, the app’s wording stan
   await page.getByLabel('API key', { exact: true }).fill('sk-e2e-kept-local');
   await page.getByRole('button', { name: 'Connect' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toBeVisible();
-  await expect(settings.getByText("This app's wording, until MemAgent (paper)'s prompt file is in this browser")).toBeVisible();
+  await expect(settings.getByText("This app's wording, until MemAgent (paper)'s prompt file is fetched")).toBeVisible();
   await page.getByLabel('Document').setInputFiles({ name: 'harbour.txt', mimeType: 'text/plain', buffer: BOOK });
   await page.getByText(/harbour\.txt — .*tokens/).waitFor();
   await page.getByLabel('Question').fill(PLANTED.question);

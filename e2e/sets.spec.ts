@@ -65,16 +65,16 @@ test('three books chosen at once, ordered by keyboard and by dragging, answer a 
   await expect(answer).toContainText('Port Meridian');
   const run = page.getByRole('region', { name: 'Run' });
   await expect(run.getByRole('list', { name: 'Books of this run, in reading order' }).getByRole('listitem')).toHaveText([
-    'harbour',
-    'The Weather Book (weather.epub)',
-    'families',
+    'harbour.txt',
+    'The Weather Book',
+    'families.pdf',
   ]);
 
   // Every revision names its book: the chart marks where each starts, the timeline and the section pane name it.
   const progress = page.getByRole('progressbar', { name: 'Reading progress' });
   const max = Number(await progress.getAttribute('aria-valuemax'));
   const chart = page.getByRole('img', { name: /Memory size and change/ });
-  const marks = /book starts marked: harbour \(1\), The Weather Book \((\d+)\), families \((\d+)\)/.exec((await chart.getAttribute('aria-label'))!);
+  const marks = /book starts marked: harbour\.txt \(1\), The Weather Book \((\d+)\), families\.pdf \((\d+)\)/.exec((await chart.getAttribute('aria-label'))!);
   expect(marks).not.toBeNull();
   const [second, third] = [Number(marks![1]), Number(marks![2])];
   expect(1 < second && second < third && third <= max).toBe(true);
@@ -82,7 +82,7 @@ test('three books chosen at once, ordered by keyboard and by dragging, answer a 
   await timeline.getByRole('listitem').first().getByRole('button').click();
   const section = page.getByRole('region', { name: 'Section', exact: true });
   for (let k = 1; k <= max; k++) {
-    const book = k < second ? 'harbour' : k < third ? 'The Weather Book' : 'families';
+    const book = k < second ? 'harbour.txt' : k < third ? 'The Weather Book' : 'families.pdf';
     await expect(timeline.getByRole('listitem', { name: new RegExp(`^Revision ${k}:.*, ${book}( ·|,)`) })).toBeAttached();
     await expect(section).toContainText(`Section ${k} of ${max} · ${book}`);
     if (k === second) {
@@ -94,7 +94,7 @@ test('three books chosen at once, ordered by keyboard and by dragging, answer a 
   }
   // Search memories says which book a match was first written from.
   await page.getByLabel('Search memories').fill('Port Meridian');
-  await expect(page.getByText(/first written at revision \d+ \(families · p\. 2\)/)).toBeVisible();
+  await expect(page.getByText(/first written at revision \d+ \(families\.pdf · p\. 2\)/)).toBeVisible();
   // The form's list of books, the run's books and the chart's book starts: nothing serious for axe, in either theme.
   expect(await violationsInBothThemes(page, 'Read, a set')).toEqual([]);
 });
@@ -184,25 +184,25 @@ test('a set-run exports, and an import finds its books by their content and says
   await fresh.getByLabel('Import run').setInputFiles(path);
   await expect(fresh.getByRole('region', { name: 'Answer' })).toContainText('Port Meridian');
   const books = fresh.getByRole('list', { name: 'Books of this run, in reading order' }).getByRole('listitem');
-  await expect(books).toHaveText(['harbour', 'The Weather Book (weather.epub) — not in this browser', 'families']);
+  await expect(books).toHaveText(['harbour.txt', 'The Weather Book — not in this browser', 'families.pdf']);
   await expect(fresh.getByRole('note').filter({ hasText: 'not in this browser' })).toHaveText(/^1 book of this run is not in this browser/);
 
   // A revision of the first book shows its section; one of the missing book says which book to add.
   const section = fresh.getByRole('region', { name: 'Section', exact: true });
   const slider = fresh.getByRole('slider', { name: 'Revision' });
   await slider.fill('1');
-  await expect(section).toContainText(`Section 1 of ${max} · harbour`);
+  await expect(section).toContainText(`Section 1 of ${max} · harbour.txt`);
   await expect(section.locator('pre')).toContainText(/^Document 1: harbour /);
   const chart = fresh.getByRole('img', { name: /Memory size and change/ });
   const second = Number(/The Weather Book \((\d+)\)/.exec((await chart.getAttribute('aria-label'))!)![1]);
   await slider.fill(String(second));
-  await expect(section).toContainText('This browser does not have "weather.epub", the book this section is in');
+  await expect(section).toContainText('This browser does not have "The Weather Book", the book this section is in');
 
   // Adding the missing book shows its sections.
   await openPlace(fresh, 'Read');
   await fresh.getByLabel('Add books').setInputFiles(weather);
   await expect(bookList(fresh).getByRole('listitem')).toHaveCount(3);
-  await expect(books).toHaveText(['harbour', 'The Weather Book (weather.epub)', 'families']);
+  await expect(books).toHaveText(['harbour.txt', 'The Weather Book', 'families.pdf']);
   await expect(section.locator('pre')).toContainText(/^Document 2: The Weather Book /);
   await context.close();
 });
@@ -323,7 +323,7 @@ test('a set of 100 small documents, chosen at once, is read a document a step an
   // Each document is read in a step of its own, from its header to its end.
   expect(revisions.map((r) => [r.start, r.end])).toEqual(run!.books.map((b) => [b.start, b.end]));
   await page.getByLabel('Search memories').fill('Port Meridian');
-  await expect(page.getByText(/first written at revision 81 \(note-081\)/)).toBeVisible();
+  await expect(page.getByText(/first written at revision 81 \(note-081\.txt\)/)).toBeVisible();
 });
 
 /** What holdInSecondBook leaves in the page once it holds the run. */

@@ -41,3 +41,23 @@ test('a browser in Simplified Chinese reads a book through the zh-CN names, and 
   await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
 });
+
+test('in Simplified Chinese, the prompt settings say what is fetched, from where and why, and WebLLM without a GPU says why in the same words on Read and Models', async ({
+  page,
+}) => {
+  await page.goto('/');
+  const settings = page.getByRole('region', { name: '设置' });
+  await settings.getByText('采样与提示词').click();
+  const files = settings.getByRole('region', { name: '提示词文件' });
+  await expect(files).toContainText('本应用不附带这些文字');
+  await expect(files).toContainText('从作者在 GitHub 上的仓库 BytedTsinghua-SIA/MemAgent 的固定提交 76b7a65 获取其提示词文件');
+  await expect(files).toContainText('书、问题和记忆都不会随之发送');
+
+  await page.getByRole('combobox', { name: '引擎' }).selectOption('webllm');
+  const alert = page.getByRole('alert');
+  await expect(alert).toContainText('WebLLM 无法在此运行');
+  const words = (await alert.textContent())!;
+  await expect(page.getByRole('button', { name: '阅读', exact: true })).toBeDisabled();
+  await page.getByRole('navigation', { name: '页面' }).getByRole('link', { name: '模型', exact: true }).click();
+  await expect(page.getByRole('region', { name: '模型', exact: true }).getByText(words, { exact: true })).toBeVisible();
+});

@@ -103,11 +103,11 @@ describe('a finished run over a set', () => {
     const exported = buildExport({ run, revisions: await from.store.listRevisions(runId), memories: await from.store.listMemories(runId) });
     const json = JSON.stringify(exported);
     expect(parseExport(json).run.books).toEqual(run.books);
-    // The Markdown names the books in order, and the book of each revision.
+    // The Markdown names the books in order, and the book of each revision: by the file's name where the title is only that.
     const md = toMarkdown(exported);
-    expect(md).toContain('1. harbour (harbour.txt)\n2. weather (weather.txt)\n3. families (families.txt)');
-    expect(md).toContain(`## Revision 1 (chunk 1 of ${run.chunks.length} · harbour)`);
-    expect(md).toContain(`## Revision ${run.chunks.length} (chunk ${run.chunks.length} of ${run.chunks.length} · families)`);
+    expect(md).toContain('1. harbour.txt\n2. weather.txt\n3. families.txt');
+    expect(md).toContain(`## Revision 1 (chunk 1 of ${run.chunks.length} · harbour.txt)`);
+    expect(md).toContain(`## Revision ${run.chunks.length} (chunk ${run.chunks.length} of ${run.chunks.length} · families.txt)`);
     from.store.close();
 
     // Another browser holds the first and third books only.

@@ -45,6 +45,30 @@ describe('memagent --help and --version', () => {
     expect(list(help.stdout)).toEqual(list(version.stdout.trimEnd()));
   });
 
+  it("prints, for read --help and eval --help, that command's own usage and options and not the other's", async () => {
+    const [whole, read, evaluate] = await Promise.all(
+      [['--help'], ['read', '--help'], ['eval', '-h']].map(async (args) => (await run('node', [BIN, ...args], { timeout: 60_000 })).stdout),
+    );
+    const usage = (text: string) => [...text.matchAll(/^ {2}memagent (\w+) /gm)].map((m) => m[1]);
+    expect(new Set(usage(whole!))).toEqual(new Set(['read', 'eval']));
+    expect(read).toMatch(/^memagent read: /);
+    expect(new Set(usage(read!))).toEqual(new Set(['read']));
+    expect(read).toMatch(/^ {2}--question, -q TEXT /m);
+    expect(read).toMatch(/^ {2}--base-url URL /m);
+    expect(read).not.toMatch(/^ {2}--tasks LIST /m);
+    expect(read).not.toContain('Commands:');
+    expect(evaluate).toMatch(/^memagent eval: /);
+    expect(new Set(usage(evaluate!))).toEqual(new Set(['eval']));
+    expect(evaluate).toMatch(/^ {2}--tasks LIST /m);
+    expect(evaluate).toMatch(/^ {2}--data FILE /m);
+    expect(evaluate).not.toMatch(/^ {2}--question/m);
+    // Each command's options are the whole help's, word for word, without saying which commands share them.
+    for (const own of [read!, evaluate!]) {
+      expect(own).not.toContain('both commands');
+      for (const line of own.split('\n').filter((l) => /^ {2}--/.test(l))) expect(whole).toContain(line);
+    }
+  });
+
   it('names the commands it knows when given one it does not', async () => {
     const failed = await run('node', [BIN, 'summarise'], { timeout: 60_000 }).catch((e: { code: number; stderr: string }) => e);
     expect(failed).toMatchObject({ code: 2 });

@@ -65,7 +65,7 @@ describe('memagent read with several files', () => {
     // Every progress line names the book the chunk is in.
     const progress = r.stderr.split('\n').filter((l) => l.startsWith('chunk '));
     expect(progress).toHaveLength(chunks.length);
-    for (const l of progress) expect(l).toMatch(/ · (a|The Weather Book|c)( · [^·]+)? · memory /);
+    for (const l of progress) expect(l).toMatch(/ · (a\.txt|The Weather Book|c\.pdf)( · [^·]+)? · memory /);
     expect(lines.filter((l) => l.type === 'revision')).toHaveLength(chunks.length);
 
     // A read stopped inside the second book (its journal cut after the chunk that follows that book's header) resumes from the next chunk.

@@ -122,17 +122,19 @@ describe('the model an engine config names', () => {
 
 describe('the size of a read', () => {
   it('counts chunks, and per step its chunk, the memory and the prompt around them', () => {
-    expect(readSize(10_000, 5000, 1000)).toEqual({ chunks: 2, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
+    // Cuts fall a little short of the size, at a paragraph or sentence end: twice a chunk's tokens take three.
+    expect(readSize(10_000, 5000, 1000)).toEqual({ chunks: 3, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
+    expect(readSize(9_000, 5000, 1000)).toEqual({ chunks: 2, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
     // A book shorter than a chunk is one chunk of its own length.
     expect(readSize(300, 5000, 100)).toEqual({ chunks: 1, promptTokens: 300 + 100 + PROMPT_OVERHEAD_TOKENS });
     // A set of books: each is cut on its own, so each ends in a chunk of its own.
-    expect(readSize([10_000, 300, 4_000], 5000, 1000)).toEqual({ chunks: 4, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
+    expect(readSize([9_000, 300, 4_000], 5000, 1000)).toEqual({ chunks: 4, promptTokens: 5000 + 1000 + PROMPT_OVERHEAD_TOKENS });
     expect(readSize([300, 200], 5000, 100)).toEqual({ chunks: 2, promptTokens: 300 + 100 + PROMPT_OVERHEAD_TOKENS });
   });
 
   it('with a measured speed alone, counts each step and the answer as writing a full memory: an upper bound', () => {
     const speed = { prefillTokensPerSecond: 100, decodeTokensPerSecond: 10 };
-    const { chunks, promptTokens } = readSize(10_000, 5000, 1000);
+    const { chunks, promptTokens } = readSize(9_000, 5000, 1000);
     const estimate = estimateRead({ chunks, promptTokens, memoryTokens: 1000, steps: [], speed })!;
     // Three steps (two chunks and the answer) of (6250 / 100 + 1000 / 10) s.
     expect(estimate.totalMs).toBe(3 * (62.5 + 100) * 1000);

@@ -95,7 +95,7 @@ describe('the sources of an answer, traced in the worker', () => {
     // A section that runs over a chapter's end is named by both chapters.
     expect(place).toMatch(/^Chapter \d+( – Chapter \d+)?$/);
     expect(markdown).toContain(
-      `> ${FACT_2}\n\n— ${place} · section ${n} of ${first.revisions.length} · written down at revision ${n}, kept to ${first.revisions.length}`,
+      `> ${FACT_2}\n\n— ${place} · section ${n} of ${first.revisions.length} · written down at revision ${n}, kept to revision ${first.revisions.length}`,
     );
     expect(markdown.indexOf('**Sources:**')).toBeLessThan(markdown.indexOf('## Revision 1'));
     const json = JSON.stringify(data);
@@ -145,8 +145,8 @@ describe('the sources of an answer, traced in the worker', () => {
     const books = (await t.store.getRun(runId))!.books!;
     const sources = (await t.store.getSources(runId, RUN_ANSWER))!;
     for (const [fact, book] of [
-      [FACT_1, 'harbour'],
-      [FACT_2, 'families'],
+      [FACT_1, 'harbour.txt'],
+      [FACT_2, 'families.txt'],
     ] as const) {
       const c = sources.citations.find((c) => c.sentence?.text === fact)!;
       expect(c.place).toBe(book);

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { evalCommand } from './eval';
-import { HELP } from './help';
+import { COMMAND_HELP, HELP } from './help';
 import { modelsCommand } from './models';
 import { readCommand } from './read';
 
@@ -14,13 +14,15 @@ export interface Command {
   name: string;
   /** One line for `memagent --help`. */
   summary: string;
-  /** Runs the command; `help` prints the whole help, for its --help. */
+  /** Its own usage and options, for `memagent <name> --help`; without them, its --help prints the whole help. */
+  help?: string;
+  /** Runs the command; `help` prints its help, for its --help. */
   run(argv: string[], help: () => number): Promise<number>;
 }
 
 export const COMMANDS: readonly Command[] = [
-  { name: 'read', summary: 'read a book through the memory loop and answer a question', run: readCommand },
-  { name: 'eval', summary: 'accuracy against document length: generated tasks or RULER-HotpotQA files', run: evalCommand },
+  { name: 'read', summary: 'read a book through the memory loop and answer a question', help: COMMAND_HELP.read, run: readCommand },
+  { name: 'eval', summary: 'accuracy against document length: generated tasks or RULER-HotpotQA files', help: COMMAND_HELP.eval, run: evalCommand },
   { name: 'models', summary: 'list, download or delete the models kept for --engine webllm', run: modelsCommand },
 ];
 
@@ -51,5 +53,12 @@ export function versionText(): string {
 /** Prints `memagent --help`: the commands, then every command's usage and options. */
 export function printHelp(): number {
   process.stdout.write(HELP.replace('\nUsage:', `\n${commandList()}\n\nUsage:`));
+  return 0;
+}
+
+/** Prints `memagent <command> --help`: that command's own usage and options, else the whole help. */
+export function printCommandHelp(command: Command): number {
+  if (!command.help) return printHelp();
+  process.stdout.write(command.help);
   return 0;
 }

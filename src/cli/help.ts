@@ -1,25 +1,28 @@
 /**
- * The words of `memagent --help`: every command's usage and options. The list
- * of commands is put in front of them by commands.ts, which knows the commands.
+ * The words of `memagent --help` (every command's usage and options) and of
+ * `memagent read --help` and `memagent eval --help` (one command's): each
+ * block is written once and put together per command. The list of commands is
+ * put in front of the whole help by commands.ts, which knows the commands.
  */
 import { DEFAULT_READ_SETTINGS, READ_LIMITS } from '../core/plan';
 import { ENGINES } from '../engines/registry';
 import { TASK_IDS } from '../eval/tasks';
 
-export const HELP = `memagent: read a whole book with a language model that keeps notes (the MemAgent memory loop).
+const INTRO = 'memagent: read a whole book with a language model that keeps notes (the MemAgent memory loop).';
 
-Usage:
-  memagent read <file> [<file> …] --question TEXT --engine extractive [options]
+const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine extractive [options]
   memagent read <file> [<file> …] --question TEXT --base-url URL [--model NAME] [options]
   memagent read <file> --question TEXT --engine webllm [--model ID] [options]
                        (several files are read as one set, in that order, with one memory;
-                       extractive reads with the paper's heuristic memory and no model)
-  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
+                       extractive reads with the paper's heuristic memory and no model)`;
+
+const EVAL_USAGE = `  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
-  npm run eval -- [eval options]   (the same as memagent eval)
+  npm run eval -- [eval options]   (the same as memagent eval)`;
 
-Server (both commands):
+/** The options both commands take, marked so in the whole help. */
+const COMMON = `Server (both commands):
   --base-url URL       the server's OpenAI API, e.g. http://127.0.0.1:8000/v1
   --model NAME         served model name (default: the first the server lists)
   --api-key KEY        bearer key; MEMAGENT_API_KEY or OPENAI_API_KEY in the environment also work
@@ -56,9 +59,9 @@ Prompts (both commands):
                        model, fetched once from the MemAgent repository at a pinned commit and kept in
                        the cache; app's wording while that file cannot be had (said so), and for extractive
   --prompts-file PATH  a local copy of recurrent.py or recurrent_boxed.py (checked by its SHA-256)
-  --prompts-base URL   a mirror to fetch <URL>/taskutils/memory_eval/utils/recurrent.py from
+  --prompts-base URL   a mirror to fetch <URL>/taskutils/memory_eval/utils/recurrent.py from`;
 
-read:
+const READ_OPTIONS = `read:
   --question, -q TEXT  what the memory is kept for (on --resume, the journal's question)
   --out FILE           journal of revisions, one JSON line each (default <file>.memagent.jsonl)
   --resume             continue the read the journal holds, from its next chunk
@@ -66,9 +69,9 @@ read:
   --seed N             sampling seed, 0 to ${READ_LIMITS.seed.max} (default random)
   --keep-gutenberg     keep Project Gutenberg's header and footer
   --json               print the answer and its sources as one JSON line, not in words
-                       (the journal's answer line holds the same sources)
+                       (the journal's answer line holds the same sources)`;
 
-eval:
+const EVAL_OPTIONS = `eval:
   --concurrency N      samples read at once (default 8): a batching server turns them into throughput
   --tasks LIST         comma-separated: ${TASK_IDS.join(', ')} (default all)
   --lengths LIST       document lengths, e.g. 8k,32k,128k (default 8k)
@@ -85,5 +88,47 @@ eval --data (RULER-HotpotQA files as published, read by the paper's method):
                        in \\boxed{}); default: the one the prompt set asks for: recurrent with
                        memagent, recurrent-boxed with memagent-boxed (and with this app's wording)
   --samples N          items read from each file (default all)
-  --json FILE          the method, the prompts (set and SHA-256) and every file's metrics and samples
+  --json FILE          the method, the prompts (set and SHA-256) and every file's metrics and samples`;
+
+/** Every command's usage and options: `memagent --help`. */
+export const HELP = `${INTRO}
+
+Usage:
+${READ_USAGE}
+${EVAL_USAGE}
+
+${COMMON}
+
+${READ_OPTIONS}
+
+${EVAL_OPTIONS}
 `;
+
+/** In one command's help the common options are simply its own. */
+const own = (text: string) => text.replace(/ \(both commands\)/g, '').replace(/both commands; /g, '');
+
+/** One command's usage and options: `memagent read --help`, `memagent eval --help`. */
+export const COMMAND_HELP: Readonly<Record<'read' | 'eval', string>> = {
+  read: `memagent read: read a book, or several as one set, through the memory loop and answer a question.
+
+Usage:
+${READ_USAGE}
+
+${own(COMMON)}
+
+${READ_OPTIONS}
+
+Every command: memagent --help
+`,
+  eval: `memagent eval: accuracy against document length, on generated tasks or RULER-HotpotQA files.
+
+Usage:
+${EVAL_USAGE}
+
+${own(COMMON)}
+
+${EVAL_OPTIONS}
+
+Every command: memagent --help
+`,
+};

@@ -7,14 +7,14 @@
  *   memagent read book.txt --question "..." --base-url http://127.0.0.1:8000/v1 --model NAME
  *   memagent eval --base-url http://127.0.0.1:8000/v1 --model NAME --tasks niah_single_1 --lengths 8k,32k
  */
-import { COMMANDS, printHelp, versionText } from './commands';
+import { COMMANDS, printCommandHelp, printHelp, versionText } from './commands';
 import { UsageError } from './flags';
 
 /** Runs one command; resolves to the exit code. */
 function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const found = COMMANDS.find((c) => c.name === command);
-  if (found) return found.run(rest, printHelp);
+  if (found) return found.run(rest, () => printCommandHelp(found));
   if (command === '--version' || command === '-v') return Promise.resolve((process.stdout.write(versionText()), 0));
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return Promise.resolve(printHelp());
   return Promise.reject(new UsageError(`Unknown command "${command}": use ${COMMANDS.map((c) => c.name).join(', ')}.`));

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { type Anchor, describePlace } from '../core/anchors';
-import { type BookSpan, chunkAllBooks, joinBooks, setAnchors } from '../core/book-set';
+import { type BookSpan, bookName, chunkAllBooks, joinBooks, setAnchors } from '../core/book-set';
 import { type ChunkSpan, chunkAll } from '../core/chunker';
 import type { Tokenizer } from '../core/tokenizer';
 import { ingestBytes, type IngestedText } from '../ingest/ingest';
@@ -53,7 +53,11 @@ export async function readFiles(files: readonly string[], options: { stripGutenb
   }
   const titled = docs.map((d) => ({ title: d.title?.trim() || d.name.replace(/\.[^.]+$/, ''), text: d.text, anchors: d.anchors }));
   const { text, spans } = joinBooks(titled);
-  const anchors = setAnchors(titled, spans);
+  // Places name each book as the app does: its title, else its file's name.
+  const anchors = setAnchors(
+    docs.map((d) => ({ title: bookName(d), anchors: d.anchors })),
+    spans,
+  );
   return {
     name: docs.map((d) => d.name).join(' + '),
     hash: createHash('sha256')

@@ -46,11 +46,13 @@ export function anchorsAt(anchors: readonly Anchor[], offset: number): { book?: 
 /**
  * Where `offset` is, in words: "Persuasion · Chapter 4, p. 31" in a set of
  * books, "Chapter 12, p. 143", "Chapter 12" or "p. 143" in one book, "" where
- * nothing is known. Every place the app names goes through this one function.
+ * nothing is known; in a book whose chapters restart, with the parts that hold
+ * the chapter: "BOOK ONE, CHAPTER IX" (see sectionName). Every place the app
+ * names goes through this one function.
  */
 export function describePlace(anchors: readonly Anchor[], offset: number): string {
   const { book, section, page } = anchorsAt(anchors, offset);
-  const within = [section?.label, page && `p. ${page.label}`].filter(Boolean).join(', ');
+  const within = [section && sectionName(anchors, section).name, page && `p. ${page.label}`].filter(Boolean).join(', ');
   return [book?.label, within].filter(Boolean).join(' · ');
 }
 
@@ -64,7 +66,11 @@ export function sectionPlace(anchors: readonly Anchor[], start: number, end: num
   const first = anchorsAt(anchors, start);
   const last = anchorsAt(anchors, Math.max(start, end - 1));
   if (last.book === first.book && last.section === first.section) return from;
-  const to = [last.book !== first.book ? last.book?.label : undefined, last.section?.label].filter(Boolean).join(' · ');
+  // Within the same part, the chapter reached is named alone: "BOOK ONE, CHAPTER IX – CHAPTER X".
+  const lastName = last.section && sectionName(anchors, last.section);
+  const firstName = first.section && sectionName(anchors, first.section);
+  const sameParts = last.book === first.book && !!lastName?.parts && lastName.parts === firstName?.parts;
+  const to = [last.book !== first.book ? last.book?.label : undefined, sameParts ? last.section?.label : lastName?.name].filter(Boolean).join(' · ');
   return to && from ? `${from} – ${to}` : from || to;
 }
 
@@ -84,4 +90,84 @@ export function cutAnchors(anchors: readonly Anchor[], start: number, end: numbe
     .filter((a) => !inside.some((b) => b.at === 0 && (b.kind === 'page') === (a.kind === 'page')))
     .map((a) => ({ ...a, at: 0 }));
   return [...moved, ...inside].sort((a, b) => a.at - b.at);
+}
+
+// A heading of a part that holds chapters: "Book One", "PART II", "Volume 3", "Second Epilogue" (a lone "Epilogue" is a chapter).
+const PART_HEADING = /^(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last)\s+)?(volume|book|part|epilogue)\b/i;
+// Where a part heading's own title starts: "BOOK ONE: 1805", "Part Two. The Storm", "Book 3 — Return".
+const PART_TITLE = /:\s|\.\s|\s[—–-]\s/;
+
+/** How deep a heading sits: by its level, then, between headings of one level, a volume above a book or part above a chapter. */
+function depthOf(a: Anchor): number {
+  const m = PART_HEADING.exec(a.label);
+  const kind = !m || (m[2]!.toLowerCase() === 'epilogue' && !m[1]) ? 2 : m[2]!.toLowerCase() === 'volume' ? 0 : 1;
+  return (a.level ?? 2) * 3 + kind;
+}
+
+/** A part's name where it qualifies a chapter: its heading without its own title ("BOOK ONE", not "BOOK ONE: 1805"). */
+function shortName(label: string): string {
+  if (!PART_HEADING.test(label)) return label;
+  const cut = PART_TITLE.exec(label);
+  return cut ? label.slice(0, cut.index) : label;
+}
+
+/** A section's name in a place, and the parts named before it ('' where none is). */
+interface SectionName {
+  name: string;
+  parts: string;
+}
+
+const outlines = new WeakMap<readonly Anchor[], Map<Anchor, SectionName>>();
+
+/**
+ * The names of a document's chapters and headings where their labels alone
+ * are ambiguous: in a book (of a set, each on its own) where headings of one
+ * depth repeat ("CHAPTER I" in every book of War and Peace), each of that
+ * depth is named with the parts that hold it, and those with theirs where they
+ * repeat too. Worked out once per list of anchors.
+ */
+function outline(anchors: readonly Anchor[]): Map<Anchor, SectionName> {
+  let names = outlines.get(anchors);
+  if (names) return names;
+  names = new Map();
+  let scope: Anchor[] = [];
+  const flush = () => {
+    const parent = new Map<Anchor, Anchor>();
+    const stack: Anchor[] = [];
+    const seen = new Map<number, Set<string>>();
+    const restarts = new Set<number>();
+    for (const a of scope) {
+      const depth = depthOf(a);
+      while (stack.length && depthOf(stack.at(-1)!) >= depth) stack.pop();
+      if (stack.length) parent.set(a, stack.at(-1)!);
+      stack.push(a);
+      const labels = seen.get(depth) ?? new Set<string>();
+      const key = a.label.toLowerCase();
+      if (labels.has(key)) restarts.add(depth);
+      seen.set(depth, labels.add(key));
+    }
+    const partsOf = (a: Anchor): string => {
+      const up = parent.get(a);
+      if (!up || !restarts.has(depthOf(a))) return '';
+      const above = partsOf(up);
+      return above ? `${above}, ${shortName(up.label)}` : shortName(up.label);
+    };
+    for (const a of scope) {
+      const parts = partsOf(a);
+      if (parts) names.set(a, { name: `${parts}, ${a.label}`, parts });
+    }
+    scope = [];
+  };
+  for (const a of anchors) {
+    if (a.kind === 'book') flush();
+    else if (a.kind !== 'page') scope.push(a);
+  }
+  flush();
+  outlines.set(anchors, names);
+  return names;
+}
+
+/** A chapter's or heading's name in a place: its label, after the parts that hold it where its label alone is ambiguous. */
+export function sectionName(anchors: readonly Anchor[], section: Anchor): SectionName {
+  return outline(anchors).get(section) ?? { name: section.label, parts: '' };
 }

@@ -124,7 +124,8 @@ export function bookRange(
 
 /**
  * The set's anchors: each book's own, moved to where its text lies in the
- * set, after a 'book' anchor at its header that names it. describePlace then
+ * set, after a 'book' anchor at its header that names it (`title`: give it
+ * the book's name, see bookName). describePlace then
  * names the book as well as the chapter and page.
  */
 export function setAnchors(books: readonly { title: string; anchors?: readonly Anchor[] }[], spans: readonly BookSpan[]): Anchor[] {
@@ -138,10 +139,22 @@ export function setAnchors(books: readonly { title: string; anchors?: readonly A
   return out;
 }
 
+/**
+ * How a book is named wherever the app names it (places, a set's list of
+ * books, exports): its title where the file has one, else the file's name.
+ * A run's book keeps the file's name without its extension as its title where
+ * the file had none (what the model read in the book's header line): that is
+ * no title, so the file's name stands.
+ */
+export function bookName(book: { name: string; title?: string }): string {
+  const title = book.title?.replace(/\s+/g, ' ').trim();
+  return title && title !== book.name.replace(/\.[^.]+$/, '') ? title : book.name;
+}
+
 /** A run as its places need it: its book, or the books of its set with where each lies. */
 export interface PlacedRun {
   documentId: string;
-  books?: readonly (BookSpan & { documentId: string; title: string })[];
+  books?: readonly (BookSpan & { documentId: string; name: string; title: string })[];
 }
 
 /**
@@ -151,6 +164,6 @@ export interface PlacedRun {
  */
 export async function runAnchors(run: PlacedRun, anchorsOf: (documentId: string) => Promise<Anchor[]>): Promise<Anchor[]> {
   if (!run.books) return anchorsOf(run.documentId);
-  const own = await Promise.all(run.books.map(async (b) => ({ title: b.title, anchors: await anchorsOf(b.documentId).catch(() => []) })));
+  const own = await Promise.all(run.books.map(async (b) => ({ title: bookName(b), anchors: await anchorsOf(b.documentId).catch(() => []) })));
   return setAnchors(own, run.books);
 }

@@ -217,9 +217,10 @@ const CUT_SHORT = { share: 0.03, most: 70 };
 
 /**
  * The chunks the chunker cuts a book of `bookTokens` tokens into: none for an
- * empty book, one for a book that fits in a chunk, else chunks cut a little short of the size, the
- * last taking what is left. The size alone (`bookTokens / chunkTokens`) counts
- * the fewest a read could take, and a read takes more.
+ * empty book, one for a book that fits in a chunk, else chunks cut a little
+ * short of the size, the last taking what is left. The size alone
+ * (`bookTokens / chunkTokens`) counts the fewest a read could take, and a read
+ * takes more (`test/estimate-chunks.test.ts` compares it with real books).
  */
 export function chunkCount(bookTokens: number, chunkTokens: number): number {
   if (bookTokens <= 0) return 0;

@@ -15,9 +15,11 @@ const NUMBER_WORDS =
 const NUMBERED = `(?:\\d{1,4}|[IVXLCDM]{1,8}|[ivxlcdm]{1,8}|${cased(NUMBER_WORDS)})`;
 // After the number: nothing, punctuation and a title, or a capitalised title ("Chapter 12: The Storm").
 const TITLE = `(?:[ \\t]*[.:—–-][^\\n]{0,70}|[ \\t]+[\\p{Lu}"'“‘(\\[][^\\n]{0,70})?`;
-// A heading line: "Chapter 12", "CHAPTER XII. The Storm", "Letter 4", "Book II", "Preface", "第十二章 …".
+const ORDINALS = 'first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last';
+// A heading line: "Chapter 12", "CHAPTER XII. The Storm", "Letter 4", "Book II", "FIRST EPILOGUE: 1813 - 20", "Preface", "第十二章 …".
 const HEADING_SOURCE =
   `(?:${cased('book|part|volume|chapter|letter|act|stave|canto|scene|section')}[ \\t]+${NUMBERED}(?![\\p{L}\\p{N}])${TITLE}` +
+  `|${cased(ORDINALS)}[ \\t]+${cased('book|part|volume|epilogue')}(?![\\p{L}\\p{N}])${TITLE}` +
   `|${cased('prologue|epilogue|preface|introduction|afterword|appendix|contents')}(?:[ \\t]+(?:[A-Z]|\\d{1,3}))?[.:]?` +
   `|第[0-9０-９一二三四五六七八九十百千零〇两]{1,6}[章回節节卷部篇幕話话][^\\n]{0,70})`;
 const HEADING_LINE = new RegExp(`^[ \\t]*(${HEADING_SOURCE})[ \\t]*$`, 'gmu');
@@ -27,8 +29,11 @@ const MARKDOWN_HEADING = /^(#{1,6})[ \t]+(.+)$/gmu;
 const CLOSING_HASHES = /[ \t#]/;
 const FENCE = /^(```|~~~)/gmu;
 
+// Headings of parts that hold chapters. "Second Epilogue" is one, as a book is; a lone "Epilogue" is a chapter. "第一卷" too.
+const PART_LABEL = new RegExp(`^(?:(?:${ORDINALS})\\s+)?(?:book|part|volume)\\b|^(?:${ORDINALS})\\s+epilogue\\b|^第[^\\s章回節节]{1,6}[卷部篇]`, 'iu');
+
 function levelOf(label: string): number {
-  if (/^(book|part|volume)\b/i.test(label)) return 1;
+  if (PART_LABEL.test(label)) return 1;
   if (/^(scene|section)\b/i.test(label)) return 3;
   return 2;
 }
@@ -48,7 +53,8 @@ export function cleanLabel(s: string): string {
  * Chapter headings found in plain text, as anchors. A heading must stand on a
  * line of its own. Three or more headings with only blank space between them
  * are a table of contents, not the chapters, and are skipped; a label that
- * repeats inside such a list starts the book itself.
+ * repeats inside such a list starts the book itself, with the headings of the
+ * parts just before it.
  */
 export function chapterAnchors(text: string, base = 0): Anchor[] {
   const anchors: Anchor[] = [];
@@ -56,23 +62,30 @@ export function chapterAnchors(text: string, base = 0): Anchor[] {
   // Keys of the segment, so that a run of thousands of heading lines stays linear.
   let keys = new Set<string>();
   let previousEnd = -1;
-  const flush = () => {
+  const flush = (carried: Anchor[] = []) => {
     if (segment.length < 3) anchors.push(...segment);
-    segment = [];
-    keys = new Set();
+    segment = carried;
+    keys = new Set(carried.map((a) => a.label.toLowerCase()));
   };
   for (const m of text.matchAll(HEADING_LINE)) {
     const label = cleanLabel(m[1]!);
     const key = label.toLowerCase();
+    const level = levelOf(label);
     let adjacent = false;
     if (previousEnd >= 0) {
       NON_SPACE.lastIndex = previousEnd;
       const next = NON_SPACE.exec(text);
       adjacent = !next || next.index >= m.index;
     }
-    if (!adjacent || keys.has(key)) flush();
+    if (!adjacent) flush();
+    else if (keys.has(key)) {
+      // The book starts here, with the part headings just before it: "BOOK ONE: 1805" above its "CHAPTER I" after the contents.
+      let cut = segment.length;
+      while (cut > 0 && segment[cut - 1]!.level! < level) cut--;
+      flush(segment.splice(cut));
+    }
     const lead = m[0].length - m[0].trimStart().length;
-    segment.push({ at: base + m.index + lead, kind: 'chapter', label, level: levelOf(label) });
+    segment.push({ at: base + m.index + lead, kind: 'chapter', label, level });
     keys.add(key);
     previousEnd = m.index + m[0].length;
   }

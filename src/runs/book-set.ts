@@ -1,6 +1,7 @@
 import { bookAt, chunkAllBooks, chunkBook, joinBooks, layBooks, ownText } from '../core/book-set';
 import type { ChunkLease } from '../core/chunk-lists';
 import type { ChunkSpan } from '../core/chunker';
+import { chunkCount } from '../core/estimate';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Library } from '../library/library';
 import type { DocumentRecord, RunBook, Store } from '../storage/db';
@@ -28,7 +29,7 @@ export interface LoadedSet extends PlannedSet {
  */
 export const MAX_JOINED_CHARS = 2 ** 29 - 24;
 
-/** The name a run over several books is listed by: the books' names, joined. */
+/** The name a run over several books is listed by: the books' names (see bookName), joined. */
 export function setName(names: readonly string[]): string {
   return names.join(' + ');
 }
@@ -64,7 +65,7 @@ function planned(docs: readonly DocumentRecord[], chars: readonly number[]): Pla
   return {
     books,
     tokens: docs.reduce((n, d) => n + d.tokens, 0),
-    chunksAbout: (chunkTokens) => docs.reduce((n, d) => n + Math.max(1, Math.ceil(d.tokens / chunkTokens)), 0),
+    chunksAbout: (chunkTokens) => docs.reduce((n, d) => n + Math.max(1, chunkCount(d.tokens, chunkTokens)), 0),
   };
 }
 

@@ -1,4 +1,6 @@
 import type { ChunkLists } from '../core/chunk-lists';
+import { chunkCount } from '../core/estimate';
+import { bookName } from '../core/book-set';
 import { planRead, readSettings, readSettingsProblem } from '../core/plan';
 import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
@@ -82,7 +84,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
     runs.push({
       id: deps.newId?.() ?? crypto.randomUUID(),
       documentId: doc.id,
-      documentName: set ? setName(set.books.map((b) => b.name)) : doc.name,
+      documentName: set ? setName(set.books.map(bookName)) : bookName(doc),
       ...(set && { books: set.books }),
       question,
       engineId: request.engineId,
@@ -91,7 +93,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       templates,
       prompts: prompts.record,
       chunks,
-      ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, Math.ceil(doc.tokens / settings.chunkTokens)) } } : {}),
+      ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, chunkCount(doc.tokens, settings.chunkTokens)) } } : {}),
       ...(skim && request.skim
         ? {
             skim: {

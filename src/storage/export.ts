@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { bookAt } from '../core/book-set';
+import { bookAt, bookName } from '../core/book-set';
 import { type FollowUpRecord, type MemoryRecord, type RevisionRecord, RUN_ANSWER, type RunRecord, SHA256_HEX, type SourcesRecord } from './schema';
 
 /**
@@ -254,7 +254,7 @@ function fence(text: string): string {
   return '`'.repeat(longest + 1);
 }
 
-/** An answer's sources in Markdown: each cited sentence quoted, with its place and the revision that wrote it down. */
+/** An answer's sources in Markdown as the page words them: each cited sentence quoted, with its place and the revisions that wrote it down and kept it. */
 function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: number): string[] {
   const found = sources?.find((s) => s.answer === answer);
   if (!found) return [];
@@ -262,8 +262,16 @@ function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: n
   for (const c of found.citations) {
     const at = [c.place, `section ${c.revision + 1} of ${total}`].filter(Boolean).join(' · ');
     const kept =
-      c.revision === c.keptUntil ? `written down at revision ${c.revision + 1}` : `written down at revision ${c.revision + 1}, kept to ${c.keptUntil + 1}`;
-    lines.push(c.sentence ? `> ${c.sentence.text}` : `> (the book is not in the browser that traced it: ${c.notes.join(' ')})`, '', `— ${at} · ${kept}`, '');
+      c.revision === c.keptUntil
+        ? `written down at revision ${c.revision + 1}`
+        : `written down at revision ${c.revision + 1}, kept to revision ${c.keptUntil + 1}`;
+    const back = c.returned ? ' · it left the memory later and came back without a section that holds it' : '';
+    lines.push(
+      c.sentence ? `> ${c.sentence.text}` : `> (the book is not in the browser that traced it: ${c.notes.join(' ')})`,
+      '',
+      `— ${at} · ${kept}${back}`,
+      '',
+    );
   }
   for (const u of found.unsourced) {
     lines.push(
@@ -296,10 +304,10 @@ export function toMarkdown(e: RunExport): string {
   ];
   const books = e.run.books;
   // A set's books in reading order, and with each revision the book its chunk is in.
-  if (books) lines.splice(3, 0, 'Books, read in this order as one stream:', '', ...books.map((b, i) => `${i + 1}. ${b.title} (${b.name})`), '');
+  if (books) lines.splice(3, 0, 'Books, read in this order as one stream:', '', ...books.map((b, i) => `${i + 1}. ${bookName(b)}`), '');
   for (const r of e.revisions) {
     const f = fence(r.memory);
-    const book = books ? ` · ${books[bookAt(books, r.start)]!.title}` : '';
+    const book = books ? ` · ${bookName(books[bookAt(books, r.start)]!)}` : '';
     lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total}${book})`, '', f, r.memory, f, '');
   }
   if (e.followUps?.length) {

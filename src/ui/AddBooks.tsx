@@ -1,39 +1,17 @@
-import { useEffect, useId, useState } from 'react';
+import { type ComponentProps, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, store } from './data';
 import { onRunEvent } from './client';
 import { bookLabel } from './BookOrder';
+import { FilePicker } from './FilePicker';
 
 /** The files a book may come in. */
 const BOOK_FILES =
   '.txt,.text,.md,.markdown,.html,.htm,.xhtml,.epub,.pdf,.docx,text/plain,text/markdown,text/html,application/epub+zip,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
-/** A chooser of book files, several at once; the same file may be chosen again. */
-export function BookFiles({
-  id,
-  onFiles,
-  ...aria
-}: {
-  id: string;
-  onFiles(files: File[]): void;
-  className?: string;
-  'aria-labelledby'?: string;
-  'aria-describedby'?: string;
-}) {
-  return (
-    <input
-      id={id}
-      {...aria}
-      type="file"
-      multiple
-      accept={BOOK_FILES}
-      onChange={(e) => {
-        const files = [...(e.currentTarget.files ?? [])];
-        if (files.length) onFiles(files);
-        e.currentTarget.value = '';
-      }}
-    />
-  );
+/** A chooser of book files, several at once, drawn as a button; the same file may be chosen again. */
+export function BookFiles(props: Omit<ComponentProps<typeof FilePicker>, 'accept' | 'multiple'>) {
+  return <FilePicker {...props} accept={BOOK_FILES} multiple />;
 }
 
 interface Props {
@@ -49,7 +27,7 @@ interface Props {
 /** More books for the read: files from this device, or books the Library keeps. */
 export function AddBooks({ books, libraryVersion, onFiles, onAdd }: Props) {
   const { t } = useTranslation();
-  const ids = { files: useId(), stored: useId() };
+  const ids = { stored: useId() };
   const [stored, setStored] = useState<DocumentRecord[]>([]);
   const [chosen, setChosen] = useState('');
   const [changed, setChanged] = useState(0);
@@ -72,8 +50,9 @@ export function AddBooks({ books, libraryVersion, onFiles, onAdd }: Props) {
   return (
     <div className="add-books">
       <div className="field inline">
-        <label htmlFor={ids.files}>{t('sets.addFiles')}</label>
-        <BookFiles id={ids.files} onFiles={onFiles} />
+        <BookFiles label={t('sets.addFiles')} onFiles={onFiles}>
+          {t('sets.addFiles')}
+        </BookFiles>
       </div>
       {offered.length > 0 && (
         <div className="field inline">

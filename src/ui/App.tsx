@@ -21,6 +21,7 @@ import { useAddBooks } from './useAddBooks';
 import { useImport } from './useImport';
 import { useReadSubmit } from './useReadSubmit';
 import { useRun } from './useRun';
+import { useRunOnForm } from './useRunOnForm';
 
 /** The cited sentence the address names, as the section pane marks it. */
 function markFromUrl(): CitedMark | null {
@@ -45,6 +46,12 @@ export function App({ place }: { place: Place }) {
   const imports = useImport();
   const view = useRun(runId, imports.version);
   const runColumn = useRef<HTMLDivElement>(null);
+  // The Read form takes the run opened here (by its address, a reload, the Library, Back), unless it started it.
+  const { shown, follow, forget } = useRunOnForm({ view, setBooks, runColumn });
+  // Where the run shown was opened from: deleting it goes back there, and says so there.
+  const [runFrom, setRunFrom] = useState<Place>('read');
+  const [deleted, setDeleted] = useState<{ question: string; place: Place } | null>(null);
+  const deletedNotice = useRef<HTMLParagraphElement>(null);
   // The engine whose tokenizer counts a new book's tokens.
   const importEngine = importTokenizerEngine();
 
@@ -57,16 +64,23 @@ export function App({ place }: { place: Place }) {
     return () => stop();
   }, []);
 
+  const runShown = useRef(runId);
+  useEffect(() => {
+    runShown.current = runId;
+  }, [runId]);
+
   // Back and Forward between runs show the run their address names.
   useEffect(
     () =>
       onHistory(() => {
         const id = runIdFromUrl();
+        // Another run: the form takes it. The same run (Back from one of its sources) leaves the form as the person left it.
+        if (id && id !== runShown.current) follow(id);
         if (id) setRunId(id);
         setSelected(revisionFromUrl());
         setCited(markFromUrl());
       }),
-    [],
+    [follow],
   );
 
   // A message belongs to the place it was raised in: leaving the place clears it, in the same render.
@@ -75,7 +89,13 @@ export function App({ place }: { place: Place }) {
     setErrorPlace(place);
     setError(null);
     setFileError(null);
+    if (deleted && deleted.place !== place) setDeleted(null);
   }
+
+  // Whoever deleted a run is told where they landed, with focus there (the button they pressed is gone).
+  useEffect(() => {
+    if (deleted) deletedNotice.current?.focus();
+  }, [deleted]);
 
   useEffect(() => {
     void agent.engines().then(setEngines);
@@ -112,24 +132,37 @@ export function App({ place }: { place: Place }) {
   const addFiles = useAddBooks({ imports, importEngine, setBooks, setError: setFileError, setBusy, refreshRuns });
   const read = useReadSubmit({ books, setError, setBusy, openRun: (id) => openRun(id), refreshRuns, runColumn });
 
+  /** Shows a run the Read form started: the form holds it already. */
   const openRun = (id: string) => {
+    forget();
     showInUrl(id);
     setRunId(id);
     setSelected(null);
     setCited(null);
+    setRunFrom('read');
+    setDeleted(null);
   };
 
-  /** Opens a run from the Library: the Read page shows it, and Back returns. */
+  /** Opens a run from the Library: the Read page shows it, the form takes it, and Back returns. */
   const showRun = (id: string) => {
     goTo('read', { run: id, rev: null, cite: null }, () => runColumn.current);
     setRunId(id);
+    follow(id);
     setSelected(null);
     setCited(null);
+    setRunFrom('library');
+    setDeleted(null);
+  };
+
+  /** The books to read, as the person chose them: a run still being opened leaves them be. */
+  const chooseBooks = (docs: DocumentRecord[]) => {
+    forget();
+    setBooks(docs);
   };
 
   /** Opens books from the Library on the Read form: one, or several to read together in this order. */
   const openBooks = (docs: DocumentRecord[]) => {
-    setBooks(docs);
+    chooseBooks(docs);
     goTo('read');
   };
 
@@ -172,17 +205,31 @@ export function App({ place }: { place: Place }) {
     }
   };
 
+  /** Deletes the run shown (RunDelete asked first) and goes back to where it was opened from: the Library, or the Read page. */
   const deleteRun = async () => {
     if (!runId) return;
+    const question = view.run?.question ?? '';
     try {
       await call(agent.deleteRun(runId));
       forgetRunInUrl();
       setRunId(null);
+      setDeleted({ question, place: runFrom });
+      if (runFrom !== place) goTo(runFrom, { run: null, rev: null, cite: null }, () => deletedNotice.current);
       await refreshRuns();
     } catch (e) {
       setError((e as Error).message);
     }
   };
+
+  /** Said on the page the deletion landed on, and only there (the pages stay mounted: one notice, one ref). */
+  const deletedAlert = (at: Place) =>
+    deleted &&
+    deleted.place === at &&
+    place === at && (
+      <p role="status" className="deleted-notice" tabIndex={-1} ref={deletedNotice}>
+        {t('runDelete.done', { question: deleted.question })}
+      </p>
+    );
 
   // Files dragged over the page: a drop target shows until they are dropped or leave. Enter and leave come for
   // every element crossed, so they are counted.
@@ -202,6 +249,7 @@ export function App({ place }: { place: Place }) {
     if (files.length === 0) return;
     // The books become the Read form's, in the order dropped; the Library shows their import as well.
     if (place !== 'library') goTo('read');
+    forget();
     void addFiles(files);
   };
 
@@ -231,9 +279,14 @@ export function App({ place }: { place: Place }) {
             importStatus={<ImportProgress progress={imports.progress} />}
             fileError={<FieldError message={fileError} />}
             libraryVersion={imports.version}
-            onFiles={(files, append) => void addFiles(files, append)}
-            onBooks={setBooks}
+            onFiles={(files, append) => {
+              forget();
+              void addFiles(files, append);
+            }}
+            onBooks={chooseBooks}
             onRead={(r) => void read(r)}
+            shown={shown}
+            onEdit={forget}
           />
         }
         error={errorAlert}
@@ -255,13 +308,20 @@ export function App({ place }: { place: Place }) {
               cited={cited}
               onOpenSource={openSource}
             />
-          ) : null
+          ) : (
+            deletedAlert('read') || null
+          )
         }
       />
       <LibraryPage
         active={place === 'library'}
         importProgress={<ImportProgress progress={imports.progress} />}
-        error={libraryAlert}
+        error={
+          <>
+            {deletedAlert('library')}
+            {libraryAlert}
+          </>
+        }
         books={
           <Library
             current={books}

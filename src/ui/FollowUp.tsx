@@ -5,6 +5,7 @@ import { type FollowUpRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import { formatDuration } from './format';
 import { type SourceTarget, Sources } from './Sources';
+import { engineUi } from './engines';
 import './follow-up.css';
 
 /** A run's follow-up answers as storage holds them, kept current by the worker's events. */
@@ -94,7 +95,10 @@ export function FollowUp({ run, total, onOpenSource }: { run: RunRecord; total: 
             <li key={f.index}>
               <p className="follow-up-question">{f.question}</p>
               <p className="answer-text">{f.answer}</p>
-              <p className="hint">{t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}</p>
+              <p className="hint">
+                {t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}
+                {engineUi(run.engineId).noModel ? ` · ${t('followUp.picked')}` : ''}
+              </p>
               <Sources runId={run.id} answer={f.index} total={total} onOpen={onOpenSource} />
             </li>
           ))}

@@ -1,6 +1,14 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { DEFAULT_PROMPTS_BASE, type FileSetId, PROMPT_SET_LABELS, type PromptSet, type PromptSetId } from '../core/prompt-sets';
+import {
+  DEFAULT_PROMPTS_BASE,
+  type FileSetId,
+  MEMAGENT_COMMIT,
+  MEMAGENT_REPOSITORY,
+  PROMPT_SET_LABELS,
+  type PromptSet,
+  type PromptSetId,
+} from '../core/prompt-sets';
 import { DEFAULT_TEMPLATES, type PromptTemplates } from '../core/prompts';
 import type { PromptFileStatus } from '../agent/protocol';
 import { agent, call, onRunEvent } from './client';
@@ -157,6 +165,8 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
         </p>
       </div>
       <section aria-label={t('prompts.files')} className={missing ? 'warning' : undefined}>
+        {/* What leaves the browser here, and why, said before the files' state: the book never does. */}
+        <p className="hint">{t('prompts.about', { repo: MEMAGENT_REPOSITORY, commit: MEMAGENT_COMMIT.slice(0, 7) })}</p>
         {files?.status.map((f) => (
           <p key={f.set} className="hint">
             {describeFile(f)}

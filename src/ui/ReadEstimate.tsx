@@ -20,6 +20,8 @@ interface Props {
   settings: ReadFormSettings;
   /** Hears the expected time of the read in milliseconds, or null while there is none. */
   onEstimate?(ms: number | null): void;
+  /** The engine cannot run in this browser: no time is expected, and nothing is offered to measure it. */
+  cannotRun?: boolean;
 }
 
 const NO_CONFIG: EngineConfig = {};
@@ -30,9 +32,9 @@ const NO_CONFIG: EngineConfig = {};
  * reading and writing speeds. It says which.
  */
 export function ReadEstimate(props: Props) {
-  const { useSpeedApart = noSpeedApart, notMeasured = notMeasuredYet } = engineUi(props.engineId);
+  const { useSpeedApart = noSpeedApart, notMeasured = notMeasuredYet, noModel = false } = engineUi(props.engineId);
   // Each engine measures its speed its own way (its own hooks): a change of engine starts afresh.
-  return <EngineEstimate key={props.engineId} {...props} useSpeedApart={useSpeedApart} notMeasured={notMeasured} />;
+  return <EngineEstimate key={props.engineId} {...props} useSpeedApart={useSpeedApart} notMeasured={notMeasured} noModel={noModel} />;
 }
 
 const notMeasuredYet = () => i18n.t('estimate.notMeasured');
@@ -47,9 +49,12 @@ interface EngineEstimateProps extends Props {
   useSpeedApart(config: EngineConfig): SpeedApart | undefined;
   /** What to say while nothing is measured. */
   notMeasured(): string;
+  /** The engine reads without a model: with nothing measured yet, it still takes only moments. */
+  noModel: boolean;
 }
 
-function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured }: EngineEstimateProps) {
+function EngineEstimate(props: EngineEstimateProps) {
+  const { books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured, noModel, cannotRun } = props;
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const [beside, setBeside] = useState<BesideSteps | undefined>(undefined);
@@ -77,15 +82,20 @@ function EngineEstimate({ books, engineId, engineConfig = NO_CONFIG, settings, o
   }, [engineId, model]);
 
   const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, settings, { samples, apart, beside }) : null;
-  const expected = plan?.full ? (plan.skim ?? plan.full).totalMs : null;
+  const expected = plan?.full && !cannotRun ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
 
   if (!plan) return null;
   const { chunks, promptTokens, full, skim, read } = plan;
-  if (!full) {
+  if (!full || cannotRun) {
+    const words = cannotRun
+      ? `${t('estimate.aboutChunks', { chunks })} ${t('estimate.cannotRun')}`
+      : noModel
+        ? t('estimate.noModel', { chunks })
+        : `${t('estimate.aboutChunks', { chunks })} ${notMeasured()}`;
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {t('estimate.aboutChunks', { chunks })} {notMeasured()}
+        {words}
       </p>
     );
   }

@@ -3,14 +3,17 @@ import { AddBooks, BookFiles } from './AddBooks';
 import { BookOrder } from './BookOrder';
 import { useTranslation } from 'react-i18next';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
-import { ENGINE_UI, usePreferredEngine } from './engines';
+import { ENGINE_UI, engineUi, useEngineCannotRun, usePreferredEngine } from './engines';
 import { EngineFields, useEngineChoice } from './engines/EngineChoice';
 import type { DocumentRecord } from './data';
 import { formatBytes, formatTokens } from './format';
+import { engineText } from './i18n';
 import { type ReadFormSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
 import { QuestionList } from './QuestionList';
+import type { RunOnForm } from './run-form';
+import { useShownRun } from './useRunOnForm';
 import './read-form.css';
 
 export interface ReadRequest extends ReadFormSettings {
@@ -40,6 +43,10 @@ interface Props {
   /** The books to read, reordered, with one removed or one from the Library added. */
   onBooks(books: DocumentRecord[]): void;
   onRead(request: ReadRequest): void;
+  /** The run open on the Read page, which the form takes (its books come through `books`). */
+  shown?: RunOnForm | null;
+  /** The person changed the form: a run still being opened does not replace what they did. */
+  onEdit?(): void;
 }
 
 /** What a read takes, as one record: the book, or a set's books with their sizes added up. */
@@ -57,16 +64,28 @@ export function readingOf(books: readonly DocumentRecord[]): DocumentRecord | nu
 }
 
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
-export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead }: Props) {
+export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead, shown, onEdit }: Props) {
   const { t } = useTranslation();
-  const ids = { doc: useId(), label: useId(), chosen: useId() };
+  const ids = { doc: useId(), label: useId(), chosen: useId(), off: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
   const [settings, updateSettings] = useReadSettings();
   const [estimateMs, setEstimateMs] = useState<number | null>(null);
   // Until the person picks one: WebLLM where a hardware GPU can run it, else the first engine.
-  const choice = useEngineChoice(engines, usePreferredEngine());
+  const chosen = useEngineChoice(engines, usePreferredEngine());
+  useShownRun(shown, { setQuestions, updateSettings, promptSet: settings.promptSet, choice: chosen });
+  // What the person does here is theirs (onEdit); the engines' own forms configuring themselves is not.
+  const edited =
+    <T,>(change: (value: T) => void) =>
+    (value: T) => {
+      onEdit?.();
+      change(value);
+    };
+  const choice = { ...chosen, choose: edited(chosen.choose) };
   const { engine, config: engineConfig } = choice;
   const document = readingOf(books);
+  // An engine that cannot run in this browser leaves Read off, and says why beside it.
+  const cannotRun = useEngineCannotRun(engine?.id ?? '');
+  const onGpu = Boolean(engine && engineUi(engine.id).onThisGpu);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -81,16 +100,9 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
         </label>
         {/* The browser's own picker would say "No file chosen" beside a book the form holds: this one names the book. */}
         <div className="book-picker">
-          <BookFiles
-            id={ids.doc}
-            className="visually-hidden"
-            aria-labelledby={ids.label}
-            aria-describedby={ids.chosen}
-            onFiles={(files) => onFiles(files, false)}
-          />
-          <label htmlFor={ids.doc} className="book-picker-button" aria-hidden="true">
+          <BookFiles id={ids.doc} labelledBy={ids.label} describedBy={ids.chosen} onFiles={(files) => onFiles(files, false)}>
             {t(books.length ? 'read.chooseOther' : 'read.choose')}
-          </label>
+          </BookFiles>
           <span id={ids.chosen} className="book-picker-name">
             {books.length ? books.map((b) => b.name).join(', ') : t('read.noBook')}
           </span>
@@ -109,21 +121,44 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
           <AddBooks books={books} libraryVersion={libraryVersion} onFiles={(files) => onFiles(files, true)} onAdd={(doc) => onBooks([...books, doc])} />
         )}
       </div>
-      <QuestionList questions={questions} onChange={setQuestions} />
+      <QuestionList questions={questions} onChange={edited(setQuestions)} />
       <div className="field">
         <EngineFields engines={engines} choice={choice} />
         {Object.entries(ENGINE_UI).map(
           ([id, { Note }]) =>
             Note && (
-              <Note key={id} engineId={engine?.id ?? ''} config={choice.configs[id] ?? {}} document={document} settings={settings} onChoose={choice.choose} />
+              <Note
+                key={id}
+                engineId={engine?.id ?? ''}
+                config={choice.configs[id] ?? {}}
+                document={document}
+                books={books}
+                settings={settings}
+                chosenOnGpu={onGpu}
+                onChoose={choice.choose}
+              />
             ),
         )}
       </div>
-      <SettingsPanel settings={settings} onChange={updateSettings} engineId={engine?.id ?? ''} />
-      <ReadEstimate books={books} engineId={engine?.id ?? ''} engineConfig={engineConfig} settings={settings} onEstimate={setEstimateMs} />
-      <button type="submit" disabled={busy}>
-        {t('read.read')}
-      </button>
+      <SettingsPanel settings={settings} onChange={edited(updateSettings)} engineId={engine?.id ?? ''} />
+      <ReadEstimate
+        books={books}
+        engineId={engine?.id ?? ''}
+        engineConfig={engineConfig}
+        settings={settings}
+        onEstimate={setEstimateMs}
+        cannotRun={Boolean(cannotRun)}
+      />
+      <div className="read-submit">
+        <button type="submit" disabled={busy || Boolean(cannotRun)} aria-describedby={cannotRun ? ids.off : undefined}>
+          {t('read.read')}
+        </button>
+        {cannotRun && engine && (
+          <p id={ids.off} className="hint">
+            {t('read.cannotRead', { engine: engineText(engine.id, 'label', engine.label) })}
+          </p>
+        )}
+      </div>
     </form>
   );
 }

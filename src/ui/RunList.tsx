@@ -1,6 +1,6 @@
-import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from './data';
+import { FilePicker } from './FilePicker';
 import { formatRunBooks } from './format';
 import { RunProgress } from './RunProgress';
 import { runChanges, runMade } from './run-summary';
@@ -15,22 +15,13 @@ interface Props {
 /** Earlier and unfinished runs, newest first. */
 export function RunList({ runs, current, onOpen, onImport }: Props) {
   const { t } = useTranslation();
-  const importId = useId();
   return (
     <nav aria-label={t('runs.title')} className="run-list">
       <h2>{t('runs.title')}</h2>
       <div className="field">
-        <label htmlFor={importId}>{t('runs.import')}</label>
-        <input
-          id={importId}
-          type="file"
-          accept=".json,application/json"
-          onChange={(e) => {
-            const file = e.currentTarget.files?.[0];
-            if (file) onImport(file);
-            e.currentTarget.value = '';
-          }}
-        />
+        <FilePicker label={t('runs.import')} accept=".json,application/json" onFiles={(files) => onImport(files[0]!)}>
+          {t('runs.import')}
+        </FilePicker>
       </div>
       <ul>
         {runs.map((r) => (

@@ -11,6 +11,7 @@ import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
 import { type SourceTarget, Sources } from './Sources';
+import { engineUi } from './engines';
 
 interface Props {
   run: RunRecord;
@@ -94,6 +95,12 @@ export function RunView({ run, runs, revisions, book, books, writing, selected, 
       )}
       <section aria-label={t('run.answer')} className="answer">
         <h3>{t('run.answer')}</h3>
+        {/* A model-free engine picks sentences; the page says so, and which engines would write an answer. */}
+        {run.answer !== undefined && engineUi(run.engineId).noModel && (
+          <p className="hint answer-kind" role="note">
+            {t('run.picked')} {t('run.pickedWriters')}
+          </p>
+        )}
         {run.answer ? (
           <p className="answer-text">{run.answer}</p>
         ) : run.answer !== undefined ? (

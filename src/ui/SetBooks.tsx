@@ -1,4 +1,5 @@
 import { useTranslation } from 'react-i18next';
+import { bookName } from '../core/book-set';
 import type { DocumentRecord, RunRecord } from './data';
 
 interface Props {
@@ -25,8 +26,7 @@ export function SetBooks({ run, books }: Props) {
           const here = !known || books[i] !== null;
           return (
             <li key={`${i}:${b.documentId}`} className={here ? undefined : 'missing'}>
-              {b.title}
-              {b.title !== b.name.replace(/\.[^.]+$/, '') ? ` (${b.name})` : ''}
+              {bookName(b)}
               {here ? '' : ` — ${t('sets.notHere')}`}
             </li>
           );

@@ -1,3 +1,4 @@
+import { bookName } from '../core/book-set';
 import { median } from '../core/estimate';
 import type { DocumentRecord, RunRecord } from './data';
 import { currentLanguage, i18n } from './i18n';
@@ -63,8 +64,9 @@ export function estimateRemaining(committedAt: readonly number[], remaining: num
   return median(recent.slice(1).map((t, i) => t - recent[i]!))! * remaining;
 }
 
-/** How a run's books are named: its book, a few books joined, or the first of many and how many more. */
+/** How a run's books are named (each by bookName): its book, a few books joined, or the first of many and how many more. */
 export function formatRunBooks(run: Pick<RunRecord, 'documentName' | 'books'>): string {
-  if (!run.books || run.books.length <= 3) return run.documentName;
-  return i18n.t('sets.nameMany', { first: run.books[0]!.name, count: run.books.length - 1 });
+  if (!run.books) return run.documentName;
+  if (run.books.length <= 3) return run.books.map(bookName).join(' + ');
+  return i18n.t('sets.nameMany', { first: bookName(run.books[0]!), count: run.books.length - 1 });
 }

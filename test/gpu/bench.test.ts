@@ -16,9 +16,13 @@ let record: BenchRecord | undefined;
 describe('npm run bench:gpu on SwiftShader (a few tokens)', () => {
   it('loads the real kernels from the cache the app’s downloader filled, measures load, prefill, decode, one step and speculative writing beside it, and writes its record', async () => {
     const cache = join(dir, 'cache');
-    const bench = await run('npm', ['run', '-s', 'bench:gpu', '--', '--cache-dir', cache, '--out', out, '--cpu-profile', profile, '--speculate', 'oracle', '--draft', '3'], {
-      env: { ...process.env, ...swiftShaderEnv() },
-    });
+    const bench = await run(
+      'npm',
+      ['run', '-s', 'bench:gpu', '--', '--cache-dir', cache, '--out', out, '--cpu-profile', profile, '--speculate', 'oracle', '--draft', '3'],
+      {
+        env: { ...process.env, ...swiftShaderEnv() },
+      },
+    );
     console.log(`npm run bench:gpu: ${bench.seconds.toFixed(0)} s\n${bench.stdout}`);
     expect(bench.code, bench.stderr).toBe(0);
     record = JSON.parse(readFileSync(out, 'utf8')) as BenchRecord;

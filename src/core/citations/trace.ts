@@ -3,6 +3,7 @@ import { isCjkKey, isNumberKey, keyShape, keysOf, nameKeys } from './keys';
 import { type Note, splitNotes } from './notes';
 import { type Citation, merge, type NoteTrace, type SectionText, type Sources, type TraceInput, type Unsourced } from './citation';
 import { KeyTimeline, staysOf } from './timeline';
+import { heldByAnswer } from './held';
 
 /**
  * Citations traced through a run's memory. An answer is matched to the notes
@@ -102,8 +103,10 @@ export class Tracer {
   async citeAnswer(answer: string, last = this.input.memories.length - 1): Promise<Sources> {
     if (last < 0) return { citations: [], unsourced: answerClaims(answer).length ? [{ text: answer.trim(), reason: 'answer' }] : [] };
     const view = this.view(last, answer);
-    const { picked, unsourced } = this.select(answer, view);
-    const traces = await this.traceNotes(view, picked);
+    const { picked, claimed, unsourced } = this.select(answer, view);
+    // A source is listed only where the answer holds what it cites.
+    const held = { answer: new Set(keysOf(answer)), fromAnswer: picked.map((i) => claimed.has(i)), names: view.names };
+    const traces = heldByAnswer(await this.traceNotes(view, picked), held);
     for (const t of traces) if (t.citations.length === 0) unsourced.push({ text: t.note.text, reason: 'memory' });
     return { citations: merge(traces.flatMap((t) => t.citations)), unsourced };
   }
@@ -134,7 +137,7 @@ export class Tracer {
    * most of its keys; then notes linked to those by a name that hold what the
    * question asks about and they do not (the first hops of a multi-hop answer).
    */
-  private select(answer: string, view: MemoryView): { picked: number[]; unsourced: Unsourced[] } {
+  private select(answer: string, view: MemoryView): { picked: number[]; claimed: Set<number>; unsourced: Unsourced[] } {
     const picked = new Set<number>();
     const unsourced: Unsourced[] = [];
     const held = new Set<string>();
@@ -185,8 +188,9 @@ export class Tracer {
       if (chosen.length && coveredWeight >= CLAIM_HELD * total) for (const i of chosen) picked.add(i);
       else if (keys.size >= 2 || [...keys].some((k) => view.names.has(k) || isNumberKey(k))) unsourced.push({ text: claim, reason: 'answer' });
     }
+    const claimed = new Set(picked);
     this.bridge(view, picked);
-    return { picked: [...picked].sort((a, b) => a - b), unsourced };
+    return { picked: [...picked].sort((a, b) => a - b), claimed, unsourced };
   }
 
   /** Adds to `picked` the notes, reached from it through what they share, that hold what the question asks and `picked` does not. */

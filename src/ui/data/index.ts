@@ -10,7 +10,7 @@ import { Store } from '../../storage/db';
 export type * from '../../storage/schema';
 export type * from '../../storage/evaluation-schema';
 export type * from '../../storage/model-schema';
-export { buildExport, checkExportSize, toMarkdown } from '../../storage/export';
+export { buildExport, checkExportSize, toMarkdown, type RunExport } from '../../storage/export';
 export { contentHash, RUN_ANSWER } from '../../storage/schema';
 export { loadApiKey } from '../../storage/secrets';
 

@@ -25,3 +25,13 @@ const NONE: EngineUi = {};
 export function engineUi(engineId: string): EngineUi {
   return { ...(ENGINE_UI[engineId] ?? NONE), noModel: !needsModel(engineId) };
 }
+
+/**
+ * Why the engine cannot read in this browser, or null. Every engine's check
+ * runs on every render, in the table's fixed order, so that the hooks behind
+ * them keep their order whichever engine is chosen.
+ */
+export function useEngineCannotRun(engineId: string): string | null {
+  const reasons = Object.entries(ENGINE_UI).map(([id, ui]) => [id, ui.useCannotRun?.() ?? null] as const);
+  return reasons.find(([id]) => id === engineId)?.[1] ?? null;
+}

@@ -22,8 +22,13 @@ export interface EngineNoteProps {
   engineId: string;
   /** This engine's own configuration, as its settings form holds it (empty until it is chosen once). */
   config: EngineConfig;
+  /** The books to read, as one record (a set's sizes added up). */
   document: DocumentRecord | null;
+  /** The books themselves: a set's books are each cut on their own. */
+  books: readonly DocumentRecord[];
   settings: Pick<ReadFormSettings, 'chunkTokens' | 'memoryTokens'>;
+  /** Whether the chosen engine runs its model on this device's GPU (an offer of a CPU engine helps only there). */
+  chosenOnGpu: boolean;
   onChoose(engineId: string): void;
 }
 
@@ -43,6 +48,10 @@ export interface EngineUi {
   notMeasured?(): string;
   /** A note beside the engine choice, shown whichever engine is chosen (an offer to use this one instead). */
   Note?: ComponentType<EngineNoteProps>;
+  /** Why it cannot read in this browser (no usable GPU), or null where it can or while that is being checked: a hook, called on every render. */
+  useCannotRun?(): string | null;
+  /** Runs its model on this device's GPU. */
+  onThisGpu?: boolean;
   /** Its section of the Models page: the models it keeps in this browser, with their measured speeds. */
   Models?: ComponentType<EngineModelsProps>;
   /** Reads with a heuristic and no model: it takes no model and no prompt set (set by engineUi from the engine's info). */

@@ -59,6 +59,7 @@ export const en = {
     needDocument: 'Choose a document first: a book as .txt, .md, .html, .epub, .pdf or .docx.',
     needQuestion: 'Enter a question before reading: the memory keeps what helps answer it.',
     emptyQuestion: 'Question {{n}} is empty: type a question there or remove it.',
+    cannotRead: '{{engine}} cannot run in this browser, so Read is off: choose another engine under Engine.',
   },
   questions: {
     first: 'Question',
@@ -148,6 +149,9 @@ export const en = {
     thePrompts: 'the prompts',
     formRecurrent: ' ("the answer is …")',
     answerLater: 'The answer is written from the final memory after the last chunk.',
+    picked:
+      'Not written by a model: these are the sentences of the final memory most related to the question, picked by the extractive engine without a language model.',
+    pickedWriters: 'To have an answer written from the memory, read with WebLLM, llama.cpp or an OpenAI-compatible server.',
   },
   runs: {
     title: 'Runs',
@@ -170,6 +174,7 @@ export const en = {
     bookStays: '{{book}} stays in the Library.',
     yes: 'Yes, delete run',
     keep: 'Keep run',
+    done: 'Deleted the run “{{question}}”.',
   },
   import: {
     progress: 'Import progress',
@@ -246,6 +251,7 @@ export const en = {
     answering: 'Answering "{{question}}" from the memory…',
     list: 'Follow-up answers',
     answeredFrom: 'Answered from a memory kept for another question ("{{question}}") · written in {{duration}}',
+    picked: 'sentences of the memory picked without a model, not an answer written by one',
   },
   sources: {
     region: 'Sources',
@@ -271,7 +277,6 @@ export const en = {
     title: 'Models',
     intro: 'Language models that run on this device: WebLLM on the graphics card, llama.cpp on the processor.',
     checking: 'Checking WebGPU…',
-    noWebGpu: 'No WebGPU in this browser: models cannot run here, so none are offered for download.',
     gpu: 'GPU: {{adapter}}',
     software: ' (software, very slow)',
     f16: 'shader-f16 available',
@@ -356,6 +361,8 @@ export const en = {
       "This model's speed on this GPU is not measured yet: Load it in Models to measure it in a few seconds, or the time left shows once two chunks are read.",
     notMeasured: "This engine's speed is not measured yet: the time left shows once two chunks are read.",
     aboutChunks: 'About {{chunks}} chunks.',
+    noModel: 'About {{chunks}} chunks: this engine runs no model, so the read takes moments.',
+    cannotRun: 'No time to expect: this engine cannot run in this browser.',
     perSteps: "{{duration}} each, measured on this engine's past reads",
     perStepsModel: "{{duration}} each, measured on this engine's past reads with this model",
     perSpeed: 'at most {{duration}} each: reading {{prompt}} tokens at {{read}} tokens/s and writing up to {{written}} at {{write}} tokens/s, {{where}}',
@@ -376,7 +383,7 @@ export const en = {
     guess_one: "a rough guess from the model's size and {{count}} thread, not a measurement: press “Load model and measure speed” for a real figure",
     guess_other: "a rough guess from the model's size and {{count}} threads, not a measurement: press “Load model and measure speed” for a real figure",
     estimate:
-      'With {{name}}, reading {{what}} takes at most about {{duration}}: {{steps}} steps, each reading up to {{tokens}} tokens at {{read}} tokens/s and writing up to {{memory}} at {{write}} tokens/s ({{how}}).',
+      'With {{name}}, reading {{what}} takes at most about {{duration}}: about {{chunks}} chunks and then the answer, each step reading up to {{tokens}} tokens at {{read}} tokens/s and writing up to {{memory}} at {{write}} tokens/s ({{how}}).',
     briefThisBook: 'This book',
     briefABook: 'A {{tokens}}-token book',
     brief: '{{book}} takes at most about {{duration}} with {{name}}.',
@@ -393,6 +400,11 @@ export const en = {
     downloaded: 'downloaded',
     vram: '{{gb}} GB GPU memory',
     software: 'Only a software GPU: WebLLM will run very slowly.',
+    noApi:
+      'This browser has no WebGPU, so WebLLM cannot run here. WebGPU is in Chrome or Edge 113 and later, Safari 26 and later, and Firefox 141 and later (Windows; 145 and later on Apple-silicon Macs).',
+    noAdapter:
+      "This browser has WebGPU but found no usable GPU (it may be blocked, or hardware acceleration turned off in the browser's settings), so WebLLM cannot run here.",
+    noModel: 'none: WebLLM cannot run here',
     loadingList: 'Loading the model list…',
     toDownload: '{{size}} to download',
     aboutToDownload: 'about {{size}} to download',
@@ -429,23 +441,25 @@ export const en = {
     label: { app: "This app's wording", custom: 'Edited templates' },
     fetchedFrom: 'fetched from {{source}}',
     fileHere: '{{name}}: here (SHA-256 {{sha}}…, {{source}}{{when}}).',
-    fileMissing: '{{name}}: not in this browser yet.',
-    fileMissingBecause: '{{name}}: not in this browser yet — {{error}}',
+    fileMissing: "{{name}} (the authors' prompt file): not fetched yet.",
+    fileMissingBecause: "{{name}} (the authors' prompt file): not fetched yet — {{error}}",
     bothHere: 'Both prompt files are here, checked against their pinned SHA-256.',
     imported: "{{file}} is {{set}}'s file: its SHA-256 is the pinned one, and it is kept in this browser.",
     hint: {
       custom: 'Your edited templates. Answers are read leniently (\\boxed{} or "the answer is").',
       app: "This app's own instruction sentences, in the layout the MemAgent checkpoints were trained on.",
       extractive: "The extractive engine reads no instructions: this app's wording.",
-      auto: "This app's wording, until MemAgent (paper)'s prompt file is in this browser; then the paper's own prompts.",
+      auto: "This app's wording, until MemAgent (paper)'s prompt file is fetched; then the paper's own prompts.",
       file: "{{set}}: the MemAgent checkpoints' own prompts, read from {{path}} at the pinned commit (SHA-256 {{sha}}…).",
-      needsFile: '{{set}} needs its prompt file, which is not in this browser yet: Read will try to fetch it.',
+      needsFile: "{{set}} needs the authors' prompt file, not fetched yet: Read will try to fetch it first (that file alone; nothing of the book is sent).",
     },
     set: 'Prompt set',
-    auto: 'Default: MemAgent (paper) once its file is here',
+    auto: "Default: MemAgent (paper) once its file is fetched, this app's wording until then",
     files: 'Prompt files',
+    about:
+      "Why a file is fetched: MemAgent (paper) and MemAgent (boxed) use the authors' own prompt wording, which this app does not ship. So the app fetches their prompt file (recurrent.py or recurrent_boxed.py, the Python file that holds their prompt templates) from the authors' repository on GitHub, {{repo}}, at the pinned commit {{commit}}, and keeps it only if its SHA-256 is the pinned one. The request asks for that file alone: no book, question or memory goes with it.",
     howBefore:
-      'The app fetches the MemAgent files from the MemAgent repository at a pinned commit whenever it is online and fetching anyway (a model download, a server connection, a read). Offline, or where a network policy blocks raw.githubusercontent.com: download',
+      'The file is fetched whenever the app is online and fetching anyway (a model download, a server connection, a read on a model). Offline, or where a network policy blocks raw.githubusercontent.com: download',
     howAfter:
       "elsewhere and add it with Import prompt file, or serve the files from a mirror (its host must be allowed by the app's Content Security Policy). The command line takes the same file with --prompts-file.",
     fetch: 'Fetch prompt files',
@@ -459,6 +473,7 @@ export const en = {
     matches_one: '{{count}} revisions contain it; first written at revision {{first}}.',
     matches_other: '{{count}} revisions contain it; first written at revision {{first}}.',
     firstMatch: 'Go to first match',
+    searchMatch: 'Matches your search',
     revision: 'Revision',
     revisionOf: 'Revision {{n}} of {{total}}',
     chart: 'Memory size and change across {{n}} revisions',

@@ -1,6 +1,8 @@
 import { useTranslation } from 'react-i18next';
-import { buildExport, contentHash, type RunRecord, store, toMarkdown } from '../data';
+import { type RunRecord, store, toMarkdown } from '../data';
+import { agent, call } from '../client';
 import { download } from '../download';
+import { runExport } from './run-export';
 
 function fileStem(run: RunRecord): string {
   const q = run.question
@@ -11,19 +13,11 @@ function fileStem(run: RunRecord): string {
   return `memagent-${q || 'run'}-${run.id.slice(0, 8)}`;
 }
 
-/** Downloads the run as JSON (everything, follow-up answers included, re-importable) or Markdown (to read). */
+/** Downloads the run as JSON (everything, follow-up answers and sources included, re-importable) or Markdown (to read). */
 export function ExportButtons({ run }: { run: RunRecord }) {
   const { t } = useTranslation();
   const exportAs = async (kind: 'json' | 'md') => {
-    const s = await store;
-    const [revisions, memories, followUps, doc] = await Promise.all([
-      s.listRevisions(run.id),
-      s.listMemories(run.id),
-      s.listFollowUps(run.id),
-      s.getDocument(run.documentId),
-    ]);
-    // The book's hash: another browser that has the same file shows this run's sections in it.
-    const data = buildExport({ run, revisions, memories, followUps, documentSha256: contentHash(doc ?? { id: run.documentId }) });
+    const data = await runExport(run, { store: await store, traceSources: (runId) => call(agent.findSources(runId)) });
     if (kind === 'json') download(`${fileStem(run)}.json`, 'application/json', JSON.stringify(data, null, 1));
     else download(`${fileStem(run)}.md`, 'text/markdown', toMarkdown(data));
   };

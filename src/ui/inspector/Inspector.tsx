@@ -1,8 +1,8 @@
-import { type KeyboardEvent, useEffect, useId, useMemo, useState } from 'react';
+import { type KeyboardEvent, useId, useMemo } from 'react';
 import { describePlace } from '../../core/anchors';
-import { bookAt } from '../../core/book-set';
+import { bookAt, bookName } from '../../core/book-set';
 import { useTranslation } from 'react-i18next';
-import { type DocumentRecord, type RevisionRecord, type RunRecord, store } from '../data';
+import type { DocumentRecord, RevisionRecord, RunRecord } from '../data';
 import { useRunAnchors } from '../ChunkPlace';
 import { Compare } from './Compare';
 import { ExportButtons } from './ExportButtons';
@@ -10,6 +10,7 @@ import { MemoryChart } from './MemoryChart';
 import { type CitedMark, RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
 import { useMonoMemory } from './useMonoMemory';
+import { useMemorySearch } from './useMemorySearch';
 import type { SourceTarget } from '../Sources';
 
 interface Props {
@@ -33,29 +34,8 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
   const anchors = useRunAnchors(run.id);
   const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
   const shown = selected !== null && selected < revisions.length ? selected : revisions.length ? revisions.length - 1 : null;
-  const [query, setQuery] = useState('');
   const [monoMemory, setMonoMemory] = useMonoMemory();
-  const [marked, setMarked] = useState<ReadonlySet<number>>(new Set());
-
-  // Search memories as storage holds them; re-run when new revisions arrive. An empty search marks nothing (see onSearch).
-  useEffect(() => {
-    const q = query.trim();
-    if (!q) return;
-    let alive = true;
-    const timer = setTimeout(async () => {
-      const hits = await (await store).searchMemories(run.id, q);
-      if (alive) setMarked(new Set(hits));
-    }, 150);
-    return () => {
-      alive = false;
-      clearTimeout(timer);
-    };
-  }, [query, run.id, revisions.length]);
-
-  const onSearch = (text: string) => {
-    setQuery(text);
-    if (!text.trim()) setMarked(new Set());
-  };
+  const { query, setQuery: onSearch, marked } = useMemorySearch(run.id, revisions.length);
 
   const firstHit = marked.size ? Math.min(...marked) : null;
   // In a set, where the first match was written says which book it came from.
@@ -68,7 +48,7 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
     let last = -1;
     for (const r of revisions) {
       const b = bookAt(spans, r.start);
-      if (b !== last) starts.push({ index: r.index, title: spans[b]!.title });
+      if (b !== last) starts.push({ index: r.index, title: bookName(spans[b]!) });
       last = b;
     }
     return starts;
@@ -107,6 +87,8 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
         </label>
         <ExportButtons run={run} />
       </div>
+      {/* Beside the run's controls, not under its thousands of revisions: another run is chosen before the chunks are stepped through. */}
+      <Compare run={run} others={runs} index={shown} />
       {revisions.length > 0 && (
         <div className="field inline">
           <label htmlFor={ids.slider}>{t('inspector.revision')}</label>
@@ -141,9 +123,9 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
           set={run.books ? { books: run.books, docs: books } : undefined}
           cited={cited && cited.revision === shown ? cited : null}
           onOpenSource={onOpenSource}
+          search={query.trim()}
         />
       </div>
-      <Compare run={run} others={runs} index={shown} />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { bookHeader, bookRange } from '../../core/book-set';
+import { bookHeader, bookName, bookRange } from '../../core/book-set';
 import { INITIAL_MEMORY } from '../../core/prompts';
 import { joinHardWraps } from '../../core/prose-lines';
 import type { Span } from '../../core/text';
@@ -9,6 +9,8 @@ import { ChunkPlace } from '../ChunkPlace';
 import { i18n } from '../i18n';
 import { useDrawnOn, useMemoryDiff } from './useMarks';
 import { MemorySources } from './MemorySources';
+import { useFirstChange } from './useFirstChange';
+import { Matched } from './Matched';
 import type { SourceTarget } from '../Sources';
 
 /** A cited sentence marked in the section pane: its revision, its characters in the run's text, and a count that moves focus to it each time a source is opened. */
@@ -30,12 +32,14 @@ interface Props {
   /** A cited sentence of this revision's section, to mark (and focus) there. */
   cited: CitedMark | null;
   onOpenSource(target: SourceTarget): void;
+  /** What "Search memories" holds: marked where the memory shown contains it. */
+  search?: string;
 }
 
 /** Where a revision's section is stored: which book, which characters of it, and the header line the set put before them. */
 interface Source {
   doc: DocumentRecord | null;
-  /** The book's file name, to say which one is missing. */
+  /** The book's name (see bookName), to say which one is missing. */
   name: string;
   header: string;
   from: number;
@@ -49,7 +53,14 @@ function sourceOf(revision: RevisionRecord, book: DocumentRecord | null, set: Pr
   const r = bookRange(set.books, revision.start, revision.end);
   const b = set.books[r.book]!;
   const loading = set.docs.length !== set.books.length;
-  return { doc: set.docs[r.book] ?? null, loading, name: b.name, header: bookHeader(r.book, b.title).slice(r.headerFrom, r.headerTo), from: r.from, to: r.to };
+  return {
+    doc: set.docs[r.book] ?? null,
+    loading,
+    name: bookName(b),
+    header: bookHeader(r.book, b.title).slice(r.headerFrom, r.headerTo),
+    from: r.from,
+    to: r.to,
+  };
 }
 
 /** A revision's memory and the one before it, as storage has them, or why they could not be read. */
@@ -77,7 +88,7 @@ interface Section {
  * while the next one is read from storage, a pane keeps what it showed (marked
  * busy) rather than naming a revision it cannot show yet.
  */
-export function RevisionDetail({ runId, revision, total, book: runBook, set, cited, onOpenSource }: Props) {
+export function RevisionDetail({ runId, revision, total, book: runBook, set, cited, onOpenSource, search = '' }: Props) {
   const { t } = useTranslation();
   const [tracing, setTracing] = useState(false);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
@@ -152,7 +163,7 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
           <p className="hint">{memory.problem}</p>
         ) : (
           <pre tabIndex={0} className="text memory">
-            {revision ? (ready?.after ?? '…') : t('inspector.noRevision')}
+            {!revision ? t('inspector.noRevision') : ready ? <Matched text={ready.after} query={search} /> : '…'}
           </pre>
         )}
         {revision && (
@@ -214,11 +225,23 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
 
 function DiffView({ before, after }: { before: string; after: string }) {
   const diff = useMemoryDiff(before, after);
+  const first = useFirstChange(diff);
   if (!diff) return <>{after}</>;
+  const firstChange = diff.parts.findIndex((p) => p.kind !== 'same');
   return (
     <>
       {diff.parts.map((p, i) =>
-        p.kind === 'added' ? <ins key={i}>{p.text}</ins> : p.kind === 'removed' ? <del key={i}>{p.text}</del> : <span key={i}>{p.text}</span>,
+        p.kind === 'added' ? (
+          <ins key={i} ref={i === firstChange ? first : undefined}>
+            {p.text}
+          </ins>
+        ) : p.kind === 'removed' ? (
+          <del key={i} ref={i === firstChange ? first : undefined}>
+            {p.text}
+          </del>
+        ) : (
+          <span key={i}>{p.text}</span>
+        ),
       )}
     </>
   );

@@ -87,9 +87,20 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
     overscan: 8,
   });
 
+  // The selected entry is scrolled to once it is in the list (a link's &rev= names it before it is read), and kept in
+  // view as entries grow on being measured (a chapter's name comes after the first draw) until the person scrolls.
+  const listed = selected !== null && selected < revisions.length;
+  const totalSize = virtualizer.getTotalSize();
+  const keepInView = useRef(true);
   useEffect(() => {
-    if (selected !== null) virtualizer.scrollToIndex(selected, { align: 'auto' });
-  }, [selected, virtualizer]);
+    keepInView.current = true;
+  }, [selected]);
+  useEffect(() => {
+    if (selected !== null && listed && keepInView.current) virtualizer.scrollToIndex(selected, { align: 'auto' });
+  }, [selected, listed, totalSize, virtualizer]);
+  const scrolledByHand = () => {
+    keepInView.current = false;
+  };
 
   // A list that loses its size (an ancestor collapsed, a window shrunk to nothing) loses its scroll
   // position and measures its entries squeezed: when it has room again, draw the selected entry anew.
@@ -127,7 +138,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
             : e.key === 'End'
               ? last
               : null;
-    if (next === null) return;
+    if (next === null) return scrolledByHand();
     e.preventDefault();
     onSelect(next);
     // Keep keyboard focus on the entry that is now selected, once it is rendered.
@@ -135,7 +146,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
   };
 
   return (
-    <div className="timeline" ref={scroller} onKeyDown={onKeyDown}>
+    <div className="timeline" ref={scroller} onKeyDown={onKeyDown} onWheel={scrolledByHand} onTouchMove={scrolledByHand} onPointerDown={scrolledByHand}>
       <ol aria-label={i18n.t('timeline.list')} className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
         {virtualizer.getVirtualItems().map((item) => {
           const r = revisions[item.index]!;

@@ -24,6 +24,12 @@ function saved(): Fields {
   return { baseUrl: f.baseUrl ?? DEFAULT_BASE_URL, model: f.model ?? '', contextWindow: f.contextWindow ?? '' };
 }
 
+/** The fields a configuration names (a run's, opened on the Read form); null for one without an address. */
+function fieldsOf(config: EngineConfig): Fields | null {
+  if (typeof config.baseUrl !== 'string') return null;
+  return { baseUrl: config.baseUrl, model: String(config.model ?? ''), contextWindow: config.contextWindow === undefined ? '' : String(config.contextWindow) };
+}
+
 /** What a run stores: the address, model and window, never the key. */
 function toConfig(f: Fields): EngineConfig {
   const config: Record<string, string | number> = { baseUrl: f.baseUrl.trim() };
@@ -39,10 +45,10 @@ function toConfig(f: Fields): EngineConfig {
  * The key stays in this browser (its own IndexedDB database) and is read by the
  * worker when it sends a request; runs and exports never hold it.
  */
-export function OpenAISettings({ onChange }: EngineSettingsProps) {
+export function OpenAISettings({ config, onChange }: EngineSettingsProps) {
   const { t } = useTranslation();
   const ids = { url: useId(), model: useId(), key: useId(), models: useId(), keyHint: useId() };
-  const [fields, setFields] = useState<Fields>(saved);
+  const [fields, setFields] = useState<Fields>(() => fieldsOf(config) ?? saved());
   const [apiKey, setApiKey] = useState('');
   const [checking, setChecking] = useState(false);
   const [server, setServer] = useState<ServerCheck | null>(null);
@@ -52,6 +58,13 @@ export function OpenAISettings({ onChange }: EngineSettingsProps) {
   // The form starts from what was used last; the read form learns it at once.
   const announce = useEffectEvent(() => onChange(toConfig(fields)));
   useEffect(() => announce(), []);
+
+  // A configuration from outside the fields (a run opened on the Read form) shows in them; what they send back is the same.
+  const other = fieldsOf(config);
+  if (other && JSON.stringify(toConfig(other)) !== JSON.stringify(toConfig(fields))) {
+    setFields(other);
+    setServer(null);
+  }
 
   useEffect(() => {
     keyTouched.current = false;

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { ModelView } from '../../../engines/webllm/manager';
 import { agent, call } from '../../client';
 import { modelKey, type SpeculationVerdict } from '../../../core/estimate';
+import { cannotRunHere } from './cannot-run';
 import { modelFacts } from './format-model';
 import { refreshModels, useGpu, useModelProgress, useModels } from './models';
 import { describeVerdict } from './speculation';
@@ -50,7 +51,7 @@ export function ModelManager() {
       {!gpu ? (
         <p className="hint">{t('models.checking')}</p>
       ) : !usable ? (
-        <p className="hint">{t('models.noWebGpu')}</p>
+        <p className="hint">{cannotRunHere(gpu)}</p>
       ) : (
         <p className="hint">
           {t('models.gpu', { adapter: gpu.adapter })}

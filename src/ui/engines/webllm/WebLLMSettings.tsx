@@ -6,6 +6,7 @@ import type { ModelView } from '../../../engines/webllm/manager';
 import { formatSize, modelFacts } from './format-model';
 import { ErrorAlert, keepChoices, loadChoices } from '../fields';
 import type { EngineSettingsProps } from '../types';
+import { cannotRunHere } from './cannot-run';
 import { useGpu, useModels } from './models';
 import { withSpeculation } from './speculation';
 import '../../models.css';
@@ -25,6 +26,7 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
   const { t } = useTranslation();
   const id = useId();
   const hintId = useId();
+  const whyId = useId();
   const [speculate, setSpeculate] = useState(() => loadChoices<boolean>(SPECULATE_KEY, true) !== false);
   const gpu = useGpu();
   const { list, error } = useModels(gpu?.status === 'ok');
@@ -40,16 +42,16 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
   }, [fallback, config, speculate, onChange]);
 
   if (!gpu) return <p className="hint">{t('models.checking')}</p>;
-  if (gpu.status !== 'ok') {
-    return (
-      <p role="alert" className="error">
-        {gpu.message}
-      </p>
-    );
-  }
+  // Without a usable GPU the settings still show, turned off, each saying why: the reason above them.
+  const cannot = cannotRunHere(gpu);
   const current = chosen && !chosen.unsupported ? chosen : fallback;
   return (
     <div className="engine-settings">
+      {cannot && (
+        <p id={whyId} role="alert" className="error">
+          {cannot}
+        </p>
+      )}
       {gpu.fallback && (
         <div role="status" className="warning">
           <details>
@@ -62,12 +64,14 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
       <select
         id={id}
         value={current?.id ?? ''}
+        disabled={Boolean(cannot)}
+        aria-describedby={cannot ? whyId : undefined}
         onChange={(e) => {
           const m = list?.models.find((x) => x.id === e.target.value);
           if (m) onChange(withSpeculation(m.engineConfig, speculate));
         }}
       >
-        {!list && <option value="">{t('webllm.loadingList')}</option>}
+        {!list && <option value="">{t(cannot ? 'webllm.noModel' : 'webllm.loadingList')}</option>}
         {list?.models.map((m) => (
           <option key={m.id} value={m.id} disabled={Boolean(m.unsupported)}>
             {optionLabel(m)}
@@ -81,7 +85,8 @@ export function WebLLMSettings({ config, onChange }: EngineSettingsProps) {
         <input
           type="checkbox"
           checked={speculate}
-          aria-describedby={hintId}
+          disabled={Boolean(cannot)}
+          aria-describedby={cannot ? `${whyId} ${hintId}` : hintId}
           onChange={(e) => {
             setSpeculate(e.target.checked);
             keepChoices(SPECULATE_KEY, e.target.checked);

@@ -1,6 +1,5 @@
 import { useTranslation } from 'react-i18next';
 import { estimateRead, readSize } from '../../../core/estimate';
-import { needsModel } from '../../../engines/infos';
 import { guessSpeed, SUGGESTED_MODELS, WLLAMA_ENGINE_ID, WLLAMA_INFO } from '../../../engines/wllama/models';
 import { formatDuration, formatNumber } from '../../format';
 import { engineText } from '../../i18n';
@@ -12,18 +11,18 @@ const SAMPLE_BOOK_TOKENS = 100_000;
 
 /**
  * Where WebGPU is missing (or only a software GPU exists), offers the CPU
- * engine; when it is chosen, says how long a read would take and how that
+ * engine beside an engine that needs the GPU; when it is chosen, says how long a read would take and how that
  * figure was reached: measured on this device, or guessed from the model size.
  */
-export function CpuEngineHint({ engineId, config, document, settings, onChoose }: EngineNoteProps) {
+export function CpuEngineHint({ engineId, config, document, books, settings, chosenOnGpu, onChoose }: EngineNoteProps) {
   const { t } = useTranslation();
   const gpu = useGpu();
   const chosen = engineId === WLLAMA_ENGINE_ID;
   const noGpu = gpu !== null && (gpu.status !== 'ok' || gpu.fallback);
   const effective = chosen && (config.modelUrl || config.localModel) ? config : { modelUrl: SUGGESTED_MODELS[0]!.url };
   const measured = useMeasuredSpeed(effective);
-  // Offered where no GPU serves a model engine; an engine that needs no model needs no suggestion.
-  if (!chosen && (!noGpu || !needsModel(engineId))) return null;
+  // Offered only where it helps: beside an engine whose model needs this device's GPU, when there is none to use.
+  if (!chosen && (!noGpu || !chosenOnGpu)) return null;
 
   const threads = threadsFor(effective);
   const model = suggestionFor(effective);
@@ -40,10 +39,9 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
     const bookTokens = document?.tokens ?? SAMPLE_BOOK_TOKENS;
     const chunkTokens = settings.chunkTokens > 0 ? settings.chunkTokens : 5000;
     const memoryTokens = settings.memoryTokens > 0 ? settings.memoryTokens : 1024;
-    // Each step counted as writing a full memory: an upper bound.
-    const { chunks, promptTokens } = readSize(bookTokens, chunkTokens, memoryTokens);
+    // Each step counted as writing a full memory: an upper bound. The chunks are the Read form's estimate's, and one more step answers.
+    const { chunks, promptTokens } = readSize(books.length ? books.map((b) => b.tokens) : bookTokens, chunkTokens, memoryTokens);
     const totalMs = estimateRead({ chunks, promptTokens, memoryTokens, steps: [], speed })?.totalMs ?? 0;
-    const steps = chunks + 1;
     const tokens = formatNumber(bookTokens);
     const what = document ? t('cpu.thisBook', { tokens }) : t('cpu.aBook', { tokens });
     const how = measured ? t('estimate.measuredThreads', { count: threads }) : t('cpu.guess', { count: threads });
@@ -52,7 +50,7 @@ export function CpuEngineHint({ engineId, config, document, settings, onChoose }
       name,
       what,
       duration,
-      steps,
+      chunks: formatNumber(chunks),
       tokens: promptTokens,
       read: Math.round(speed.prefillTokensPerSecond),
       memory: memoryTokens,

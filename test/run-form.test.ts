@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TEMPLATES } from '../src/core/prompts';
+import type { RunRecord } from '../src/storage/schema';
+import { formSettingsOf, questionsOf } from '../src/ui/run-form';
+
+const SETTINGS = { chunkTokens: 4800, requestedChunkTokens: 5000, memoryTokens: 512, temperature: 0.3, topP: 0.9, contextTokens: 8192 };
+
+function run(over: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id: 'a',
+    documentId: 'book',
+    documentName: 'book.txt',
+    question: 'Who?',
+    engineId: 'extractive',
+    settings: SETTINGS,
+    templates: { ...DEFAULT_TEMPLATES },
+    prompts: { set: 'app', label: "This app's wording", answerStyle: 'lenient' },
+    chunks: [],
+    status: 'done',
+    nextChunk: 0,
+    memory: '',
+    createdAt: 1000,
+    updatedAt: 1000,
+    ...over,
+  };
+}
+
+describe('the questions read together with a run', () => {
+  // One Read of three questions: planned together, created a millisecond apart, the first question latest (runs/plan.ts).
+  const read = [
+    run({ id: 'q1', question: 'First?', createdAt: 1002 }),
+    run({ id: 'q2', question: 'Second?', createdAt: 1001 }),
+    run({ id: 'q3', question: 'Third?', createdAt: 1000 }),
+  ];
+
+  it('are every question of its Read, in the order asked, whichever of them is open', () => {
+    for (const open of read) expect(questionsOf(open, read)).toEqual(['First?', 'Second?', 'Third?']);
+  });
+
+  it('leave out runs of another Read: another time, book, engine or plan', () => {
+    const others = [
+      run({ id: 'later', question: 'Later?', createdAt: 1004 }),
+      run({ id: 'book', question: 'Other book?', createdAt: 999, documentId: 'other' }),
+      run({ id: 'engine', question: 'Other engine?', createdAt: 999, engineId: 'openai' }),
+      run({ id: 'memory', question: 'Other memory?', createdAt: 1003, settings: { ...SETTINGS, memoryTokens: 1024 } }),
+    ];
+    expect(questionsOf(read[1]!, [...others, ...read])).toEqual(['First?', 'Second?', 'Third?']);
+    expect(questionsOf(others[0]!, [...others, ...read])).toEqual(['Later?']);
+  });
+
+  it("are the run's own question alone when no other run is known", () => {
+    expect(questionsOf(read[1]!, [])).toEqual(['Second?']);
+  });
+});
+
+describe("the form's settings of a run", () => {
+  it("are the sizes as asked, not as the budget cut them, and the run's sampling", () => {
+    expect(formSettingsOf(run(), null)).toMatchObject({ chunkTokens: 5000, memoryTokens: 512, temperature: 0.3, topP: 0.9, seed: null, skim: false });
+    expect(formSettingsOf(run({ settings: { ...SETTINGS, seed: 42 } }), null).seed).toBe(42);
+  });
+
+  it('are a skim as the form took it, in percent', () => {
+    const skim = { keep: 0.07, neighbours: 1, followMemory: true, lookBack: true, totalChunks: 90 };
+    expect(formSettingsOf(run({ skim }), null)).toMatchObject({ skim: true, skimPercent: 7, skimFollow: true, skimLookBack: true });
+  });
+
+  it('leave a prompt choice to the engine where the run used its default, and name one that differs', () => {
+    expect(formSettingsOf(run(), null)).not.toHaveProperty('promptSet');
+    expect(formSettingsOf(run(), 'memagent').promptSet).toBe('app');
+    const model = run({ engineId: 'openai', prompts: { set: 'memagent', label: 'MemAgent (paper)', answerStyle: 'recurrent' } });
+    expect(formSettingsOf(model, null)).not.toHaveProperty('promptSet');
+    expect(formSettingsOf({ ...model, prompts: { ...model.prompts!, set: 'memagent-boxed' } }, null).promptSet).toBe('memagent-boxed');
+  });
+
+  it("carry edited templates, and leave the form's choice where the run's set stood in for another", () => {
+    const templates = { update: 'U {problem} {memory} {section}', final: 'F {problem} {memory}' };
+    expect(formSettingsOf(run({ templates, prompts: { set: 'custom', label: 'Edited', answerStyle: 'lenient' } }), null)).toMatchObject({
+      promptSet: 'custom',
+      templates,
+    });
+    const stoodIn = run({ engineId: 'openai', prompts: { set: 'app', label: "This app's wording", answerStyle: 'lenient', note: 'not in this browser yet' } });
+    expect(formSettingsOf(stoodIn, 'memagent')).not.toHaveProperty('promptSet');
+  });
+});
