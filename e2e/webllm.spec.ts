@@ -1,4 +1,5 @@
 import { expect, type Page, test, type Worker } from '@playwright/test';
+import { chunkCount } from '../src/core/estimate';
 import { PLANTED, plantedBook } from './helpers';
 import { openPlace } from './places';
 
@@ -389,5 +390,5 @@ test('an invalid model library: Load and a run each end in a clear alert, not a 
   // Speculative writing turned off: the run's engine config says so, beside the model.
   expect(counts.config).toMatchObject({ model: 'custom:Broken library', speculate: false });
   expect(counts.chunks).toBe(0);
-  expect(counts.estimate).toBe(Math.ceil(counts.document / counts.chunkTokens));
+  expect(counts.estimate).toBe(chunkCount(counts.document, counts.chunkTokens));
 });
