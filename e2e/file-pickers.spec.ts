@@ -7,11 +7,10 @@ const book = (name: string) => ({
   buffer: Buffer.from(`${`${name} begins here, and the harbour was quiet that spring. `.repeat(60)}\n`),
 });
 
-/** Presses `key` on the focused `button` and gives the file dialog it opened. */
+/** Presses `key` on `button` (focused by the press itself, as the page stands then) and gives the file dialog it opened. */
 async function openWithKey(page: Page, button: Locator, key: 'Enter' | ' ') {
-  await button.focus();
   const chooser = page.waitForEvent('filechooser');
-  await page.keyboard.press(key === ' ' ? 'Space' : key);
+  await button.press(key === ' ' ? 'Space' : key);
   return chooser;
 }
 
