@@ -124,15 +124,15 @@ describe('speculative writing on the real kernels (WebLLM 0.2.79, SwiftShader)',
       expect(pipeline.filledKVCacheLength).toBe(at + 1);
       const afterTruncation = await verifyForward(pipeline, [d]);
       truncateCache(pipeline, at);
-      // Never held b and c: a and d in one forward, whose second row is d's.
-      const both = await verifyForward(pipeline, [a, d]);
+      // Never held b and c: a, then d (d alone, as after the truncation: a batch of one runs other kernels than a batch of two).
+      await verifyForward(pipeline, [a]);
+      const clean = (await verifyForward(pipeline, [d])).logits;
       truncateCache(pipeline, at);
       expect(pipeline.filledKVCacheLength).toBe(at);
-      const clean = both.logits.subarray(both.vocab, 2 * both.vocab);
       expect(argmax(afterTruncation.logits)).toBe(argmax(clean));
       let largest = 0;
       for (let i = 0; i < clean.length; i++) largest = Math.max(largest, Math.abs(afterTruncation.logits[i]! - clean[i]!));
-      // a's keys and values were computed in a batch of three there and of two here: the same up to float rounding.
+      // a's keys and values were computed in a batch of three there and alone here: the same up to float rounding.
       expect(largest).toBeLessThan(1e-3);
     });
   });
