@@ -256,7 +256,9 @@ export class GpuSession {
     const { messages, options, system, speculation } = request;
     const body = webllmRequest(stepRequest(messages, options, system));
     if (!speculation) return this.stream(mlc, model, body, options);
-    const prompt = messages.map((m) => m.content).join('\n');
+    // Drafts are looked up in what the model is sent, the system message included.
+    const sent = (body.messages ?? []) as { content?: unknown }[];
+    const prompt = sent.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
     const seed = typeof body.seed === 'number' ? body.seed : Math.floor(Math.random() * 2 ** 32);
     const decoder = new SpeculativeDecoder(this.webllm, prompt, speculation, seededRandom(seed));
     const hook: DecodeHook = (pipeline, genConfig, own) => decoder.decode(pipeline, genConfig, own);
