@@ -53,6 +53,13 @@ describe('the command line’s WebLLM flags', () => {
     expect(usageError(() => engineConfigOf({ 'base-url': 'http://s/v1', 'cache-dir': '/tmp/x' }))).toBe('--cache-dir is for --engine webllm.');
   });
 
+  it('turn speculative writing off with --speculate off, as the app’s setting does; on is the default', () => {
+    expect(engineConfigOf({ engine: 'webllm', speculate: 'off' }).config).toEqual({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', speculate: false });
+    expect(engineConfigOf({ engine: 'webllm', speculate: 'on' }).config).toEqual({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' });
+    expect(usageError(() => engineConfigOf({ engine: 'webllm', speculate: 'no' }))).toBe('--speculate must be on or off, got "no".');
+    expect(usageError(() => engineConfigOf({ 'base-url': 'http://s/v1', speculate: 'off' }))).toBe('--speculate is for --engine webllm.');
+  });
+
   it('run the WebLLM the library was built for: --webllm, else the library folder’s, else the app’s', () => {
     expect(versionOf({})).toBe(WEBLLM_0_2_86);
     expect(versionOf({ 'model-lib': LIB_0_2_48 })).toBe(WEBLLM_0_2_79);

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DraftLength, MAX_DRAFT } from '../src/core/draft-length';
-import { describeSpeculation, describeSuite, planFor, type SpeculationRecord, type WritingFigure } from '../bench/gpu/speculate';
+import type { GenerateResult } from '../src/core/generation';
+import type { GpuSession } from '../src/engines/webllm/gpu-session';
+import type { ModelEntry } from '../src/engines/webllm/models';
+import { describeSpeculation, describeSuite, measureSpeculation, planFor, type SpeculationRecord, type WritingFigure } from '../bench/gpu/speculate';
 
 const PLAIN = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
 
@@ -83,5 +86,37 @@ describe('the GPU bench’s draft length', () => {
     expect(lines[0]).toMatch(/suite\s+step s\s+decode t\/s\s+passes\/tok\s+× plain/);
     expect(lines[1]).toMatch(/plain\s+150\.00\s+8\.00\s+1\.000\s+1\.00$/);
     expect(lines[2]).toMatch(/oracle\s+60\.00\s+20\.00\s+0\.300\s+0\.40$/);
+  });
+});
+
+describe('the GPU bench’s speculation measurement', () => {
+  const result = (written: number): GenerateResult => ({ text: 'x', finishReason: 'length', usage: { promptTokens: 20, completionTokens: written } });
+  /** A session that writes PLAIN for every request and records whether each was plain or speculative. */
+  function session(writes: string[]) {
+    return {
+      write: async (_m: unknown, _w: number, request: { speculation?: unknown }) => {
+        writes.push(request.speculation ? 'speculative' : 'plain');
+        return { result: result(PLAIN.length), tokens: [...PLAIN] };
+      },
+      withPipeline: async <T>(_m: unknown, _w: number, use: (p: unknown) => Promise<T>) => use({ filledKVCacheLength: 29 }),
+    } as unknown as GpuSession;
+  }
+  const bench = (writes: string[]) => ({ session: session(writes), model: {} as ModelEntry, window: 64, log: () => undefined });
+  const step = { messages: [{ role: 'user' as const, content: 'q' }], maxTokens: PLAIN.length, modes: [{ kind: 'oracle' as const }], verifyKs: [] };
+
+  it('writes the plain reply itself where none is given, then each mode', async () => {
+    const writes: string[] = [];
+    const record = await measureSpeculation(bench(writes), step);
+    expect(writes).toEqual(['plain', 'speculative']);
+    expect(record.plainTokens).toEqual(PLAIN);
+    expect(record.context).toBe(29);
+  });
+
+  it('takes the suite’s step as the plain reply and does not write it again', async () => {
+    const writes: string[] = [];
+    const record = await measureSpeculation(bench(writes), { ...step, plain: { tokens: PLAIN, result: result(PLAIN.length), seconds: 12.5 } });
+    expect(writes).toEqual(['speculative']);
+    expect(record.plain).toMatchObject({ written: PLAIN.length, seconds: 12.5 });
+    expect(record.modes[0]).toMatchObject({ mode: 'oracle', same: true });
   });
 });

@@ -84,7 +84,16 @@ describe('the self-check', () => {
   });
 
   it('says when sampling could not be compared', async () => {
-    const outcome = await selfCheck({ write: async () => [...plain], sampling: READ });
+    const write = async (plan?: SpeculationPlan) => {
+      plan?.onLogits?.(1, row.slice());
+      return [...plain];
+    };
+    const outcome = await selfCheck({ write, sampling: READ });
     expect(outcome).toEqual({ verdict: 'exact', compared: expect.stringContaining('sampling: not compared') });
+  });
+
+  it('is no proof where the reply left no room for a verify pass: speculation stays off', async () => {
+    const outcome = await selfCheck({ write: async () => [4, 9], sampler: agreeing, sampling: READ });
+    expect(outcome).toEqual({ verdict: 'mismatch', compared: 'greedy: 2 tokens written, too few for a verify pass: nothing compared' });
   });
 });

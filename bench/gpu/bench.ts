@@ -229,6 +229,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
     const stopProfile = o.cpuProfile ? await startCpuProfile(o.cpuProfile) : undefined;
     let step: StepFigure;
     let messages: readonly ChatMessage[];
+    let stepResult: GenerateResult;
     try {
       for (const tokens of shape.prompts) {
         const messages = promptOf(book, tokenizer, tokens);
@@ -247,7 +248,8 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
         );
       }
       probe.begin();
-      ({ step, messages } = await oneStep(engine, book, { shape, templates, question }));
+      // The suite's step is written at temperature 0: the plain reply that speculative writing is compared with, written once.
+      ({ step, messages, result: stepResult } = await oneStep(engine, book, { shape, templates, question, temperature: o.suite ? 0 : 0.7 }));
       step.times = await probe.end();
       log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
     } catch (e) {
@@ -273,16 +275,18 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
       await stopProfile?.();
     }
 
+    const maxTokens = Math.max(shape.write, 3);
     const speculation = speculate.length
       ? await measureSpeculation(
           { session: runtime.session, model: engine.model, window, ...(engine.systemMessage !== undefined && { system: engine.systemMessage }), log },
           {
             messages,
-            // A tiny step writes too few tokens for a pass to verify a draft.
-            maxTokens: Math.max(shape.write, 4),
+            // A tiny step writes too few tokens for a pass to verify a draft: three give one pass room for two.
+            maxTokens,
+            ...(o.suite && maxTokens === shape.write && { plain: { tokens: runtime.session.lastTokens, result: stepResult, seconds: step.engineSeconds } }),
             modes: speculate,
             ...(o.draft !== undefined && { draft: o.draft }),
-            verifyKs: tiny ? [1, 2, 4] : [1, 2, 4, 8, 16, 32],
+            verifyKs: tiny ? [2] : [1, 2, 4, 8, 16, 32],
           },
         )
       : undefined;
@@ -337,8 +341,8 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
 async function oneStep(
   engine: WebLLMEngine,
   book: string,
-  { shape, templates, question }: { shape: Shape; templates: PromptTemplates; question: string },
-): Promise<{ step: StepFigure; messages: readonly ChatMessage[] }> {
+  { shape, templates, question, temperature }: { shape: Shape; templates: PromptTemplates; question: string; temperature: number },
+): Promise<{ step: StepFigure; messages: readonly ChatMessage[]; result: GenerateResult }> {
   const tokenizer = engine.tokenizer;
   const chunks = chunkAll(book, tokenizer, shape.chunk).slice(0, 2);
   // The memory: text from further into the book, so that it shares nothing with the section.
@@ -364,7 +368,7 @@ async function oneStep(
     generator: timed,
     templates,
     memoryTokens: shape.write,
-    sampling: { temperature: 0.7, topP: 0.95, seed: 1 },
+    sampling: { temperature, topP: 0.95, seed: 1 },
     resume: { nextChunk: chunks.length - 1, memory },
   });
   const first = await loop.next();
@@ -384,7 +388,7 @@ async function oneStep(
   if (usage.prefillTokensPerSecond !== undefined) step.prefillTokensPerSecond = round(usage.prefillTokensPerSecond);
   if (usage.decodeTokensPerSecond !== undefined) step.decodeTokensPerSecond = round(usage.decodeTokensPerSecond);
   if (usage.timeToFirstTokenSeconds !== undefined) step.timeToFirstTokenSeconds = round(usage.timeToFirstTokenSeconds, 3);
-  return { step, messages: sent };
+  return { step, messages: sent, result };
 }
 
 /** The record as a table, for the terminal. */

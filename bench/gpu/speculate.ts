@@ -148,6 +148,8 @@ export interface SpeculationStep {
   draft?: number;
   /** The draft lengths whose verify pass is timed at the step's context. */
   verifyKs: readonly number[];
+  /** The plain reply at temperature 0 where it was already written (the suite's step): not written again. */
+  plain?: { tokens: readonly number[]; result: GenerateResult; seconds: number };
 }
 
 /** The measurements above, for the step's `messages`, writing up to `maxTokens`. */
@@ -158,9 +160,9 @@ export async function measureSpeculation(b: SpeculationBench, step: SpeculationS
     const out = await b.session.write(b.model, b.window, { messages, options: { maxTokens, temperature: 0 }, system: b.system, speculation: plan });
     return { ...out, seconds: (performance.now() - t0) / 1000 };
   };
-  const plainRun = await write();
+  const plainRun = step.plain ?? (await write());
   const plain = figure(plainRun.result, plainRun.seconds);
-  const plainTokens = plainRun.tokens;
+  const plainTokens = [...plainRun.tokens];
   b.log(`Plain, temperature 0: ${plain.written} written in ${plain.passes + 1} passes, ${plain.seconds.toFixed(2)} s.`);
 
   // The cache now holds the prompt and the plain reply (less its last token): the step's context.

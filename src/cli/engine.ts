@@ -24,6 +24,7 @@ export interface ServerFlags {
   'model-lib'?: string;
   'cache-dir'?: string;
   webllm?: string;
+  speculate?: string;
 }
 
 /** The engine the flags name: --engine, or openai with --base-url. */
@@ -45,7 +46,7 @@ export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConf
     versionOf(v);
     return { id, config: gpuConfigOf(v), retry: {} };
   }
-  for (const flag of ['model-url', 'model-lib', 'cache-dir', 'webllm'] as const) {
+  for (const flag of ['model-url', 'model-lib', 'cache-dir', 'webllm', 'speculate'] as const) {
     if (v[flag] !== undefined) throw new UsageError(`--${flag} is for --engine webllm.`);
   }
   const config: Record<string, string | number> = {};

@@ -26,6 +26,7 @@ const COMMON_OPTIONS = {
   'model-lib': { type: 'string' },
   'cache-dir': { type: 'string' },
   webllm: { type: 'string' },
+  speculate: { type: 'string' },
   chunk: { type: 'string' },
   memory: { type: 'string' },
   temperature: { type: 'string' },

@@ -31,6 +31,7 @@ export interface GpuFlags {
   'cache-dir'?: string;
   webllm?: string;
   context?: string;
+  speculate?: string;
 }
 
 /** Where models are kept: --cache-dir, MEMAGENT_CACHE_DIR, or the user's cache folder. */
@@ -139,6 +140,13 @@ export function versionOf(flags: Pick<GpuFlags, 'webllm' | 'model-lib' | 'model'
  * --model-lib (as the app's custom models). Checked before anything is fetched.
  */
 export function gpuConfigOf(flags: GpuFlags, cached: readonly CachedModel[] = []): EngineConfig {
+  const speculate = flags.speculate;
+  if (speculate !== undefined && speculate !== 'on' && speculate !== 'off') throw new UsageError(`--speculate must be on or off, got "${speculate}".`);
+  const config = modelConfigOf(flags, cached);
+  return speculate === 'off' ? { ...config, speculate: false } : config;
+}
+
+function modelConfigOf(flags: GpuFlags, cached: readonly CachedModel[]): EngineConfig {
   const url = flags['model-url'];
   const lib = flags['model-lib'];
   if (url === undefined && lib === undefined) {

@@ -39,6 +39,7 @@ WebLLM on this machine's GPU (--engine webllm; Vulkan, Metal or D3D12 through Da
   --cache-dir DIR      where models are downloaded and kept (default: MEMAGENT_CACHE_DIR, else the user's
                        cache folder, memagent/webllm); a downloaded model loads with no network
   --webllm VERSION     0.2.86 (the app's, default) or 0.2.79 (for v0_2_48 model libraries)
+  --speculate on|off   speculative writing, checked against plain decoding on first use (default on)
 
 Read settings (both commands; the limits are the app's):
   --chunk N            chunk size in tokens, ${READ_LIMITS.chunkTokens.min} to ${READ_LIMITS.chunkTokens.max} (default ${DEFAULT_READ_SETTINGS.chunkTokens}, less if the context needs it;

@@ -94,7 +94,9 @@ export function useReadNotices(): void {
     };
     void refresh();
     const unsubscribe = onRunEvent((e) => {
-      if (e.type === 'revision' || e.type === 'chunks' || e.type === 'status') soon();
+      if (e.type !== 'revision' && e.type !== 'chunks' && e.type !== 'status') return;
+      if (!watched.has(e.runId)) watched.set(e.runId, Date.now()); // a read that ends before the next look is still told
+      soon();
     });
     // A step of a slow model may take longer than a minute: the "has run a minute" check does not wait for it.
     const tick = setInterval(() => {

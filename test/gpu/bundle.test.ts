@@ -3,12 +3,30 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchRecord } from '../../bench/gpu/bench';
+import type { CpuProfile } from '../../bench/gpu/cpu-profile';
 import { bareTools, expectMeasured, run, swiftShaderEnv } from './support';
+
+// The GPU benchmark runs once in this file, as a GPU machine runs it: from the bundle's folder copied bare, on the node
+// it carries. Each forward pass takes tens of seconds on SwiftShader, so that one run measures everything the tests
+// below check: load from the cache the app's downloader filled, the prompt series, one step, speculative writing
+// beside the plain reply, and the CPU profile.
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-bundle-gpu-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('npm run bench:gpu:bundle', () => {
+const bare = join(dir, 'bare');
+const out = join(bare, 'record.json');
+const profile = join(bare, 'measured.cpuprofile');
+const cache = join(bare, 'cache');
+let record: BenchRecord | undefined;
+let stdout = '';
+
+function measured(): BenchRecord {
+  if (!record) throw new Error('The benchmark did not run.');
+  return record;
+}
+
+describe('npm run bench:gpu:bundle, run from a bare copy on SwiftShader (a few tokens)', () => {
   it('writes one folder of at most 60 MiB that runs the benchmark from a bare copy with no node, npm or node_modules', async () => {
     const built = join(dir, 'built');
     const bundle = await run('npm', ['run', '-s', 'bench:gpu:bundle', '--', '--out', built]);
@@ -23,20 +41,87 @@ describe('npm run bench:gpu:bundle', () => {
     expect(bytes).toBeLessThanOrEqual(60 * 1024 * 1024);
 
     // A bare machine: the folder alone, somewhere no node_modules can be found, and no node on the PATH.
-    const bare = join(dir, 'bare');
     cpSync(built, join(bare, 'gpu-bench'), { recursive: true });
     for (let d = bare; d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, 'node_modules'))).toBe(false);
     const bin = bareTools(join(bare, 'bin'));
-    const out = join(bare, 'record.json');
     const env = { PATH: bin, HOME: bare, TMPDIR: bare, ...swiftShaderEnv() };
-    const bench = await run(join(bare, 'gpu-bench', 'run.sh'), ['--size', 'tiny', '--cache-dir', join(bare, 'cache'), '--out', out], { cwd: bare, env });
+    const args = ['--size', 'tiny', '--cache-dir', cache, '--out', out, '--cpu-profile', profile, '--speculate', 'oracle', '--draft', '3'];
+    const bench = await run(join(bare, 'gpu-bench', 'run.sh'), args, { cwd: bare, env });
     console.log(`run.sh from a bare copy: ${bench.seconds.toFixed(0)} s\n${bench.stdout}`);
     expect(bench.code, bench.stderr).toBe(0);
+    stdout = bench.stdout;
     // It ran on the node it carries, unpacked beside it.
     expect(bench.stderr).toContain('Unpacking the node carried in this folder');
     expect(existsSync(join(bare, 'gpu-bench', 'unpacked', 'node'))).toBe(true);
-    const record = JSON.parse(readFileSync(out, 'utf8')) as BenchRecord;
-    expectMeasured(record, bench.stdout);
+    record = JSON.parse(readFileSync(out, 'utf8')) as BenchRecord;
+    expectMeasured(record, stdout);
     expect(record.node).toBe(readFileSync(join(built, 'node.version'), 'utf8').split(' ')[1]);
+  });
+
+  it('loads the real kernels from the cache the app’s downloader filled: the model’s files and the library', () => {
+    const r = measured();
+    expect(r.cache.bytesWritten).toBeGreaterThan(r.library.weightBytes);
+    expect(readdirSync(cache).map(decodeURIComponent)).toEqual(expect.arrayContaining(['webllm/config', 'webllm/model', 'webllm/wasm']));
+    expect(stdout).toMatch(/first token [\d.]+ ms; decode [\d.]+ ms a token at the start, [\d.]+ at the end/);
+  });
+
+  it('writes the plain reply again speculatively with the plain reply as its draft: the same tokens in fewer passes than tokens', () => {
+    // Up to three tokens drafted a pass (a three-token reply is too short for the adaptive K to gather evidence, which
+    // the unit tests show on a stand-in).
+    const speculation = measured().speculation!;
+    const oracle = speculation.modes[0]!;
+    expect(oracle.mode).toBe('oracle');
+    expect(oracle.draft).toEqual({ fixed: 3 });
+    expect(oracle.speculativeTokens).toEqual(speculation.plainTokens);
+    expect(speculation.plainTokens.length).toBeGreaterThan(2);
+    expect(oracle.passesPerToken).toBeLessThan(1);
+    expect(speculation.plain.passesPerToken).toBe(1);
+    expect(speculation.verifyCost.map((c) => c.k)).toEqual([2]);
+    expect(stdout).toMatch(/oracle\s+\d+ written in \d+ passes: 0\.\d+ passes per token/);
+  });
+
+  it('records where each request’s time went: the first token, decode steps at the start and end, and that 0.2.79 offers no breakdown', () => {
+    const r = measured();
+    for (const times of [...r.prompts.map((p) => p.times), r.step.times]) {
+      expect(times?.firstTokenMs).toBeGreaterThan(0);
+      expect(times?.breakdown).toEqual({ offered: false, note: 'WebLLM 0.2.79 offers no latency breakdown (0.2.86 does)' });
+    }
+    // The prompt series writes past any end: one decode step after the prefill's token, each timed.
+    const prompt = r.prompts[0]!.times!;
+    expect(prompt.decodeSteps).toBe(r.prompts[0]!.written - 1);
+    expect(prompt.decodeStartMs).toBeGreaterThan(0);
+    expect(prompt.decodeEndMs).toBeGreaterThan(0);
+  });
+
+  it('times every kernel of a decode token and a prefill chunk on the GPU where the adapter offers timestamp-query', (ctx) => {
+    const r = measured();
+    if (!r.adapter.features.includes('timestamp-query')) {
+      ctx.skip(`this adapter (${r.adapter.description || r.adapter.architecture}) offers no timestamp-query, so no kernel is timed`);
+    }
+    const gpu = r.prompts[0]!.times!.gpu!;
+    expect(gpu.offered).toBe(true);
+    for (const forward of [gpu.decode!, gpu.prefill!]) {
+      expect(forward.passes).toBeGreaterThan(r.library.modelType === 'qwen2' ? 24 : 0); // at least one kernel per layer
+      expect(forward.untimed).toBe(0);
+      expect(forward.gpuMs).toBeGreaterThan(0);
+      expect(forward.kernels.reduce((n, k) => n + k.dispatches, 0)).toBe(forward.passes);
+      // Named by the shaders' entry points, largest first.
+      expect(forward.kernels.every((k) => k.name !== 'unnamed')).toBe(true);
+      expect(forward.kernels.map((k) => k.ms)).toEqual([...forward.kernels.map((k) => k.ms)].sort((a, b) => b - a));
+    }
+    expect(gpu.decode!.tokens).toBe(1);
+    expect(gpu.prefill!.tokens).toBeGreaterThan(1);
+    // The decode token's GPU work is part of its wall time.
+    expect(gpu.decode!.wallMs).toBeGreaterThan(0);
+  });
+
+  it('writes a V8 CPU profile of the measured part in which the benchmark’s own functions appear', () => {
+    measured();
+    const p = JSON.parse(readFileSync(profile, 'utf8')) as CpuProfile;
+    expect(p.endTime).toBeGreaterThan(p.startTime);
+    const ours = p.nodes.filter((n) => /bench\.mjs$/.test(n.callFrame.url)).map((n) => n.callFrame.functionName);
+    expect(ours).toEqual(expect.arrayContaining(['promptOf']));
+    // The app's own code ran inside it too: the chunker cut the prompts.
+    expect(ours).toEqual(expect.arrayContaining(['chunkAll']));
   });
 });

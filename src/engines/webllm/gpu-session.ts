@@ -58,6 +58,8 @@ export class GpuSession {
   private readonly downloads: Downloads;
   /** A WebLLM load that a stopped run no longer waits for; the lock is held until it ends. */
   private settling: Promise<unknown> = Promise.resolve();
+  /** The token ids of the last reply written, the self-check's included: measurements compare other ways of writing with it. */
+  lastTokens: readonly number[] = [];
 
   constructor(
     private readonly factory: MlcFactory = webllmFactory,
@@ -253,6 +255,12 @@ export class GpuSession {
 
   /** One step's request on the loaded model, the lock held: with its plan's decoder in place of WebLLM's decode step where it has one. */
   private async send(mlc: Mlc, model: ModelEntry, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
+    const out = await this.sendOnce(mlc, model, request);
+    this.lastTokens = out.tokens;
+    return out;
+  }
+
+  private async sendOnce(mlc: Mlc, model: ModelEntry, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
     const { messages, options, system, speculation } = request;
     const body = webllmRequest(stepRequest(messages, options, system));
     if (!speculation) return this.stream(mlc, model, body, options);

@@ -60,6 +60,10 @@ export async function selfCheck(io: SelfCheckIo): Promise<SelfCheckOutcome> {
     },
   };
   const speculative = await io.write(plan);
+  // A reply too short to leave room for a draft is written without a verify pass: then nothing was compared.
+  if (margins.size === 0) {
+    return { verdict: 'mismatch', compared: `greedy: ${plain.length} tokens written, too few for a verify pass: nothing compared` };
+  }
   const greedy = compareGreedy(plain, speculative, margins);
   const sampled = io.sampler ? rows.map((row) => compareSampling(row, io.sampling, io.sampler!)) : [];
   const bad = sampled.find((s) => s !== undefined);
