@@ -74,6 +74,25 @@ describe('memory mode', () => {
     expect(spy.prompts.filter((p) => p.includes('Your answer:'))).toHaveLength(results.length);
   });
 
+  it('gives each sample’s requests a draft-length tuner of the sample’s own', async () => {
+    const tuners: unknown[] = [];
+    const recording: TextGenerator = {
+      generate: (messages, options) => {
+        tuners.push(options.draftTuner);
+        return engine.generate(messages, options);
+      },
+    };
+    const spec = sweepSpec({ tasks: ['niah_single_1'], lengths: [8 * K], samples: 2 });
+    const results = await collect(spec, context(recording));
+    const perSample = results.map((r) => r.chunks + 1); // each chunk's step and the answer
+    expect(tuners).toHaveLength(perSample[0]! + perSample[1]!);
+    const [first, second] = [tuners.slice(0, perSample[0]), tuners.slice(perSample[0])];
+    expect(first[0]).toBeDefined();
+    expect(new Set(first).size).toBe(1);
+    expect(new Set(second).size).toBe(1);
+    expect(second[0]).not.toBe(first[0]);
+  });
+
   it('reports progress within a sample and resumes after the samples already done', async () => {
     const spec = sweepSpec({ tasks: ['niah_single_1'], lengths: [8 * K], samples: 3 });
     const steps: string[] = [];

@@ -4,7 +4,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { ChunkSpan } from '../core/chunker';
-import { isAbortError } from '../core/generation';
+import { isAbortError, withOwnTuner } from '../core/generation';
 import { appLoopMethod, memoryLoop } from '../core/loop';
 import { planRead, readSettings } from '../core/plan';
 import type { Engine } from '../engines/engine';
@@ -150,7 +150,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
       text: doc.text,
       chunks,
       question: header.question,
-      generator: engine,
+      generator: withOwnTuner(engine),
       templates: header.templates,
       memoryTokens: header.settings.memoryTokens,
       sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },

@@ -1,4 +1,4 @@
-import type { DraftLength } from './draft-length';
+import { DraftLength } from './draft-length';
 /** What the loop needs from a language model: one stateless chat request at a time. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -50,6 +50,16 @@ export interface GenerateResult {
 
 export interface TextGenerator {
   generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult>;
+}
+
+/**
+ * The generator with a draft-length tuner of its own, given to every request
+ * it sends: one per read of one question (a run, a sample of a sweep, a read
+ * of the command line), as how much a reply copies follows that read's text.
+ */
+export function withOwnTuner(generator: TextGenerator): TextGenerator {
+  const draftTuner = new DraftLength();
+  return { generate: (messages, options) => generator.generate(messages, { ...options, draftTuner }) };
 }
 
 /** The error every cancelled step throws, as fetch does. */

@@ -1,5 +1,5 @@
 import { type AnswerStyle, extractAnswer } from '../core/answer';
-import { abortError, isAbortError, type TextGenerator } from '../core/generation';
+import { abortError, isAbortError, type TextGenerator, withOwnTuner } from '../core/generation';
 import { memoryLoop, paperLoopMethod } from '../core/loop';
 import { DEFAULT_READ_SETTINGS, type ReadSettings } from '../core/plan';
 import type { PromptTemplates } from '../core/prompts';
@@ -119,7 +119,7 @@ export async function readItem(item: DatasetItem, file: string, settings: Method
       text: item.context,
       chunks,
       question: item.question,
-      generator: ctx.generator,
+      generator: withOwnTuner(ctx.generator),
       templates: settings.templates,
       memoryTokens: settings.memoryTokens,
       sampling: { temperature: settings.temperature, topP: settings.topP },

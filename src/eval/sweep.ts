@@ -1,6 +1,6 @@
 import { extractAnswer } from '../core/answer';
 import { chunkAll } from '../core/chunker';
-import { abortError, type TextGenerator } from '../core/generation';
+import { abortError, type TextGenerator, withOwnTuner } from '../core/generation';
 import { memoryLoop } from '../core/loop';
 import { DEFAULT_READ_SETTINGS, planRead, type ReadSettings } from '../core/plan';
 import { DEFAULT_TEMPLATES, type PromptTemplates, renderTemplate, templateOverhead } from '../core/prompts';
@@ -161,7 +161,7 @@ async function readWithMemory(spec: SweepSpec, planned: PlannedSample, ctx: Swee
     text: sample.document,
     chunks,
     question: sample.question,
-    generator: ctx.generator,
+    generator: withOwnTuner(ctx.generator),
     templates: spec.templates,
     memoryTokens: budget.memoryTokens,
     sampling: { temperature: spec.temperature, topP: spec.topP, seed: planned.seed },

@@ -1,7 +1,6 @@
-import { DraftLength } from '../core/draft-length';
 import type { ChunkLease } from '../core/chunk-lists';
 import { ChunkLists } from '../core/chunk-lists';
-import type { TextGenerator } from '../core/generation';
+import { type TextGenerator, withOwnTuner } from '../core/generation';
 import { firstChunk, type ChunkSpan } from '../core/chunker';
 import { appLoopMethod, type LoopInput, memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
@@ -183,16 +182,15 @@ export class RunReader {
       // A model on this device serves one request at a time: its runs take turns, a whole step each
       // (request and commit), so that every question's memory moves on together. A server reads them at once.
       const turns = engine.parallel ? null : this.turnsAt(engineKey(run.engineId, run.engineConfig));
-      // The run's own: another run on the same engine reads another text, and its drafts are right elsewhere.
-      const draftTuner = new DraftLength();
-      const generator: TextGenerator = {
+      // A tuner of the run's own: another run on the same engine reads another text, and its drafts are right elsewhere.
+      const generator: TextGenerator = withOwnTuner({
         generate: async (messages, options) => {
           if (turns) giveTurn ??= await turns.take(signal);
           releaseImports();
           await this.deps.hold?.before(runId, run.nextChunk, signal);
-          return engine.generate(messages, { ...options, draftTuner });
+          return engine.generate(messages, options);
         },
-      };
+      });
       const loop = memoryLoop({
         text: book,
         chunks,
