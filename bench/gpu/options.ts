@@ -25,7 +25,7 @@ export const SHAPES: Readonly<Record<'paper' | 'tiny', Shape>> = {
   // A 5,000-token chunk and a 1,024-token memory in the app's template, up to 1,024 written: one step of the paper.
   paper: { chunk: 5000, memory: 1024, write: 1024, prompts: [1000, 2000, 4000], promptWrite: 16, templates: 'app' },
   // SwiftShader reads about a token a second and writes one in ten: a few of each.
-  tiny: { chunk: 8, memory: 4, write: 2, prompts: [12], promptWrite: 2, templates: 'tiny' },
+  tiny: { chunk: 4, memory: 2, write: 2, prompts: [4], promptWrite: 2, templates: 'tiny' },
 };
 
 export interface BenchOptions {

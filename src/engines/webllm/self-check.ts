@@ -26,8 +26,8 @@ export const SAMPLING_TOLERANCE = 1e-3;
 export const SAMPLED_ROWS = 3;
 export const SAMPLED_TOKENS = 8;
 
-/** A repeated list: a continuation that stays on it, whatever the model. */
-export const SELF_CHECK_MESSAGES = [{ role: 'user' as const, content: 'one two three four five one two three four five one two' }];
+/** A short repeated list: a continuation that stays on it, whatever the model, and a prompt that costs little to read. */
+export const SELF_CHECK_MESSAGES = [{ role: 'user' as const, content: 'one two three one two three' }];
 
 /** WebLLM's own sampler: the token it draws from one row of logits for the uniform `u`. */
 export type Sampler = (row: Float32Array, sampling: Sampling, u: number) => number;
