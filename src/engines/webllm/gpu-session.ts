@@ -58,7 +58,7 @@ export class GpuSession {
   private readonly downloads: Downloads;
   /** A WebLLM load that a stopped run no longer waits for; the lock is held until it ends. */
   private settling: Promise<unknown> = Promise.resolve();
-  /** The token ids of the last reply written, the self-check's included: measurements compare other ways of writing with it. */
+  /** The token ids of the last reply the loaded model wrote (any request, the self-check's included): measurements compare other ways of writing with it. */
   lastTokens: readonly number[] = [];
 
   constructor(
@@ -255,12 +255,6 @@ export class GpuSession {
 
   /** One step's request on the loaded model, the lock held: with its plan's decoder in place of WebLLM's decode step where it has one. */
   private async send(mlc: Mlc, model: ModelEntry, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
-    const out = await this.sendOnce(mlc, model, request);
-    this.lastTokens = out.tokens;
-    return out;
-  }
-
-  private async sendOnce(mlc: Mlc, model: ModelEntry, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
     const { messages, options, system, speculation } = request;
     const body = webllmRequest(stepRequest(messages, options, system));
     if (!speculation) return this.stream(mlc, model, body, options);
@@ -297,7 +291,8 @@ export class GpuSession {
       timing.endedAt = performance.now();
       if (signal?.aborted) result.finishReason = 'abort';
       const written = (loadedPipeline(mlc, model.id) as { outputIds?: number[] } | undefined)?.outputIds;
-      return { result: resultOf(result, this.webllm), timing, tokens: written ? [...written] : [] };
+      this.lastTokens = written ? [...written] : [];
+      return { result: resultOf(result, this.webllm), timing, tokens: [...this.lastTokens] };
     } catch (e) {
       if (signal?.aborted) throw abortError();
       const err = explainError(e, model, { phase: 'generate', ...(loadedWindow !== undefined && { window: loadedWindow }), webllm: this.webllm });
