@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test, type TestInfo } from '@playwright/test';
-import { PLANTED, plantedBook, readHeldAt, withOwnServer } from './helpers';
+import { PLANTED, plantedBook, readBook, readHeldAt, withOwnServer } from './helpers';
 
 const FOLLOW_UP = 'Which code opens the Marlowe archive vault?';
 
@@ -80,14 +80,9 @@ test('a read of over a minute that ends while its tab is hidden is told by a not
     });
     Object.assign(window, { readEnded: ended });
   });
-  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: plantedBook(0.5) });
-  await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
-  await page.getByLabel('Question').fill(PLANTED.question);
-  await page.getByLabel('Chunk size (tokens)').fill('2000');
   // The page's timers stand still from the press of Read until the read has ended: the notice must not depend on the
   // page having looked at storage while the read was under way (a fast read on a slow page ends before it looks).
-  await page.clock.pauseAt(Date.now() + 66_000);
-  await page.getByRole('button', { name: 'Read' }).click();
+  await readBook(page, plantedBook(0.5), { chunkTokens: 2000, wait: false, beforeRead: () => page.clock.pauseAt(Date.now() + 66_000) });
   expect(await page.evaluate(() => (window as unknown as { readEnded: Promise<string> }).readEnded)).toBe('done');
   await page.clock.resume();
   await page.getByRole('region', { name: 'Answer' }).getByText(PLANTED.code).first().waitFor();

@@ -160,13 +160,14 @@ export function range(n: number): number[] {
 export async function readBook(
   page: Page,
   book: Buffer,
-  options: { question?: string; chunkTokens?: number; memoryTokens?: number; wait?: boolean } = {},
+  options: { question?: string; chunkTokens?: number; memoryTokens?: number; wait?: boolean; beforeRead?: () => Promise<void> } = {},
 ): Promise<void> {
   await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: book });
   await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
   await page.getByLabel('Question').fill(options.question ?? PLANTED.question);
   if (options.chunkTokens) await page.getByLabel('Chunk size (tokens)').fill(String(options.chunkTokens));
   if (options.memoryTokens) await page.getByLabel('Memory size (tokens)').fill(String(options.memoryTokens));
+  await options.beforeRead?.();
   await page.getByRole('button', { name: 'Read' }).click();
   if (options.wait !== false) {
     // The answer's own words; its sources may quote them again.
