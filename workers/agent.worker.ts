@@ -125,7 +125,8 @@ void library.then((l) => l.counts.pending()).catch(() => undefined);
  */
 async function resumeInterrupted(): Promise<void> {
   const [{ runs, evaluator }, s] = await Promise.all([house, store]);
-  for (const run of await s.listRuns()) if (run.status === 'running') void runs.jobs.resume(run.id).catch(warnFailure(`Resuming run ${run.id}`));
+  // The questions of one read resume together, so that their steps are still written in one batch.
+  void runs.resumeReading().catch(warnFailure('Resuming runs'));
   for (const sweep of await s.listEvaluations())
     if (sweep.status === 'running') void evaluator.jobs.resume(sweep.id).catch(warnFailure(`Resuming evaluation ${sweep.id}`));
 }

@@ -1,4 +1,5 @@
-import type { TextGenerator } from '../core/generation';
+import type { BatchRequest } from '../core/batch';
+import type { GenerateResult, TextGenerator } from '../core/generation';
 import type { Tokenizer } from '../core/tokenizer';
 
 /** One runtime that can read: a model (or a heuristic) behind the loop's generate call. */
@@ -18,6 +19,14 @@ export interface Engine extends TextGenerator {
    * `contextTokens`, the run's planned step, before its first request.
    */
   prepare?(contextTokens: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Writes several questions' requests of one step in one batch (several
+   * sequences in the same forward passes), each settled on its own. Absent:
+   * a step's requests take turns (or, on a parallel engine, are in flight together).
+   */
+  generateBatch?(requests: readonly BatchRequest[]): Promise<PromiseSettledResult<GenerateResult>[]>;
+  /** How many requests of `contextTokens` tokens each one batch holds on this device, and why that many. */
+  batchLimit?(contextTokens: number): Promise<BatchLimit>;
   /** After a DeviceLostError: free what is left so the next request loads afresh; `attempt` counts losses in a row. */
   recover?(attempt: number): Promise<void>;
 }
@@ -43,4 +52,10 @@ export interface EngineInfo {
   needsModel: boolean;
   /** Chunks with a tokenizer that needs no model or server (Qwen's vocabulary, bundled), so a book can be counted with it before any model is chosen. */
   standaloneTokenizer: boolean;
+}
+
+/** How many questions' requests go together in one batch, and what decided it (shown on the Read form). */
+export interface BatchLimit {
+  size: number;
+  reason: string;
 }

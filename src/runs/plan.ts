@@ -78,6 +78,8 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const index = skim ? new SkimIndex(text, allChunks) : null;
   const runs: RunRecord[] = [];
   const now = Date.now();
+  // The questions of one read are linked, so that the page and the Library show them as one read.
+  const readId = questions.length > 1 ? (deps.newId?.() ?? crypto.randomUUID()) : undefined;
   for (const question of questions) {
     const chunks: PlannedChunk[] =
       skim && index ? new SkimPlanner(index, question, skim).plan().map(({ index: i, reason }) => ({ ...allChunks[i]!, reason })) : [...allChunks];
@@ -87,6 +89,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       documentName: set ? setName(set.books.map(bookName)) : bookName(doc),
       ...(set && { books: set.books }),
       question,
+      ...(readId && { readId }),
       engineId: request.engineId,
       engineConfig: withoutSecrets(request.engineConfig),
       settings,

@@ -6,7 +6,9 @@ import { appLoopMethod, type LoopInput, memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
 import { SkimIndex } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
-import { Turns } from '../core/turns';
+import { type BatchMember, StepBatcher } from '../core/batch';
+import { batchSender } from '../engines/batch-sender';
+import type { Engine } from '../engines/engine';
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
 import type { RunBook, RunProgress, Store } from '../storage/db';
@@ -32,16 +34,23 @@ export interface RunReaderDeps {
 /**
  * How a run reads: the memory loop over its book's chunks, each revision
  * committed with the run's progress before any tab hears of it. Runs over one
- * book share its chunk list; runs on one engine that serves a request at a
- * time take turns, a step each.
+ * book share its chunk list; runs on one engine write their steps together
+ * (see StepBatcher), a step each.
  */
 export class RunReader {
   /** The chunk lists of the books being read: runs over the same book share one, cut once. */
   readonly lists = new ChunkLists();
-  /** Turns at each engine that serves one request at a time, by engine key: its runs read a step each in rotation. */
-  private readonly turns = new Map<string, Turns>();
+  /**
+   * The step batch of each engine: the runs reading on it ask it
+   * for their steps, which are written together (one batch of sequences, a
+   * server's concurrent requests) or in turns, so every memory moves on together.
+   */
+  private readonly batchers = new WeakMap<Engine, StepBatcher>();
   /** The engine (by key) and question of each run reading here: a follow-up question does not cut in on it. */
   private readonly reading = new Map<string, { engineKey: string; question: string }>();
+
+  /** Places in a step batch held for runs about to read, by run id (see reserve). */
+  private readonly reserved = new Map<string, BatchMember>();
 
   /** Imports held back for runs about to read (see Library.holdImports), by run id: released when the run's first step begins. */
   private readonly starting = new Map<string, () => void>();
@@ -51,6 +60,22 @@ export class RunReader {
   /** Imports stay held back (`release`) until run `runId` begins its first step here, or cannot. */
   startSoon(runId: string, release: () => void): void {
     this.starting.set(runId, release);
+  }
+
+  /**
+   * Holds a place in `engine`'s step batch for each of the runs of one read,
+   * before any of them reads, so that the first step waits for all their
+   * questions. A place the run never takes is given up by `unreserve`.
+   */
+  async reserve(runIds: readonly string[], engine: Engine, contextTokens: number): Promise<void> {
+    if (engine.parallel) return;
+    for (const id of runIds) this.reserved.set(id, await this.joinBatch(engine, contextTokens));
+  }
+
+  /** Gives up a run's held place, where its reading never took it (it was stopped before it began). */
+  unreserve(runId: string): void {
+    this.reserved.get(runId)?.leave();
+    this.reserved.delete(runId);
   }
 
   /** The question of a run reading with this engine here, if any. */
@@ -63,10 +88,16 @@ export class RunReader {
     this.lists.forget(documentId);
   }
 
-  private turnsAt(key: string): Turns {
-    let t = this.turns.get(key);
-    if (!t) this.turns.set(key, (t = new Turns()));
-    return t;
+  /** Joins the step batch of `engine`, made with its batch size for runs of `contextTokens` where it has one. */
+  private async joinBatch(engine: Engine, contextTokens: number): Promise<BatchMember> {
+    let b = this.batchers.get(engine);
+    if (!b) {
+      // A size that cannot be worked out leaves the batch unbounded: the engine writes what it is given.
+      const limit = (await engine.batchLimit?.(contextTokens).catch(() => undefined))?.size;
+      b = this.batchers.get(engine) ?? new StepBatcher(batchSender(engine), limit);
+      this.batchers.set(engine, b);
+    }
+    return b.join();
   }
 
   /**
@@ -116,8 +147,8 @@ export class RunReader {
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
     let lease: ChunkLease | undefined;
-    /** Gives back this run's turn at the engine, once its step is stored. */
-    let giveTurn: (() => void) | undefined;
+    /** This run's place in its engine's step batch, left however the read ends. */
+    let member: BatchMember | undefined;
     let answered = false;
     try {
       // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
@@ -130,6 +161,13 @@ export class RunReader {
       mark('run-reading');
       const engine = await job.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
+      // Every run on an engine of this device asks the same batch for its steps: a step waits for the other runs'
+      // (their memories written in the same passes where the engine batches, else in turns), so all move on
+      // together. Joined before the model loads, so the questions of one read start together. A server gets
+      // every run's requests as they come: it batches them itself.
+      member = this.reserved.get(runId);
+      this.reserved.delete(runId);
+      const batch: TextGenerator = engine.parallel ? engine : (member ??= await this.joinBatch(engine, run.settings.contextTokens));
       await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
@@ -179,16 +217,12 @@ export class RunReader {
             { ...run.skim, question: run.question, memory: run.memory },
           )
         : null;
-      // A model on this device serves one request at a time: its runs take turns, a whole step each
-      // (request and commit), so that every question's memory moves on together. A server reads them at once.
-      const turns = engine.parallel ? null : this.turnsAt(engineKey(run.engineId, run.engineConfig));
       // A tuner of the run's own: another run on the same engine reads another text, and its drafts are right elsewhere.
       const generator: TextGenerator = withOwnTuner({
         generate: async (messages, options) => {
-          if (turns) giveTurn ??= await turns.take(signal);
           releaseImports();
           await this.deps.hold?.before(runId, run.nextChunk, signal);
-          return engine.generate(messages, options);
+          return batch.generate(messages, options);
         },
       });
       const loop = memoryLoop({
@@ -248,14 +282,12 @@ export class RunReader {
           publish({ type: 'status', runId, status: 'done' });
           answered = true;
         }
-        giveTurn?.();
-        giveTurn = undefined;
       }
     } finally {
       releaseImports();
       writing?.reset(); // a stopped step's partial text is never announced
       this.reading.delete(runId);
-      giveTurn?.();
+      member?.leave();
       lease?.release();
     }
     // The answer is stored and told: its sources follow. A failure here leaves them to be traced when the run is shown.

@@ -1,6 +1,6 @@
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
-import type { FollowUpRecord, RunRecord, Store } from '../storage/db';
+import type { FollowUpRecord, RunProgress, RunRecord, Store } from '../storage/db';
 import { ImportError, parseExport } from '../storage/export';
 import { contentHash } from '../storage/schema';
 import type { EngineCache } from '../jobs/engines';
@@ -99,8 +99,53 @@ export class Runs {
     }
     mark('run-stored');
     this.reader.startSoon(runs[0]!.id, releaseImports);
-    for (const run of runs) this.jobs.begin(run.id);
+    await this.together(runs, (id) => this.jobs.begin(id));
     return runs.map((r) => r.id);
+  }
+
+  /**
+   * Starts or resumes the runs of one read with each one's place in its
+   * engine's step batch held first, so that all their questions are written
+   * from the same step on. A run that never reads gives its place up once its
+   * job has ended.
+   */
+  private async together(runs: readonly RunProgress[], begin: (id: string) => Promise<void> | void): Promise<void> {
+    const first = runs[0];
+    // An engine that cannot be opened now fails in each run's own reading, where it is reported.
+    const engine = first && runs.length > 1 ? await this.deps.engines.open(first.engineId, first.engineConfig).catch(() => undefined) : undefined;
+    if (engine)
+      await this.reader.reserve(
+        runs.map((r) => r.id),
+        engine,
+        first!.settings.contextTokens,
+      );
+    for (const run of runs) {
+      try {
+        await begin(run.id);
+      } finally {
+        void this.jobs.settled(run.id).then(() => this.reader.unreserve(run.id));
+      }
+    }
+  }
+
+  /** Resumes every run that storage says is reading (after a reload or a crash), the questions of each read together. */
+  async resumeReading(): Promise<void> {
+    const reading = (await this.deps.store.listRuns()).filter((r) => r.status === 'running');
+    const reads = new Map<string, RunRecord[]>();
+    for (const run of reading) {
+      const key = run.readId ?? run.id;
+      reads.set(key, [...(reads.get(key) ?? []), run]);
+    }
+    for (const runs of reads.values()) {
+      // Listed newest first: a read's questions, whose runs are apart by a millisecond each, in the order asked.
+      await this.together(runs, (id) => this.jobs.resume(id).catch((e: unknown) => console.warn(`Resuming run ${id} failed:`, e)));
+    }
+  }
+
+  /** Resumes the runs of a read that are paused, stopped or failed, together (see together); a finished one stays as it is. */
+  async resumeRead(readId: string): Promise<void> {
+    const runs = (await this.deps.store.listRuns()).filter((r) => r.readId === readId && r.status !== 'done');
+    await this.together(runs, (id) => this.jobs.resume(id));
   }
 
   /** Deletes a run with its revisions and memories (its document stays); a reader of it, here or in another tab, stops first. */

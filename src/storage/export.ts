@@ -40,6 +40,7 @@ const RunSchema = v.object({
     ),
   ),
   question: v.string(),
+  readId: v.optional(v.string()),
   engineId: v.string(),
   settings: v.object({
     requestedChunkTokens: count,

@@ -114,6 +114,8 @@ export interface RunRecord {
   /** Present when the run reads several books as one stream, in reading order; absent for one book. */
   books?: RunBook[];
   question: string;
+  /** Present when one read asked several questions: the runs of that read share it (one run per question). */
+  readId?: string;
   engineId: string;
   /** The engine's own choices (model, server); see EngineConfig. */
   engineConfig?: Readonly<Record<string, string | number | boolean>>;

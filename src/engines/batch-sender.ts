@@ -1,0 +1,17 @@
+import { type BatchSender, inFlight, inTurns } from '../core/batch';
+import type { Engine } from './engine';
+
+/**
+ * How an engine writes one step's requests for several questions: in one
+ * batch where it batches itself (several sequences per forward pass), all in
+ * flight together on a server (which batches them), else in turns.
+ */
+export function batchSender(engine: Engine, limit?: number): BatchSender {
+  if (engine.generateBatch) return (requests) => engine.generateBatch!(requests);
+  return engine.parallel ? inFlight(engine, limit) : inTurns(engine);
+}
+
+/** Whether the questions' requests really share forward passes or a server's batch (else they take turns: correct, not faster). */
+export function batches(engine: Engine): boolean {
+  return !!engine.generateBatch || !!engine.parallel;
+}

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { type BatchRequest, inFlight, inTurns, StepBatcher } from '../src/core/batch';
+import { abortError, type GenerateResult } from '../src/core/generation';
+
+const reply = (text: string): GenerateResult => ({ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1 } });
+const ask = (text: string, signal?: AbortSignal): [BatchRequest['messages'], BatchRequest['options']] => [
+  [{ role: 'user', content: text }],
+  { maxTokens: 4, ...(signal && { signal }) },
+];
+
+/** A sender that records each batch it is given and answers when the test says. */
+function heldSender() {
+  const batches: string[][] = [];
+  const waiting: (() => void)[] = [];
+  const send = (requests: readonly BatchRequest[]) => {
+    batches.push(requests.map((r) => r.messages[0]!.content));
+    return new Promise<PromiseSettledResult<GenerateResult>[]>((resolve) =>
+      waiting.push(() =>
+        resolve(
+          requests.map((r) =>
+            r.messages[0]!.content.startsWith('bad')
+              ? { status: 'rejected', reason: new Error(`no reply to ${r.messages[0]!.content}`) }
+              : { status: 'fulfilled', value: reply(`re ${r.messages[0]!.content}`) },
+          ),
+        ),
+      ),
+    );
+  };
+  return { batches, send, answer: () => waiting.shift()!() };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+describe('StepBatcher', () => {
+  it('sends one batch once every member still reading has asked', async () => {
+    const s = heldSender();
+    const b = new StepBatcher(s.send);
+    const [m1, m2, m3] = [b.join(), b.join(), b.join()];
+    const r1 = m1.generate(...ask('a1'));
+    const r2 = m2.generate(...ask('b1'));
+    await settle();
+    expect(s.batches).toEqual([]);
+    const r3 = m3.generate(...ask('c1'));
+    await settle();
+    expect(s.batches).toEqual([['a1', 'b1', 'c1']]);
+    s.answer();
+    expect((await Promise.all([r1, r2, r3])).map((r) => r.text)).toEqual(['re a1', 're b1', 're c1']);
+  });
+
+  it('a member that leaves no longer holds the others up', async () => {
+    const s = heldSender();
+    const b = new StepBatcher(s.send);
+    const [m1, m2] = [b.join(), b.join()];
+    const r1 = m1.generate(...ask('a1'));
+    await settle();
+    expect(s.batches).toEqual([]);
+    m2.leave();
+    await settle();
+    expect(s.batches).toEqual([['a1']]);
+    s.answer();
+    expect((await r1).text).toBe('re a1');
+  });
+
+  it('a request that fails fails alone; the others get their replies', async () => {
+    const s = heldSender();
+    const b = new StepBatcher(s.send);
+    const [m1, m2] = [b.join(), b.join()];
+    const r1 = m1.generate(...ask('bad1'));
+    const r2 = m2.generate(...ask('b1'));
+    await settle();
+    s.answer();
+    await expect(r1).rejects.toThrow('no reply to bad1');
+    expect((await r2).text).toBe('re b1');
+  });
+
+  it('a member stopped while it waits leaves at once with an AbortError, and the batch goes without it', async () => {
+    const s = heldSender();
+    const b = new StepBatcher(s.send);
+    const [m1, m2, m3] = [b.join(), b.join(), b.join()];
+    const stop = new AbortController();
+    const r1 = m1.generate(...ask('a1', stop.signal));
+    const r2 = m2.generate(...ask('b1'));
+    stop.abort();
+    await expect(r1).rejects.toMatchObject({ name: 'AbortError' });
+    m1.leave();
+    const r3 = m3.generate(...ask('c1'));
+    await settle();
+    expect(s.batches).toEqual([['b1', 'c1']]);
+    s.answer();
+    await Promise.all([r2, r3]);
+  });
+
+  it('more members than a batch holds are written in groups, one batch at a time, in the order they asked', async () => {
+    const s = heldSender();
+    const b = new StepBatcher(s.send, 2);
+    const members = [b.join(), b.join(), b.join(), b.join(), b.join()];
+    const step = (n: number) => members.map((m, i) => m.generate(...ask(`${'abcde'[i]}${n}`)));
+    const first = step(1);
+    await settle();
+    expect(s.batches).toEqual([['a1', 'b1']]);
+    s.answer();
+    await settle();
+    expect(s.batches.at(-1)).toEqual(['c1', 'd1']);
+    s.answer();
+    await settle();
+    expect(s.batches.at(-1)).toEqual(['e1']);
+    s.answer();
+    expect((await Promise.all(first)).map((r) => r.text)).toEqual(['re a1', 're b1', 're c1', 're d1', 're e1']);
+  });
+
+  it('a sender that throws rejects every request of its batch; the next batch is still sent', async () => {
+    let calls = 0;
+    const b = new StepBatcher(async (requests) => {
+      if (calls++ === 0) throw new Error('device lost');
+      return requests.map((r) => ({ status: 'fulfilled' as const, value: reply(r.messages[0]!.content) }));
+    });
+    const [m1, m2] = [b.join(), b.join()];
+    const failed = [m1.generate(...ask('a1')), m2.generate(...ask('b1'))];
+    for (const f of failed) await expect(f).rejects.toThrow('device lost');
+    expect((await Promise.all([m1.generate(...ask('a2')), m2.generate(...ask('b2'))])).map((r) => r.text)).toEqual(['a2', 'b2']);
+  });
+});
+
+describe('senders for engines that do not batch', () => {
+  it('inTurns writes the requests one after another, a failure settling only its own', async () => {
+    const order: string[] = [];
+    let open = 0;
+    const send = inTurns({
+      generate: async (messages) => {
+        expect(open++).toBe(0);
+        order.push(messages[0]!.content);
+        await settle();
+        open--;
+        if (messages[0]!.content === 'bad') throw abortError();
+        return reply(messages[0]!.content);
+      },
+    });
+    const out = await send(['a', 'bad', 'c'].map((t) => ({ messages: ask(t)[0], options: ask(t)[1] })));
+    expect(order).toEqual(['a', 'bad', 'c']);
+    expect(out.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('inFlight has every request in flight together, up to its limit', async () => {
+    const release: (() => void)[] = [];
+    let open = 0;
+    let most = 0;
+    const send = inFlight(
+      {
+        generate: (messages) =>
+          new Promise((resolve) => {
+            most = Math.max(most, ++open);
+            release.push(() => {
+              open--;
+              resolve(reply(messages[0]!.content));
+            });
+          }),
+      },
+      2,
+    );
+    const out = send(['a', 'b', 'c'].map((t) => ({ messages: ask(t)[0], options: ask(t)[1] })));
+    await settle();
+    expect(open).toBe(2);
+    while (release.length) {
+      release.shift()!();
+      await settle();
+    }
+    expect((await out).map((r) => (r.status === 'fulfilled' ? r.value.text : ''))).toEqual(['a', 'b', 'c']);
+    expect(most).toBe(2);
+  });
+});
