@@ -14,7 +14,11 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
   memagent read <file> [<file> …] --question TEXT --base-url URL [--model NAME] [options]
   memagent read <file> --question TEXT --engine webllm [--model ID] [options]
                        (several files are read as one set, in that order, with one memory;
-                       extractive reads with the paper's heuristic memory and no model)`;
+                       extractive reads with the paper's heuristic memory and no model)
+  memagent read <file> --question TEXT --question TEXT … [options]
+  memagent read <file> --questions-file FILE [options]
+                       (several questions: the book is read once, each question with its own
+                       memory, their steps written together)`;
 
 const EVAL_USAGE = `  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
@@ -63,14 +67,21 @@ Prompts (both commands):
   --prompts-base URL   a mirror to fetch <URL>/taskutils/memory_eval/utils/recurrent.py from`;
 
 const READ_OPTIONS = `read:
-  --question, -q TEXT  what the memory is kept for (on --resume, the journal's question)
-  --out FILE           journal of revisions, one JSON line each (default <file>.memagent.jsonl)
-  --resume             continue the read the journal holds, from its next chunk
+  --question, -q TEXT  what the memory is kept for (on --resume, the journal's question); give it
+                       again for more questions, each answered in the same read
+  --questions-file F   more questions, one a line (blank lines skipped), after any --question
+  --out FILE           journal of revisions, one JSON line each (default <file>.memagent.jsonl);
+                       with several questions one journal each, numbered before the ending:
+                       <file>.q1.memagent.jsonl, <file>.q2.memagent.jsonl, … (read.jsonl: read.q1.jsonl, …)
+  --resume             continue the read the journal holds, from its next chunk; with several
+                       questions every journal (the same questions in order, or none to take
+                       them from the journals); answered questions print their answers
   --force              start over, replacing an existing journal
   --seed N             sampling seed, 0 to ${READ_LIMITS.seed.max} (default random)
   --keep-gutenberg     keep Project Gutenberg's header and footer
   --json               print the answer and its sources as one JSON line, not in words
-                       (the journal's answer line holds the same sources)`;
+                       (the journal's answer line holds the same sources); with several
+                       questions one line per question in order, {"type":"failed",…} for one that failed`;
 
 const EVAL_OPTIONS = `eval:
   --concurrency N      samples read at once (default 8): a batching server turns them into throughput

@@ -4,6 +4,8 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { ChunkSpan } from '../core/chunker';
+import type { AnswerEvent, RevisionEvent } from '../core/loop';
 import type { ReadPlan } from '../core/plan';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
@@ -123,13 +125,50 @@ function fromJournal(header: Pick<JournalHeader, 'version'>, sources: ReadSource
   return header.version === 1 ? renumberSources(sources, 1) : sources;
 }
 
-/** Appends lines, each on disk before the next step starts, so that a crash loses at most the step in flight. */
+/** The journal line of one revision: the chunk read, the memory it wrote and what that cost. */
+export function revisionLine(event: RevisionEvent, span: ChunkSpan, memoryTokens: number): JournalRevision {
+  const { usage } = event.result;
+  return {
+    type: 'revision',
+    index: event.index,
+    revision: event.index + 1,
+    start: span.start,
+    end: span.end,
+    chunkTokens: span.tokens,
+    memory: event.memory,
+    memoryTokens,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    ms: event.ms,
+    finishReason: event.result.finishReason,
+    retries: event.result.retries ?? 0,
+    committedAt: new Date().toISOString(),
+  };
+}
+
+/** The journal's last line: the answer and its sources, numbered as the journal with `header` numbers them. */
+export function answerLine(event: AnswerEvent, header: Pick<JournalHeader, 'version'>, sources: ReadSources): JournalAnswer {
+  const { usage } = event.result;
+  return {
+    type: 'answer',
+    answer: event.answer,
+    reply: event.reply,
+    sources: toJournal(header, sources),
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    ms: event.ms,
+    retries: event.result.retries ?? 0,
+    committedAt: new Date().toISOString(),
+  };
+}
+
 /** Opens a file the command writes, making its folder first: `--out runs/today/book.jsonl` should not fail on a missing folder. */
 export function openOutput(path: string, flags: 'w' | 'a'): number {
   mkdirSync(dirname(path), { recursive: true });
   return openSync(path, flags);
 }
 
+/** Appends lines, each on disk before the next step starts, so that a crash loses at most the step in flight. */
 export class JournalWriter {
   private readonly fd: number;
 

@@ -81,6 +81,22 @@ export function readStepLine(s: ReadStep): string {
   );
 }
 
+/** One question's chunk in a read of several, with where the whole read stands. */
+export interface QuestionStep extends ReadStep {
+  /** The question's number, from 1. */
+  question: number;
+  questions: number;
+  /** Questions still reading or answering (not answered, not failed). */
+  writing: number;
+  /** Chunks read by the question furthest behind of those still writing: how far the read as a whole is. */
+  slowest: number;
+}
+
+/** A line per chunk of each question, as `readStepLine`, naming the question and how many are still writing. */
+export function questionStepLine(s: QuestionStep): string {
+  return `q${s.question} ${readStepLine(s)} · ${s.writing} of ${s.questions} questions writing`;
+}
+
 /** One finished sample of an evaluation. */
 export interface SampleStep {
   done: number;
@@ -149,6 +165,24 @@ export class Progress {
       [tokens > 0 && s.ms > 0 ? `${Math.round((tokens * 1000) / s.ms).toLocaleString('en')} tokens/s` : undefined, 3],
       [`${duration(elapsed)} elapsed`, 1],
       [s.chunk < s.total ? `about ${duration(left)} left` : 'answering', KEEP],
+    ]);
+  }
+
+  /** A chunk of one question in a read of several: its own line, or the one line redrawn for the whole read. */
+  questionStep(s: QuestionStep): void {
+    this.stepMs += s.ms;
+    this.steps += 1;
+    if (this.mode === 'lines') this.stream.write(`${questionStepLine(s)}\n`);
+    if (!this.draw) return;
+    const elapsed = this.now() - this.t0;
+    // The questions' steps are written together: the one furthest behind says what is left.
+    const left = (this.stepMs / this.steps) * (s.total - s.slowest + 1);
+    this.redraw(bar(s.slowest / s.total), [
+      [`chunk ${s.slowest}/${s.total}`, KEEP],
+      [`${Math.round((100 * s.slowest) / s.total)}%`, KEEP],
+      [`${s.writing} of ${s.questions} questions writing`, KEEP],
+      [`${duration(elapsed)} elapsed`, 1],
+      [s.slowest < s.total ? `about ${duration(left)} left` : 'answering', KEEP],
     ]);
   }
 

@@ -3,35 +3,25 @@
  * revision journaled (journal.ts) so that a read stopped anywhere resumes.
  */
 import { existsSync, statSync } from 'node:fs';
-import type { ChunkSpan } from '../core/chunker';
 import { isAbortError, withOwnTuner } from '../core/generation';
 import { appLoopMethod, memoryLoop } from '../core/loop';
-import { planRead, readSettings } from '../core/plan';
-import type { Engine } from '../engines/engine';
-import { OpenAIEngine } from '../engines/openai/engine';
-import { WebLLMEngine } from '../engines/webllm/engine';
+import { readSettings } from '../core/plan';
 import { parseFlags, settingsFlags, UsageError } from './flags';
-import { chunkRead, readFiles } from './read-set';
-import { choosePrompts, describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
+import { readFiles } from './read-set';
+import { describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
 import { loadGpuEngine } from './gpu-engine';
-import {
-  type Journal,
-  type JournalAnswer,
-  type JournalHeader,
-  type JournalRevision,
-  JOURNAL_FORMAT,
-  JOURNAL_VERSION,
-  JournalWriter,
-  readJournal,
-  toJournal,
-} from './journal';
+import { answerLine, type Journal, type JournalHeader, JournalWriter, readJournal, revisionLine } from './journal';
 import { Progress, progressMode } from './progress';
 import { promptSetName } from './prompts';
+import { gatherQuestions, questionJournal } from './questions';
+import { readQuestions } from './read-questions';
+import { checkResume, chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-start';
 import { formatSources, type ReadSources, traceRead } from './sources';
 
 /** read's own flags; the server, prompt and settings flags are common (flags.ts). */
 const READ_OPTIONS = {
-  question: { type: 'string', short: 'q' },
+  question: { type: 'string', short: 'q', multiple: true },
+  'questions-file': { type: 'string' },
   out: { type: 'string', short: 'o' },
   resume: { type: 'boolean' },
   force: { type: 'boolean' },
@@ -53,34 +43,20 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   engineConfigOf(v);
   const progress = new Progress(progressMode(v, process.stderr), process.stderr);
   const say = progress.say;
+  const questions = gatherQuestions(v);
+  // Several questions, or a resume of several named by the same command line without them: one journal each.
+  const several = questions.length > 1 || (questions.length === 0 && v.resume === true && !existsSync(out) && existsSync(questionJournal(out, 1)));
 
   const doc = await readFiles(positionals, { stripGutenberg: !v['keep-gutenberg'] });
+  if (several) return readQuestions({ v, file, out, doc, settings, progress, questions });
   let journal: Journal | null = null;
   if (v.resume && existsSync(out)) {
     journal = readJournal(out);
-    const h = journal.header;
-    if (h.document.hash !== doc.hash) throw new UsageError(`${out} was written for another file ("${h.document.name}"), not ${file}.`);
-    if (v.question !== undefined && v.question.trim() !== h.question) {
-      throw new UsageError(`${out} reads for another question ("${h.question}"). Drop --question to continue it, or choose another --out.`);
-    }
-    if (h.chunks.at(-1)?.[1] !== doc.text.length)
-      throw new UsageError(`${out} does not cover this text: its chunks were cut for another version. Start over with --force.`);
-    const clash = (flag: string, given: string | undefined, kept: number | undefined) => {
-      if (given !== undefined && Number(given) !== kept)
-        throw new UsageError(`${out} was read with --${flag} ${kept}; a resume keeps it. Drop --${flag}, or start over with --force.`);
-    };
-    clash('chunk', v.chunk, h.settings.requestedChunkTokens);
-    clash('memory', v.memory, h.settings.memoryTokens);
-    const asked = v['prompts-file'] !== undefined ? 'file' : v.prompts === undefined ? undefined : /\.json$/i.test(v.prompts) ? 'custom' : v.prompts;
-    if (asked !== undefined && h.prompts && asked !== h.prompts.set) {
-      throw new UsageError(
-        `${out} was read with the prompts: ${promptSetName(h.prompts)}; a resume keeps them. Drop --prompts and --prompts-file, or start over with --force.`,
-      );
-    }
+    checkResume(journal, out, doc, file, questions[0], v);
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
   }
-  const question = (v.question ?? journal?.header.question ?? '').trim();
+  const question = questions[0] ?? journal?.header.question ?? '';
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
 
   let step = journal?.revisions.length ?? 0;
@@ -88,31 +64,10 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
 
   if (journal) refuseOtherModel(journal.header.engine, engineIdentity(engine), { out, force: v.force === true });
 
-  let header: JournalHeader;
-  let chunks: ChunkSpan[];
-  if (journal) {
-    header = journal.header;
-    chunks = header.chunks.map(([start, end, tokens]) => ({ start, end, tokens }));
-  } else {
-    const prompts = await choosePrompts(v, engine.id, say);
-    const templates = { ...prompts.set.templates };
-    const count = (s: string) => engine.tokenizer.count(s);
-    const plan = planRead(settings, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens: count(question) });
-    chunks = chunkRead(doc, engine.tokenizer, plan.chunkTokens);
-    header = {
-      type: JOURNAL_FORMAT,
-      version: JOURNAL_VERSION,
-      document: { name: doc.name, hash: doc.hash, chars: doc.text.length, ...(doc.books && { books: doc.books }) },
-      question,
-      engine: engineIdentity(engine),
-      settings: plan,
-      templates,
-      prompts: prompts.record,
-      initialMemory: prompts.set.initialMemory,
-      chunks: chunks.map((c) => [c.start, c.end, c.tokens]),
-      createdAt: new Date().toISOString(),
-    };
-  }
+  const { headers, chunks } = journal
+    ? { headers: [journal.header], chunks: chunksOf(journal.header) }
+    : await newHeaders([question], { v, engine, doc, settings, say });
+  const header: JournalHeader = headers[0]!;
   const total = chunks.length;
   // Every revision's memory, for tracing the answer's sources through them.
   const memories = journal?.revisions.map((r) => r.memory) ?? [];
@@ -161,53 +116,26 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
     });
     for await (const event of loop) {
       const { usage } = event.result;
-      const retries = event.result.retries ?? 0;
       if (event.kind === 'revision') {
         const span = chunks[event.index]!;
         memories[event.index] = event.memory;
-        const memoryTokens = engine.tokenizer.count(event.memory);
-        writer.append({
-          type: 'revision',
-          index: event.index,
-          revision: event.index + 1,
-          start: span.start,
-          end: span.end,
-          chunkTokens: span.tokens,
-          memory: event.memory,
-          memoryTokens,
-          promptTokens: usage.promptTokens,
-          completionTokens: usage.completionTokens,
-          ms: event.ms,
-          finishReason: event.result.finishReason,
-          retries,
-          committedAt: new Date().toISOString(),
-        } satisfies JournalRevision);
+        const line = revisionLine(event, span, engine.tokenizer.count(event.memory));
+        writer.append(line);
         step = event.index + 1;
-        const cut = event.result.finishReason === 'length';
         progress.readStep({
           chunk: step,
           total,
-          memoryTokens,
+          memoryTokens: line.memoryTokens,
           ms: event.ms,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
-          cut,
-          retries,
+          cut: event.result.finishReason === 'length',
+          retries: line.retries,
           place: doc.placeAt?.(span.start),
         });
       } else {
         const sources = await traceRead(doc, { question: header.question, chunks, memories, answer: event.answer || event.reply });
-        writer.append({
-          type: 'answer',
-          answer: event.answer,
-          reply: event.reply,
-          sources: toJournal(header, sources),
-          promptTokens: usage.promptTokens,
-          completionTokens: usage.completionTokens,
-          ms: event.ms,
-          retries,
-          committedAt: new Date().toISOString(),
-        } satisfies JournalAnswer);
+        writer.append(answerLine(event, header, sources));
         progress.done();
         say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
         if (!event.answer)
@@ -231,22 +159,4 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
     process.off('SIGINT', onSigint);
     writer.close();
   }
-}
-
-/** The engine and model a journal records, to tell a resume with another one. */
-function engineIdentity(engine: Engine): JournalHeader['engine'] {
-  return {
-    id: engine.id,
-    ...(engine instanceof OpenAIEngine && { model: engine.model, baseUrl: engine.server.baseUrl }),
-    ...(engine instanceof WebLLMEngine && { model: engine.model.id }),
-  };
-}
-
-/** A resume with another engine or model would mix two models' writing in one memory: refused unless --force says it is meant. */
-function refuseOtherModel(kept: JournalHeader['engine'], now: JournalHeader['engine'], { out, force }: { out: string; force: boolean }): void {
-  if (force || (kept.id === now.id && (kept.model ?? '') === (now.model ?? ''))) return;
-  const name = (e: JournalHeader['engine']) => `--engine ${e.id}${e.model ? ` (model ${e.model})` : ''}`;
-  throw new UsageError(
-    `${out} was read with ${name(kept)}, not ${name(now)}: resuming would mix two models in one memory. Resume with the same engine and model, or add --force to continue with this one.`,
-  );
 }
