@@ -183,6 +183,16 @@ export function App({ place }: { place: Place }) {
     setCited((c) => (mark ? { revision: target.revision, ...mark, focus: (c?.focus ?? 0) + 1 } : null));
   };
 
+  /** Another question of the read in view: its revisions at the same chunk, or at one of its answer's sources. */
+  const showQuestion = (id: string, source?: SourceTarget) => {
+    const revision = source?.revision ?? selected;
+    const mark = source?.start !== undefined && source.end !== undefined ? { start: source.start, end: source.end } : null;
+    showInUrl(id, revision, mark, { push: true });
+    setRunId(id);
+    setSelected(revision);
+    setCited(mark && revision !== null ? { revision, ...mark, focus: 1 } : null);
+  };
+
   const importRun = async (file: File) => {
     setError(null);
     try {
@@ -307,6 +317,7 @@ export function App({ place }: { place: Place }) {
               onDelete={() => void deleteRun()}
               cited={cited}
               onOpenSource={openSource}
+              onShowQuestion={showQuestion}
             />
           ) : (
             deletedAlert('read') || null

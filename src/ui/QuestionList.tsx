@@ -5,14 +5,19 @@ import './questions.css';
 interface Props {
   questions: readonly string[];
   onChange(questions: string[]): void;
+  /** The engine chosen: how it writes several questions' memories is said under the boxes. */
+  engineId: string;
 }
+
+/** How each engine writes a step for several questions (see batchSender): the hint that says so. */
+const SEVERAL = { webllm: 'questions.batched', openai: 'questions.server', wllama: 'questions.turns', extractive: 'questions.picked' } as const;
 
 /**
  * The question box, and more of them on request: Read then reads the book
- * once per question. The first box keeps its plain name, "Question"; the
+ * once for all of them, each question with a memory of its own. The first box keeps its plain name, "Question"; the
  * others are numbered, and each can be removed.
  */
-export function QuestionList({ questions, onChange }: Props) {
+export function QuestionList({ questions, onChange, engineId }: Props) {
   const { t } = useTranslation();
   const base = useId();
   // Keys that follow each box when an earlier one is removed, so that a box keeps its caret and undo history.
@@ -75,7 +80,7 @@ export function QuestionList({ questions, onChange }: Props) {
         <button type="button" onClick={add}>
           {t('questions.add')}
         </button>
-        {questions.length > 1 && <p className="hint">{t('questions.several', { count: questions.length })}</p>}
+        {questions.length > 1 && <p className="hint">{t(SEVERAL[engineId as keyof typeof SEVERAL] ?? SEVERAL.wllama, { count: questions.length })}</p>}
       </div>
     </div>
   );

@@ -121,7 +121,7 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
           <AddBooks books={books} libraryVersion={libraryVersion} onFiles={(files) => onFiles(files, true)} onAdd={(doc) => onBooks([...books, doc])} />
         )}
       </div>
-      <QuestionList questions={questions} onChange={edited(setQuestions)} />
+      <QuestionList questions={questions} onChange={edited(setQuestions)} engineId={engine?.id ?? ''} />
       <div className="field">
         <EngineFields engines={engines} choice={choice} />
         {Object.entries(ENGINE_UI).map(

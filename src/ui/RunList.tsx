@@ -12,6 +12,37 @@ interface Props {
   onImport(file: File): void;
 }
 
+/** Runs grouped by read: the questions of one read together (in the order asked), each other run alone; newest first. */
+function readsOf(runs: readonly RunRecord[]): RunRecord[][] {
+  const reads: RunRecord[][] = [];
+  const byRead = new Map<string, RunRecord[]>();
+  for (const r of runs) {
+    const read = r.readId ? byRead.get(r.readId) : undefined;
+    if (read) read.push(r);
+    else {
+      reads.push([r]);
+      if (r.readId) byRead.set(r.readId, reads.at(-1)!);
+    }
+  }
+  return reads;
+}
+
+function RunItem({ run: r, current, onOpen }: { run: RunRecord; current: string | null; onOpen(id: string): void }) {
+  const { t } = useTranslation();
+  return (
+    <li>
+      <button type="button" aria-current={r.id === current ? 'page' : undefined} onClick={() => onOpen(r.id)}>
+        <span className="run-q">{r.question}</span>
+        <span className="hint">
+          {formatRunBooks(r)} · {t(`runs.status.${r.status}`)}
+        </span>
+        <span className="hint">{[runMade(r), ...runChanges(r)].join(' · ')}</span>
+      </button>
+      <RunProgress run={r} />
+    </li>
+  );
+}
+
 /** Earlier and unfinished runs, newest first. */
 export function RunList({ runs, current, onOpen, onImport }: Props) {
   const { t } = useTranslation();
@@ -24,18 +55,19 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
         </FilePicker>
       </div>
       <ul>
-        {runs.map((r) => (
-          <li key={r.id}>
-            <button type="button" aria-current={r.id === current ? 'page' : undefined} onClick={() => onOpen(r.id)}>
-              <span className="run-q">{r.question}</span>
-              <span className="hint">
-                {formatRunBooks(r)} · {t(`runs.status.${r.status}`)}
-              </span>
-              <span className="hint">{[runMade(r), ...runChanges(r)].join(' · ')}</span>
-            </button>
-            <RunProgress run={r} />
-          </li>
-        ))}
+        {readsOf(runs).map((read) =>
+          read.length === 1 ? (
+            <RunItem key={read[0]!.id} run={read[0]!} current={current} onOpen={onOpen} />
+          ) : (
+            <li key={read[0]!.readId}>
+              <ul role="group" aria-label={t('runs.read', { count: read.length, book: formatRunBooks(read[0]!) })} className="run-read">
+                {read.map((r) => (
+                  <RunItem key={r.id} run={r} current={current} onOpen={onOpen} />
+                ))}
+              </ul>
+            </li>
+          ),
+        )}
       </ul>
     </nav>
   );

@@ -11,6 +11,7 @@ import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
 import { type SourceTarget, Sources } from './Sources';
+import { ReadQuestions } from './ReadQuestions';
 import { engineUi } from './engines';
 
 interface Props {
@@ -31,12 +32,30 @@ interface Props {
   onDelete?(): void;
   /** Opens the inspector at a source's revision with its sentence marked. */
   onOpenSource(target: SourceTarget): void;
+  /** Shows another question of the same read, at one of its answer's sources where given. */
+  onShowQuestion(runId: string, source?: SourceTarget): void;
   /** The sentence marked in the section pane, and a count that moves focus to it each time a source is opened. */
   cited: CitedMark | null;
 }
 
 /** One run: its progress, controls, revisions and answer. */
-export function RunView({ run, runs, revisions, book, books, writing, selected, onSelect, onPause, onResume, onCancel, onDelete, onOpenSource, cited }: Props) {
+export function RunView({
+  run,
+  runs,
+  revisions,
+  book,
+  books,
+  writing,
+  selected,
+  onSelect,
+  onPause,
+  onResume,
+  onCancel,
+  onDelete,
+  onOpenSource,
+  onShowQuestion,
+  cited,
+}: Props) {
   const { t } = useTranslation();
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
@@ -68,6 +87,7 @@ export function RunView({ run, runs, revisions, book, books, writing, selected, 
         <RunSettings run={run} revisions={revisions} />
         <SpeculationNotice run={run} />
       </header>
+      <ReadQuestions run={run} runs={runs} onShow={onShowQuestion} />
       <div className="progress-row">
         <ProgressBar label={t('run.progress')} value={read} max={total} text={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })} />
         <p className="status" aria-live="polite">

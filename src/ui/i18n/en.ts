@@ -66,10 +66,13 @@ export const en = {
     numbered: 'Question {{n}}',
     remove: 'Remove question {{n}}',
     add: 'Add a question',
-    several_one:
-      'Read reads the book once for each of the {{count}} questions: a model on this device takes them in turns, chunk by chunk; a server reads them at once.',
-    several_other:
-      'Read reads the book once for each of the {{count}} questions: a model on this device takes them in turns, chunk by chunk; a server reads them at once.',
+    batched:
+      'Read reads the book once for all {{count}} questions: at each chunk, the model on this GPU writes every question’s memory in the same forward passes.',
+    server:
+      'Read reads the book once for all {{count}} questions: at each chunk, every question’s request goes to the server at once, and the server batches them.',
+    turns:
+      'Read reads the book once for all {{count}} questions: at each chunk, llama.cpp in this browser writes their memories in turns, one sequence at a time (correct, not faster).',
+    picked: 'Read reads the book once for all {{count}} questions: at each chunk, every question’s notes are picked from it in turn.',
   },
   sets: {
     documentHintMany: '{{count}} books — {{size}}, {{tokens}}: read in this order as one stream, with one memory.',
@@ -125,6 +128,15 @@ export const en = {
     yes: 'Yes, delete collection',
     keep: 'Keep collection',
   },
+  readQuestions: {
+    region: 'Questions of this read',
+    progress: 'Book read for all questions',
+    progressText: '{{read}} of {{total}} chunks read · {{writing}} of {{count}} questions still writing',
+    status: { running: 'Reading…', paused: 'Paused', cancelled: 'Cancelled', done: 'Done', failed: 'Stopped by an error' },
+    noAnswer: 'No answer was found in the reply.',
+    show: 'Show its revisions: {{question}}',
+    showShort: 'Show its revisions',
+  },
   run: {
     region: 'Run',
     facts: '{{chunks}} chunks of up to {{chunkTokens}} tokens · memory {{memoryTokens}} tokens',
@@ -156,6 +168,8 @@ export const en = {
   runs: {
     title: 'Runs',
     import: 'Import run',
+    read_one: 'One read of {{book}}: {{count}} question',
+    read_other: 'One read of {{book}}: {{count}} questions',
     progress: 'Progress: {{question}}',
     chunk: '{{n}}-token chunks',
     memory: '{{n}}-token memory',

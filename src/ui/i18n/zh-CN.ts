@@ -63,8 +63,10 @@ export const zhCN: Messages = {
     numbered: '问题 {{n}}',
     remove: '移除问题 {{n}}',
     add: '添加问题',
-    several_one: '“阅读”会为这 {{count}} 个问题各读一遍全书：本设备上的模型逐块轮流处理，服务器则同时阅读。',
-    several_other: '“阅读”会为这 {{count}} 个问题各读一遍全书：本设备上的模型逐块轮流处理，服务器则同时阅读。',
+    batched: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，本 GPU 上的模型在同一批前向计算中写下每个问题的记忆。',
+    server: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，各问题的请求同时发给服务器，由服务器批量处理。',
+    turns: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，本浏览器中的 llama.cpp 依次写各问题的记忆，一次一个序列（结果正确，但不更快）。',
+    picked: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，依次为每个问题从中摘取笔记。',
   },
   sets: {
     documentHintMany: '{{count}} 本书 — {{size}}，{{tokens}}：按此顺序作为一个流阅读，共用一份记忆。',
@@ -119,6 +121,15 @@ export const zhCN: Messages = {
     yes: '是，删除书集',
     keep: '保留书集',
   },
+  readQuestions: {
+    region: '本次阅读的问题',
+    progress: '全部问题的阅读进度',
+    progressText: '已读 {{read}} / {{total}} 块 · {{count}} 个问题中还有 {{writing}} 个在写',
+    status: { running: '阅读中…', paused: '已暂停', cancelled: '已取消', done: '完成', failed: '因错误而停止' },
+    noAnswer: '回复中没有找到答案。',
+    show: '显示其修订：{{question}}',
+    showShort: '显示其修订',
+  },
   run: {
     region: '运行',
     facts: '{{chunks}} 块，每块最多 {{chunkTokens}} 个词元 · 记忆 {{memoryTokens}} 个词元',
@@ -149,6 +160,8 @@ export const zhCN: Messages = {
   runs: {
     title: '运行记录',
     import: '导入运行',
+    read_one: '对 {{book}} 的一次阅读：{{count}} 个问题',
+    read_other: '对 {{book}} 的一次阅读：{{count}} 个问题',
     progress: '进度：{{question}}',
     chunk: '每块 {{n}} 个词元',
     memory: '记忆 {{n}} 个词元',

@@ -1,0 +1,64 @@
+import { useTranslation } from 'react-i18next';
+import { RUN_ANSWER, type RunRecord } from './data';
+import { ProgressBar } from './ProgressBar';
+import { type SourceTarget, Sources } from './Sources';
+
+interface Props {
+  /** The run in view. */
+  run: RunRecord;
+  /** Every run stored here: the read's other questions are found among them. */
+  runs: readonly RunRecord[];
+  /** Shows another question of the read (the inspector then beside its revisions), at a source where given. */
+  onShow(runId: string, source?: SourceTarget): void;
+}
+
+/** The chunks a run reads: while the book is still being cut, the estimate. */
+function chunksOf(run: RunRecord): number {
+  return run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
+}
+
+/**
+ * The questions of one read (one press of Read with several questions): one
+ * progress bar for the book, then every question's answer with its sources as
+ * each finishes, and a switch that shows that question's revisions.
+ */
+export function ReadQuestions({ run, runs, onShow }: Props) {
+  const { t } = useTranslation();
+  const read = run.readId ? runs.filter((r) => r.readId === run.readId) : [];
+  if (read.length < 2) return null;
+  // Listed newest first: the runs of a read, a millisecond apart, come in the order the questions were asked.
+  const questions = read.some((r) => r.id === run.id) ? read : [run, ...read];
+  const total = Math.max(...questions.map(chunksOf));
+  const done = Math.min(...questions.map((r) => r.nextChunk));
+  const writing = questions.filter((r) => r.status === 'running').length;
+  return (
+    <section className="read-questions" aria-label={t('readQuestions.region')}>
+      <ProgressBar
+        label={t('readQuestions.progress')}
+        value={done}
+        max={total}
+        text={t('readQuestions.progressText', { read: done, total, writing, count: questions.length })}
+      />
+      <ol>
+        {questions.map((q) => (
+          <li key={q.id}>
+            <article aria-label={q.question}>
+              <h3>{q.question}</h3>
+              {q.answer ? (
+                <p className="answer-text">{q.answer}</p>
+              ) : (
+                <p className="hint">{q.status === 'done' ? t('readQuestions.noAnswer') : t(`readQuestions.status.${q.status}`)}</p>
+              )}
+              {q.status === 'done' && q.answer !== undefined && (
+                <Sources runId={q.id} answer={RUN_ANSWER} total={chunksOf(q)} onOpen={(target) => onShow(q.id, target)} />
+              )}
+              <button type="button" aria-pressed={q.id === run.id} aria-label={t('readQuestions.show', { question: q.question })} onClick={() => onShow(q.id)}>
+                {t('readQuestions.showShort')}
+              </button>
+            </article>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
