@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult, TextGenerator } from '../src/core/generation';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { BatchRequest } from '../src/core/batch';
 import { generatedEssay } from '../src/eval/essay';
 import { cellsCsv, formatTables } from '../src/eval/report';
 import { FULL_CONTEXT_TEMPLATE, planSweep, runSweep, type SampleResult, type SweepContext, type SweepSpec, summarize, sweepSpec } from '../src/eval/sweep';
@@ -91,6 +92,21 @@ describe('memory mode', () => {
     expect(new Set(first).size).toBe(1);
     expect(new Set(second).size).toBe(1);
     expect(second[0]).not.toBe(first[0]);
+  });
+
+  it('reads samples together where the engine batches: each step one batch of the group, results in order and as read alone', async () => {
+    const spec = sweepSpec({ tasks: ['niah_single_1', 'vt'], lengths: [8 * K], samples: 2 });
+    const alone = await collect(spec, context());
+    const batches: number[] = [];
+    const send = async (requests: readonly BatchRequest[]) => {
+      batches.push(requests.length);
+      return Promise.allSettled(requests.map((r) => engine.generate(r.messages, r.options)));
+    };
+    const together = await collect(spec, context(engine, { together: { send, size: 3 } }));
+    const strip = (r: SampleResult) => ({ ...r, generateMs: 0, chunkMs: 0, answerMs: 0 });
+    expect(together.map(strip)).toEqual(alone.map(strip));
+    // Three samples of two chunks (three steps each, the answer's included), then the fourth alone.
+    expect(batches).toEqual([3, 3, 3]);
   });
 
   it('reports progress within a sample and resumes after the samples already done', async () => {

@@ -2,6 +2,7 @@ import { extractAnswer } from '../core/answer';
 import { chunkAll } from '../core/chunker';
 import { abortError, type TextGenerator, withOwnTuner } from '../core/generation';
 import { memoryLoop } from '../core/loop';
+import { type BatchSender, StepBatcher } from '../core/batch';
 import { DEFAULT_READ_SETTINGS, planRead, type ReadSettings } from '../core/plan';
 import { DEFAULT_TEMPLATES, type PromptTemplates, renderTemplate, templateOverhead } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
@@ -117,6 +118,8 @@ export interface SweepContext {
   now?: () => number;
   /** After each reading step of a sample: for progress within long samples. */
   onStep?(step: { ordinal: number; chunk: number; chunks: number }): void;
+  /** Reads up to `size` samples together, their steps written in one batch by `send` (see StepBatcher); one at a time without. */
+  together?: { send: BatchSender; size: number };
 }
 
 /** Generates one sample, reads it in the spec's mode and scores the answer. */
@@ -215,11 +218,31 @@ async function readFull(spec: SweepSpec, planned: PlannedSample, ctx: SweepConte
   };
 }
 
-/** Reads every planned sample not in `done`, in order, yielding each result as it is scored. */
+/**
+ * Reads every planned sample not in `done`, yielding each result, in order,
+ * as it is scored. With `ctx.together`, the samples are read in groups, each
+ * group's samples (each its own book and question) chunk by chunk together.
+ */
 export async function* runSweep(spec: SweepSpec, ctx: SweepContext, done: ReadonlySet<number> = new Set()): AsyncGenerator<SampleResult, void, void> {
-  for (const planned of planSweep(spec)) {
-    if (done.has(planned.ordinal)) continue;
-    yield await runSample(spec, planned, ctx);
+  const todo = planSweep(spec).filter((p) => !done.has(p.ordinal));
+  const size = Math.max(1, ctx.together?.size ?? 1);
+  for (let i = 0; i < todo.length; i += size) {
+    const group = todo.slice(i, i + size);
+    if (group.length === 1 || !ctx.together) {
+      yield await runSample(spec, group[0]!, ctx);
+      continue;
+    }
+    const batch = new StepBatcher(ctx.together.send);
+    const reads = group.map((planned) => {
+      const member = batch.join();
+      return runSample(spec, planned, { ...ctx, generator: member }).finally(() => member.leave());
+    });
+    try {
+      for (const read of reads) yield await read;
+    } finally {
+      // A sample that failed (or a stop) ends the sweep: the rest of its group is let finish before it is reported.
+      await Promise.allSettled(reads);
+    }
   }
 }
 
