@@ -60,7 +60,7 @@ export function questionJournals(
     const given = questions[i];
     if (given !== undefined && given !== j.header.question)
       throw new UsageError(`${disagree}: ${paths[i]} reads for "${j.header.question}", not "${given}". ${advice}`);
-    checkResume(j, paths[i]!, doc, file, undefined, v);
+    checkResume(j, { out: paths[i]!, doc, file, question: undefined, v });
   });
   const first = journals[0]!.header;
   journals.forEach((j, i) => {

@@ -6,21 +6,23 @@
  * together. A question that fails fails alone, its journal kept for --resume.
  */
 import { type BatchMember, StepBatcher } from '../core/batch';
+import type { ChunkSpan } from '../core/chunker';
 import { isAbortError, withOwnTuner } from '../core/generation';
-import { appLoopMethod, memoryLoop } from '../core/loop';
+import { type AnswerEvent, appLoopMethod, type LoopInput, memoryLoop, type RevisionEvent } from '../core/loop';
 import type { ReadSettings } from '../core/plan';
 import { batchSender } from '../engines/batch-sender';
 import type { Engine } from '../engines/engine';
 import { describeEngine, describePrompts, openEngine, type ServerFlags, seconds } from './engine';
 import { loadGpuEngine } from './gpu-engine';
-import { answerLine, type Journal, type JournalHeader, JournalWriter, revisionLine } from './journal';
+import { answerLine, type Journal, JournalWriter, revisionLine } from './journal';
 import type { Progress } from './progress';
 import type { PromptFlags } from './prompts';
 import { promptSetName } from './prompts';
 import { type QuestionJournalFlags, questionJournals } from './question-journals';
+import { OrderedOutput, type Question } from './question-output';
 import { chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-start';
 import type { ReadText } from './read-set';
-import { formatSources, type ReadSources, traceRead } from './sources';
+import { traceRead } from './sources';
 
 export type QuestionsReadFlags = ServerFlags & PromptFlags & QuestionJournalFlags & { json?: boolean };
 
@@ -35,159 +37,31 @@ export interface QuestionsRead {
   questions: string[];
 }
 
-type Outcome = { kind: 'answer'; answer: string; sources: ReadSources } | { kind: 'failed'; error: string } | { kind: 'stopped' };
-
-/** One question of the read, as it goes. */
-interface Question {
-  /** Its number, from 1, as its journal's name and the output give it. */
-  n: number;
-  path: string;
-  header: JournalHeader;
+interface ReadingQuestion extends Question {
+  /** The journal it resumes; null for a new read. */
   journal: Journal | null;
-  /** Every revision's memory, for tracing the answer's sources through them. */
-  memories: string[];
-  /** Chunks read. */
-  step: number;
-  outcome?: Outcome;
 }
 
 export async function readQuestions(r: QuestionsRead): Promise<number> {
   const { v, doc, progress } = r;
   const say = progress.say;
   const { paths, journals } = questionJournals(r.out, r.questions, { doc, file: r.file, v, say });
-
+  // The engine's retries are of any question's request: the notice cannot name one.
   const { engine } = await openEngine(v, (n) => say(`  a step: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
   journals?.forEach((j, i) => refuseOtherModel(j.header.engine, engineIdentity(engine), { out: paths[i]!, force: v.force === true }));
   const { headers, chunks } = journals
     ? { headers: journals.map((j) => j.header), chunks: chunksOf(journals[0]!.header) }
     : await newHeaders(r.questions, { v, engine, doc, settings: r.settings, say });
-  const total = chunks.length;
-  const questions: Question[] = headers.map((header, i) => {
+  const questions = headers.map((header, i): ReadingQuestion => {
     const journal = journals?.[i] ?? null;
     return { n: i + 1, path: paths[i]!, header, journal, memories: journal?.revisions.map((rev) => rev.memory) ?? [], step: journal?.revisions.length ?? 0 };
   });
-  const output = new OrderedOutput(questions, total, v.json === true);
-
-  const header = headers[0]!;
-  const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
-  say(
-    `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
-      `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
-      `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
-  );
-  say(`${questions.length} questions, read together, each with its journal: ${paths[0]} to ${paths.at(-1)}.`);
-  for (const q of questions) {
-    if (q.journal?.answer) {
-      say(`q${q.n}: ${q.path} is a finished read: every chunk is read and answered.`);
-      const answer = q.journal.answer.answer || q.journal.answer.reply;
-      const sources = q.journal.answer.sources ?? (await traceRead(doc, { question: q.header.question, chunks, memories: q.memories, answer }));
-      output.settle(q, { kind: 'answer', answer, sources });
-    } else if (q.journal) say(`q${q.n}: resuming at chunk ${q.step + 1} of ${total}: ${q.step} already in ${q.path}.`);
-  }
-  const reading = questions.filter((q) => !q.outcome);
-  if (reading.length === 0) return 0;
-
-  await loadGpuEngine(engine, header.settings.contextTokens, say);
-  const limit = await batchLimit(engine, header.settings.contextTokens, say);
-  const batcher = new StepBatcher(batchSender(engine, limit), limit);
-  // Every question joins before any asks: the first step waits for all of them.
-  const members = reading.map(() => batcher.join());
-  const writers = reading.map((q) => {
-    const writer = new JournalWriter(q.path, !q.journal, q.journal?.validBytes);
-    if (!q.journal) writer.append(q.header);
-    return writer;
-  });
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
-  const t0 = performance.now();
-  progress.begin();
-
-  /** Reads one question to its answer; a failure or a stop is its outcome, never thrown. */
-  const read = async (q: Question, member: BatchMember, writer: JournalWriter): Promise<void> => {
-    try {
-      const loop = memoryLoop({
-        text: doc.text,
-        chunks,
-        question: q.header.question,
-        generator: withOwnTuner(member),
-        templates: q.header.templates,
-        memoryTokens: q.header.settings.memoryTokens,
-        sampling: { temperature: q.header.settings.temperature, topP: q.header.settings.topP, seed: q.header.settings.seed },
-        ...(q.header.initialMemory !== undefined && { initialMemory: q.header.initialMemory }),
-        method: appLoopMethod(q.header.prompts?.answerStyle),
-        resume: q.journal?.revisions.length ? { nextChunk: q.step, memory: q.journal.revisions.at(-1)!.memory } : undefined,
-        signal: stop.signal,
-      });
-      for await (const event of loop) {
-        const { usage } = event.result;
-        if (event.kind === 'revision') {
-          const span = chunks[event.index]!;
-          q.memories[event.index] = event.memory;
-          const line = revisionLine(event, span, engine.tokenizer.count(event.memory));
-          writer.append(line);
-          q.step = event.index + 1;
-          const writing = questions.filter((o) => !o.outcome);
-          progress.questionStep({
-            question: q.n,
-            questions: questions.length,
-            writing: writing.length,
-            slowest: Math.min(...writing.map((o) => o.step)),
-            chunk: q.step,
-            total,
-            memoryTokens: line.memoryTokens,
-            ms: event.ms,
-            promptTokens: usage.promptTokens,
-            completionTokens: usage.completionTokens,
-            cut: event.result.finishReason === 'length',
-            retries: line.retries,
-            place: doc.placeAt?.(span.start),
-          });
-        } else {
-          // Its last step is written: the other questions' next batch need not wait while its sources are traced.
-          member.leave();
-          const answer = event.answer || event.reply;
-          const sources = await traceRead(doc, { question: q.header.question, chunks, memories: q.memories, answer });
-          writer.append(answerLine(event, q.header, sources));
-          if (!event.answer)
-            say(
-              `q${q.n}: the reply gives no answer in the form the prompts${q.header.prompts ? ` (${promptSetName(q.header.prompts)})` : ''} ask for; the whole reply is printed.`,
-            );
-          output.settle(q, { kind: 'answer', answer, sources });
-        }
-      }
-    } catch (e) {
-      if (isAbortError(e) && stop.signal.aborted) return output.settle(q, { kind: 'stopped' });
-      const error = e instanceof Error ? e.message : String(e);
-      progress.error(`q${q.n} failed: ${error} ${q.step} of ${total} chunks are saved in ${q.path}.`);
-      output.settle(q, { kind: 'failed', error });
-    } finally {
-      member.leave();
-      writer.close();
-    }
-  };
-
-  try {
-    await Promise.all(reading.map((q, i) => read(q, members[i]!, writers[i]!)));
-  } finally {
-    process.off('SIGINT', onSigint);
-  }
-  progress.done();
-  const saved = (qs: Question[]) => qs.map((q) => `q${q.n}: ${q.step} of ${total} chunks in ${q.path}`).join('; ');
-  const stopped = questions.filter((q) => q.outcome?.kind === 'stopped');
-  if (stopped.length) {
-    progress.error(`Stopped. Saved: ${saved(stopped)}. Run the same command with --resume to continue.`);
-    return 130;
-  }
-  const failed = questions.filter((q) => q.outcome?.kind === 'failed');
-  if (failed.length) {
-    progress.error(
-      `${failed.length} of ${questions.length} questions failed; saved: ${saved(failed)}. Run the same command with --resume to continue ${failed.length === 1 ? 'it' : 'them'}.`,
-    );
-    return 1;
-  }
-  say(`Read ${total} chunks for ${questions.length} questions in ${seconds(performance.now() - t0)}; every revision is in their journals.`);
-  return 0;
+  const reading = new QuestionsReading({ doc, chunks, engine, progress, questions, json: v.json === true });
+  if (!(await reading.introduce())) return 0;
+  const { contextTokens } = headers[0]!.settings;
+  await loadGpuEngine(engine, contextTokens, say);
+  const limit = await batchLimit(engine, contextTokens, say);
+  return reading.run(new StepBatcher(batchSender(engine, limit), limit));
 }
 
 /** The engine's batch size for steps of `contextTokens`, said once with its reason; none where the engine has none. */
@@ -204,37 +78,163 @@ async function batchLimit(engine: Engine, contextTokens: number, say: (line: str
   }
 }
 
-/**
- * The answers on stdout in the questions' order, each as soon as it and every
- * one before it are settled: under its question with its sources in words,
- * or with --json one JSON line per question.
- */
-class OrderedOutput {
-  private printed = 0;
+/** The questions of one read, from the first words on stderr to the last answer on stdout. */
+class QuestionsReading {
+  private readonly output: OrderedOutput;
+  private readonly total: number;
+  private readonly say: (line: string) => void;
 
-  constructor(
-    private readonly questions: readonly Question[],
-    private readonly total: number,
-    private readonly json: boolean,
-  ) {}
-
-  settle(q: Question, outcome: Outcome): void {
-    q.outcome = outcome;
-    for (let next = this.questions[this.printed]; next?.outcome; next = this.questions[++this.printed]) this.print(next, next.outcome);
+  constructor(private readonly r: { doc: ReadText; chunks: ChunkSpan[]; engine: Engine; progress: Progress; questions: ReadingQuestion[]; json: boolean }) {
+    this.total = r.chunks.length;
+    this.output = new OrderedOutput(r.questions, this.total, r.json);
+    this.say = r.progress.say;
   }
 
-  private print(q: Question, o: Outcome): void {
-    const question = q.header.question;
-    if (o.kind === 'stopped') return;
-    if (this.json) {
-      const line =
-        o.kind === 'answer'
-          ? { type: 'answer', question, answer: o.answer, sources: o.sources }
-          : { type: 'failed', question, error: o.error, journal: q.path };
-      process.stdout.write(`${JSON.stringify(line)}\n`);
-      return;
+  /** Says what is read and where each question stands, and prints the answers its journals already hold; false when none is left to read. */
+  async introduce(): Promise<boolean> {
+    const { doc, chunks, engine, questions } = this.r;
+    const { header } = questions[0]!;
+    const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
+    this.say(
+      `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${this.total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
+        `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
+        `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
+    );
+    this.say(`${questions.length} questions, read together, each with its journal: ${questions[0]!.path} to ${questions.at(-1)!.path}.`);
+    for (const q of questions) {
+      const done = q.journal?.answer;
+      if (done) {
+        this.say(`q${q.n}: ${q.path} is a finished read: every chunk is read and answered.`);
+        const answer = done.answer || done.reply;
+        this.output.settle(q, { kind: 'answer', answer, sources: done.sources ?? (await this.trace(q, answer)) });
+      } else if (q.journal) this.say(`q${q.n}: resuming at chunk ${q.step + 1} of ${this.total}: ${q.step} already in ${q.path}.`);
     }
-    const body = o.kind === 'answer' ? `${o.answer}\n${formatSources(o.sources, this.total)}` : `No answer: ${o.error}\n`;
-    process.stdout.write(`${q.n > 1 ? '\n' : ''}Question ${q.n}: ${question}\n${body}`);
+    return questions.some((q) => !q.outcome);
+  }
+
+  /** Reads every unanswered question together to its answer; the exit code: 0 all answered, 1 one failed, 130 stopped. */
+  async run(batcher: StepBatcher): Promise<number> {
+    const open = this.r.questions.filter((q) => !q.outcome);
+    // Every question joins before any asks: the first step waits for all of them.
+    const members = open.map(() => batcher.join());
+    // Every journal is begun before anything is read, so that a resume finds them all.
+    const writers = open.map((q) => {
+      const writer = new JournalWriter(q.path, !q.journal, q.journal?.validBytes);
+      if (!q.journal) writer.append(q.header);
+      return writer;
+    });
+    const stop = new AbortController();
+    const onSigint = () => stop.abort();
+    process.once('SIGINT', onSigint);
+    const t0 = performance.now();
+    this.r.progress.begin();
+    try {
+      await Promise.all(open.map((q, i) => this.read(q, { member: members[i]!, writer: writers[i]!, signal: stop.signal })));
+    } finally {
+      process.off('SIGINT', onSigint);
+    }
+    return this.conclude(t0);
+  }
+
+  /** Reads one question to its answer; a failure or a stop is its outcome, never thrown. */
+  private async read(q: ReadingQuestion, { member, writer, signal }: { member: BatchMember; writer: JournalWriter; signal: AbortSignal }): Promise<void> {
+    try {
+      for await (const event of memoryLoop(this.loopInput(q, member, signal))) {
+        if (event.kind === 'revision') this.revised(q, event, writer);
+        else {
+          // Its last step is written: the other questions' next batch need not wait while its sources are traced.
+          member.leave();
+          await this.answered(q, event, writer);
+        }
+      }
+    } catch (e) {
+      if (isAbortError(e) && signal.aborted) return this.output.settle(q, { kind: 'stopped' });
+      const error = e instanceof Error ? e.message : String(e);
+      this.r.progress.error(`q${q.n} failed: ${error} ${q.step} of ${this.total} chunks are saved in ${q.path}.`);
+      this.output.settle(q, { kind: 'failed', error });
+    } finally {
+      member.leave();
+      writer.close();
+    }
+  }
+
+  /** The loop of one question, as a read of it alone runs it, generating through its member of the batch. */
+  private loopInput(q: ReadingQuestion, member: BatchMember, signal: AbortSignal): LoopInput {
+    const { header, journal } = q;
+    return {
+      text: this.r.doc.text,
+      chunks: this.r.chunks,
+      question: header.question,
+      generator: withOwnTuner(member),
+      templates: header.templates,
+      memoryTokens: header.settings.memoryTokens,
+      sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
+      ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
+      method: appLoopMethod(header.prompts?.answerStyle),
+      resume: journal?.revisions.length ? { nextChunk: q.step, memory: journal.revisions.at(-1)!.memory } : undefined,
+      signal,
+    };
+  }
+
+  private revised(q: ReadingQuestion, event: RevisionEvent, writer: JournalWriter): void {
+    const span = this.r.chunks[event.index]!;
+    q.memories[event.index] = event.memory;
+    const line = revisionLine(event, span, this.r.engine.tokenizer.count(event.memory));
+    writer.append(line);
+    q.step = event.index + 1;
+    const writing = this.r.questions.filter((o) => !o.outcome);
+    const { usage } = event.result;
+    this.r.progress.questionStep({
+      question: q.n,
+      questions: this.r.questions.length,
+      writing: writing.length,
+      slowest: Math.min(...writing.map((o) => o.step)),
+      chunk: q.step,
+      total: this.total,
+      memoryTokens: line.memoryTokens,
+      ms: event.ms,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      cut: event.result.finishReason === 'length',
+      retries: line.retries,
+      place: this.r.doc.placeAt?.(span.start),
+    });
+  }
+
+  private async answered(q: ReadingQuestion, event: AnswerEvent, writer: JournalWriter): Promise<void> {
+    const answer = event.answer || event.reply;
+    const sources = await this.trace(q, answer);
+    writer.append(answerLine(event, q.header, sources));
+    const { prompts } = q.header;
+    if (!event.answer)
+      this.say(
+        `q${q.n}: the reply gives no answer in the form the prompts${prompts ? ` (${promptSetName(prompts)})` : ''} ask for; the whole reply is printed.`,
+      );
+    this.output.settle(q, { kind: 'answer', answer, sources });
+  }
+
+  private trace(q: ReadingQuestion, answer: string) {
+    return traceRead(this.r.doc, { question: q.header.question, chunks: this.r.chunks, memories: q.memories, answer });
+  }
+
+  /** The last words on stderr, and the exit code. */
+  private conclude(t0: number): number {
+    const { progress, questions } = this.r;
+    progress.done();
+    const saved = (qs: Question[]) => qs.map((q) => `q${q.n}: ${q.step} of ${this.total} chunks in ${q.path}`).join('; ');
+    const stopped = questions.filter((q) => q.outcome?.kind === 'stopped');
+    if (stopped.length) {
+      progress.error(`Stopped. Saved: ${saved(stopped)}. Run the same command with --resume to continue.`);
+      return 130;
+    }
+    const failed = questions.filter((q) => q.outcome?.kind === 'failed');
+    if (failed.length) {
+      progress.error(
+        `${failed.length} of ${questions.length} questions failed; saved: ${saved(failed)}. Run the same command with --resume to continue ${failed.length === 1 ? 'it' : 'them'}.`,
+      );
+      return 1;
+    }
+    this.say(`Read ${this.total} chunks for ${questions.length} questions in ${seconds(performance.now() - t0)}; every revision is in their journals.`);
+    return 0;
   }
 }

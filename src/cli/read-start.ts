@@ -27,7 +27,10 @@ export interface ResumeFlags {
  * book, another question (when one is given), chunks cut for another text,
  * or another chunk size, memory size or prompt set than it was read with.
  */
-export function checkResume(journal: Journal, out: string, doc: ReadText, file: string, question: string | undefined, v: ResumeFlags): void {
+export function checkResume(
+  journal: Journal,
+  { out, doc, file, question, v }: { out: string; doc: ReadText; file: string; question: string | undefined; v: ResumeFlags },
+): void {
   const h = journal.header;
   if (h.document.hash !== doc.hash) throw new UsageError(`${out} was written for another file ("${h.document.name}"), not ${file}.`);
   if (question !== undefined && question !== h.question) {

@@ -52,7 +52,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   let journal: Journal | null = null;
   if (v.resume && existsSync(out)) {
     journal = readJournal(out);
-    checkResume(journal, out, doc, file, questions[0], v);
+    checkResume(journal, { out, doc, file, question: questions[0], v });
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
   }
