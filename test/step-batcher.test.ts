@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type BatchRequest, inFlight, inTurns, StepBatcher } from '../src/core/batch';
 import { abortError, type GenerateResult } from '../src/core/generation';
+import { batchSender } from '../src/engines/batch-sender';
 
 const reply = (text: string): GenerateResult => ({ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1 } });
 const ask = (text: string, signal?: AbortSignal): [BatchRequest['messages'], BatchRequest['options']] => [
@@ -166,5 +167,28 @@ describe('senders for engines that do not batch', () => {
     }
     expect((await out).map((r) => (r.status === 'fulfilled' ? r.value.text : ''))).toEqual(['a', 'b', 'c']);
     expect(most).toBe(2);
+  });
+});
+
+describe('batchSender', () => {
+  it('sends a batch of one as the engine’s own single request, and several through its batch', async () => {
+    const calls: string[] = [];
+    const engine = {
+      id: 'test',
+      contextWindow: 100,
+      tokenizer: undefined as never,
+      generate: async (messages: readonly { content: string }[]) => {
+        calls.push(`one ${messages[0]!.content}`);
+        return reply(messages[0]!.content);
+      },
+      generateBatch: async (requests: readonly BatchRequest[]) => {
+        calls.push(`batch ${requests.map((r) => r.messages[0]!.content).join()}`);
+        return requests.map((r) => ({ status: 'fulfilled' as const, value: reply(r.messages[0]!.content) }));
+      },
+    };
+    const send = batchSender(engine);
+    await send([{ messages: ask('a')[0], options: ask('a')[1] }]);
+    await send(['b', 'c'].map((t) => ({ messages: ask(t)[0], options: ask(t)[1] })));
+    expect(calls).toEqual(['one a', 'batch b,c']);
   });
 });

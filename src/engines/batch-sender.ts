@@ -7,8 +7,10 @@ import type { Engine } from './engine';
  * flight together on a server (which batches them), else in turns.
  */
 export function batchSender(engine: Engine, limit?: number): BatchSender {
-  if (engine.generateBatch) return (requests) => engine.generateBatch!(requests);
-  return engine.parallel ? inFlight(engine, limit) : inTurns(engine);
+  const alone = inTurns(engine);
+  // One request is written as a read of one question is: the engine's own single request, as before batching.
+  if (engine.generateBatch) return (requests) => (requests.length === 1 ? alone(requests) : engine.generateBatch!(requests));
+  return engine.parallel ? inFlight(engine, limit) : alone;
 }
 
 /** Whether the questions' requests really share forward passes or a server's batch (else they take turns: correct, not faster). */
