@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/cli/flags';
-import { duration, Progress, progressMode, type ReadStep, readStepLine } from '../src/cli/progress';
+import { duration, Progress, progressMode, questionStepLine, type ReadStep, readStepLine } from '../src/cli/progress';
 import { screen } from './support/terminal';
 
 /** A stream that says it is a terminal and keeps what is written to it. */
@@ -108,6 +108,16 @@ describe('the progress of a read on a terminal', () => {
     expect(drawn(all.length - 23)).toBe(all.replace('[##########----------] ', '').replace(' · Persuasion · Chapter 4', ''));
   });
 
+  it('draws a read of several questions as the chunks the question furthest behind has read and how many questions are still writing', () => {
+    const term = fakeTerminal();
+    let now = 0;
+    const progress = new Progress('bar', term, () => now);
+    now = 3000;
+    // q1 and q3 have read two chunks, q2 one: the read as a whole is at chunk 1; one of the three has answered or failed.
+    progress.questionStep({ ...step(2), question: 3, questions: 3, writing: 2, slowest: 1 });
+    expect(screen(term.text())).toEqual(['[#####---------------] chunk 1/4 · 25% · 2 of 3 questions writing · 3.0 s elapsed · about 4.0 s left']);
+  });
+
   it('draws on a terminal that reports no size as on one of 80 columns', () => {
     const term = Object.assign(fakeTerminal(), { columns: 0, rows: 0 });
     const progress = new Progress('bar', term, () => 1000);
@@ -127,6 +137,16 @@ describe('the progress when piped, and with --quiet', () => {
     progress.done();
     expect(pipe.text()).toBe('chunk 1/4 (25%) · memory 100 tokens · 1.0 s\nchunk 2/4 (50%) · memory 200 tokens · 1.2 s · memory cut at its cap · 2 retries\n');
     expect(readStepLine(step(4))).toBe('chunk 4/4 (100%) · memory 400 tokens · 1.0 s');
+  });
+
+  it('writes a line per chunk of each question when piped, naming the question and how many are still writing', () => {
+    const pipe = Object.assign(fakeTerminal(), { isTTY: false });
+    const progress = new Progress(progressMode({}, pipe), pipe);
+    progress.questionStep({ ...step(1), question: 2, questions: 3, writing: 3, slowest: 1 });
+    expect(pipe.text()).toBe('q2 chunk 1/4 (25%) · memory 100 tokens · 1.0 s · 3 of 3 questions writing\n');
+    expect(questionStepLine({ ...step(4), question: 1, questions: 3, writing: 2, slowest: 4 })).toBe(
+      'q1 chunk 4/4 (100%) · memory 400 tokens · 1.0 s · 2 of 3 questions writing',
+    );
   });
 
   it('writes nothing but errors with --quiet', () => {

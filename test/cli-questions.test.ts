@@ -7,6 +7,9 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournalHeader } from '../src/cli/journal';
+import { OrderedOutput, type Question } from '../src/cli/question-output';
+import { questionJournal } from '../src/cli/questions';
 import type { ReadSources } from '../src/cli/sources';
 import { prose } from './fixtures/documents';
 import { type CliOutcome, runCli } from './support/cli';
@@ -171,5 +174,30 @@ describe('memagent read with several questions', () => {
     expect(overwrite.stderr).toContain('already holds a read. Continue it with --resume, start over with --force');
     // Nothing was written over.
     expect(journal(join(dir, 'three.q1.memagent.jsonl'))[0]!.createdAt).toBe(reference.journals[0]![0]!.createdAt);
+  });
+});
+
+describe('the parts of a read of several questions', () => {
+  it('names each question’s journal with its number before the journal’s ending', () => {
+    expect(questionJournal('book.txt.memagent.jsonl', 2)).toBe('book.txt.q2.memagent.jsonl');
+    expect(questionJournal('runs/read.JSONL', 1)).toBe('runs/read.q1.JSONL');
+    expect(questionJournal('runs/read', 3)).toBe('runs/read.q3');
+  });
+
+  it('prints each answer once it and every answer before it are settled, in the questions’ order', () => {
+    const printed: string[] = [];
+    const question = (n: number): Question => ({ n, path: `read.q${n}.jsonl`, header: { question: `Q${n}?` } as JournalHeader, memories: [], step: 0 });
+    const questions = [1, 2, 3].map(question);
+    const output = new OrderedOutput(questions, 4, true, (text) => printed.push(text));
+    const none: ReadSources = { citations: [], unsourced: [] };
+    output.settle(questions[2]!, { kind: 'answer', answer: 'A3', sources: none });
+    output.settle(questions[1]!, { kind: 'failed', error: 'The server failed.' });
+    expect(printed).toEqual([]);
+    output.settle(questions[0]!, { kind: 'answer', answer: 'A1', sources: none });
+    expect(printed.map((l) => JSON.parse(l) as { type: string; question: string })).toEqual([
+      { type: 'answer', question: 'Q1?', answer: 'A1', sources: none },
+      { type: 'failed', question: 'Q2?', error: 'The server failed.', journal: 'read.q2.jsonl' },
+      { type: 'answer', question: 'Q3?', answer: 'A3', sources: none },
+    ]);
   });
 });
