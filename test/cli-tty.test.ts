@@ -94,6 +94,19 @@ describe.skipIf(!hasScript)('memagent on a terminal', () => {
     expect(lines.filter((l) => /^chunk \d+\/21 \(\d+%\)/.test(l))).toHaveLength(21);
   });
 
+  it('read of several questions redraws one line for them all and prints each answer under its question, no progress line among them', async () => {
+    const args = ['read', BOOK, '--engine', 'extractive', '-q', QUESTION, '-q', 'Who is Justine?', '--out', join(dir, 'two.jsonl'), '--force'];
+    const { code, output } = await onTerminal(args, 140);
+    expect(code).toBe(0);
+    const lines = screen(output);
+    expect(lines[1]).toMatch(/^2 questions, read together/);
+    expect(lines.filter((l) => /chunk \d+\/21/.test(l))).toEqual([]);
+    const first = lines.indexOf(`Question 1: ${QUESTION}`);
+    expect(first).toBeGreaterThan(1);
+    expectAnswerWithSources(lines.slice(first + 1, lines.indexOf('Question 2: Who is Justine?') - 1));
+    expect(output).toMatch(/chunk 21\/21 · 100% · 2 of 2 questions writing · .* elapsed · answering/);
+  });
+
   it('eval redraws one line of samples, the current task and the time left, with the tables below', async () => {
     const { code, output } = await onTerminal(
       ['eval', '--engine', 'extractive', '--tasks', 'niah_single_1,vt', '--lengths', '8k', '--samples', '2', '--concurrency', '1'],

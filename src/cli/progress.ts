@@ -206,6 +206,12 @@ export class Progress {
     if (this.draw) this.redraw(undefined, [[text, KEEP]]);
   }
 
+  /** Takes the redrawn line away, so that something else can be written where it was; the next step draws it again. */
+  clear(): void {
+    if (this.draw && this.shown) this.draw.clear();
+    this.shown = false;
+  }
+
   done(): void {
     if (this.draw && this.shown) this.draw.done();
     this.shown = false;

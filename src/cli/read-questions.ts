@@ -86,7 +86,11 @@ class QuestionsReading {
 
   constructor(private readonly r: { doc: ReadText; chunks: ChunkSpan[]; engine: Engine; progress: Progress; questions: ReadingQuestion[]; json: boolean }) {
     this.total = r.chunks.length;
-    this.output = new OrderedOutput(r.questions, this.total, r.json);
+    // An answer printed while other questions read goes where the progress line was, not after it.
+    this.output = new OrderedOutput(r.questions, this.total, r.json, (text) => {
+      r.progress.clear();
+      process.stdout.write(text);
+    });
     this.say = r.progress.say;
   }
 
