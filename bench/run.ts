@@ -8,6 +8,7 @@ import { loadQwenBpe, QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { downloadBench } from './download';
 import { inspectorBench } from './inspector';
 import { openaiBench } from './openai';
+import { questionsBench } from './questions';
 import { memoryBench } from './memory';
 import { firstChunkBench, setFirstChunkBench } from './first-chunk';
 import { bigBooksBench } from './big-books';
@@ -81,6 +82,7 @@ const benches = [
   citationsSpeedBench,
   citationsWorkerBench,
   openaiBench,
+  questionsBench,
   wllamaBench,
   downloadBench,
 ];
