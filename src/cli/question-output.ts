@@ -34,7 +34,7 @@ export class OrderedOutput {
     private readonly questions: readonly Question[],
     private readonly total: number,
     private readonly json: boolean,
-    private readonly write: (text: string) => void = (text) => process.stdout.write(text),
+    private readonly write: (text: string) => void,
   ) {}
 
   settle(q: Question, outcome: Outcome): void {

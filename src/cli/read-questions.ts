@@ -35,6 +35,10 @@ export interface QuestionsRead {
   progress: Progress;
   /** The questions given; none on a resume that takes them from the journals. */
   questions: string[];
+  /** An engine already open, instead of the one the flags name (tests give one that batches). */
+  engine?: Engine;
+  /** Where the answers go: stdout unless given. */
+  write?: (text: string) => void;
 }
 
 interface ReadingQuestion extends Question {
@@ -47,7 +51,7 @@ export async function readQuestions(r: QuestionsRead): Promise<number> {
   const say = progress.say;
   const { paths, journals } = questionJournals(r.out, r.questions, { doc, file: r.file, v, say });
   // The engine's retries are of any question's request: the notice cannot name one.
-  const { engine } = await openEngine(v, (n) => say(`  a step: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
+  const engine = r.engine ?? (await openEngine(v, (n) => say(`  a step: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say)).engine;
   journals?.forEach((j, i) => refuseOtherModel(j.header.engine, engineIdentity(engine), { out: paths[i]!, force: v.force === true }));
   const { headers, chunks } = journals
     ? { headers: journals.map((j) => j.header), chunks: chunksOf(journals[0]!.header) }
@@ -56,7 +60,8 @@ export async function readQuestions(r: QuestionsRead): Promise<number> {
     const journal = journals?.[i] ?? null;
     return { n: i + 1, path: paths[i]!, header, journal, memories: journal?.revisions.map((rev) => rev.memory) ?? [], step: journal?.revisions.length ?? 0 };
   });
-  const reading = new QuestionsReading({ doc, chunks, engine, progress, questions, json: v.json === true });
+  const write = r.write ?? ((text: string) => void process.stdout.write(text));
+  const reading = new QuestionsReading({ doc, chunks, engine, progress, questions, json: v.json === true, write });
   if (!(await reading.introduce())) return 0;
   const { contextTokens } = headers[0]!.settings;
   await loadGpuEngine(engine, contextTokens, say);
@@ -84,12 +89,22 @@ class QuestionsReading {
   private readonly total: number;
   private readonly say: (line: string) => void;
 
-  constructor(private readonly r: { doc: ReadText; chunks: ChunkSpan[]; engine: Engine; progress: Progress; questions: ReadingQuestion[]; json: boolean }) {
+  constructor(
+    private readonly r: {
+      doc: ReadText;
+      chunks: ChunkSpan[];
+      engine: Engine;
+      progress: Progress;
+      questions: ReadingQuestion[];
+      json: boolean;
+      write: (text: string) => void;
+    },
+  ) {
     this.total = r.chunks.length;
     // An answer printed while other questions read goes where the progress line was, not after it.
     this.output = new OrderedOutput(r.questions, this.total, r.json, (text) => {
       r.progress.clear();
-      process.stdout.write(text);
+      r.write(text);
     });
     this.say = r.progress.say;
   }
