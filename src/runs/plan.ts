@@ -97,16 +97,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       prompts: prompts.record,
       chunks,
       ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, chunkCount(doc.tokens, settings.chunkTokens)) } } : {}),
-      ...(skim && request.skim
-        ? {
-            skim: {
-              ...skim,
-              followMemory: request.skim.followMemory,
-              ...(request.skim.followMemory && request.skim.lookBack ? { lookBack: true } : {}),
-              totalChunks: allChunks.length,
-            },
-          }
-        : {}),
+      ...skimOf(skim, request, allChunks.length),
       status: 'running',
       nextChunk: 0,
       memory: prompts.set.initialMemory,
@@ -116,6 +107,13 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
     });
   }
   return runs;
+}
+
+/** A skimming run's plan as stored on it: the skim's settings, what the request asked of it and the book's chunks. */
+function skimOf(skim: typeof DEFAULT_SKIM | null, request: Omit<RunRequest, 'question'>, totalChunks: number): Pick<RunRecord, 'skim'> {
+  if (!skim || !request.skim) return {};
+  const { followMemory, lookBack } = request.skim;
+  return { skim: { ...skim, followMemory, ...(followMemory && lookBack ? { lookBack: true } : {}), totalChunks } };
 }
 
 /** The set a request asks for: a set by name, else 'custom' for edited templates, else this app's wording. */
