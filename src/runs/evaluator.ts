@@ -17,10 +17,7 @@ import { RequestError } from '../jobs/request-error';
 import { storeDatasetFiles } from './dataset-files';
 import { choosePromptSet, type PromptLibrary } from './prompt-files';
 import type { DatasetRequest, EvaluationRequest } from '../agent/protocol';
-import { batchSender, batches } from '../engines/batch-sender';
-
-/** Samples read together on an engine that batches but says no batch size (a server). */
-const SAMPLES_TOGETHER = 4;
+import { batchSender } from '../engines/batch-sender';
 
 /** The part of the Store an evaluation uses (an in-memory one serves in tests). */
 export type EvaluationStore = Pick<
@@ -280,9 +277,10 @@ export class Evaluator {
       await this.readDataset(evaluation, job, { settings: evaluation.dataset.settings, engine, finished, step });
     } else {
       const essay = await this.essay(evaluation.haystack);
-      // An engine that batches reads as many samples together as one batch of its whole window holds, each its own book and question.
-      const limit = batches(engine) ? await engine.batchLimit?.(engine.contextWindow).catch(() => undefined) : undefined;
-      const size = batches(engine) ? (limit?.size ?? SAMPLES_TOGETHER) : 1;
+      // An engine that writes several sequences in one pass reads as many samples together as one batch of its whole
+      // window holds, each its own book and question. A server's samples go one at a time, each stored as it ends.
+      const limit = engine.generateBatch ? await engine.batchLimit?.(engine.contextWindow).catch(() => undefined) : undefined;
+      const size = engine.generateBatch ? (limit?.size ?? 1) : 1;
       const sweep = runSweep(
         evaluation.spec,
         {
