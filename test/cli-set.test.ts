@@ -47,7 +47,7 @@ afterAll(() => {
 });
 
 describe('memagent read with several files', () => {
-  // Five reads in processes of their own: the limit catches a hang, not a machine slowed by other work.
+  // Four reads in processes of their own: the limit catches a hang, not a machine slowed by other work.
   it(
     'reads a.txt b.epub c.pdf as one set in that order, answering from facts in two of them, and resumes a journal stopped inside the second book',
     { timeout: 240_000 },
