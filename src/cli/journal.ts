@@ -5,7 +5,8 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ChunkSpan } from '../core/chunker';
-import type { AnswerEvent, RevisionEvent } from '../core/loop';
+import { type TextGenerator, withOwnTuner } from '../core/generation';
+import { type AnswerEvent, appLoopMethod, type LoopInput, type RevisionEvent } from '../core/loop';
 import type { ReadPlan } from '../core/plan';
 import type { PromptRecord } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
@@ -185,4 +186,29 @@ export class JournalWriter {
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/**
+ * The memory loop of a journal's read, from its header and the revisions it
+ * holds: a read of one question and each question of a read of several run it
+ * the same way, the latter generating through its member of the step batch.
+ */
+export function journalLoop(
+  header: JournalHeader,
+  journal: Journal | null | undefined,
+  read: Pick<LoopInput, 'text' | 'chunks' | 'signal'> & { generator: TextGenerator; nextChunk: number },
+): LoopInput {
+  return {
+    text: read.text,
+    chunks: read.chunks,
+    question: header.question,
+    generator: withOwnTuner(read.generator),
+    templates: header.templates,
+    memoryTokens: header.settings.memoryTokens,
+    sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
+    ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
+    method: appLoopMethod(header.prompts?.answerStyle),
+    resume: journal?.revisions.length ? { nextChunk: read.nextChunk, memory: journal.revisions.at(-1)!.memory } : undefined,
+    ...(read.signal && { signal: read.signal }),
+  };
 }

@@ -7,14 +7,14 @@
  */
 import { type BatchMember, StepBatcher } from '../core/batch';
 import type { ChunkSpan } from '../core/chunker';
-import { isAbortError, withOwnTuner } from '../core/generation';
-import { type AnswerEvent, appLoopMethod, type LoopInput, memoryLoop, type RevisionEvent } from '../core/loop';
+import { isAbortError } from '../core/generation';
+import { type AnswerEvent, type LoopInput, memoryLoop, type RevisionEvent } from '../core/loop';
 import type { ReadSettings } from '../core/plan';
 import { batchSender } from '../engines/batch-sender';
 import type { Engine } from '../engines/engine';
 import { describeEngine, describePrompts, openEngine, type ServerFlags, seconds } from './engine';
 import { loadGpuEngine } from './gpu-engine';
-import { answerLine, type Journal, JournalWriter, revisionLine } from './journal';
+import { answerLine, type Journal, journalLoop, JournalWriter, revisionLine } from './journal';
 import type { Progress } from './progress';
 import type { PromptFlags } from './prompts';
 import { promptSetName } from './prompts';
@@ -179,20 +179,7 @@ class QuestionsReading {
 
   /** The loop of one question, as a read of it alone runs it, generating through its member of the batch. */
   private loopInput(q: ReadingQuestion, member: BatchMember, signal: AbortSignal): LoopInput {
-    const { header, journal } = q;
-    return {
-      text: this.r.doc.text,
-      chunks: this.r.chunks,
-      question: header.question,
-      generator: withOwnTuner(member),
-      templates: header.templates,
-      memoryTokens: header.settings.memoryTokens,
-      sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
-      ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
-      method: appLoopMethod(header.prompts?.answerStyle),
-      resume: journal?.revisions.length ? { nextChunk: q.step, memory: journal.revisions.at(-1)!.memory } : undefined,
-      signal,
-    };
+    return journalLoop(q.header, q.journal, { text: this.r.doc.text, chunks: this.r.chunks, generator: member, nextChunk: q.step, signal });
   }
 
   private revised(q: ReadingQuestion, event: RevisionEvent, writer: JournalWriter): void {

@@ -3,14 +3,14 @@
  * revision journaled (journal.ts) so that a read stopped anywhere resumes.
  */
 import { existsSync, statSync } from 'node:fs';
-import { isAbortError, withOwnTuner } from '../core/generation';
-import { appLoopMethod, memoryLoop } from '../core/loop';
+import { isAbortError } from '../core/generation';
+import { memoryLoop } from '../core/loop';
 import { readSettings } from '../core/plan';
 import { parseFlags, settingsFlags, UsageError } from './flags';
 import { readFiles } from './read-set';
 import { describeEngine, describePrompts, engineConfigOf, openEngine, seconds } from './engine';
 import { loadGpuEngine } from './gpu-engine';
-import { answerLine, type Journal, type JournalHeader, JournalWriter, readJournal, revisionLine } from './journal';
+import { answerLine, type Journal, type JournalHeader, journalLoop, JournalWriter, readJournal, revisionLine } from './journal';
 import { Progress, progressMode } from './progress';
 import { promptSetName } from './prompts';
 import { gatherQuestions, questionJournal } from './questions';
@@ -101,19 +101,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   const t0 = performance.now();
   progress.begin();
   try {
-    const loop = memoryLoop({
-      text: doc.text,
-      chunks,
-      question: header.question,
-      generator: withOwnTuner(engine),
-      templates: header.templates,
-      memoryTokens: header.settings.memoryTokens,
-      sampling: { temperature: header.settings.temperature, topP: header.settings.topP, seed: header.settings.seed },
-      ...(header.initialMemory !== undefined && { initialMemory: header.initialMemory }),
-      method: appLoopMethod(header.prompts?.answerStyle),
-      resume: journal?.revisions.length ? { nextChunk: step, memory: journal.revisions.at(-1)!.memory } : undefined,
-      signal: stop.signal,
-    });
+    const loop = memoryLoop(journalLoop(header, journal, { text: doc.text, chunks, generator: engine, nextChunk: step, signal: stop.signal }));
     for await (const event of loop) {
       const { usage } = event.result;
       if (event.kind === 'revision') {
