@@ -109,7 +109,7 @@ test('two questions through an OpenAI-compatible server are read at once; one pa
     await openPlace(page, 'Library');
     const runs = page.getByRole('navigation', { name: 'Runs' });
     await runs.getByRole('button', { name: SECOND.question }).click();
-    await expect(page.getByRole('region', { name: 'Run' }).getByRole('heading', { name: SECOND.question })).toBeVisible();
+    await expect(page.getByRole('region', { name: 'Run' }).getByRole('heading', { name: SECOND.question, level: 2 })).toBeVisible();
     await expect(page.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', '6');
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
