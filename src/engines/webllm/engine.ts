@@ -1,7 +1,9 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
 import type { Tokenizer } from '../../core/tokenizer';
-import type { Engine, EngineConfig } from '../engine';
+import type { BatchRequest } from '../../core/batch';
+import type { BatchLimit, Engine, EngineConfig } from '../engine';
+import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './batch-limit';
 import { ContextWindowExceededError } from '../errors';
 import type { ChatConfigLike } from './model-download';
 import { webllmSystemMessage } from './system-message';
@@ -33,6 +35,8 @@ export interface WebLLMEngineParts {
   gpu?: GpuSession;
   /** The system message every step sends (see webllmSystemMessage); undefined leaves WebLLM's own. */
   systemMessage?: string;
+  /** What decides how many questions one batch holds on this device (see batchLimitFor); without it, one. */
+  batchShape?: BatchShape;
 }
 
 /**
@@ -54,6 +58,7 @@ export class WebLLMEngine implements Engine {
   readonly limit: number;
   readonly overhead: number;
   readonly systemMessage: string | undefined;
+  readonly batchShape: BatchShape | undefined;
   private readonly gpu: GpuSession;
 
   constructor(parts: WebLLMEngineParts) {
@@ -62,6 +67,7 @@ export class WebLLMEngine implements Engine {
     this.limit = parts.limit;
     this.overhead = parts.overhead;
     this.systemMessage = parts.systemMessage;
+    this.batchShape = parts.batchShape;
     this.gpu = parts.gpu ?? session;
     this.contextWindow = this.limit - this.overhead;
   }
@@ -103,6 +109,62 @@ export class WebLLMEngine implements Engine {
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
+  }
+
+  /**
+   * Several questions' requests of one step written together, one sequence
+   * each in one batch (see GpuSession.writeBatch): each settled on its own.
+   * A request over the model's limit, or already stopped, fails alone; a load
+   * that fails fails them all.
+   */
+  async generateBatch(requests: readonly BatchRequest[]): Promise<PromiseSettledResult<GenerateResult>[]> {
+    const out: PromiseSettledResult<GenerateResult>[] = new Array(requests.length);
+    const prompts = requests.map((r) => r.messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0));
+    const sent: number[] = [];
+    let window = this.planned;
+    requests.forEach((r, i) => {
+      const need = prompts[i]! + r.options.maxTokens;
+      if (r.options.signal?.aborted) out[i] = { status: 'rejected', reason: abortError() };
+      else if (need + this.overhead > this.limit) out[i] = { status: 'rejected', reason: this.overLimit(need) };
+      else {
+        sent.push(i);
+        window = Math.max(window, this.windowFor(need));
+      }
+    });
+    if (!sent.length) return out;
+    try {
+      const session = await Promise.all(
+        sent.map(async (i) => {
+          const { messages, options } = requests[i]!;
+          return { messages, options, system: this.systemMessage, speculation: await this.speculationPlan(window, options) };
+        }),
+      );
+      const batch = await this.gpu.writeBatch(this.model, window, session);
+      sent.forEach((i, k) => {
+        const r = batch.results[k]!;
+        if (r.status === 'fulfilled') {
+          if (!r.value.usage.promptTokens) r.value.usage.promptTokens = prompts[i]!;
+          if (!r.value.usage.completionTokens && r.value.text) r.value.usage.completionTokens = this.tokenizer.count(r.value.text);
+        }
+        out[i] = r;
+      });
+    } catch (reason) {
+      for (const i of sent) out[i] = { status: 'rejected', reason: requests[i]!.options.signal?.aborted ? abortError() : reason };
+    }
+    return out;
+  }
+
+  /** How many requests of `contextTokens` one batch holds on this GPU (see batchLimitFor). */
+  async batchLimit(contextTokens: number): Promise<BatchLimit> {
+    const blocker = this.gpu.batchBlocker(this.model);
+    if (!this.batchShape) return { size: 1, reason: `Questions are written in turns: ${blocker ?? 'the model config gives no KV cache size'}.` };
+    return batchLimitFor({ ...this.batchShape, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+  }
+
+  private overLimit(need: number): ContextWindowExceededError {
+    return new ContextWindowExceededError(
+      `This step needs ${need + this.overhead} tokens (prompt, reply and chat template), more than ${this.model.label}'s limit of ${this.limit}. Choose a smaller chunk size or memory size.`,
+    );
   }
 
   /**
@@ -170,6 +232,9 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
   // The tokenizer config only refines the system message: one that cannot be read leaves the model's default.
   const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
   const system = webllmSystemMessage(tokenizerConfig, model);
+  const kv = kvShape((chat as { model_config?: KvConfigLike }).model_config, chat.quantization ?? model.id);
+  // The adapter's buffer limit; a check that cannot be repeated leaves it unknown.
+  const gpu = await deps.checkGpu().catch(() => undefined);
   const engine = new WebLLMEngine({
     tokenizer,
     model,
@@ -177,6 +242,13 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
     overhead: chatOverhead(chat, tokenizer, system),
     gpu: deps.session,
     systemMessage: system,
+    ...(kv && {
+      batchShape: {
+        ...kv,
+        ...(model.vramMB && { weightsBytes: model.vramMB * 1024 ** 2 }),
+        ...(gpu?.maxBufferSize && { maxBufferSize: gpu.maxBufferSize }),
+      },
+    }),
   });
   engine.speculation = { on: config?.speculate !== false, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
   return engine;

@@ -1,0 +1,301 @@
+/**
+ * Batched writing's reach into WebLLM's private state, beside driver.ts
+ * (which holds the single-sequence part): a paged KV cache of its own with a
+ * sequence per request (WebLLM's pipeline makes its own with one sequence),
+ * the model library's batch_prefill / batch_decode / batch_verify on it, each
+ * request's prompt as WebLLM's own request builds it (its conversation code
+ * runs and is stopped just before its prefill), and each request's stop rules
+ * and text through WebLLM's own token step, its reply state swapped in on the
+ * pipeline for the call. batch-writer.ts orchestrates these operations.
+ */
+import { applyPenalties, samplingDistribution } from '../../core/speculative';
+import type { FinishReason } from '../../core/generation';
+import type { BatchKernels, PreparedSequence, SequenceTokens, SequenceWriter } from './batch-writer';
+import { type GenConfig, type Packed, type Tensor, type VerifyPipeline } from './driver';
+import type { Mlc } from './mlc';
+import { commitToken, penaltiesOf, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
+
+/** WebLLM's pipeline as a batch reads it: the single-sequence driver's fields and the request state it keeps. */
+export interface BatchPipeline extends VerifyPipeline {
+  resetChat(keepStats?: boolean): unknown;
+  getInputData?: (...args: unknown[]) => unknown;
+  outputMessage: string;
+  finishReason?: string;
+}
+
+/** The page size WebLLM gives its own cache. */
+const PAGE = 16;
+
+/**
+ * One request's reply state on the pipeline: what WebLLM's prefill resets
+ * and its token step reads and writes. Swapped in around each step.
+ */
+const REPLY_FIELDS = [
+  'outputIds',
+  'outputMessage',
+  'stopTriggered',
+  'finishReason',
+  'appearedTokensFreq',
+  'tokenLogprobArray',
+  'conversation',
+  'stopStr',
+  'stopTokens',
+] as const;
+type ReplyState = Record<(typeof REPLY_FIELDS)[number], unknown>;
+
+interface BatchFunctions {
+  create: Packed;
+  prefill: Packed;
+  decode: Packed;
+  verify?: Packed;
+  add: Packed;
+  remove: Packed;
+  popn: Packed;
+}
+
+const functions = new WeakMap<object, BatchFunctions | null>();
+
+function lookup(pipeline: VerifyPipeline, get: () => Packed): Packed | undefined {
+  const { tvm } = pipeline;
+  tvm.beginScope();
+  try {
+    return tvm.detachFromCurrentScope(get());
+  } catch {
+    return undefined; // a library or runtime without it
+  } finally {
+    tvm.endScope();
+  }
+}
+
+/** The library's batched functions and the runtime's sequence functions; undefined where any needed one is missing. */
+function batchFunctions(pipeline: VerifyPipeline): BatchFunctions | undefined {
+  const known = functions.get(pipeline);
+  if (known !== undefined) return known ?? undefined;
+  const vm = (name: string) => lookup(pipeline, () => pipeline.vm.getFunction(name));
+  const global = (name: string) => lookup(pipeline, () => pipeline.tvm.getGlobalFunc(name));
+  const found = {
+    create: vm('create_tir_paged_kv_cache'),
+    prefill: vm('batch_prefill'),
+    decode: vm('batch_decode'),
+    verify: vm('batch_verify'),
+    add: global('vm.builtin.kv_state_add_sequence'),
+    remove: global('vm.builtin.kv_state_remove_sequence'),
+    popn: global('vm.builtin.kv_state_popn'),
+  };
+  const { create, prefill, decode, add, remove, popn } = found;
+  const all = create && prefill && decode && add && remove && popn ? { create, prefill, decode, add, remove, popn, verify: found.verify } : null;
+  functions.set(pipeline, all);
+  return all ?? undefined;
+}
+
+/** Why a loaded pipeline cannot write a batch, or undefined where it can. */
+export function batchBlocker(pipeline: VerifyPipeline): string | undefined {
+  const blocker = verifyBlocker(pipeline);
+  if (blocker) return blocker;
+  if (pipeline.logitProcessor) return 'the model has a logit processor';
+  if (!batchFunctions(pipeline)) return 'the model library has no batch_prefill and batch_decode';
+  return undefined;
+}
+
+/**
+ * A KV cache with one sequence per entry of `capacities` (ids 0…), made as
+ * WebLLM's pipeline makes its own but with that many sequences and pages for
+ * all of them, and the batched kernels on it.
+ */
+export function openBatchKernels(pipeline: VerifyPipeline, capacities: readonly number[]): BatchKernels {
+  const f = batchFunctions(pipeline);
+  if (!f) throw new Error(`This model cannot write a batch: ${batchBlocker(pipeline)}.`);
+  const { tvm } = pipeline;
+  const total = capacities.reduce((n, c) => n + Math.ceil(c / PAGE) * PAGE, 0) + PAGE;
+  let cache: { dispose?(): void } | undefined;
+  tvm.beginScope();
+  try {
+    cache = tvm.detachFromCurrentScope(
+      f.create(
+        tvm.makeShapeTuple([capacities.length]), // max_num_sequence
+        tvm.makeShapeTuple([total]), // max_total_sequence_length
+        tvm.makeShapeTuple([pipeline.prefillChunkSize]),
+        tvm.makeShapeTuple([PAGE]),
+        tvm.makeShapeTuple([0]), // no sliding window
+      ) as { dispose?(): void },
+    );
+    for (let seq = 0; seq < capacities.length; seq++) f.add(cache, tvm.scalar(seq, 'int64'));
+  } catch (e) {
+    cache?.dispose?.();
+    throw e;
+  } finally {
+    tvm.endScope();
+  }
+  const kv = cache;
+
+  /** One forward over `parts` (each after what its sequence holds); the logits on the CPU. */
+  const forward = async (parts: readonly SequenceTokens[], run: (embed: Tensor, total: number) => unknown) => {
+    tvm.beginScope();
+    let begun = false;
+    try {
+      const all = parts.flatMap((p) => [...p.tokens]);
+      const embed = pipeline.getTokensEmbeddings(all);
+      pipeline.fKVCacheBeginForward(kv, tvm.makeShapeTuple(parts.map((p) => p.seq)), tvm.makeShapeTuple(parts.map((p) => p.tokens.length)));
+      begun = true;
+      const out = run(embed, all.length) as { get(i: number): Tensor };
+      begun = false;
+      pipeline.fKVCacheEndForward(kv);
+      const logits = out.get(0);
+      const host = tvm.empty(logits.shape, logits.dtype, tvm.cpu());
+      host.copyFrom(logits);
+      await pipeline.device.sync();
+      return { logits: Float32Array.from(host.toArray()), vocab: logits.shape[logits.shape.length - 1]! };
+    } finally {
+      if (begun) {
+        try {
+          pipeline.fKVCacheEndForward(kv);
+        } catch {
+          // the forward's own failure is the one to report
+        }
+      }
+      tvm.endScope();
+    }
+  };
+  const rows = (logits: Float32Array, vocab: number, n: number) => Array.from({ length: n }, (_, i) => logits.slice(i * vocab, (i + 1) * vocab));
+  const scalarCall = (fn: Packed, ...args: number[]) => {
+    tvm.beginScope();
+    try {
+      fn(kv, ...args.map((a) => tvm.scalar(a, 'int64')));
+    } finally {
+      tvm.endScope();
+    }
+  };
+
+  return {
+    prefill: async (parts) => {
+      // Each part's last token's index in the concatenation: where its logits are read.
+      const positions: number[] = [];
+      let at = -1;
+      for (const p of parts) positions.push((at += p.tokens.length));
+      const { logits, vocab } = await forward(parts, (embed, n) => {
+        const where = tvm.empty([parts.length], 'int32', pipeline.device);
+        where.copyFrom(positions);
+        return f.prefill(embed.view([1, n, embed.shape[embed.shape.length - 1]!]), where, kv, pipeline.params);
+      });
+      return rows(logits, vocab, parts.length);
+    },
+    decode: async (parts) => {
+      const { logits, vocab } = await forward(parts, (embed, n) => f.decode(embed.view([n, 1, embed.shape[embed.shape.length - 1]!]), kv, pipeline.params));
+      return rows(logits, vocab, parts.length);
+    },
+    verify: async (parts) => {
+      if (!f.verify) throw new Error('The model library has no batch_verify function.');
+      const verify = f.verify;
+      const { logits, vocab } = await forward(parts, (embed, n) => verify(embed.view([1, n, embed.shape[embed.shape.length - 1]!]), kv, pipeline.params));
+      const all = rows(logits, vocab, logits.length / vocab);
+      let at = 0;
+      return parts.map((p) => all.slice(at, (at += p.tokens.length)));
+    },
+    popn: (seq, n) => scalarCall(f.popn, seq, n),
+    remove: (seq) => scalarCall(f.remove, seq),
+    dispose: () => kv.dispose?.(),
+  };
+}
+
+/** Thrown from inside WebLLM's prefill once the prompt is known, so that nothing is run. */
+class PromptKnown extends Error {
+  constructor() {
+    super('The prompt was read; its prefill is the batch’s.');
+  }
+}
+
+/** Puts an object's own property back as it was (or gone, where it was inherited). */
+function restore(target: object, key: string, before: PropertyDescriptor | undefined): void {
+  if (before) Object.defineProperty(target, key, before);
+  else delete (target as Record<string, unknown>)[key];
+}
+
+function readState(pipeline: BatchPipeline): ReplyState {
+  const p = pipeline as unknown as Record<string, unknown>;
+  return Object.fromEntries(REPLY_FIELDS.map((k) => [k, p[k]])) as ReplyState;
+}
+
+/**
+ * One request as WebLLM would start it: its own chat request (`body`, not
+ * streamed) runs through WebLLM's conversation code and its prompt encoding,
+ * and is stopped where the prompt's token ids are known, before any forward.
+ * Gives those ids and the request's reply state, which WebLLM's own token
+ * step then updates for it. WebLLM's refusals (a prompt over the window)
+ * come out as they would from its request.
+ */
+export async function prepareSequence(version: WebLLMVersion, mlc: Mlc, pipeline: BatchPipeline, body: Record<string, unknown>): Promise<PreparedSequence> {
+  const engine = mlc as Mlc & { prefill?: (input: unknown, pipeline: unknown, chatConfig: unknown, genConfig: unknown) => Promise<unknown> };
+  const ownPrefill = engine.prefill;
+  const ownInput = pipeline.getInputData;
+  if (!ownPrefill || !ownInput) throw new Error(`WebLLM ${version.version} has no prefill step to read a prompt from.`);
+  let genConfig: GenConfig;
+  let prompt: number[] | undefined;
+  let state: ReplyState | undefined;
+  const known = (data: unknown) => {
+    const pieces = (data as unknown[])[0] as unknown[];
+    if (!pieces.every(Array.isArray)) throw new Error('A batch writes text prompts only.');
+    prompt = (pieces as number[][]).flat();
+    // The prefill has reset the reply state and set the request's conversation: each request keeps its own copies.
+    const s = readState(pipeline);
+    state = {
+      ...s,
+      outputIds: [...(s.outputIds as number[])],
+      appearedTokensFreq: new Map(s.appearedTokensFreq as Map<number, number>),
+      tokenLogprobArray: [],
+    };
+    throw new PromptKnown();
+  };
+  const prefillBefore = Object.getOwnPropertyDescriptor(engine, 'prefill');
+  const inputBefore = Object.getOwnPropertyDescriptor(pipeline, 'getInputData');
+  engine.prefill = (input, p, chatConfig, config) => {
+    genConfig = config as GenConfig;
+    return ownPrefill.call(engine, input, p, chatConfig, config);
+  };
+  pipeline.getInputData = function (this: unknown, ...args: unknown[]) {
+    const out = ownInput.apply(this, args);
+    // 0.2.79 reads the prompt at once, 0.2.86 awaits it.
+    return out instanceof Promise ? out.then(known) : known(out);
+  };
+  try {
+    pipeline.resetChat(); // a fresh conversation: the whole prompt is encoded, none taken as already in the cache
+    await mlc.chat.completions.create({ ...body, stream: false });
+    throw new Error('WebLLM wrote a reply where only its prompt was to be read.');
+  } catch (e) {
+    if (!(e instanceof PromptKnown)) throw e;
+  } finally {
+    restore(engine, 'prefill', prefillBefore);
+    restore(pipeline, 'getInputData', inputBefore);
+  }
+  if (!prompt || !state) throw new Error('WebLLM never read the prompt.');
+  return { prompt, writer: sequenceWriter(version, pipeline, genConfig, state) };
+}
+
+/**
+ * A request's writing through WebLLM's own token step: its reply state is put
+ * on the pipeline for each step and read back after it, so stop tokens, stop
+ * strings, max_tokens, the window and the text come out as WebLLM's would.
+ */
+function sequenceWriter(version: WebLLMVersion, pipeline: BatchPipeline, genConfig: GenConfig, state: ReplyState): SequenceWriter {
+  const fields = pipeline as unknown as Record<string, unknown>;
+  const ids = () => state.outputIds as number[];
+  return {
+    written: ids,
+    text: () => state.outputMessage as string,
+    stopped: () => state.stopTriggered === true,
+    finishReason: (): FinishReason => (state.finishReason === 'length' ? 'length' : state.finishReason === 'abort' ? 'abort' : 'stop'),
+    distribution: (row) => {
+      applyPenalties(row, state.appearedTokensFreq as Map<number, number>, penaltiesOf(version, pipeline.config, genConfig));
+      return samplingDistribution(row, samplingOf(pipeline.config, genConfig));
+    },
+    commit: (token, cached) => {
+      for (const k of REPLY_FIELDS) fields[k] = state[k];
+      pipeline.filledKVCacheLength = cached;
+      try {
+        commitToken(version, pipeline, token, genConfig);
+      } finally {
+        Object.assign(state, readState(pipeline));
+      }
+      return state.stopTriggered !== true;
+    },
+  };
+}

@@ -1,0 +1,330 @@
+/**
+ * Several requests written together, one sequence each in one paged KV
+ * cache: their prompts prefilled in shared passes (at most a prefill chunk
+ * of tokens a pass), then each pass writes one token for every request still
+ * writing, or, where a request drafts (prompt lookup, as speculate.ts does),
+ * its last token and draft verified with everyone else's in one pass, its
+ * rejected tail popped from its own sequence. Each request samples with its
+ * own settings and stops on its own (a stop token or string, its cap, the
+ * window); one that stops, fails or is aborted leaves the batch and frees
+ * its sequence, the others go on. A forward that fails fails every request
+ * still in it. All of the model is reached through BatchModel (batch-driver.ts
+ * on WebLLM), so this runs on a fake in tests.
+ */
+import { abortError, type FinishReason, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
+import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
+import { seededRandom } from '../../core/random';
+import { type Distribution, verifyPass } from '../../core/speculative';
+import type { SpeculationPlan } from './speculate';
+
+/** One request's writing state: WebLLM's stop rules and text for it (see batch-driver.ts). */
+export interface SequenceWriter {
+  /** The reply's token ids so far. */
+  written(): readonly number[];
+  /** The reply's text so far, as WebLLM would return it (stop strings cut). */
+  text(): string;
+  stopped(): boolean;
+  finishReason(): FinishReason;
+  /** The request's sampling distribution for one row of logits, penalties as the reply stands. */
+  distribution(row: Float32Array): Distribution;
+  /** Takes a sampled token into the reply, the sequence then holding `cached` entries before it; false once the reply has ended. */
+  commit(token: number, cached: number): boolean;
+}
+
+/** A request ready to write: its prompt as WebLLM would prefill it, and its writing state. */
+export interface PreparedSequence {
+  prompt: readonly number[];
+  writer: SequenceWriter;
+}
+
+/** A sequence's tokens in one forward pass. */
+export interface SequenceTokens {
+  seq: number;
+  tokens: readonly number[];
+}
+
+/** One batch's KV cache and the batched kernels on it. */
+export interface BatchKernels {
+  /**
+   * Runs prompt pieces (each after what its sequence holds) in one pass; gives
+   * for each piece the logits of its last token.
+   */
+  prefill(parts: readonly SequenceTokens[]): Promise<Float32Array[]>;
+  /** One token for each sequence in one pass; a row of logits each. */
+  decode(parts: readonly SequenceTokens[]): Promise<Float32Array[]>;
+  /** Several tokens for each sequence in one pass; a row of logits per token, per sequence. */
+  verify(parts: readonly SequenceTokens[]): Promise<Float32Array[][]>;
+  /** Drops a sequence's last `n` entries. */
+  popn(seq: number, n: number): void;
+  /** Frees a sequence that has left the batch. */
+  remove(seq: number): void;
+  dispose(): void;
+}
+
+/** The model a batch is written on. */
+export interface BatchModel {
+  /** Request `index`'s prompt and writing state, as WebLLM's own request would have them; throws where WebLLM would refuse it. */
+  prepare(index: number): Promise<PreparedSequence>;
+  /** A cache with one sequence (ids 0…) per entry of `capacities`, each room for that many tokens. */
+  open(capacities: readonly number[]): BatchKernels;
+  /** The most tokens one forward pass may run (the library's prefill chunk). */
+  readonly chunk: number;
+  /** The loaded context window: no sequence grows past it. */
+  readonly window: number;
+}
+
+/** One request of a batch as the session gives it. */
+export interface BatchItem {
+  options: GenerateOptions;
+  /** Speculative writing's plan; without one the request is written a token a pass. */
+  plan?: SpeculationPlan;
+}
+
+/** What a batch wrote: each request settled, with its token ids, and the forward passes it took. */
+export interface BatchOutcome {
+  results: PromiseSettledResult<GenerateResult>[];
+  tokens: number[][];
+  /** Forward passes run: prefill and writing. */
+  passes: { prefill: number; write: number };
+  /** A forward pass's failure (a lost device, say): every request still writing was rejected with it. */
+  failure?: unknown;
+}
+
+interface Member {
+  index: number;
+  seq: number;
+  item: BatchItem;
+  prompt: readonly number[];
+  writer: SequenceWriter;
+  random: () => number;
+  /** Entries its sequence holds. */
+  cached: number;
+  /** Prompt tokens prefilled so far. */
+  filled: number;
+  shown: string;
+  stats: WritingStats;
+  sampled: number;
+  prefillSeconds: number;
+  decodeSeconds: number;
+}
+
+const seconds = (since: number) => (performance.now() - since) / 1000;
+
+/**
+ * Writes `items` on `model` together (see the file's comment). Never
+ * throws: each request is settled on its own.
+ */
+export async function writeBatch(model: BatchModel, items: readonly BatchItem[]): Promise<BatchOutcome> {
+  const results: PromiseSettledResult<GenerateResult>[] = new Array(items.length);
+  const tokens: number[][] = items.map(() => []);
+  const passes = { prefill: 0, write: 0 };
+  const fail = (index: number, reason: unknown) => (results[index] = { status: 'rejected', reason });
+
+  const ready: { index: number; prepared: PreparedSequence }[] = [];
+  for (const [index, item] of items.entries()) {
+    if (item.options.signal?.aborted) {
+      fail(index, abortError());
+      continue;
+    }
+    try {
+      ready.push({ index, prepared: await model.prepare(index) });
+    } catch (e) {
+      fail(index, e);
+    }
+  }
+  if (!ready.length) return { results, tokens, passes };
+
+  // Room for the prompt, the reply and the one token a pass writes past what it keeps.
+  const capacities = ready.map(({ index, prepared }) => Math.min(model.window, prepared.prompt.length + items[index]!.options.maxTokens) + 1);
+  let kernels: BatchKernels;
+  try {
+    kernels = model.open(capacities);
+  } catch (e) {
+    for (const { index } of ready) fail(index, e);
+    return { results, tokens, passes, failure: e };
+  }
+  let live: Member[] = ready.map(({ index, prepared }, seq) => {
+    const item = items[index]!;
+    const seed = item.options.seed ?? Math.floor(Math.random() * 2 ** 32);
+    return {
+      index,
+      seq,
+      item,
+      prompt: prepared.prompt,
+      writer: prepared.writer,
+      random: seededRandom(seed),
+      cached: 0,
+      filled: 0,
+      shown: '',
+      stats: { passes: 0, drafted: 0, accepted: 0 },
+      sampled: 0,
+      prefillSeconds: 0,
+      decodeSeconds: 0,
+    };
+  });
+
+  /** A member leaves the batch: settled, its sequence freed. */
+  const leave = (m: Member, outcome: PromiseSettledResult<GenerateResult>) => {
+    live = live.filter((x) => x !== m);
+    results[m.index] = outcome;
+    tokens[m.index] = [...m.writer.written()];
+    try {
+      kernels.remove(m.seq);
+    } catch {
+      // its result stands; the cache is disposed at the end anyway
+    }
+    m.item.plan?.tuner?.endReply();
+  };
+  const finish = (m: Member) => leave(m, { status: 'fulfilled', value: resultOf(m) });
+  /** Requests aborted since the last pass leave before the next. */
+  const dropAborted = () => {
+    for (const m of live) if (m.item.options.signal?.aborted) leave(m, { status: 'rejected', reason: abortError() });
+  };
+  /** Samples and commits one token for `m` from `row`; a throw fails `m` alone. */
+  const stepOne = (m: Member, run: () => void) => {
+    try {
+      run();
+      const text = m.writer.text();
+      if (text.startsWith(m.shown) && text.length > m.shown.length) {
+        const delta = text.slice(m.shown.length);
+        m.shown = text;
+        m.item.options.onToken?.(delta);
+      }
+      if (m.writer.stopped()) finish(m);
+    } catch (e) {
+      leave(m, { status: 'rejected', reason: e });
+    }
+  };
+
+  try {
+    // Prefill: prompts packed into passes of at most a chunk, a long prompt split across passes.
+    while (live.some((m) => m.filled < m.prompt.length)) {
+      dropAborted();
+      const parts: { m: Member; tokens: number[] }[] = [];
+      let room = model.chunk;
+      for (const m of live) {
+        if (room <= 0) break;
+        const left = m.prompt.length - m.filled;
+        if (left <= 0) continue;
+        const take = Math.min(left, room);
+        parts.push({ m, tokens: m.prompt.slice(m.filled, m.filled + take) });
+        room -= take;
+      }
+      if (!parts.length) break;
+      const started = performance.now();
+      const rows = await kernels.prefill(parts.map((p) => ({ seq: p.m.seq, tokens: p.tokens })));
+      passes.prefill++;
+      const took = seconds(started);
+      parts.forEach(({ m, tokens: piece }, i) => {
+        m.filled += piece.length;
+        m.cached += piece.length;
+        m.prefillSeconds += took;
+        if (m.filled < m.prompt.length) return;
+        // The prefill writes the first token, as WebLLM's does.
+        stepOne(m, () => {
+          const p = m.writer.distribution(rows[i]!);
+          verifyPass(
+            [],
+            () => p,
+            (t) => (m.sampled++, m.writer.commit(t, m.cached)),
+            m.random,
+          );
+        });
+      });
+    }
+
+    // Writing: one pass for every member still writing, each with its own draft where it speculates.
+    while (live.length) {
+      dropAborted();
+      if (!live.length) break;
+      let room = model.chunk - live.length;
+      const drafts = live.map((m) => {
+        const draft = draftFor(m, model, Math.max(0, room));
+        room -= draft.length;
+        return draft;
+      });
+      const parts = live.map((m, i) => ({ seq: m.seq, tokens: [m.writer.written().at(-1)!, ...drafts[i]!] }));
+      const started = performance.now();
+      const speculating = drafts.some((d) => d.length > 0);
+      const rows = speculating ? await kernels.verify(parts) : (await kernels.decode(parts)).map((r) => [r]);
+      passes.write++;
+      const took = seconds(started);
+      for (const [i, m] of [...live].entries()) {
+        const draft = drafts[i]!;
+        m.decodeSeconds += took;
+        stepOne(m, () => writePass(m, draft, rows[i]!, took, kernels));
+      }
+    }
+  } catch (e) {
+    // A forward failed: it ran every member's tokens, so none can go on.
+    for (const m of [...live]) leave(m, { status: 'rejected', reason: m.item.options.signal?.aborted ? abortError() : e });
+    return { results, tokens, passes, failure: e };
+  } finally {
+    kernels.dispose();
+  }
+  return { results, tokens, passes };
+}
+
+/**
+ * Keeps what the acceptance rule keeps of one pass's draft (none: the one
+ * token plain decoding writes), and pops the rest from the member's sequence:
+ * however it ends, the sequence then holds what plain decoding's would.
+ */
+function writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[], took: number, kernels: BatchKernels): void {
+  const base = m.cached;
+  let written = 0;
+  try {
+    const pass = verifyPass(
+      draft,
+      (j) => {
+        const row = rows[j]!;
+        const p = m.writer.distribution(row);
+        m.item.plan?.onLogits?.(m.writer.written().length, row);
+        return p;
+      },
+      (t) => (m.sampled++, m.writer.commit(t, base + 1 + written++)),
+      m.random,
+    );
+    m.stats.passes++;
+    m.stats.drafted += draft.length;
+    m.stats.accepted += pass.accepted;
+    const tuner = m.item.plan?.tuner;
+    if (draft.length) {
+      // A pass can stop on a kept token: then no drafted token was rejected.
+      tuner?.observePass({ drafted: draft.length, accepted: pass.accepted, rejected: pass.accepted < draft.length && written > pass.accepted, seconds: took });
+    } else tuner?.observeDecode(took);
+  } finally {
+    // The pass appended the last token and the draft; plain decoding would hold base + written.
+    const extra = 1 + draft.length - written;
+    if (extra > 0) kernels.popn(m.seq, extra);
+    m.cached = base + written;
+  }
+}
+
+/** Up to the member's K drafted tokens where it speculates, no more than its cap, the window, and `room` in the pass allow. */
+function draftFor(m: Member, model: BatchModel, room: number): readonly number[] {
+  const plan = m.item.plan;
+  if (!plan) return [];
+  const written = m.writer.written();
+  const cap = Math.min(
+    room,
+    m.item.options.maxTokens - written.length - 1, // the pass writes one more than it keeps
+    model.window - m.cached - 1,
+  );
+  const k = Math.min(plan.tuner?.next(plan.maxDraft) ?? plan.maxDraft, cap);
+  if (k <= 0) return [];
+  if (plan.draft) return plan.draft(written).slice(0, k);
+  return lookupDraft(m.prompt, written, { maxNgram: plan.maxNgram || DEFAULT_LOOKUP.maxNgram, minNgram: 1, maxDraft: k });
+}
+
+/** A finished member's result, as the session reports a single request's. */
+function resultOf(m: Member): GenerateResult {
+  const usage: GenerateResult['usage'] = { promptTokens: m.prompt.length, completionTokens: m.sampled };
+  if (m.prefillSeconds > 0) {
+    usage.prefillTokensPerSecond = m.prompt.length / m.prefillSeconds;
+    usage.timeToFirstTokenSeconds = m.prefillSeconds;
+  }
+  if (m.decodeSeconds > 0) usage.decodeTokensPerSecond = (m.sampled - 1) / m.decodeSeconds;
+  if (m.item.plan) usage.writing = { ...m.stats };
+  return { text: m.writer.text(), finishReason: m.writer.finishReason(), usage };
+}
