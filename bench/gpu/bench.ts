@@ -31,6 +31,7 @@ import type { WebLLMVersion } from '../../src/engines/webllm/versions';
 import { type Bandwidth, bytesPerDecodeStep, decodeLimit, deviceBandwidth } from './bandwidth';
 import { type BenchOptions, BenchUsageError, type Shape, shapeOf } from './options';
 import { describeSpeculation, describeSuite, measureSpeculation, parseSpeculate, type SpeculationRecord } from './speculate';
+import { type BatchRecord, describeBatch, measureBatch } from './batch';
 import { chooseRuntime } from './runtime-choice';
 import { startCpuProfile } from './cpu-profile';
 import { compareFeatures, type DawnTogglesReport, toggleFlags } from './dawn-toggles';
@@ -101,6 +102,8 @@ export interface BenchRecord {
   speculation?: SpeculationRecord;
   /** With --suite: the table of the plain step beside each mode is printed. */
   suite?: boolean;
+  /** With --questions N: the step for N questions written one after another and as one batch. */
+  batch?: BatchRecord;
   /** The V8 CPU profile of the measured part (prompts and step), where one was asked for. */
   cpuProfile?: string;
 }
@@ -291,6 +294,20 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
         )
       : undefined;
 
+    const batch = o.questions
+      ? await measureBatch(
+          { session: runtime.session, model: engine.model, window, ...(engine.systemMessage !== undefined && { system: engine.systemMessage }), log },
+          {
+            messages,
+            question: tiny ? QUESTION.tiny : QUESTION.app,
+            questions: o.questions,
+            maxTokens: shape.write,
+            ...(speculate[0] && { mode: speculate[0] }),
+            ...(o.draft !== undefined && { draft: o.draft }),
+          },
+        )
+      : undefined;
+
     const weights = bytesPerDecodeStep(model.meta, 0).weights;
     const bandwidth = deviceBandwidth(`${adapter.description} ${adapter.device}`, o.bandwidthGbps);
     const limit = bandwidth ? decodeLimit(model.meta, step.promptTokens + step.written / 2, bandwidth) : undefined;
@@ -327,6 +344,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             }
           : null,
       ...(speculation && { speculation }),
+      ...(batch && { batch }),
       ...(o.cpuProfile && { cpuProfile: o.cpuProfile }),
     };
     mkdirSync(dirname(o.out), { recursive: true });
@@ -414,6 +432,7 @@ export function describeRecord(r: BenchRecord): string {
       : `  bandwidth limit   not known for this device (give --bandwidth-gbps N to compare)`,
     ...(r.speculation ? describeSpeculation(r.speculation) : []),
     ...(r.speculation && r.suite ? describeSuite(r.speculation) : []),
+    ...(r.batch ? describeBatch(r.batch) : []),
     ...(r.dawn.enabled.length + r.dawn.disabled.length
       ? [`  Dawn toggles      ${r.dawn.flags.join(' ')}: features gained ${r.dawn.gained?.join(', ') || 'none'}, lost ${r.dawn.lost?.join(', ') || 'none'}`]
       : []),

@@ -56,6 +56,8 @@ export interface BenchOptions {
   peer?: boolean;
   /** Print the suite's table: the plain step beside the speculative modes, with their ratios. */
   suite?: boolean;
+  /** Also write the step for this many questions, one after another and as one batch (batch.ts). */
+  questions?: number;
 }
 
 /** What --suite measures beside the plain step. */
@@ -90,6 +92,9 @@ Options:
                         plain step, its prompt written at temperature 0 plainly and speculatively in each mode
   --suite               the step, then --speculate ngram,oracle (no prompt series unless --prompts), and one
                         table of step seconds, decode tokens/s, passes per token and each one's ratio to plain
+  --questions N         also write the step for N questions (at least 2) at temperature 0, one after another and
+                        then as one batch (one KV-cache sequence each): seconds, passes, tokens per pass each way,
+                        and each question's tokens; with --speculate, both ways write with its first mode
   --draft K             drafted tokens per pass, fixed, in every mode; without it each mode chooses K (0, a plain
                         decode step, to 32) before each pass from what its passes measured, as the app does
 `;
@@ -128,6 +133,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         templates: { type: 'string' },
         speculate: { type: 'string' },
         draft: { type: 'string' },
+        questions: { type: 'string' },
         suite: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -175,6 +181,7 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     ...(values['dawn-toggle'] !== undefined && { dawnToggles: values['dawn-toggle'] }),
     ...(values['cpu-profile'] !== undefined && { cpuProfile: values['cpu-profile'] }),
     ...(values.peer && { peer: true }),
+    ...(values.questions !== undefined && { questions: whole('questions', values.questions, 2) }),
   };
 }
 

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { GenerateResult } from '../src/core/generation';
+import type { GpuSession, SessionRequest } from '../src/engines/webllm/gpu-session';
+import type { ModelEntry } from '../src/engines/webllm/models';
+import { describeBatch, measureBatch, questionMessages } from '../bench/gpu/batch';
+import { BenchUsageError, parseBenchArgs } from '../bench/gpu/options';
+
+const DEFAULTS = { library: 'lib.wasm', tokenizer: 'tokenizer.json', text: 'book.txt', cacheDir: '/cache', out: 'out.json' };
+const MODEL = { id: 'm', label: 'm' } as ModelEntry;
+
+/** A session whose replies are the prompt's length and index, written in one pass each (single) or in two passes (batched). */
+function fakeSession(sent: SessionRequest[][]) {
+  const reply = (r: SessionRequest) => [r.messages[0]!.content.length, r.options.maxTokens];
+  const result = (tokens: number[], passes?: number): GenerateResult => ({
+    text: 'x',
+    finishReason: 'length',
+    usage: { promptTokens: 3, completionTokens: tokens.length, ...(passes !== undefined && { writing: { passes, drafted: 0, accepted: 0 } }) },
+  });
+  return {
+    write: async (_m: ModelEntry, _w: number, r: SessionRequest) => {
+      sent.push([r]);
+      return { result: result(reply(r), r.speculation ? 1 : undefined), tokens: reply(r) };
+    },
+    writeBatch: async (_m: ModelEntry, _w: number, rs: readonly SessionRequest[]) => {
+      sent.push([...rs]);
+      const tokens = rs.map(reply);
+      return { results: tokens.map((t) => ({ status: 'fulfilled' as const, value: result(t) })), tokens, passes: { prefill: 1, write: 1 }, batched: true };
+    },
+  } as unknown as GpuSession;
+}
+
+describe('the GPU benchmark’s several questions', () => {
+  it('takes --questions N of at least two', () => {
+    expect(parseBenchArgs(['--size', 'tiny', '--questions', '3'], DEFAULTS)).toMatchObject({ size: 'tiny', questions: 3 });
+    expect(parseBenchArgs([], DEFAULTS)).not.toHaveProperty('questions');
+    expect(parseBenchArgs(['--questions', '2', '--speculate', 'oracle'], DEFAULTS)).toMatchObject({ questions: 2, speculate: 'oracle' });
+    for (const wrong of [
+      ['--questions', '1'],
+      ['--questions', 'two'],
+    ])
+      expect(() => parseBenchArgs(wrong, DEFAULTS)).toThrow(BenchUsageError);
+  });
+
+  it('asks the step’s prompt each question, the first as the step asked it', () => {
+    const messages = [{ role: 'user' as const, content: 'Who?\nmemory\nsection' }];
+    expect(questionMessages(messages, 'Who?', 0, 2)).toEqual(messages);
+    expect(questionMessages(messages, 'Who?', 1, 2)[0]!.content).toBe('Who? (Question 2 of 2.)\nmemory\nsection');
+  });
+
+  it('records seconds, passes and tokens each way, their ratio, and each question’s tokens both ways', async () => {
+    const sent: SessionRequest[][] = [];
+    const lines: string[] = [];
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: (l) => lines.push(l) },
+      { messages: [{ role: 'user', content: 'Who?\nm\ns' }], question: 'Who?', questions: 2, maxTokens: 2 },
+    );
+    expect(sent.map((s) => s.length)).toEqual([1, 1, 2]);
+    expect(record).toMatchObject({
+      questions: 2,
+      maxTokens: 2,
+      single: { passes: 4, written: 4, tokensPerPass: 1 },
+      batched: { passes: 2, prefillPasses: 1, writePasses: 1, written: 4, tokensPerPass: 2 },
+      singleTokens: [
+        [8, 2],
+        [27, 2],
+      ],
+      same: true,
+    });
+    expect(record.batchedTokens).toEqual(record.singleTokens);
+    expect(record.speedup).toBeGreaterThan(0);
+    expect(record).not.toHaveProperty('mode');
+    const table = describeBatch(record).join('\n');
+    expect(table).toMatch(/one by one .* 4 passes .* 4 written .* 1\.00 per pass/);
+    expect(table).toMatch(/one batch .* 2 passes .* 4 written .* 2\.00 per pass/);
+    expect(table).toMatch(/as fast as one by one; the same tokens for every question/);
+  });
+
+  it('writes both ways speculatively with --speculate’s mode, the oracle’s drafts from plain replies written first', async () => {
+    const sent: SessionRequest[][] = [];
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      { messages: [{ role: 'user', content: 'Who?' }], question: 'Who?', questions: 2, maxTokens: 2, mode: { kind: 'oracle' }, draft: 2 },
+    );
+    expect(sent.map((s) => s.map((r) => r.speculation?.maxDraft))).toEqual([[undefined], [undefined], [2], [2], [2, 2]]);
+    expect(record.mode).toBe('oracle');
+    expect(record.single.passes).toBe(4);
+  });
+});
