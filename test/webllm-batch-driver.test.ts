@@ -5,6 +5,19 @@ import { WEBLLM_0_2_79, WEBLLM_0_2_86 } from '../src/engines/webllm/versions';
 
 const STOP_TOKEN = 9;
 
+/** WebLLM's conversation in small: reset in place, and a reply finished only where a message waits for it. */
+class StandInConversation {
+  messages: string[] = [];
+  finished: string | undefined;
+  reset() {
+    this.messages = [];
+  }
+  finishReply(message: string) {
+    if (this.messages.length === 0) throw new Error('Message error should not be 0');
+    this.finished = message;
+  }
+}
+
 /**
  * A stand-in for WebLLM's pipeline in the shape its prefill has: the reply
  * state reset, the request's message appended to its conversation, the
@@ -18,7 +31,7 @@ class StandInPipeline {
   finishReason: string | undefined;
   appearedTokensFreq = new Map<number, number>();
   tokenLogprobArray: unknown[] = [];
-  conversation: { messages: string[]; finished?: string } = { messages: [] };
+  conversation = new StandInConversation();
   stopStr = ['<end>'];
   stopTokens = [STOP_TOKEN];
   filledKVCacheLength = 0;
@@ -27,14 +40,15 @@ class StandInPipeline {
   forwards = 0;
   constructor(private readonly async = false) {}
   resetChat() {
-    this.conversation = { messages: [] };
+    this.conversation.reset(); // in place, as WebLLM's does
     this.filledKVCacheLength = 0;
   }
   getInputData(): unknown {
     const encoded = this.conversation.messages.map((m) => [...m].map((c) => c.charCodeAt(0) % 8));
-    const out = [encoded, encoded.flat().length];
+    const length = encoded.flat().length;
+    const out = [encoded, length];
     // WebLLM checks the window where it encodes the prompt.
-    if (out[1] > this.contextWindowSize) throw Object.assign(new Error('too long'), { name: 'ContextWindowSizeExceededError' });
+    if (length > this.contextWindowSize) throw Object.assign(new Error('too long'), { name: 'ContextWindowSizeExceededError' });
     return this.async ? Promise.resolve(out) : out;
   }
   async prefillStep(text: string) {
@@ -53,7 +67,7 @@ class StandInPipeline {
     this.outputMessage = this.outputIds.map((t) => String.fromCharCode(97 + t)).join('');
     if (this.outputIds.length >= (genConfig.max_tokens ?? Infinity)) [this.stopTriggered, this.finishReason] = [true, 'length'];
     if (this.filledKVCacheLength === this.contextWindowSize) [this.stopTriggered, this.finishReason] = [true, 'length'];
-    if (this.stopTriggered) this.conversation.finished = this.outputMessage;
+    if (this.stopTriggered) this.conversation.finishReply(this.outputMessage);
   }
 }
 

@@ -210,6 +210,15 @@ function restore(target: object, key: string, before: PropertyDescriptor | undef
   else delete (target as Record<string, unknown>)[key];
 }
 
+/** A conversation of WebLLM's, its messages copied: what a later reset or reply of another request does not touch. */
+function copyConversation(conversation: unknown): unknown {
+  if (typeof conversation !== 'object' || conversation === null) return conversation;
+  const messages = (conversation as { messages?: unknown }).messages;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(conversation) as object) as object, conversation);
+  if (Array.isArray(messages)) (copy as { messages: unknown[] }).messages = messages.map((m) => (Array.isArray(m) ? [...m] : m));
+  return copy;
+}
+
 function readState(pipeline: BatchPipeline): ReplyState {
   const p = pipeline as unknown as Record<string, unknown>;
   return Object.fromEntries(REPLY_FIELDS.map((k) => [k, p[k]])) as ReplyState;
@@ -242,6 +251,8 @@ export async function prepareSequence(version: WebLLMVersion, mlc: Mlc, pipeline
       outputIds: [...(s.outputIds as number[])],
       appearedTokensFreq: new Map(s.appearedTokensFreq as Map<number, number>),
       tokenLogprobArray: [],
+      // WebLLM resets the pipeline's conversation in place for the next request; the reply finishes this one's copy.
+      conversation: copyConversation(s.conversation),
     };
     throw new PromptKnown();
   };
