@@ -269,7 +269,10 @@ export async function prepareSequence(version: WebLLMVersion, mlc: Mlc, pipeline
   };
   try {
     pipeline.resetChat(); // a fresh conversation: the whole prompt is encoded, none taken as already in the cache
-    await mlc.chat.completions.create({ ...body, stream: false });
+    // Not streamed, so that WebLLM's prefill is awaited inside the call (and stream options are refused there).
+    const request: Record<string, unknown> = { ...body, stream: false };
+    delete request.stream_options;
+    await mlc.chat.completions.create(request);
     throw new Error('WebLLM wrote a reply where only its prompt was to be read.');
   } catch (e) {
     if (!(e instanceof PromptKnown)) throw e;
@@ -309,4 +312,14 @@ function sequenceWriter(version: WebLLMVersion, pipeline: BatchPipeline, genConf
       return state.stopTriggered !== true;
     },
   };
+}
+
+/**
+ * The row of logits WebLLM's own last sampling step read, where it keeps it
+ * on the CPU (0.2.79 does, before penalties that are off here change it):
+ * what the real-kernel test compares a batch's rows with.
+ */
+export function lastLogits(pipeline: VerifyPipeline): Float32Array | undefined {
+  const held = (pipeline as unknown as { logitsOnCPU?: Tensor }).logitsOnCPU;
+  return held ? Float32Array.from(held.toArray()) : undefined;
 }
