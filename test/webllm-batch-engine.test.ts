@@ -71,6 +71,20 @@ describe('the WebLLM engine’s batches', () => {
       size: 4,
       reason: '4 questions of 9,215 tokens fit the 1.0 GiB KV budget of this GPU (24 KiB a token).',
     });
+    // The adapter's limit, read when asked: 9 MiB of each layer's pages per sequence do not fit twice in 16 MiB.
+    const small = new WebLLMEngine({
+      tokenizer,
+      model: MODEL,
+      limit: 20_000,
+      overhead: 40,
+      gpu: session().gpu,
+      batchShape: { layers: 24, kvBytesPerToken: 24 * 1024 },
+      adapterLimits: async () => ({ maxBufferSize: 16 * 1024 ** 2 }),
+    });
+    expect(await small.batchLimit(9175)).toEqual({
+      size: 1,
+      reason: "One question of 9,215 tokens fits this GPU's largest buffer (16 MiB for each layer's keys and values).",
+    });
     expect(await engine(session('the model library has no batch_prefill and batch_decode').gpu).batchLimit(9175)).toMatchObject({
       size: 1,
       reason: 'Questions are written in turns: the model library has no batch_prefill and batch_decode.',

@@ -73,11 +73,12 @@ export function batchLimitFor(shape: BatchShape, contextTokens: number): BatchLi
   const byBuffer = Math.floor(buffer / (perSequence / shape.layers));
   const n = Math.max(1, Math.min(MAX_BATCH, byMemory, byBuffer));
   const many = (k: number) => (k === 1 ? 'One question' : `${k} questions`);
+  const fit = n === 1 ? 'fits' : 'fit';
   const of = `of ${contextTokens.toLocaleString('en-US')} tokens`;
   let reason: string;
   if (n === MAX_BATCH && byMemory >= MAX_BATCH && byBuffer >= MAX_BATCH)
     reason = `${MAX_BATCH} questions ${of} at most in one batch (the most that gain from it)`;
-  else if (byBuffer < byMemory) reason = `${many(n)} ${of} fit this GPU's largest buffer (${size(buffer)} for each layer's keys and values)`;
-  else reason = `${many(n)} ${of} fit the ${size(budget)} KV budget of this GPU (${Math.round(shape.kvBytesPerToken / 1024)} KiB a token)`;
+  else if (byBuffer < byMemory) reason = `${many(n)} ${of} ${fit} this GPU's largest buffer (${size(buffer)} for each layer's keys and values)`;
+  else reason = `${many(n)} ${of} ${fit} the ${size(budget)} KV budget of this GPU (${Math.round(shape.kvBytesPerToken / 1024)} KiB a token)`;
   return { size: n, reason: `${reason}.` };
 }

@@ -37,6 +37,8 @@ export interface WebLLMEngineParts {
   systemMessage?: string;
   /** What decides how many questions one batch holds on this device (see batchLimitFor); without it, one. */
   batchShape?: BatchShape;
+  /** The adapter's buffer limits, read when a batch size is asked for. */
+  adapterLimits?: () => Promise<Pick<BatchShape, 'maxBufferSize' | 'maxStorageBufferBindingSize'>>;
 }
 
 /**
@@ -59,6 +61,7 @@ export class WebLLMEngine implements Engine {
   readonly overhead: number;
   readonly systemMessage: string | undefined;
   readonly batchShape: BatchShape | undefined;
+  private readonly adapterLimits: WebLLMEngineParts['adapterLimits'];
   private readonly gpu: GpuSession;
 
   constructor(parts: WebLLMEngineParts) {
@@ -68,6 +71,7 @@ export class WebLLMEngine implements Engine {
     this.overhead = parts.overhead;
     this.systemMessage = parts.systemMessage;
     this.batchShape = parts.batchShape;
+    this.adapterLimits = parts.adapterLimits;
     this.gpu = parts.gpu ?? session;
     this.contextWindow = this.limit - this.overhead;
   }
@@ -98,11 +102,7 @@ export class WebLLMEngine implements Engine {
   async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
     if (options.signal?.aborted) throw abortError();
     const prompt = messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0);
-    if (prompt + options.maxTokens + this.overhead > this.limit) {
-      throw new ContextWindowExceededError(
-        `This step needs ${prompt + options.maxTokens + this.overhead} tokens (prompt, reply and chat template), more than ${this.model.label}'s limit of ${this.limit}. Choose a smaller chunk size or memory size.`,
-      );
-    }
+    if (prompt + options.maxTokens + this.overhead > this.limit) throw this.overLimit(prompt + options.maxTokens);
     const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
     const plan = await this.speculationPlan(window, options);
     const result = await this.gpu.generate(this.model, window, { messages, options, system: this.systemMessage, speculation: plan });
@@ -158,7 +158,8 @@ export class WebLLMEngine implements Engine {
   async batchLimit(contextTokens: number): Promise<BatchLimit> {
     const blocker = this.gpu.batchBlocker(this.model);
     if (!this.batchShape) return { size: 1, reason: `Questions are written in turns: ${blocker ?? 'the model config gives no KV cache size'}.` };
-    return batchLimitFor({ ...this.batchShape, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+    const limits = (await this.adapterLimits?.()) ?? {};
+    return batchLimitFor({ ...this.batchShape, ...limits, ...(blocker && { blocker }) }, contextTokens + this.overhead);
   }
 
   private overLimit(need: number): ContextWindowExceededError {
@@ -233,8 +234,6 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
   const [tokenizer, tokenizerConfig] = await Promise.all([tokenizerOf(model, tokenizerBytes, deps), deps.tokenizerConfig?.(model).catch(() => undefined)]);
   const system = webllmSystemMessage(tokenizerConfig, model);
   const kv = kvShape((chat as { model_config?: KvConfigLike }).model_config, chat.quantization ?? model.id);
-  // The adapter's buffer limit; a check that cannot be repeated leaves it unknown.
-  const gpu = await deps.checkGpu().catch(() => undefined);
   const engine = new WebLLMEngine({
     tokenizer,
     model,
@@ -242,13 +241,12 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
     overhead: chatOverhead(chat, tokenizer, system),
     gpu: deps.session,
     systemMessage: system,
-    ...(kv && {
-      batchShape: {
-        ...kv,
-        ...(model.vramMB && { weightsBytes: model.vramMB * 1024 ** 2 }),
-        ...(gpu?.maxBufferSize && { maxBufferSize: gpu.maxBufferSize }),
-      },
-    }),
+    ...(kv && { batchShape: { ...kv, ...(model.vramMB && { weightsBytes: model.vramMB * 1024 ** 2 }) } }),
+    adapterLimits: async () => {
+      // A check that cannot be repeated leaves the buffer limit unknown.
+      const gpu = await deps.checkGpu().catch(() => undefined);
+      return gpu?.maxBufferSize ? { maxBufferSize: gpu.maxBufferSize } : {};
+    },
   });
   engine.speculation = { on: config?.speculate !== false, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
   return engine;
