@@ -39,6 +39,9 @@ describe('how many questions one batch holds on a device', () => {
       size: 1,
       reason: 'Questions are written in turns: the model library has no batch_prefill and batch_decode.',
     });
-    expect(batchLimitFor({ ...QWEN_7B }, 100_000).size).toBe(1);
+    expect(batchLimitFor({ ...QWEN_7B }, 100_000)).toEqual({
+      size: 1,
+      reason: "Questions of 100,000 tokens are written one at a time: one takes 11 GiB of KV cache, more than this GPU's batch can hold.",
+    });
   });
 });

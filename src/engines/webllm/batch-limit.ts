@@ -76,7 +76,9 @@ export function batchLimitFor(shape: BatchShape, contextTokens: number): BatchLi
   const fit = n === 1 ? 'fits' : 'fit';
   const of = `of ${contextTokens.toLocaleString('en-US')} tokens`;
   let reason: string;
-  if (n === MAX_BATCH && byMemory >= MAX_BATCH && byBuffer >= MAX_BATCH)
+  if (Math.min(byMemory, byBuffer) < 1)
+    reason = `Questions ${of} are written one at a time: one takes ${size(perSequence)} of KV cache, more than this GPU's batch can hold`;
+  else if (n === MAX_BATCH && byMemory >= MAX_BATCH && byBuffer >= MAX_BATCH)
     reason = `${MAX_BATCH} questions ${of} at most in one batch (the most that gain from it)`;
   else if (byBuffer < byMemory) reason = `${many(n)} ${of} ${fit} this GPU's largest buffer (${size(buffer)} for each layer's keys and values)`;
   else reason = `${many(n)} ${of} ${fit} the ${size(budget)} KV budget of this GPU (${Math.round(shape.kvBytesPerToken / 1024)} KiB a token)`;
