@@ -8,6 +8,7 @@ import { madeUpModel } from '../../src/engines/webllm/made-up-model';
 import { onModelProgress } from '../../src/engines/webllm/models';
 import { checkNodeGpu, openDawn } from '../../src/engines/webllm/node/dawn';
 import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
+import { lastLogits } from '../../src/engines/webllm/batch-driver';
 import { SELF_CHECK_MESSAGES } from '../../src/engines/webllm/self-check';
 import { fixedPlan } from '../../src/engines/webllm/speculate';
 import type { TokenizerConfigLike } from '../../src/engines/webllm/system-message';
@@ -31,6 +32,8 @@ let engine: WebLLMEngine;
 let window: number;
 let plain: number[];
 let checked: Awaited<ReturnType<NodeWebLLM['session']['checkSpeculation']>>;
+/** The single-sequence verify pass's rows of logits by reply index (the first test's pass): what a batch's are compared with. */
+const singleRows = new Map<number, Float32Array>();
 
 const started = performance.now();
 /** A line in the test's log with the seconds since the file started: where a slow run spent its time. */
@@ -112,7 +115,8 @@ describe('speculative writing on the real kernels (WebLLM 0.2.79, SwiftShader)',
     // from the KV cache; the last token has no room for a draft (a pass writes one more than it keeps), so a plain step
     // writes it on that cache.
     const drafts = new Map<number, number[]>([[1, [plain[1]!, plain[2]! + 1]]]);
-    const { tokens, result } = await write(fixedPlan(2, (w) => drafts.get(w.length) ?? []));
+    const plan = { ...fixedPlan(2, (w) => drafts.get(w.length) ?? []), onLogits: (i: number, row: Float32Array) => void singleRows.set(i, row.slice()) };
+    const { tokens, result } = await write(plan);
     expect(tokens).toEqual(plain);
     expect(result.usage.writing).toEqual({ passes: 2, drafted: 2, accepted: 1 });
     expect(result.usage.completionTokens).toBe(WRITE);
@@ -125,5 +129,113 @@ describe('speculative writing on the real kernels (WebLLM 0.2.79, SwiftShader)',
     expect(checked.compared).toMatch(/greedy: 4 tokens written plainly and in verify passes of up to 16: the same/);
     expect(checked.compared).toMatch(/sampling at temperature 0\.7 and top-p 0\.95 on 3 rows of logits: the same within 0\.001/);
     expect(plain).toHaveLength(WRITE);
+  });
+});
+
+/** A short question of its own: a prompt of another length than the self-check's. */
+const SHORT = [{ role: 'user' as const, content: 'one' }];
+
+/**
+ * Two rows of logits for the same token: their largest difference, absolute and as a share of the row's largest
+ * logit, and the single row's lead of its best token over the next. Kernels of other shapes (several sequences, decode
+ * against verify) round float32 otherwise: on the made-up weights' logits, whose best token leads by tens, that showed
+ * in the second decimal (8.25e-2 at most where it was first measured). The difference must stay far below the lead, so
+ * that the same token either way is no accident of rounding, and below 1, where a wrong KV cache would show.
+ */
+function compare(label: string, single: Float32Array, batched: Float32Array) {
+  let diff = 0;
+  let scale = 0;
+  for (let t = 0; t < single.length; t++) {
+    diff = Math.max(diff, Math.abs(single[t]! - batched[t]!));
+    scale = Math.max(scale, Math.abs(single[t]!));
+  }
+  const sorted = [...single].sort((x, y) => y - x);
+  const margin = sorted[0]! - sorted[1]!;
+  log(
+    `logits ${label}: batched vs single differ by at most ${diff.toExponential(2)} (${(diff / scale).toExponential(2)} of the largest, ${scale.toFixed(1)}); ` +
+      `the best token leads the next by ${margin.toFixed(4)}`,
+  );
+  expect(batched).toHaveLength(single.length);
+  expect(diff).toBeLessThan(1);
+  expect(margin).toBeGreaterThan(10 * diff);
+}
+
+/** Several questions written as one batch at temperature 0: replies, token ids, forward passes, seconds. */
+async function batch(label: string, questions: { messages: typeof SHORT; maxTokens: number; plan?: ReturnType<typeof fixedPlan> }[]) {
+  const t0 = performance.now();
+  const out = await runtime.session.writeBatch(
+    engine.model,
+    window,
+    questions.map((q) => ({ messages: q.messages, options: { maxTokens: q.maxTokens, temperature: 0 }, system: engine.systemMessage, speculation: q.plan })),
+  );
+  log(
+    `batched ${label}: tokens ${JSON.stringify(out.tokens)} in ${((performance.now() - t0) / 1000).toFixed(1)} s, ` +
+      `${out.passes.prefill} prefill + ${out.passes.write} writing passes; ` +
+      out.results.map((r) => (r.status === 'fulfilled' ? JSON.stringify(r.value.usage) : String(r.reason))).join('; '),
+  );
+  return out;
+}
+
+describe('several questions in one batch on the real kernels (WebLLM 0.2.79, SwiftShader)', () => {
+  let short: number[];
+  /** WebLLM's own decode step's logits for the short question's last token. */
+  let shortLast: Float32Array;
+
+  beforeAll(async () => {
+    const t0 = performance.now();
+    const out = await runtime.session.write(engine.model, window, { messages: SHORT, options: { maxTokens: 3, temperature: 0 }, system: engine.systemMessage });
+    short = out.tokens;
+    shortLast = (await runtime.session.withPipeline(engine.model, window, async (pipeline) => lastLogits(pipeline)))!;
+    log(`single short: tokens ${JSON.stringify(short)} in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${out.result.usage.promptTokens} prompt tokens`);
+  }, 60 * 60_000);
+
+  it('writes three questions of different prompt lengths token for token as each alone, one stopping early', async () => {
+    // The self-check's question twice (three tokens, and two: it stops after the first writing pass) and a shorter one
+    // (three): one prefill pass, then passes of three and two sequences; after the two-token one left, the others'
+    // tokens still equal their single replies (a reply capped shorter is the longer one's prefix at temperature 0).
+    // The long question's rows of logits, from batch_decode passes of three and two sequences.
+    const rows = new Map<number, Float32Array>();
+    const watched = { ...fixedPlan(0), onLogits: (i: number, row: Float32Array) => void rows.set(i, row.slice()) };
+    const out = await batch('three', [
+      { messages: SELF_CHECK_MESSAGES, maxTokens: 3, plan: watched },
+      { messages: SHORT, maxTokens: 3 },
+      { messages: SELF_CHECK_MESSAGES, maxTokens: 2 },
+    ]);
+    expect(out.batched).toBe(true);
+    expect(out.tokens).toEqual([plain.slice(0, 3), short, plain.slice(0, 2)]);
+    expect(out.passes).toEqual({ prefill: 1, write: 2 });
+    const [a, b, c] = out.results.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+    expect(a).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
+    expect(b).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
+    expect(c).toMatchObject({ finishReason: 'length', usage: { completionTokens: 2 } });
+    expect(a!.usage.promptTokens).toBeGreaterThan(b!.usage.promptTokens);
+    expect(c!.text).not.toBe('');
+    // Against the single-sequence verify pass's rows for the same tokens (the first test's).
+    for (const i of [1, 2]) compare(`at token ${i} of the self-check's reply, 3 and 2 sequences decoded`, singleRows.get(i)!, rows.get(i)!);
+  });
+
+  it('writes two questions speculatively in one verify pass, each keeping its own accepted prefix', async () => {
+    // The long question's draft is its whole plain reply (kept); the short one's draft is wrong, so its sequence alone
+    // pops the rejected token and a plain batch_decode of that one sequence writes its last token.
+    const rows = new Map<number, Float32Array>();
+    const oracle = { ...fixedPlan(2, (w) => plain.slice(w.length)), onLogits: (i: number, row: Float32Array) => void rows.set(i, row.slice()) };
+    const shortRows = new Map<number, Float32Array>();
+    const wrong = {
+      ...fixedPlan(2, (w) => (w.length === 1 ? [short[1]! + 1] : [])),
+      onLogits: (i: number, row: Float32Array) => void shortRows.set(i, row.slice()),
+    };
+    const out = await batch('speculative two', [
+      { messages: SELF_CHECK_MESSAGES, maxTokens: WRITE, plan: oracle },
+      { messages: SHORT, maxTokens: 3, plan: wrong },
+    ]);
+    expect(out.tokens).toEqual([plain, short]);
+    expect(out.passes).toEqual({ prefill: 1, write: 2 });
+    const [a, b] = out.results.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+    expect(a?.usage.writing).toEqual({ passes: 1, drafted: 2, accepted: 2 });
+    expect(b?.usage.writing).toEqual({ passes: 2, drafted: 1, accepted: 0 });
+    // The batch's verify rows against the single-sequence verify pass's, and the short question's last row, decoded
+    // after its sequence popped the rejected token, against WebLLM's own decode step's.
+    for (const i of [1, 2]) compare(`at token ${i} of the self-check's reply, 2 sequences verified`, singleRows.get(i)!, rows.get(i)!);
+    compare('at the short reply’s last token, after the pop, against WebLLM’s own decode', shortLast, shortRows.get(2)!);
   });
 });
