@@ -97,17 +97,11 @@ export function batchBlocker(pipeline: VerifyPipeline): string | undefined {
   return undefined;
 }
 
-/**
- * A KV cache with one sequence per entry of `capacities` (ids 0…), made as
- * WebLLM's pipeline makes its own but with that many sequences and pages for
- * all of them, and the batched kernels on it.
- */
-export function openBatchKernels(pipeline: VerifyPipeline, capacities: readonly number[]): BatchKernels {
-  const f = batchFunctions(pipeline);
-  if (!f) throw new Error(`This model cannot write a batch: ${batchBlocker(pipeline)}.`);
+/** A cache of the library's kind with one sequence (ids 0…) per entry of `capacities`, pages for all of them. */
+function createCache(pipeline: VerifyPipeline, f: BatchFunctions, capacities: readonly number[]): Disposable {
   const { tvm } = pipeline;
   const total = capacities.reduce((n, c) => n + Math.ceil(c / PAGE) * PAGE, 0) + PAGE;
-  let cache: { dispose?(): void } | undefined;
+  let cache: Disposable | undefined;
   tvm.beginScope();
   try {
     cache = tvm.detachFromCurrentScope(
@@ -117,46 +111,65 @@ export function openBatchKernels(pipeline: VerifyPipeline, capacities: readonly 
         tvm.makeShapeTuple([pipeline.prefillChunkSize]),
         tvm.makeShapeTuple([PAGE]),
         tvm.makeShapeTuple([0]), // no sliding window
-      ) as { dispose?(): void },
+      ) as Disposable,
     );
     for (let seq = 0; seq < capacities.length; seq++) f.add(cache, tvm.scalar(seq, 'int64'));
+    return cache;
   } catch (e) {
     cache?.dispose?.();
     throw e;
   } finally {
     tvm.endScope();
   }
-  const kv = cache;
+}
 
-  /** One forward over `parts` (each after what its sequence holds); the logits on the CPU. */
-  const forward = async (parts: readonly SequenceTokens[], run: (embed: Tensor, total: number) => unknown) => {
-    tvm.beginScope();
-    let begun = false;
-    try {
-      const all = parts.flatMap((p) => [...p.tokens]);
-      const embed = pipeline.getTokensEmbeddings(all);
-      pipeline.fKVCacheBeginForward(kv, tvm.makeShapeTuple(parts.map((p) => p.seq)), tvm.makeShapeTuple(parts.map((p) => p.tokens.length)));
-      begun = true;
-      const out = run(embed, all.length) as { get(i: number): Tensor };
-      begun = false;
-      pipeline.fKVCacheEndForward(kv);
-      const logits = out.get(0);
-      const host = tvm.empty(logits.shape, logits.dtype, tvm.cpu());
-      host.copyFrom(logits);
-      await pipeline.device.sync();
-      return { logits: Float32Array.from(host.toArray()), vocab: logits.shape[logits.shape.length - 1]! };
-    } finally {
-      if (begun) {
-        try {
-          pipeline.fKVCacheEndForward(kv);
-        } catch {
-          // the forward's own failure is the one to report
-        }
+type Disposable = { dispose?(): void };
+
+/** One forward on `kv` over `parts` (each after what its sequence holds), run by `run`; its logits on the CPU, a row per output. */
+async function forwardOn(pipeline: VerifyPipeline, kv: Disposable, parts: readonly SequenceTokens[], run: (embed: Tensor, total: number) => unknown) {
+  const { tvm } = pipeline;
+  tvm.beginScope();
+  let begun = false;
+  try {
+    const all = parts.flatMap((p) => [...p.tokens]);
+    const embed = pipeline.getTokensEmbeddings(all);
+    pipeline.fKVCacheBeginForward(kv, tvm.makeShapeTuple(parts.map((p) => p.seq)), tvm.makeShapeTuple(parts.map((p) => p.tokens.length)));
+    begun = true;
+    const out = run(embed, all.length) as { get(i: number): Tensor };
+    begun = false;
+    pipeline.fKVCacheEndForward(kv);
+    const logits = out.get(0);
+    const host = tvm.empty(logits.shape, logits.dtype, tvm.cpu());
+    host.copyFrom(logits);
+    await pipeline.device.sync();
+    const flat = Float32Array.from(host.toArray());
+    const vocab = logits.shape[logits.shape.length - 1]!;
+    return Array.from({ length: flat.length / vocab }, (_, i) => flat.slice(i * vocab, (i + 1) * vocab));
+  } finally {
+    if (begun) {
+      try {
+        pipeline.fKVCacheEndForward(kv);
+      } catch {
+        // the forward's own failure is the one to report
       }
-      tvm.endScope();
     }
-  };
-  const rows = (logits: Float32Array, vocab: number, n: number) => Array.from({ length: n }, (_, i) => logits.slice(i * vocab, (i + 1) * vocab));
+    tvm.endScope();
+  }
+}
+
+/** The embeddings of a pass as the kernel takes them: `[1, total, hidden]` (prefill, verify) or `[total, 1, hidden]` (decode). */
+const shaped = (embed: Tensor, shape: (hidden: number) => number[]) => embed.view(shape(embed.shape[embed.shape.length - 1]!));
+
+/**
+ * A KV cache with one sequence per entry of `capacities` (ids 0…), made as
+ * WebLLM's pipeline makes its own but with that many sequences and pages for
+ * all of them, and the batched kernels on it.
+ */
+export function openBatchKernels(pipeline: VerifyPipeline, capacities: readonly number[]): BatchKernels {
+  const f = batchFunctions(pipeline);
+  if (!f) throw new Error(`This model cannot write a batch: ${batchBlocker(pipeline)}.`);
+  const { tvm } = pipeline;
+  const kv = createCache(pipeline, f, capacities);
   const scalarCall = (fn: Packed, ...args: number[]) => {
     tvm.beginScope();
     try {
@@ -165,29 +178,41 @@ export function openBatchKernels(pipeline: VerifyPipeline, capacities: readonly 
       tvm.endScope();
     }
   };
-
   return {
-    prefill: async (parts) => {
+    prefill: (parts) => {
       // Each part's last token's index in the concatenation: where its logits are read.
       const positions: number[] = [];
       let at = -1;
       for (const p of parts) positions.push((at += p.tokens.length));
-      const { logits, vocab } = await forward(parts, (embed, n) => {
+      return forwardOn(pipeline, kv, parts, (embed, n) => {
         const where = tvm.empty([parts.length], 'int32', pipeline.device);
         where.copyFrom(positions);
-        return f.prefill(embed.view([1, n, embed.shape[embed.shape.length - 1]!]), where, kv, pipeline.params);
+        return f.prefill(
+          shaped(embed, (h) => [1, n, h]),
+          where,
+          kv,
+          pipeline.params,
+        );
       });
-      return rows(logits, vocab, parts.length);
     },
-    decode: async (parts) => {
-      const { logits, vocab } = await forward(parts, (embed, n) => f.decode(embed.view([n, 1, embed.shape[embed.shape.length - 1]!]), kv, pipeline.params));
-      return rows(logits, vocab, parts.length);
-    },
+    decode: (parts) =>
+      forwardOn(pipeline, kv, parts, (embed, n) =>
+        f.decode(
+          shaped(embed, (h) => [n, 1, h]),
+          kv,
+          pipeline.params,
+        ),
+      ),
     verify: async (parts) => {
-      if (!f.verify) throw new Error('The model library has no batch_verify function.');
       const verify = f.verify;
-      const { logits, vocab } = await forward(parts, (embed, n) => verify(embed.view([1, n, embed.shape[embed.shape.length - 1]!]), kv, pipeline.params));
-      const all = rows(logits, vocab, logits.length / vocab);
+      if (!verify) throw new Error('The model library has no batch_verify function.');
+      const all = await forwardOn(pipeline, kv, parts, (embed, n) =>
+        verify(
+          shaped(embed, (h) => [1, n, h]),
+          kv,
+          pipeline.params,
+        ),
+      );
       let at = 0;
       return parts.map((p) => all.slice(at, (at += p.tokens.length)));
     },

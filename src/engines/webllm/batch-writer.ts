@@ -114,74 +114,119 @@ const seconds = (since: number) => (performance.now() - since) / 1000;
  * Writes `items` on `model` together (see the file's comment). Never
  * throws: each request is settled on its own.
  */
-export async function writeBatch(model: BatchModel, items: readonly BatchItem[]): Promise<BatchOutcome> {
-  const results: PromiseSettledResult<GenerateResult>[] = new Array(items.length);
-  const tokens: number[][] = items.map(() => []);
-  const passes = { prefill: 0, write: 0 };
-  const fail = (index: number, reason: unknown) => (results[index] = { status: 'rejected', reason });
+export function writeBatch(model: BatchModel, items: readonly BatchItem[]): Promise<BatchOutcome> {
+  return new BatchRun(model, items).run();
+}
 
-  const ready: { index: number; prepared: PreparedSequence }[] = [];
-  for (const [index, item] of items.entries()) {
-    if (item.options.signal?.aborted) {
-      fail(index, abortError());
-      continue;
-    }
+/** One batch from its requests' preparation to the last one's end. */
+class BatchRun {
+  private readonly results: PromiseSettledResult<GenerateResult>[];
+  private readonly tokens: number[][];
+  private readonly passes = { prefill: 0, write: 0 };
+  private live: Member[] = [];
+  private kernels!: BatchKernels;
+
+  constructor(
+    private readonly model: BatchModel,
+    private readonly items: readonly BatchItem[],
+  ) {
+    this.results = new Array(items.length);
+    this.tokens = items.map(() => []);
+  }
+
+  async run(): Promise<BatchOutcome> {
+    const ready = await this.prepareAll();
+    if (!ready.length) return this.outcome();
+    // Room for the prompt, the reply and the one token a pass writes past what it keeps.
+    const capacities = ready.map(({ index, prepared }) => Math.min(this.model.window, prepared.prompt.length + this.items[index]!.options.maxTokens) + 1);
     try {
-      ready.push({ index, prepared: await model.prepare(index) });
+      this.kernels = this.model.open(capacities);
     } catch (e) {
-      fail(index, e);
+      for (const { index } of ready) this.fail(index, e);
+      return this.outcome(e);
     }
+    this.live = ready.map(({ index, prepared }, seq) => this.member(index, seq, prepared));
+    try {
+      await this.prefillPasses();
+      await this.writePasses();
+    } catch (e) {
+      // A forward failed: it ran every member's tokens, so none can go on.
+      for (const m of [...this.live]) this.leave(m, { status: 'rejected', reason: m.item.options.signal?.aborted ? abortError() : e });
+      return this.outcome(e);
+    } finally {
+      this.kernels.dispose();
+    }
+    return this.outcome();
   }
-  if (!ready.length) return { results, tokens, passes };
 
-  // Room for the prompt, the reply and the one token a pass writes past what it keeps.
-  const capacities = ready.map(({ index, prepared }) => Math.min(model.window, prepared.prompt.length + items[index]!.options.maxTokens) + 1);
-  let kernels: BatchKernels;
-  try {
-    kernels = model.open(capacities);
-  } catch (e) {
-    for (const { index } of ready) fail(index, e);
-    return { results, tokens, passes, failure: e };
+  private outcome(failure?: unknown): BatchOutcome {
+    const { results, tokens, passes } = this;
+    return failure === undefined ? { results, tokens, passes } : { results, tokens, passes, failure };
   }
-  let live: Member[] = ready.map(({ index, prepared }, seq) => {
-    const item = items[index]!;
+
+  private fail(index: number, reason: unknown) {
+    this.results[index] = { status: 'rejected', reason };
+  }
+
+  /** Each request's prompt and writing state, in order; one WebLLM refuses (or aborted already) fails alone. */
+  private async prepareAll() {
+    const ready: { index: number; prepared: PreparedSequence }[] = [];
+    for (const [index, item] of this.items.entries()) {
+      if (item.options.signal?.aborted) {
+        this.fail(index, abortError());
+        continue;
+      }
+      try {
+        ready.push({ index, prepared: await this.model.prepare(index) });
+      } catch (e) {
+        this.fail(index, e);
+      }
+    }
+    return ready;
+  }
+
+  private member(index: number, seq: number, prepared: PreparedSequence): Member {
+    const item = this.items[index]!;
     const seed = item.options.seed ?? Math.floor(Math.random() * 2 ** 32);
+    const { prompt, writer } = prepared;
+    const stats = { passes: 0, drafted: 0, accepted: 0 };
     return {
       index,
       seq,
       item,
-      prompt: prepared.prompt,
-      writer: prepared.writer,
+      prompt,
+      writer,
       random: seededRandom(seed),
       cached: 0,
       filled: 0,
       shown: '',
-      stats: { passes: 0, drafted: 0, accepted: 0 },
+      stats,
       sampled: 0,
       prefillSeconds: 0,
       decodeSeconds: 0,
     };
-  });
+  }
 
   /** A member leaves the batch: settled, its sequence freed. */
-  const leave = (m: Member, outcome: PromiseSettledResult<GenerateResult>) => {
-    live = live.filter((x) => x !== m);
-    results[m.index] = outcome;
-    tokens[m.index] = [...m.writer.written()];
+  private leave(m: Member, outcome: PromiseSettledResult<GenerateResult>) {
+    this.live = this.live.filter((x) => x !== m);
+    this.results[m.index] = outcome;
+    this.tokens[m.index] = [...m.writer.written()];
     try {
-      kernels.remove(m.seq);
+      this.kernels.remove(m.seq);
     } catch {
       // its result stands; the cache is disposed at the end anyway
     }
     m.item.plan?.tuner?.endReply();
-  };
-  const finish = (m: Member) => leave(m, { status: 'fulfilled', value: resultOf(m) });
+  }
+
   /** Requests aborted since the last pass leave before the next. */
-  const dropAborted = () => {
-    for (const m of live) if (m.item.options.signal?.aborted) leave(m, { status: 'rejected', reason: abortError() });
-  };
-  /** Samples and commits one token for `m` from `row`; a throw fails `m` alone. */
-  const stepOne = (m: Member, run: () => void) => {
+  private dropAborted() {
+    for (const m of this.live) if (m.item.options.signal?.aborted) this.leave(m, { status: 'rejected', reason: abortError() });
+  }
+
+  /** Samples and commits `m`'s tokens of a pass (`run`), streams its new text, and lets it leave once stopped; a throw fails `m` alone. */
+  private stepOne(m: Member, run: () => void) {
     try {
       run();
       const text = m.writer.text();
@@ -190,19 +235,19 @@ export async function writeBatch(model: BatchModel, items: readonly BatchItem[])
         m.shown = text;
         m.item.options.onToken?.(delta);
       }
-      if (m.writer.stopped()) finish(m);
+      if (m.writer.stopped()) this.leave(m, { status: 'fulfilled', value: resultOf(m) });
     } catch (e) {
-      leave(m, { status: 'rejected', reason: e });
+      this.leave(m, { status: 'rejected', reason: e });
     }
-  };
+  }
 
-  try {
-    // Prefill: prompts packed into passes of at most a chunk, a long prompt split across passes.
-    while (live.some((m) => m.filled < m.prompt.length)) {
-      dropAborted();
+  /** Prompts packed into passes of at most a chunk, a long prompt split across passes; a finished prompt writes its first token, as WebLLM's prefill does. */
+  private async prefillPasses() {
+    while (this.live.some((m) => m.filled < m.prompt.length)) {
+      this.dropAborted();
       const parts: { m: Member; tokens: number[] }[] = [];
-      let room = model.chunk;
-      for (const m of live) {
+      let room = this.model.chunk;
+      for (const m of this.live) {
         if (room <= 0) break;
         const left = m.prompt.length - m.filled;
         if (left <= 0) continue;
@@ -212,16 +257,15 @@ export async function writeBatch(model: BatchModel, items: readonly BatchItem[])
       }
       if (!parts.length) break;
       const started = performance.now();
-      const rows = await kernels.prefill(parts.map((p) => ({ seq: p.m.seq, tokens: p.tokens })));
-      passes.prefill++;
+      const rows = await this.kernels.prefill(parts.map((p) => ({ seq: p.m.seq, tokens: p.tokens })));
+      this.passes.prefill++;
       const took = seconds(started);
       parts.forEach(({ m, tokens: piece }, i) => {
         m.filled += piece.length;
         m.cached += piece.length;
         m.prefillSeconds += took;
         if (m.filled < m.prompt.length) return;
-        // The prefill writes the first token, as WebLLM's does.
-        stepOne(m, () => {
+        this.stepOne(m, () => {
           const p = m.writer.distribution(rows[i]!);
           verifyPass(
             [],
@@ -232,72 +276,71 @@ export async function writeBatch(model: BatchModel, items: readonly BatchItem[])
         });
       });
     }
+  }
 
-    // Writing: one pass for every member still writing, each with its own draft where it speculates.
-    while (live.length) {
-      dropAborted();
-      if (!live.length) break;
-      let room = model.chunk - live.length;
-      const drafts = live.map((m) => {
-        const draft = draftFor(m, model, Math.max(0, room));
+  /** One pass for every member still writing, each with its own draft where it speculates. */
+  private async writePasses() {
+    while (this.live.length) {
+      this.dropAborted();
+      if (!this.live.length) break;
+      let room = this.model.chunk - this.live.length;
+      const drafts = this.live.map((m) => {
+        const draft = draftFor(m, this.model, Math.max(0, room));
         room -= draft.length;
         return draft;
       });
-      const parts = live.map((m, i) => ({ seq: m.seq, tokens: [m.writer.written().at(-1)!, ...drafts[i]!] }));
+      const parts = this.live.map((m, i) => ({ seq: m.seq, tokens: [m.writer.written().at(-1)!, ...drafts[i]!] }));
       const started = performance.now();
       const speculating = drafts.some((d) => d.length > 0);
-      const rows = speculating ? await kernels.verify(parts) : (await kernels.decode(parts)).map((r) => [r]);
-      passes.write++;
+      const rows = speculating ? await this.kernels.verify(parts) : (await this.kernels.decode(parts)).map((r) => [r]);
+      this.passes.write++;
       const took = seconds(started);
-      for (const [i, m] of [...live].entries()) {
-        const draft = drafts[i]!;
+      for (const [i, m] of [...this.live].entries()) {
         m.decodeSeconds += took;
-        stepOne(m, () => writePass(m, draft, rows[i]!, took, kernels));
+        this.stepOne(m, () => this.writePass(m, drafts[i]!, rows[i]!, took));
       }
     }
-  } catch (e) {
-    // A forward failed: it ran every member's tokens, so none can go on.
-    for (const m of [...live]) leave(m, { status: 'rejected', reason: m.item.options.signal?.aborted ? abortError() : e });
-    return { results, tokens, passes, failure: e };
-  } finally {
-    kernels.dispose();
   }
-  return { results, tokens, passes };
-}
 
-/**
- * Keeps what the acceptance rule keeps of one pass's draft (none: the one
- * token plain decoding writes), and pops the rest from the member's sequence:
- * however it ends, the sequence then holds what plain decoding's would.
- */
-function writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[], took: number, kernels: BatchKernels): void {
-  const base = m.cached;
-  let written = 0;
-  try {
-    const pass = verifyPass(
-      draft,
-      (j) => {
-        const row = rows[j]!;
-        const p = m.writer.distribution(row);
-        m.item.plan?.onLogits?.(m.writer.written().length, row);
-        return p;
-      },
-      (t) => (m.sampled++, m.writer.commit(t, base + 1 + written++)),
-      m.random,
-    );
-    m.stats.passes++;
-    m.stats.drafted += draft.length;
-    m.stats.accepted += pass.accepted;
-    const tuner = m.item.plan?.tuner;
-    if (draft.length) {
-      // A pass can stop on a kept token: then no drafted token was rejected.
-      tuner?.observePass({ drafted: draft.length, accepted: pass.accepted, rejected: pass.accepted < draft.length && written > pass.accepted, seconds: took });
-    } else tuner?.observeDecode(took);
-  } finally {
-    // The pass appended the last token and the draft; plain decoding would hold base + written.
-    const extra = 1 + draft.length - written;
-    if (extra > 0) kernels.popn(m.seq, extra);
-    m.cached = base + written;
+  /**
+   * Keeps what the acceptance rule keeps of one pass's draft (none: the one
+   * token plain decoding writes), and pops the rest from the member's sequence:
+   * however it ends, the sequence then holds what plain decoding's would.
+   */
+  private writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[], took: number): void {
+    const base = m.cached;
+    let written = 0;
+    try {
+      const pass = verifyPass(
+        draft,
+        (j) => {
+          const row = rows[j]!;
+          const p = m.writer.distribution(row);
+          m.item.plan?.onLogits?.(m.writer.written().length, row);
+          return p;
+        },
+        (t) => (m.sampled++, m.writer.commit(t, base + 1 + written++)),
+        m.random,
+      );
+      m.stats.passes++;
+      m.stats.drafted += draft.length;
+      m.stats.accepted += pass.accepted;
+      const tuner = m.item.plan?.tuner;
+      if (draft.length) {
+        // A pass can stop on a kept token: then no drafted token was rejected.
+        tuner?.observePass({
+          drafted: draft.length,
+          accepted: pass.accepted,
+          rejected: pass.accepted < draft.length && written > pass.accepted,
+          seconds: took,
+        });
+      } else tuner?.observeDecode(took);
+    } finally {
+      // The pass appended the last token and the draft; plain decoding would hold base + written.
+      const extra = 1 + draft.length - written;
+      if (extra > 0) this.kernels.popn(m.seq, extra);
+      m.cached = base + written;
+    }
   }
 }
 

@@ -15,19 +15,12 @@ import { type SpeculationPlan, SpeculativeDecoder } from './speculate';
 import { canVerifyPipeline, type DecodeHook, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver';
 import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './self-check';
 import type { Sampling } from '../../core/speculative';
-import { type BatchOutcome, writeBatch } from './batch-writer';
-import { batchBlocker, type BatchPipeline, openBatchKernels, prepareSequence } from './batch-driver';
+import { batchBlocker, type BatchPipeline } from './batch-driver';
+import { batchOnPipeline, type SessionBatch } from './session-batch';
+import type { SessionRequest } from './session-request';
 import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion, writtenTokens } from './versions';
 
-/** One step's request as the session sends it. */
-export interface SessionRequest {
-  messages: readonly ChatMessage[];
-  options: GenerateOptions;
-  /** The system message every step sends (see webllmSystemMessage), first where given. */
-  system?: string;
-  /** Speculative writing's plan; without one WebLLM's own decoding writes the reply. */
-  speculation?: SpeculationPlan;
-}
+export type { SessionRequest } from './session-request';
 
 /** The self-check's request: how it is sent, and the read's sampling it compares WebLLM's with. */
 export interface SpeculationCheck {
@@ -205,44 +198,23 @@ export class GpuSession {
 
   /**
    * Several requests written together, one sequence each in one batch (see
-   * batch-writer.ts), under the lock: each settled on its own, with its token
-   * ids. Where the model library cannot write a batch they take turns, as
-   * `write` sends them (`batched` false). A lost device fails every request
-   * still writing and frees the GPU, as `write` does.
+   * session-batch.ts), under the lock: each settled on its own, with its token
+   * ids. A lost device fails every request still writing and frees the GPU, as
+   * `write` does.
    */
-  async writeBatch(model: ModelEntry, window: number, requests: readonly SessionRequest[]): Promise<BatchOutcome & { batched: boolean }> {
+  async writeBatch(model: ModelEntry, window: number, requests: readonly SessionRequest[]): Promise<SessionBatch> {
     return this.holding({ model, window }, async (mlc) => {
-      const pipeline = this.pipelineOf(mlc, model) as BatchPipeline;
-      if (batchBlocker(pipeline)) return { ...(await this.inTurns(mlc, model, requests)), batched: false };
-      const context = { phase: 'generate' as const, window: this.loaded?.window ?? window, webllm: this.webllm };
-      const verifiable = canVerifyPipeline(pipeline);
-      const outcome = await writeBatch(
-        {
-          prepare: async (i) => {
-            const { messages, options, system } = requests[i]!;
-            try {
-              return await prepareSequence(this.webllm, mlc, pipeline, webllmRequest(stepRequest(messages, options, system)));
-            } catch (e) {
-              throw explainError(e, model, context);
-            }
-          },
-          open: (capacities) => openBatchKernels(pipeline, capacities),
-          chunk: pipeline.prefillChunkSize,
-          window: pipeline.contextWindowSize,
-        },
-        requests.map((r) => ({ options: r.options, ...(verifiable && r.speculation && { plan: r.speculation }) })),
-      );
-      try {
-        pipeline.resetChat(); // the last request's conversation is the batch's, not one WebLLM should extend
-      } catch {
-        // a pipeline that cannot reset after a lost device is freed below
-      }
-      if (outcome.failure !== undefined) {
-        const err = explainError(outcome.failure, model, context);
-        outcome.results = outcome.results.map((r) => (r.status === 'rejected' && r.reason === outcome.failure ? { status: 'rejected', reason: err } : r));
-        if (err instanceof DeviceLostError) await this.reset(); // what is on the GPU is gone
-      }
-      return { ...outcome, batched: true };
+      const batch = await batchOnPipeline({
+        mlc,
+        model,
+        pipeline: this.pipelineOf(mlc, model) as BatchPipeline,
+        requests,
+        context: { phase: 'generate', window: this.loaded?.window ?? window, webllm: this.webllm },
+        webllm: this.webllm,
+        send: (request) => this.send(mlc, model, request),
+      });
+      if (batch.lost) await this.reset(); // what is on the GPU is gone
+      return batch;
     });
   }
 
@@ -251,30 +223,6 @@ export class GpuSession {
     if (!this.mlc || this.loaded?.id !== model.id) return undefined;
     const pipeline = loadedPipeline(this.mlc, model.id) as VerifyPipeline | undefined;
     return pipeline ? batchBlocker(pipeline) : undefined;
-  }
-
-  /** Requests one after another, each as `write` sends it, each settled on its own: where a batch cannot be written. */
-  private async inTurns(mlc: Mlc, model: ModelEntry, requests: readonly SessionRequest[]): Promise<BatchOutcome> {
-    const outcome: BatchOutcome = { results: [], tokens: [], passes: { prefill: 0, write: 0 } };
-    for (const request of requests) {
-      try {
-        const { result, tokens } = await this.send(mlc, model, request);
-        outcome.results.push({ status: 'fulfilled', value: result });
-        outcome.tokens.push(tokens);
-      } catch (reason) {
-        outcome.results.push({ status: 'rejected', reason });
-        outcome.tokens.push([]);
-        if (reason instanceof DeviceLostError) break; // the model is gone: the rest cannot be written either
-      }
-    }
-    while (outcome.results.length < requests.length) {
-      outcome.results.push({
-        status: 'rejected',
-        reason: outcome.results.at(-1)!.status === 'rejected' ? (outcome.results.at(-1) as PromiseRejectedResult).reason : new Error('Not written.'),
-      });
-      outcome.tokens.push([]);
-    }
-    return outcome;
   }
 
   /**
