@@ -67,7 +67,7 @@ export const en = {
     remove: 'Remove question {{n}}',
     add: 'Add a question',
     batched:
-      'Read reads the book once for all {{count}} questions: at each chunk, the model on this GPU writes their memories in turns, one request at a time.',
+      'Read reads the book once for all {{count}} questions: at each chunk, the model on this GPU writes every question’s memory in the same forward passes.',
     server:
       'Read reads the book once for all {{count}} questions: at each chunk, every question’s request goes to the server at once, and the server batches them.',
     turns:
