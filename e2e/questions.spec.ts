@@ -1,5 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
-import { connectServer, ownOpenAIServer, PLANTED, plantedBook, range, storedRevisionIndexes, storedRunsAndRevisions } from './helpers';
+import { connectServer, ownOpenAIServer, PLANTED, plantedBook, range, storedRevisionIndexes, storedRunsAndRevisions, withOwnServer } from './helpers';
 import { openPlace } from './places';
 
 const SECOND = {
@@ -82,17 +82,54 @@ test('two questions on one book: on this device the runs read in turns, each to 
   expect(indexes[b.id]).toEqual(range(total));
 });
 
+/** About a tenth of the two-fact book, both facts in it: a read through a server in seconds. */
+function twoFactExcerpt(): Buffer {
+  const text = twoFactBook().toString('latin1');
+  const from = text.indexOf(SECOND.sentence) - 20_000;
+  return Buffer.from(`${text.slice(from, text.indexOf(SECOND.sentence) + 20_000)}\r\n\r\n${PLANTED.sentence}\r\n`, 'latin1');
+}
+
+test('with Requests in flight at once set to 1, two questions through a server send one request at a time, each read to its own answer', async ({ page }) => {
+  await withOwnServer(async (server) => {
+    // Replies paced as a model writes them, so that requests sent beyond the bound would be seen overlapping.
+    server.tokenDelayMs = 1;
+    await page.goto('/');
+    await connectServer(page, server.url);
+    const atOnce = page.getByRole('spinbutton', { name: 'Requests in flight at once' });
+    await expect(atOnce).toHaveValue('4');
+    // A number out of range is said beside the field as it is typed.
+    await atOnce.fill('0');
+    await expect(atOnce).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.getByRole('alert')).toHaveText('Requests in flight at once must be a whole number from 1 to 64.');
+    await atOnce.fill('1');
+    await expect(atOnce).not.toHaveAttribute('aria-invalid');
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await askTwo(page, twoFactExcerpt(), 'excerpt.txt');
+    await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('1000');
+    await page.getByRole('spinbutton', { name: 'Memory size (tokens)' }).fill('64');
+    await page.getByRole('button', { name: 'Read' }).click();
+
+    await openPlace(page, 'Library');
+    const runs = page.getByRole('navigation', { name: 'Runs' });
+    for (const q of [PLANTED.question, SECOND.question]) {
+      await expect(runs.getByRole('progressbar', { name: `Progress: ${q}` })).toHaveAttribute('aria-valuetext', /, done$/, { timeout: 60_000 });
+    }
+    expect(server.maxInFlight).toBe(1);
+    await runs.getByRole('button', { name: SECOND.question }).click();
+    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(SECOND.answer);
+    await openPlace(page, 'Library');
+    await runs.getByRole('button', { name: PLANTED.question }).click();
+    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+  });
+});
+
 test('two questions through an OpenAI-compatible server are read at once; one paused, the other reads on, and it resumes after a reload', async ({ page }) => {
   // A server of the test's own, which holds requests until the test lets them go.
   const server = await ownOpenAIServer();
   try {
     await page.goto('/');
     await connectServer(page, server.url);
-    // About a tenth of the book, both facts in it.
-    const text = twoFactBook().toString('latin1');
-    const from = text.indexOf(SECOND.sentence) - 20_000;
-    const short = `${text.slice(from, text.indexOf(SECOND.sentence) + 20_000)}\r\n\r\n${PLANTED.sentence}\r\n`;
-    await askTwo(page, Buffer.from(short, 'latin1'), 'excerpt.txt');
+    await askTwo(page, twoFactExcerpt(), 'excerpt.txt');
     await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('1000');
     await page.getByRole('spinbutton', { name: 'Memory size (tokens)' }).fill('64');
     // Every request waits until both runs have one in flight: runs read one after the other would never get there.

@@ -67,6 +67,19 @@ describe('command-line flags', () => {
     });
     expect(usageError(() => engineConfigOf({ engine: 'extractive', context: '0' }))).toBe('--context must be a whole number of at least 1, got "0".');
   });
+
+  it('take --in-flight as the server’s requests at once, 1 to 64, and refuse it for an engine on this machine', () => {
+    expect(engineConfigOf({ 'base-url': 'http://s/v1', 'in-flight': '1' }).config).toEqual({ baseUrl: 'http://s/v1', requestsAtOnce: 1 });
+    expect(engineConfigOf({ 'base-url': 'http://s/v1', 'in-flight': '64' }).config).toMatchObject({ requestsAtOnce: 64 });
+    expect(engineConfigOf({ 'base-url': 'http://s/v1' }).config).not.toHaveProperty('requestsAtOnce');
+    for (const value of ['0', '65', '2.5', 'many', ' ']) {
+      expect(usageError(() => engineConfigOf({ 'base-url': 'http://s/v1', 'in-flight': value }))).toBe(
+        `--in-flight must be a whole number from 1 to 64, got "${value}".`,
+      );
+    }
+    expect(usageError(() => engineConfigOf({ engine: 'extractive', 'in-flight': '2' }))).toBe('--in-flight is for a server (--base-url).');
+    expect(usageError(() => engineConfigOf({ engine: 'webllm', 'in-flight': '2' }))).toBe('--in-flight is for a server (--base-url).');
+  });
 });
 
 describe('the haystack book', () => {

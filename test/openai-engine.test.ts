@@ -4,6 +4,7 @@ import { memoryLoop, type RevisionEvent } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, updatePrompt } from '../src/core/prompts';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { createOpenAIEngine, type OpenAIEngine } from '../src/engines/openai/engine';
+import { openAIConfig } from '../src/engines/openai/http';
 import type { RetryNotice } from '../src/engines/openai/retry';
 import { EngineSettingsError, RetriesExhaustedError, ServerError, ServerUnreachableError } from '../src/engines/errors';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
@@ -63,6 +64,17 @@ describe('OpenAI-compatible engine', () => {
     const refused = await createOpenAIEngine({ baseUrl: server.url.replace(/:\d+/, ':1') }, tok).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ServerUnreachableError);
     expect((refused as Error).cause).toBeInstanceOf(Error);
+  });
+
+  it('has 4 requests in flight at once unless the config says otherwise, and refuses a number outside 1 to 64 with what to enter', async () => {
+    expect((await createOpenAIEngine(openAIConfig({ baseUrl: server.url }), tok)).requestsAtOnce).toBe(4);
+    expect((await createOpenAIEngine(openAIConfig({ baseUrl: server.url, requestsAtOnce: 1 }), tok)).requestsAtOnce).toBe(1);
+    expect(openAIConfig({ baseUrl: server.url, requestsAtOnce: 64 }).requestsAtOnce).toBe(64);
+    for (const requestsAtOnce of [0, 65, 2.5, '3']) {
+      const config = { baseUrl: server.url, requestsAtOnce };
+      expect(() => openAIConfig(config)).toThrow(EngineSettingsError);
+      expect(() => openAIConfig(config)).toThrow(/^Requests in flight at once must be a whole number from 1 to 64, not /);
+    }
   });
 
   it('without /tokenize, counts locally with a margin', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BatchRequest, inFlight, inTurns, StepBatcher } from '../src/core/batch';
+import { type BatchRequest, inFlight, inTurns, limitInFlight, StepBatcher } from '../src/core/batch';
 import { abortError, type GenerateResult } from '../src/core/generation';
 import { batchSender } from '../src/engines/batch-sender';
 
@@ -170,6 +170,67 @@ describe('senders for engines that do not batch', () => {
   });
 });
 
+describe('limitInFlight', () => {
+  /** A generator whose calls each wait until the test answers them, counting those open. */
+  function heldGenerator() {
+    const open: { text: string; answer(): void; fail(): void }[] = [];
+    let most = 0;
+    const generator = {
+      generate: (messages: BatchRequest['messages']) =>
+        new Promise<GenerateResult>((resolve, reject) => {
+          const text = messages[0]!.content;
+          open.push({ text, answer: () => resolve(reply(text)), fail: () => reject(new Error(`${text} failed`)) });
+          most = Math.max(most, open.length);
+        }),
+    };
+    /** Settles the open call `text` and forgets it. */
+    const settleCall = (text: string, how: 'answer' | 'fail' = 'answer') => {
+      const at = open.findIndex((c) => c.text === text);
+      open.splice(at, 1)[0]![how]();
+    };
+    return { generator, open, settleCall, most: () => most };
+  }
+
+  it('lets at most `limit` calls from separate callers run at once; the rest start in the order they came as turns end', async () => {
+    const g = heldGenerator();
+    const bounded = limitInFlight(g.generator, 2);
+    // Settled together from the start: the failing one is looked at only at the end.
+    const results = Promise.allSettled(['a', 'b', 'c', 'd'].map((t) => bounded.generate(...ask(t))));
+    await settle();
+    expect(g.open.map((c) => c.text)).toEqual(['a', 'b']);
+    // A failed call ends its turn as an answered one does, and fails alone.
+    g.settleCall('b', 'fail');
+    await settle();
+    expect(g.open.map((c) => c.text)).toEqual(['a', 'c']);
+    g.settleCall('a');
+    await settle();
+    expect(g.open.map((c) => c.text)).toEqual(['c', 'd']);
+    g.settleCall('c');
+    g.settleCall('d');
+    expect((await results).map((r) => (r.status === 'fulfilled' ? r.value.text : (r.reason as Error).message))).toEqual(['a', 'b failed', 'c', 'd']);
+    expect(g.most()).toBe(2);
+  });
+
+  it('a call stopped while it waits its turn leaves the line with an AbortError, and the next in line takes the turn', async () => {
+    const g = heldGenerator();
+    const bounded = limitInFlight(g.generator, 1);
+    const stop = new AbortController();
+    const first = bounded.generate(...ask('a'));
+    const stopped = bounded.generate(...ask('b', stop.signal));
+    const third = bounded.generate(...ask('c'));
+    await settle();
+    stop.abort();
+    await expect(stopped).rejects.toMatchObject({ name: 'AbortError' });
+    g.settleCall('a');
+    await settle();
+    expect(g.open.map((c) => c.text)).toEqual(['c']);
+    g.settleCall('c');
+    expect((await first).text).toBe('a');
+    expect((await third).text).toBe('c');
+    expect(g.most()).toBe(1);
+  });
+});
+
 describe('batchSender', () => {
   it('sends a batch of one as the engine’s own single request, and several through its batch', async () => {
     const calls: string[] = [];
@@ -190,5 +251,30 @@ describe('batchSender', () => {
     await send([{ messages: ask('a')[0], options: ask('a')[1] }]);
     await send(['b', 'c'].map((t) => ({ messages: ask(t)[0], options: ask(t)[1] })));
     expect(calls).toEqual(['one a', 'batch b,c']);
+  });
+
+  it('keeps a server engine’s requests of a step to its own requestsAtOnce, unless given a limit', async () => {
+    let open = 0;
+    let most = 0;
+    const engine = {
+      id: 'test',
+      contextWindow: 100,
+      tokenizer: undefined as never,
+      parallel: true,
+      requestsAtOnce: 2,
+      generate: async (messages: readonly { content: string }[]) => {
+        most = Math.max(most, ++open);
+        await settle();
+        open--;
+        return reply(messages[0]!.content);
+      },
+    };
+    const step = ['a', 'b', 'c', 'd', 'e'].map((t) => ({ messages: ask(t)[0], options: ask(t)[1] }));
+    const out = await batchSender(engine)(step);
+    expect(out.map((r) => (r.status === 'fulfilled' ? r.value.text : ''))).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(most).toBe(2);
+    most = 0;
+    await batchSender(engine, 3)(step);
+    expect(most).toBe(3);
   });
 });

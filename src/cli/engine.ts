@@ -6,6 +6,7 @@ import type { PromptRecord } from '../core/prompt-sets';
 import type { Engine, EngineConfig } from '../engines/engine';
 import { EngineSettingsError } from '../engines/errors';
 import { OpenAIEngine } from '../engines/openai/engine';
+import { isRequestsAtOnce, OPENAI_INFO, REQUESTS_AT_ONCE } from '../engines/openai/info';
 import type { RetryNotice } from '../engines/openai/retry';
 import { createEngine, ENGINES } from '../engines/registry';
 import { UsageError, wholeNumber } from './flags';
@@ -25,6 +26,8 @@ export interface ServerFlags {
   'cache-dir'?: string;
   webllm?: string;
   speculate?: string;
+  /** read's own: the most requests at a server at once with several questions. */
+  'in-flight'?: string;
 }
 
 /** The engine the flags name: --engine, or openai with --base-url. */
@@ -42,6 +45,8 @@ export function engineIdOf(v: ServerFlags): string {
 /** Checks the engine flags before anything slow is done: a mistake is said at once. */
 export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConfig; retry: { maxRetries?: number; baseDelayMs?: number } } {
   const id = engineIdOf(v);
+  // A bound on requests at a server means nothing to an engine on this machine: said rather than ignored.
+  if (v['in-flight'] !== undefined && id !== OPENAI_INFO.id) throw new UsageError('--in-flight is for a server (--base-url).');
   if (id === 'webllm') {
     versionOf(v);
     return { id, config: gpuConfigOf(v), retry: {} };
@@ -54,9 +59,21 @@ export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConf
   if (v.model) config.model = v.model;
   const context = wholeNumber('context', v.context, 1);
   if (context) config.contextWindow = context;
+  const atOnce = requestsAtOnceOf(v['in-flight']);
+  if (atOnce !== undefined) config.requestsAtOnce = atOnce;
   const maxRetries = wholeNumber('retries', v.retries);
   const baseDelayMs = wholeNumber('retry-delay', v['retry-delay']);
   return { id, config, retry: { ...(maxRetries !== undefined && { maxRetries }), ...(baseDelayMs !== undefined && { baseDelayMs }) } };
+}
+
+/** --in-flight N, checked against the same limits as the app's setting. */
+function requestsAtOnceOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !isRequestsAtOnce(n)) {
+    throw new UsageError(`--in-flight must be a whole number from ${REQUESTS_AT_ONCE.min} to ${REQUESTS_AT_ONCE.max}, got "${value}".`);
+  }
+  return n;
 }
 
 /**

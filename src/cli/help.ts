@@ -5,6 +5,7 @@
  * put in front of the whole help by commands.ts, which knows the commands.
  */
 import { DEFAULT_READ_SETTINGS, READ_LIMITS } from '../core/plan';
+import { REQUESTS_AT_ONCE } from '../engines/openai/info';
 import { ENGINES } from '../engines/registry';
 import { TASK_IDS } from '../eval/tasks';
 
@@ -79,6 +80,9 @@ const READ_OPTIONS = `read:
   --force              start over, replacing an existing journal
   --seed N             sampling seed, 0 to ${READ_LIMITS.seed.max} (default random)
   --keep-gutenberg     keep Project Gutenberg's header and footer
+  --in-flight N        with several questions on a server (--base-url): at most N of their
+                       requests in flight at once, the rest waiting their turn, each with its own
+                       retries (${REQUESTS_AT_ONCE.min} to ${REQUESTS_AT_ONCE.max}, default ${REQUESTS_AT_ONCE.default}, as the app's "Requests in flight at once")
   --json               print the answer and its sources as one JSON line, not in words
                        (the journal's answer line holds the same sources); with several
                        questions one line per question in order, {"type":"failed",…} for one that failed`;

@@ -66,6 +66,9 @@ export async function readQuestions(r: QuestionsRead): Promise<number> {
   const { contextTokens } = headers[0]!.settings;
   await loadGpuEngine(engine, contextTokens, say);
   const limit = await batchLimit(engine, contextTokens, say);
+  const atOnce = engine.parallel ? engine.requestsAtOnce : undefined;
+  if (atOnce !== undefined && atOnce < headers.length)
+    say(`At most ${atOnce} of the questions' requests are in flight at once (--in-flight); the others wait their turn.`);
   return reading.run(new StepBatcher(batchSender(engine, limit), limit));
 }
 

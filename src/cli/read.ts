@@ -28,6 +28,7 @@ const READ_OPTIONS = {
   seed: { type: 'string' },
   'keep-gutenberg': { type: 'boolean' },
   json: { type: 'boolean' },
+  'in-flight': { type: 'string' },
 } as const;
 
 export async function readCommand(argv: string[], printHelp: () => number): Promise<number> {

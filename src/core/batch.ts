@@ -31,20 +31,51 @@ export function inTurns(generator: TextGenerator): BatchSender {
 
 /** A sender for a server that batches requests itself: all in flight together, at most `limit` at once. */
 export function inFlight(generator: TextGenerator, limit = Infinity): BatchSender {
-  return async (requests) => {
-    const out: PromiseSettledResult<GenerateResult>[] = new Array(requests.length);
-    let next = 0;
-    const lane = async () => {
-      for (let i = next++; i < requests.length; i = next++) {
-        const r = requests[i]!;
-        out[i] = await generator.generate(r.messages, r.options).then(
-          (value) => ({ status: 'fulfilled' as const, value }),
-          (reason: unknown) => ({ status: 'rejected' as const, reason }),
-        );
+  return (requests) => {
+    const bounded = limitInFlight(generator, limit);
+    return Promise.allSettled(requests.map((r) => bounded.generate(r.messages, r.options)));
+  };
+}
+
+/**
+ * The generator with at most `limit` of its calls running at once: the others
+ * wait their turn, in the order they came, and one stopped while it waits
+ * leaves the line. A call holds its turn through its own retries (they happen
+ * inside `generate`), so a server that is failing is not sent more meanwhile.
+ */
+export function limitInFlight(generator: TextGenerator, limit = Infinity): TextGenerator {
+  // Fewer than one (or no number) would let nothing through.
+  const most = limit >= 1 ? limit : 1;
+  let running = 0;
+  const line: (() => void)[] = [];
+  // A turn ending passes straight to the next in line: a call arriving meanwhile cannot take it first.
+  const release = () => {
+    const next = line.shift();
+    if (next) next();
+    else running--;
+  };
+  const turn = (signal: AbortSignal | undefined): Promise<void> => {
+    if (running < most) {
+      running++;
+      return Promise.resolve();
+    }
+    return abortable<void>(signal, (resolve) => {
+      line.push(resolve);
+      return () => {
+        const at = line.indexOf(resolve);
+        if (at >= 0) line.splice(at, 1);
+      };
+    });
+  };
+  return {
+    generate: async (messages, options) => {
+      await turn(options.signal);
+      try {
+        return await generator.generate(messages, options);
+      } finally {
+        release();
       }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, requests.length)) }, lane));
-    return out;
+    },
   };
 }
 

@@ -15,6 +15,12 @@ export interface Engine extends TextGenerator {
    */
   readonly parallel?: boolean;
   /**
+   * For a parallel engine: the most requests it has in flight at once while
+   * several questions are read together (a setting of its connection); the
+   * others wait their turn. Absent: no bound.
+   */
+  readonly requestsAtOnce?: number;
+  /**
    * For engines whose window is set at load (WebLLM): load with room for
    * `contextTokens`, the run's planned step, before its first request.
    */

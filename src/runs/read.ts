@@ -6,7 +6,7 @@ import { appLoopMethod, type LoopInput, memoryLoop } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
 import { SkimIndex } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
-import { type BatchMember, StepBatcher } from '../core/batch';
+import { type BatchMember, limitInFlight, StepBatcher } from '../core/batch';
 import { batchSender } from '../engines/batch-sender';
 import type { Engine } from '../engines/engine';
 import type { RunEvent } from '../agent/events';
@@ -46,6 +46,8 @@ export class RunReader {
    * server's concurrent requests) or in turns, so every memory moves on together.
    */
   private readonly batchers = new WeakMap<Engine, StepBatcher>();
+  /** The requests of every run on each server engine, at most its `requestsAtOnce` in flight together. */
+  private readonly bounded = new WeakMap<Engine, TextGenerator>();
   /** The engine (by key) and question of each run reading here: a follow-up question does not cut in on it. */
   private readonly reading = new Map<string, { engineKey: string; question: string }>();
 
@@ -98,6 +100,13 @@ export class RunReader {
       this.batchers.set(engine, b);
     }
     return b.join();
+  }
+
+  /** A server engine's requests, shared by every run on it: at most its `requestsAtOnce` in flight, the rest waiting their turn. */
+  private serverTurns(engine: Engine): TextGenerator {
+    let turns = this.bounded.get(engine);
+    if (!turns) this.bounded.set(engine, (turns = limitInFlight(engine, engine.requestsAtOnce)));
+    return turns;
   }
 
   /**
@@ -164,10 +173,10 @@ export class RunReader {
       // Every run on an engine of this device asks the same batch for its steps: a step waits for the other runs'
       // (their memories written in the same passes where the engine batches, else in turns), so all move on
       // together. Joined before the model loads, so the questions of one read start together. A server gets
-      // every run's requests as they come: it batches them itself.
+      // every run's requests as they come, up to its bound at once: it batches them itself.
       member = this.reserved.get(runId);
       this.reserved.delete(runId);
-      const batch: TextGenerator = engine.parallel ? engine : (member ??= await this.joinBatch(engine, run.settings.contextTokens));
+      const batch: TextGenerator = engine.parallel ? this.serverTurns(engine) : (member ??= await this.joinBatch(engine, run.settings.contextTokens));
       await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.

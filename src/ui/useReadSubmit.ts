@@ -5,6 +5,7 @@ import type { RunRequest } from '../agent/protocol';
 import { agent, call } from './client';
 import type { DocumentRecord } from './data';
 import type { ReadRequest } from './ReadForm';
+import { engineUi } from './engines';
 import { settingsProblem } from './settings';
 import { offerReadNotice } from './useReadNotices';
 
@@ -33,7 +34,7 @@ export function useReadSubmit({ books, setError, setBusy, openRun, refreshRuns, 
     if (!request.question.trim()) return setError(t('read.needQuestion'));
     const empty = request.questions.findIndex((q) => !q.trim());
     if (empty > 0) return setError(t('read.emptyQuestion', { n: empty + 1 }));
-    const problem = settingsProblem(request);
+    const problem = settingsProblem(request) ?? engineUi(request.engineId).configProblem?.(request.engineConfig);
     if (problem) return setError(problem);
     // Still inside the Read button's event: the one moment a page may ask to notify.
     offerReadNotice(request.estimateMs);

@@ -7,7 +7,7 @@ import { connectServer, type ServerInfo } from './connect';
 import { explainFailure, listenForPolicyRefusals } from './diagnose';
 import { headersFor, httpError, type OpenAIConfig, positiveInt } from './http';
 import { DEFAULT_RETRY, type RetryNotice, type RetryPolicy, withRetries } from './retry';
-import { OPENAI_INFO } from './info';
+import { OPENAI_INFO, REQUESTS_AT_ONCE } from './info';
 import { applyChunk, type ChunkJson, readEvents, type StreamState } from './sse';
 
 /**
@@ -33,6 +33,8 @@ export class OpenAIEngine implements Engine {
   readonly id = OPENAI_INFO.id;
   /** A server batches concurrent requests: several runs read at once. */
   readonly parallel = true;
+  /** How many of those requests are in flight at once (the connection's setting). */
+  readonly requestsAtOnce: number;
   /** The window in local tokens, with the server's template and any vocabulary difference taken off. */
   readonly contextWindow: number;
   private readonly retry: RetryPolicy;
@@ -49,6 +51,7 @@ export class OpenAIEngine implements Engine {
     const { counts } = server;
     this.contextWindow = Math.max(0, Math.floor((server.serverContextWindow - counts.templateTokens - SLACK_TOKENS) / counts.ratio));
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.requestsAtOnce = config.requestsAtOnce ?? REQUESTS_AT_ONCE.default;
     // Browsers refuse fetch called as a method of another object ("Illegal invocation").
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
     listenForPolicyRefusals();

@@ -1,6 +1,7 @@
 import { retryAfterMs } from '../../core/abort';
 import type { EngineConfig } from '../engine';
 import { EngineSettingsError, ServerError, ServerRefusedError } from '../errors';
+import { isRequestsAtOnce, REQUESTS_AT_ONCE } from './info';
 
 /** Where the key comes from: the text itself, or a lookup made at each request (so a changed key takes effect at once). */
 export type ApiKeySource = string | (() => string | undefined | Promise<string | undefined>);
@@ -13,6 +14,8 @@ export interface OpenAIConfig {
   apiKey?: ApiKeySource;
   /** Tokens one request may hold; the server's own figure wins where it is smaller or the only one. */
   contextWindow?: number;
+  /** The most requests in flight at once when several questions are read together; absent: REQUESTS_AT_ONCE.default. */
+  requestsAtOnce?: number;
 }
 
 /** A run's stored config (no secrets) and a key from elsewhere → what the engine needs; refuses a config without an address. */
@@ -25,6 +28,16 @@ export function openAIConfig(config: EngineConfig | undefined, apiKey?: ApiKeySo
   if (typeof config?.model === 'string' && config.model.trim()) out.model = config.model.trim();
   const window = Number(config?.contextWindow);
   if (Number.isInteger(window) && window > 0) out.contextWindow = window;
+  const atOnce = config?.requestsAtOnce;
+  if (atOnce !== undefined) {
+    // A bound that cannot be used is refused, not replaced: the person asked for a number and should know it was not taken.
+    if (!isRequestsAtOnce(atOnce)) {
+      throw new EngineSettingsError(
+        `Requests in flight at once must be a whole number from ${REQUESTS_AT_ONCE.min} to ${REQUESTS_AT_ONCE.max}, not ${JSON.stringify(atOnce)}.`,
+      );
+    }
+    out.requestsAtOnce = atOnce;
+  }
   if (apiKey !== undefined) out.apiKey = apiKey;
   return out;
 }

@@ -84,6 +84,8 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    const engineProblem = engine && engineUi(engine.id).configProblem?.(engineConfig);
+    if (engineProblem) return onInvalid(engineProblem);
     if (dataset) {
       const items = itemsPerFile.trim() === '' ? undefined : Number(itemsPerFile);
       if (items !== undefined && (!Number.isInteger(items) || items < 1)) return onInvalid(t('evaluate.problem.items'));

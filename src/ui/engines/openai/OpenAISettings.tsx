@@ -6,6 +6,8 @@ import { loadApiKey } from '../../data';
 import { agent, call } from '../../client';
 import { formatNumber } from '../../format';
 import { ErrorAlert, keepChoices, loadChoices, NumberField } from '../fields';
+import { REQUESTS_AT_ONCE } from '../../../engines/openai/info';
+import { requestsAtOnceOf, requestsAtOnceProblem } from './requests-at-once';
 import type { EngineSettingsProps } from '../types';
 
 /** vLLM's default address; llama.cpp serves on :8080, Ollama on :11434. */
@@ -17,25 +19,40 @@ interface Fields {
   model: string;
   /** As typed: empty means "as the server reports". */
   contextWindow: string;
+  /** As typed: empty means the default. */
+  requestsAtOnce: string;
 }
 
 function saved(): Fields {
   const f = loadChoices<Partial<Fields>>(KEY, {});
-  return { baseUrl: f.baseUrl ?? DEFAULT_BASE_URL, model: f.model ?? '', contextWindow: f.contextWindow ?? '' };
+  return {
+    baseUrl: f.baseUrl ?? DEFAULT_BASE_URL,
+    model: f.model ?? '',
+    contextWindow: f.contextWindow ?? '',
+    requestsAtOnce: f.requestsAtOnce ?? String(REQUESTS_AT_ONCE.default),
+  };
 }
 
 /** The fields a configuration names (a run's, opened on the Read form); null for one without an address. */
 function fieldsOf(config: EngineConfig): Fields | null {
   if (typeof config.baseUrl !== 'string') return null;
-  return { baseUrl: config.baseUrl, model: String(config.model ?? ''), contextWindow: config.contextWindow === undefined ? '' : String(config.contextWindow) };
+  return {
+    baseUrl: config.baseUrl,
+    model: String(config.model ?? ''),
+    contextWindow: config.contextWindow === undefined ? '' : String(config.contextWindow),
+    // A run from before the setting read with the default.
+    requestsAtOnce: String(config.requestsAtOnce ?? REQUESTS_AT_ONCE.default),
+  };
 }
 
-/** What a run stores: the address, model and window, never the key. */
+/** What a run stores: the address, model, window and requests at once, never the key. */
 function toConfig(f: Fields): EngineConfig {
   const config: Record<string, string | number> = { baseUrl: f.baseUrl.trim() };
   if (f.model.trim()) config.model = f.model.trim();
   const window = Number(f.contextWindow);
   if (f.contextWindow.trim() && Number.isInteger(window) && window > 0) config.contextWindow = window;
+  // Empty is the default, written out so that a run opened on the form shows the same; a wrong number is kept, and refused with why.
+  config.requestsAtOnce = requestsAtOnceOf(f.requestsAtOnce) ?? REQUESTS_AT_ONCE.default;
   return config;
 }
 
@@ -167,6 +184,7 @@ export function OpenAISettings({ config, onChange }: EngineSettingsProps) {
         placeholder={server ? String(server.serverContextWindow) : t('openai.asReported')}
         onChange={(contextWindow) => update({ contextWindow })}
       />
+      <RequestsAtOnceField value={fields.requestsAtOnce} onChange={(requestsAtOnce) => update({ requestsAtOnce })} />
       <div className="controls">
         <button type="button" onClick={() => void connect()} disabled={checking}>
           {checking ? t('openai.connecting') : t('openai.connect')}
@@ -189,6 +207,44 @@ export function OpenAISettings({ config, onChange }: EngineSettingsProps) {
               : '')}
       </p>
       <ErrorAlert message={error} />
+    </div>
+  );
+}
+
+/**
+ * How many requests the questions of one read have at the server at once:
+ * a whole number in range, or empty for the default; a wrong one is said
+ * beside the field as it is typed, and Read refuses it with the same words.
+ */
+function RequestsAtOnceField({ value, onChange }: { value: string; onChange(text: string): void }) {
+  const { t } = useTranslation();
+  const ids = { inFlight: useId(), inFlightHint: useId(), inFlightError: useId() };
+  const n = requestsAtOnceOf(value);
+  const problem = n === undefined ? null : requestsAtOnceProblem({ requestsAtOnce: n });
+  return (
+    <div className="field">
+      <label htmlFor={ids.inFlight}>{t('openai.inFlight')}</label>
+      <input
+        id={ids.inFlight}
+        type="number"
+        inputMode="numeric"
+        min={REQUESTS_AT_ONCE.min}
+        max={REQUESTS_AT_ONCE.max}
+        step={1}
+        value={value}
+        placeholder={String(REQUESTS_AT_ONCE.default)}
+        aria-invalid={problem ? true : undefined}
+        aria-describedby={problem ? `${ids.inFlightError} ${ids.inFlightHint}` : ids.inFlightHint}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      <p className="hint" id={ids.inFlightHint}>
+        {t('openai.inFlightHint')}
+      </p>
+      {problem && (
+        <p role="alert" className="error" id={ids.inFlightError}>
+          {problem}
+        </p>
+      )}
     </div>
   );
 }
