@@ -55,3 +55,14 @@ test('without a usable GPU, WebLLM says why once, in the words Models uses; Read
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
   expect(modelRequests).toEqual([]);
 });
+
+test('without a usable GPU, the hint under several questions says how many go together on WebLLM cannot be worked out, and why', async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'WebLLM (WebGPU)' });
+  await page.getByLabel('Question', { exact: true }).fill(PLANTED.question);
+  await page.getByRole('button', { name: 'Add a question' }).click();
+  await page.keyboard.type('Who wrote the letters?');
+  const why = 'How many of the 2 questions go together cannot be worked out here: it depends on the GPU, and this browser has none that can run this model.';
+  await expect(page.getByRole('textbox', { name: 'Question 2', exact: true })).toHaveAccessibleDescription(why);
+  await expect(page.getByRole('textbox', { name: 'Question', exact: true })).toHaveAccessibleDescription(why);
+});

@@ -7,6 +7,7 @@ import { Library } from '../src/library/library';
 import { BookCollections } from '../src/library/collections';
 import { Runs } from '../src/runs/runs';
 import { Evaluator } from '../src/runs/evaluator';
+import { batchSize } from '../src/runs/batch-size';
 import { EngineCache } from '../src/jobs/engines';
 import type { ModelService } from '../src/engines/webllm/manager';
 import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models';
@@ -14,6 +15,7 @@ import { Store } from '../src/storage/db';
 import { modelShelf } from '../src/jobs/model-shelf';
 import {
   type AgentApi,
+  type BatchSizeRequest,
   EVALUATION_EVENTS_CHANNEL,
   type EvaluationEvent,
   type EvaluationRequest,
@@ -186,6 +188,9 @@ const api = {
     }),
   saveApiKey: (baseUrl: string, apiKey: string) => attempt(() => saveApiKey(baseUrl, apiKey)),
   gpuCapability: () => attempt(async () => (await models()).capability()),
+  // The engine a read would open, from the same cache: the size the form shows is the one the read uses.
+  batchSize: (request: BatchSizeRequest, questions: string[]) =>
+    attempt(() => batchSize({ engines, prompts, lacks: async (config) => (await models()).lacks(config) }, request, questions)),
   listModels: () => attempt(async () => (await models()).list()),
   downloadModel: (id: string) => attempt(async () => (fetchPromptsAnyway(), (await models()).download(id))),
   stopModelDownload: (id: string) => attempt(async () => (await models()).stopDownload(id)),

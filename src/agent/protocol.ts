@@ -2,7 +2,7 @@ import type { SpeedRecord } from '../core/estimate';
 import type { ReadSettings } from '../core/plan';
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
-import type { EngineConfig, EngineInfo } from '../engines/engine';
+import type { BatchLimit, EngineConfig, EngineInfo } from '../engines/engine';
 import type { WireError } from '../engines/errors';
 import type { ServerCheck } from '../engines/openai/engine';
 import type { GpuCapability } from '../engines/webllm/webgpu';
@@ -71,6 +71,16 @@ export interface RunRequest extends Partial<ReadSettings> {
    */
   skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
 }
+
+/** What the Read form asks before a read: how many of its questions one batch holds on this device (see AgentApi.batchSize). */
+export type BatchSizeRequest = Pick<RunRequest, 'engineId' | 'engineConfig' | 'chunkTokens' | 'memoryTokens' | 'prompts' | 'templates'>;
+
+/**
+ * How many questions' memories the engine writes together on this device,
+ * and why in words (English, from the engine); or what it waits for before
+ * that can be told: a GPU that runs the model, or the model's download.
+ */
+export type BatchSize = BatchLimit | { waitsFor: 'gpu' | 'download' };
 
 /** What the person chose: a set, or nothing yet (the default for the engine). */
 export type PromptChoice = 'auto' | PromptSetId;
@@ -194,6 +204,12 @@ export interface AgentApi {
   connectServer(config: EngineConfig, apiKey?: string): Promise<Outcome<ServerCheck>>;
   saveApiKey(baseUrl: string, apiKey: string): Promise<Outcome<void>>;
   gpuCapability(): Promise<Outcome<GpuCapability>>;
+  /**
+   * How many of `questions` one batch would hold on this device, at the step size a read of them would plan (the
+   * engine's own batchLimit); the model's weights are not loaded to tell. Undefined for an engine with no device
+   * batch (all but WebLLM) or settings a read would refuse.
+   */
+  batchSize(request: BatchSizeRequest, questions: string[]): Promise<Outcome<BatchSize | undefined>>;
   listModels(): Promise<Outcome<ModelList>>;
   downloadModel(id: string): Promise<Outcome<void>>;
   stopModelDownload(id: string): Promise<Outcome<boolean>>;

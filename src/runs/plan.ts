@@ -1,11 +1,11 @@
 import type { ChunkLists } from '../core/chunk-lists';
 import { chunkCount } from '../core/estimate';
 import { bookName } from '../core/book-set';
-import { planRead, readSettings, readSettingsProblem } from '../core/plan';
+import { planRead, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
 import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
-import { withoutSecrets } from '../engines/engine';
+import { type Engine, withoutSecrets } from '../engines/engine';
 import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
@@ -54,19 +54,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const templates = { ...prompts.set.templates };
   const problem = templateProblem(templates);
   if (problem) throw new RequestError(problem);
-  const count = (s: string) => engine.tokenizer.count(s);
-  let settings: RunSettings;
-  try {
-    // The longest question sets the room left for chunks: every run then cuts the book the same way.
-    settings = planRead(asked, {
-      contextWindow: engine.contextWindow,
-      count,
-      updateTemplate: templates.update,
-      questionTokens: Math.max(...questions.map(count)),
-    });
-  } catch (e) {
-    throw new RequestError((e as Error).message);
-  }
+  const settings = planSettings(asked, engine, templates.update, questions);
   // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
   // A skim ranks every chunk first, so it cuts the whole book before it starts.
   const pipelined = !skim;
@@ -109,6 +97,26 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   return runs;
 }
 
+/**
+ * The settings the runs of one read are planned with: the budget from the
+ * engine's window, the update template and the longest question (which sets
+ * the room left for chunks, so every run cuts the book the same way). A
+ * budget with no room for a chunk is refused in words.
+ */
+export function planSettings(
+  asked: ReadSettings,
+  engine: Pick<Engine, 'contextWindow' | 'tokenizer'>,
+  updateTemplate: string,
+  questions: readonly string[],
+): RunSettings {
+  const count = (s: string) => engine.tokenizer.count(s);
+  try {
+    return planRead(asked, { contextWindow: engine.contextWindow, count, updateTemplate, questionTokens: Math.max(0, ...questions.map(count)) });
+  } catch (e) {
+    throw new RequestError((e as Error).message);
+  }
+}
+
 /** A skimming run's plan as stored on it: the skim's settings, what the request asked of it and the book's chunks. */
 function skimOf(skim: typeof DEFAULT_SKIM | null, request: Omit<RunRequest, 'question'>, totalChunks: number): Pick<RunRecord, 'skim'> {
   if (!skim || !request.skim) return {};
@@ -117,7 +125,7 @@ function skimOf(skim: typeof DEFAULT_SKIM | null, request: Omit<RunRequest, 'que
 }
 
 /** The set a request asks for: a set by name, else 'custom' for edited templates, else this app's wording. */
-function promptChoice(request: Pick<RunRequest, 'prompts' | 'templates'>): PromptChoice {
+export function promptChoice(request: Pick<RunRequest, 'prompts' | 'templates'>): PromptChoice {
   if (request.prompts) return request.prompts;
   const edited = request.templates && (request.templates.update !== DEFAULT_TEMPLATES.update || request.templates.final !== DEFAULT_TEMPLATES.final);
   return edited ? 'custom' : 'app';

@@ -1,5 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { BatchSize } from '../agent/protocol';
+import { i18n } from './i18n';
 import './questions.css';
 
 interface Props {
@@ -7,6 +9,8 @@ interface Props {
   onChange(questions: string[]): void;
   /** The engine chosen: how it writes several questions' memories is said under the boxes. */
   engineId: string;
+  /** How many questions it writes together on this device and why, where it has told (WebLLM). */
+  batch?: BatchSize | undefined;
 }
 
 /** How each engine writes a step for several questions (see batchSender): the hint that says so. */
@@ -17,9 +21,11 @@ const SEVERAL = { webllm: 'questions.batched', openai: 'questions.server', wllam
  * once for all of them, each question with a memory of its own. The first box keeps its plain name, "Question"; the
  * others are numbered, and each can be removed.
  */
-export function QuestionList({ questions, onChange, engineId }: Props) {
+export function QuestionList({ questions, onChange, engineId, batch }: Props) {
   const { t } = useTranslation();
   const base = useId();
+  // The hint under the boxes describes each box, so that it is heard with the question being written.
+  const hint = questions.length > 1 ? `${base}-hint` : undefined;
   // Keys that follow each box when an earlier one is removed, so that a box keeps its caret and undo history.
   const [keys, setKeys] = useState<number[]>(() => questions.map((_, i) => i));
   const boxes = useRef(new Map<number, HTMLTextAreaElement>());
@@ -71,6 +77,7 @@ export function QuestionList({ questions, onChange, engineId }: Props) {
               }}
               rows={i === 0 ? 3 : 2}
               value={question}
+              aria-describedby={hint}
               onChange={(e) => onChange(questions.map((q, j) => (j === i ? e.target.value : q)))}
             />
           </div>
@@ -80,10 +87,21 @@ export function QuestionList({ questions, onChange, engineId }: Props) {
         <button type="button" onClick={add}>
           {t('questions.add')}
         </button>
-        {questions.length > 1 && <p className="hint">{t(SEVERAL[engineId as keyof typeof SEVERAL] ?? SEVERAL.wllama, { count: questions.length })}</p>}
+        {hint && (
+          <p id={hint} className="hint">
+            {batch ? batchHint(batch, questions.length) : t(SEVERAL[engineId as keyof typeof SEVERAL] ?? SEVERAL.wllama, { count: questions.length })}
+          </p>
+        )}
       </div>
     </div>
   );
+}
+
+/** What the hint says once the engine has told how many questions go together on this device, or what it waits for. */
+function batchHint(batch: BatchSize, count: number): string {
+  if ('waitsFor' in batch) return i18n.t(batch.waitsFor === 'gpu' ? 'questions.batchNoGpu' : 'questions.batchLater', { count });
+  const key = batch.size >= count ? 'questions.batchAll' : batch.size === 1 ? 'questions.batchOne' : 'questions.batchGroups';
+  return i18n.t(key, { count, size: batch.size, reason: batch.reason });
 }
 
 /** A key that no box in `keys` has. */

@@ -2,8 +2,9 @@ import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import { AddBooks, BookFiles } from './AddBooks';
 import { BookOrder } from './BookOrder';
 import { useTranslation } from 'react-i18next';
+import type { BatchSizeRequest } from '../agent/protocol';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
-import { ENGINE_UI, engineUi, useEngineCannotRun, usePreferredEngine } from './engines';
+import { ENGINE_UI, engineUi, useEngineBatchSize, useEngineCannotRun, usePreferredEngine } from './engines';
 import { EngineFields, useEngineChoice } from './engines/EngineChoice';
 import type { DocumentRecord } from './data';
 import { formatBytes, formatTokens } from './format';
@@ -63,6 +64,12 @@ export function readingOf(books: readonly DocumentRecord[]): DocumentRecord | nu
   };
 }
 
+/** What a read with these settings would plan its step from, as Read sends it (see useReadSubmit). */
+function batchRequest(engineId: string, engineConfig: EngineConfig, settings: ReadFormSettings): BatchSizeRequest {
+  const { chunkTokens, memoryTokens, promptSet, templates } = settings;
+  return { engineId, engineConfig, chunkTokens, memoryTokens, prompts: promptSet ?? 'auto', templates: promptSet === 'custom' ? templates : undefined };
+}
+
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
 export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead, shown, onEdit }: Props) {
   const { t } = useTranslation();
@@ -86,6 +93,8 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
   // An engine that cannot run in this browser leaves Read off, and says why beside it.
   const cannotRun = useEngineCannotRun(engine?.id ?? '');
   const onGpu = Boolean(engine && engineUi(engine.id).onThisGpu);
+  // How many of the questions go together on this device, at the step a read of them would plan: said under the boxes.
+  const batch = useEngineBatchSize(engine?.id ?? '', batchRequest(engine?.id ?? '', engineConfig, settings), questions);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -121,7 +130,7 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
           <AddBooks books={books} libraryVersion={libraryVersion} onFiles={(files) => onFiles(files, true)} onAdd={(doc) => onBooks([...books, doc])} />
         )}
       </div>
-      <QuestionList questions={questions} onChange={edited(setQuestions)} engineId={engine?.id ?? ''} />
+      <QuestionList questions={questions} onChange={edited(setQuestions)} engineId={engine?.id ?? ''} batch={batch} />
       <div className="field">
         <EngineFields engines={engines} choice={choice} />
         {Object.entries(ENGINE_UI).map(

@@ -26,6 +26,8 @@ export const chatConfig = {
   frequency_penalty: 0,
   tokenizer_files: ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'],
   conv_template: qwenConvTemplate(),
+  // Qwen2.5-0.5B's sizes, as a real conversion carries them: its KV cache per token (24 KiB in 32-bit floats) decides a batch's size.
+  model_config: { num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2, hidden_size: 896, head_dim: 64 },
 };
 
 let tokenizer: Buffer | undefined;

@@ -9,6 +9,7 @@ import {
   type CustomModelSpec,
   DEFAULT_MODEL_ID,
   engineConfigFor,
+  entryFromConfig,
   f16Note,
   type ModelEntry,
   type ModelProgress,
@@ -128,6 +129,22 @@ export class ModelService {
       defaultId: chosen.entry?.id ?? DEFAULT_MODEL_ID,
       note: chosen.note ?? (gpu.shaderF16 ? null : f16Note('q4f16_1 models', 'their q4f32_1 builds')),
     };
+  }
+
+  /**
+   * What the model `config` names (the build this GPU runs, as a run would
+   * choose it) still lacks before its engine can be made from this device's
+   * files alone: a GPU that runs it, or its download; null when it lacks
+   * neither. Nothing is fetched to tell.
+   */
+  async lacks(config?: EngineConfig): Promise<'gpu' | 'download' | null> {
+    const gpu = await this.capability();
+    if (gpu.status !== 'ok') return 'gpu';
+    const entries = await prebuiltModels();
+    const asked = entryFromConfig(config, entries);
+    const e = chooseModel(asked.id, entries, gpu).entry ?? asked;
+    if (e.needsF16 && !gpu.shaderF16) return 'gpu';
+    return (await modelCacheState(e)).complete ? null : 'download';
   }
 
   /** Refuses, before a byte is fetched, where WebGPU cannot run the model anyway. */

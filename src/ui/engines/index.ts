@@ -1,3 +1,4 @@
+import type { BatchSize, BatchSizeRequest } from '../../agent/protocol';
 import { needsModel } from '../../engines/infos';
 import { OPENAI_UI } from './openai';
 import type { EngineUi } from './types';
@@ -34,4 +35,14 @@ export function engineUi(engineId: string): EngineUi {
 export function useEngineCannotRun(engineId: string): string | null {
   const reasons = Object.entries(ENGINE_UI).map(([id, ui]) => [id, ui.useCannotRun?.() ?? null] as const);
   return reasons.find(([id]) => id === engineId)?.[1] ?? null;
+}
+
+/**
+ * How many of the form's questions the chosen engine writes together on this
+ * device, where it batches there (WebLLM). Every engine's hook runs on every
+ * render, in the table's fixed order, as for useEngineCannotRun.
+ */
+export function useEngineBatchSize(engineId: string, request: BatchSizeRequest, questions: readonly string[]): BatchSize | undefined {
+  const sizes = Object.entries(ENGINE_UI).map(([id, ui]) => [id, ui.useBatchSize?.(id === engineId, request, questions)] as const);
+  return sizes.find(([id]) => id === engineId)?.[1];
 }

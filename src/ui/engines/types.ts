@@ -1,4 +1,5 @@
 import type { ComponentType } from 'react';
+import type { BatchSize, BatchSizeRequest } from '../../agent/protocol';
 import type { TokenSpeed } from '../../core/estimate';
 import type { EngineConfig } from '../../engines/engine';
 import type { DocumentRecord } from '../data';
@@ -42,6 +43,8 @@ export interface EngineModelsProps {
 export interface EngineUi {
   /** Its settings form; an engine without one needs no choices. */
   Settings?: ComponentType<EngineSettingsProps>;
+  /** What is wrong with a configuration its form holds, in the page's language (Read and Start refuse it); null when nothing is. */
+  configProblem?(config: EngineConfig): string | null;
   /** Its speed measured apart from any read (a calibration, a measure button): a hook, called while it is chosen. */
   useSpeedApart?(config: EngineConfig): SpeedApart | undefined;
   /** What the estimate says while this engine's speed is not measured, in the page's language. */
@@ -50,6 +53,11 @@ export interface EngineUi {
   Note?: ComponentType<EngineNoteProps>;
   /** Why it cannot read in this browser (no usable GPU), or null where it can or while that is being checked: a hook, called on every render. */
   useCannotRun?(): string | null;
+  /**
+   * How many of the form's questions it writes together on this device, and why (see AgentApi.batchSize): a hook,
+   * called on every render, `active` while this engine is chosen; undefined while there is nothing to say.
+   */
+  useBatchSize?(active: boolean, request: BatchSizeRequest, questions: readonly string[]): BatchSize | undefined;
   /** Runs its model on this device's GPU. */
   onThisGpu?: boolean;
   /** Its section of the Models page: the models it keeps in this browser, with their measured speeds. */

@@ -73,6 +73,17 @@ export const en = {
     turns:
       'Read reads the book once for all {{count}} questions: at each chunk, llama.cpp in this browser writes their memories in turns, one sequence at a time (correct, not faster).',
     picked: 'Read reads the book once for all {{count}} questions: at each chunk, every question’s notes are picked from it in turn.',
+    // WebLLM on this GPU, once the worker has worked out how many questions one batch holds; the reason comes from the engine, in English.
+    batchAll:
+      'All {{count}} questions go together on this GPU: {{reason}} Read reads the book once for them, and at each chunk the model writes every question’s memory in the same forward passes.',
+    batchGroups:
+      'Up to {{size}} questions go together on this GPU: {{reason}} So the {{count}} questions are read in groups of {{size}}: at each chunk, one group’s memories are written in the same forward passes, then the next group’s.',
+    batchOne:
+      'One question at a time on this GPU: {{reason}} Read still reads the book once for all {{count}} questions, writing their memories in turns at each chunk.',
+    batchLater:
+      'Read reads the book once for all {{count}} questions. How many go together on this GPU is worked out once the model is downloaded: from its KV cache size a token, its weights’ size and this GPU’s largest buffer.',
+    batchNoGpu:
+      'How many of the {{count}} questions go together cannot be worked out here: it depends on the GPU, and this browser has none that can run this model.',
   },
   sets: {
     documentHintMany: '{{count}} books — {{size}}, {{tokens}}: read in this order as one stream, with one memory.',
@@ -444,6 +455,10 @@ export const en = {
     keyHint: 'Kept in this browser only, for this server; never stored with a run or exported.',
     window: 'Context window (tokens)',
     asReported: 'as the server reports',
+    inFlight: 'Requests in flight at once',
+    inFlightHint:
+      'When several questions are read together: at most this many of their requests are at the server at once; the others wait their turn, each with its own retries. vLLM and SGLang batch many; llama.cpp’s server and Ollama serve as many as their parallel slots (--parallel, OLLAMA_NUM_PARALLEL).',
+    inFlightProblem: 'Requests in flight at once must be a whole number from {{min}} to {{max}}.',
     connect: 'Connect',
     connecting: 'Connecting…',
     connected: 'Connected: {{model}} (context window {{window}} tokens, {{counts}}).',

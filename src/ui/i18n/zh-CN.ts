@@ -67,6 +67,13 @@ export const zhCN: Messages = {
     server: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，各问题的请求同时发给服务器，由服务器批量处理。',
     turns: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，本浏览器中的 llama.cpp 依次写各问题的记忆，一次一个序列（结果正确，但不更快）。',
     picked: '“阅读”为全部 {{count}} 个问题只读一遍全书：每一块，依次为每个问题从中摘取笔记。',
+    batchAll: '在本 GPU 上，全部 {{count}} 个问题一同写：{{reason}} “阅读”为它们只读一遍全书，每一块，模型在同一批前向计算中写下每个问题的记忆。',
+    batchGroups:
+      '在本 GPU 上，最多 {{size}} 个问题一同写：{{reason}} 因此这 {{count}} 个问题分组阅读，每组 {{size}} 个：每一块，先在同一批前向计算中写下一组的记忆，再写下一组。',
+    batchOne: '在本 GPU 上，问题一次只写一个：{{reason}} “阅读”仍为全部 {{count}} 个问题只读一遍全书，每一块依次写各问题的记忆。',
+    batchLater:
+      '“阅读”为全部 {{count}} 个问题只读一遍全书。本 GPU 上能有几个问题一同写，要等模型下载后才能算出：取决于模型每个词元的 KV 缓存大小、权重大小和本 GPU 的最大缓冲区。',
+    batchNoGpu: '这里无法算出 {{count}} 个问题中有几个能一同写：这取决于 GPU，而本浏览器没有能运行此模型的 GPU。',
   },
   sets: {
     documentHintMany: '{{count}} 本书 — {{size}}，{{tokens}}：按此顺序作为一个流阅读，共用一份记忆。',
@@ -431,6 +438,10 @@ export const zhCN: Messages = {
     keyHint: '只保存在本浏览器中，仅用于此服务器；绝不随运行保存或导出。',
     window: '上下文窗口（词元）',
     asReported: '以服务器报告为准',
+    inFlight: '同时进行的请求数',
+    inFlightHint:
+      '同时读取多个问题时：这些问题的请求最多有这么多个同时发往服务器，其余的依次等待，各自有自己的重试。vLLM 和 SGLang 能批量处理很多请求；llama.cpp 的服务器和 Ollama 能同时处理的数量取决于其并行槽位（--parallel、OLLAMA_NUM_PARALLEL）。',
+    inFlightProblem: '同时进行的请求数必须是 {{min}} 到 {{max}} 之间的整数。',
     connect: '连接',
     connecting: '正在连接…',
     connected: '已连接：{{model}}（上下文窗口 {{window}} 个词元，{{counts}}）。',

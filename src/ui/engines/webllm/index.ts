@@ -1,5 +1,6 @@
 import { i18n } from '../../i18n';
 import type { EngineUi } from '../types';
+import { useBatchSize } from './questions-batch';
 import { cannotRunHere } from './cannot-run';
 import { ModelManager } from './ModelManager';
 import { useGpu } from './models';
@@ -12,12 +13,16 @@ function useCannotRun(): string | null {
   return gpu && cannotRunHere(gpu);
 }
 
-/** WebLLM on this GPU: the model picker, the speed measured when a model is loaded, why it cannot run where there is no GPU, and its models in Models. */
+/**
+ * WebLLM on this GPU: the model picker, the speed measured when a model is loaded, why it cannot run where there is no GPU,
+ * how many questions go together in one batch, and its models in Models.
+ */
 export const WEBLLM_UI: EngineUi = {
   Settings: WebLLMSettings,
   useSpeedApart: useCalibratedSpeed,
   notMeasured: () => i18n.t('estimate.notMeasuredWebllm'),
   useCannotRun,
+  useBatchSize,
   onThisGpu: true,
   Models: ModelManager,
 };
