@@ -76,6 +76,16 @@ describe('a model made from its model library (for the GPU benchmark and the rea
     expect(model.file('tokenizer_config.json')).toBeUndefined();
   });
 
+  it('a bare template adds nothing around the messages, and keeps the model’s stop tokens', () => {
+    const bare = chatConfig(meta, { template: 'bare', stopEvery: 3 }).conv_template;
+    const wrapped = [bare.system_template.replace('{system_message}', bare.system_message), bare.roles.user, bare.role_content_sep, ...bare.seps];
+    expect(wrapped.concat(bare.roles.assistant, bare.role_empty_sep).join('')).toBe('');
+    // WebLLM refuses a template without separators; an empty one is allowed.
+    expect(bare.seps).toHaveLength(1);
+    expect(bare.stop_token_ids).toEqual(chatConfig(meta, { stopEvery: 3 }).conv_template.stop_token_ids);
+    expect(chatConfig(meta).conv_template.roles.user).toBe('<|im_start|>user');
+  });
+
   it('a brief model stops its replies on every third token id besides the end-of-text tokens', () => {
     const stops = chatConfig(meta, { stopEvery: 3 }).conv_template.stop_token_ids;
     expect(stops.slice(0, 4)).toEqual([151643, 151645, 3, 6]);

@@ -156,15 +156,16 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
 
   const sha256 = createHash('sha256').update(library).digest('hex');
   const tokenizerConfig = join(dirname(o.tokenizer), 'tokenizer_config.json');
-  // Tiny steps keep the chat template short: Qwen3's tokenizer_config.json adds no system message. Full ones
-  // send Qwen2.5's default system message, as a real step does. Given to the engine, never cached, so the two
-  // sizes can share one cache folder.
+  // Tiny steps add nothing around the prompt, where each token takes seconds: a bare conversation template, and
+  // Qwen3's tokenizer_config.json, which adds no system message. Full ones use ChatML and send Qwen2.5's default
+  // system message, as a real step does. The system message is given to the engine, never cached.
   const tiny = shape.templates === 'tiny';
   const ownTemplate = tiny && existsSync(tokenizerConfig) ? (JSON.parse(readFileSync(tokenizerConfig, 'utf8')) as TokenizerConfigLike) : undefined;
-  const model = madeUpModel(library, { json: new Uint8Array(readFileSync(o.tokenizer)) });
+  const model = madeUpModel(library, { json: new Uint8Array(readFileSync(o.tokenizer)) }, tiny ? { template: 'bare' } : {});
   // A made-up host name: a request that missed the cache would fail rather than reach a network. The path names
-  // the weights' kind, so that a cache folder holding an earlier kind of made-up weights is not read for these.
-  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/f16-safe/`;
+  // the weights' kind and the template, so that a cache folder holding an earlier kind of made-up weights, or the
+  // other size's configuration, is not read for these.
+  const base = `https://made-up.invalid/${sha256.slice(0, 16)}/f16-safe/${tiny ? 'bare/' : ''}`;
   const modelUrl = `${base}resolve/main/`;
   const libUrl = `${base}lib/${basename(o.library)}`;
   const files = new Map<string, () => Uint8Array<ArrayBuffer> | undefined>([[libUrl, () => library]]);

@@ -17,7 +17,7 @@ export interface Shape {
   prompts: number[];
   /** Tokens written after each of those prompts. */
   promptWrite: number;
-  /** The app's prompt templates, or a tiny one that keeps a step's prompt at a few tokens. */
+  /** The app's prompt templates and ChatML, or a tiny template and no chat markers: a step's prompt of a few tokens. */
   templates: 'app' | 'tiny';
 }
 
@@ -73,8 +73,9 @@ from the model library's own metadata (nothing is downloaded).
 Options:
   --library FILE        the WebLLM model library (.wasm) to measure
   --size auto|paper|tiny  paper: a 5,000-token chunk + 1,024-token memory + the app's template, up to
-                        1,024 written, and prompts of 1,000/2,000/4,000 tokens; tiny: a few tokens (for a
-                        software GPU); auto (default): tiny on a software adapter, paper otherwise
+                        1,024 written, and prompts of 1,000/2,000/4,000 tokens; tiny: a few tokens, with no
+                        chat markers around them (for a software GPU); auto (default): tiny on a software
+                        adapter, paper otherwise
   --chunk N  --memory N  --write N  --prompts N,N,…  --prompt-write N  --templates app|tiny
                         change one part of the chosen size
   --webllm VERSION      the WebLLM runtime: 0.2.86 or 0.2.79 (default: the one the library was built for, from

@@ -8,8 +8,8 @@ import { bareTools, expectMeasured, run, swiftShaderEnv } from './support';
 
 // The GPU benchmark runs once in this file, as a GPU machine runs it: from the bundle's folder copied bare, on the node
 // it carries. Each forward pass takes tens of seconds on SwiftShader, so that one run measures everything the tests
-// below check: load from the cache the app's downloader filled, the prompt series, one step, speculative writing
-// beside the plain reply, and the CPU profile.
+// below check: load from the cache the app's downloader filled, the prompt series, one step, the step asked two
+// questions one after another and as one batch, and the CPU profile.
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-bundle-gpu-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,7 +45,7 @@ describe('npm run bench:gpu:bundle, run from a bare copy on SwiftShader (a few t
     for (let d = bare; d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, 'node_modules'))).toBe(false);
     const bin = bareTools(join(bare, 'bin'));
     const env = { PATH: bin, HOME: bare, TMPDIR: bare, ...swiftShaderEnv() };
-    const args = ['--size', 'tiny', '--cache-dir', cache, '--out', out, '--cpu-profile', profile, '--speculate', 'oracle', '--draft', '3'];
+    const args = ['--size', 'tiny', '--cache-dir', cache, '--out', out, '--cpu-profile', profile, '--questions', '2'];
     const bench = await run(join(bare, 'gpu-bench', 'run.sh'), args, { cwd: bare, env });
     console.log(`run.sh from a bare copy: ${bench.seconds.toFixed(0)} s\n${bench.stdout}`);
     expect(bench.code, bench.stderr).toBe(0);
@@ -65,19 +65,16 @@ describe('npm run bench:gpu:bundle, run from a bare copy on SwiftShader (a few t
     expect(stdout).toMatch(/first token [\d.]+ ms; decode [\d.]+ ms a token at the start, [\d.]+ at the end/);
   });
 
-  it('writes the plain reply again speculatively with the plain reply as its draft: the same tokens in fewer passes than tokens', () => {
-    // Up to three tokens drafted a pass (a three-token reply is too short for the adaptive K to gather evidence, which
-    // the unit tests show on a stand-in).
-    const speculation = measured().speculation!;
-    const oracle = speculation.modes[0]!;
-    expect(oracle.mode).toBe('oracle');
-    expect(oracle.draft).toEqual({ fixed: 3 });
-    expect(oracle.speculativeTokens).toEqual(speculation.plainTokens);
-    expect(speculation.plainTokens.length).toBeGreaterThan(2);
-    expect(oracle.passesPerToken).toBeLessThan(1);
-    expect(speculation.plain.passesPerToken).toBe(1);
-    expect(speculation.verifyCost.map((c) => c.k)).toEqual([2]);
-    expect(stdout).toMatch(/oracle\s+\d+ written in \d+ passes: 0\.\d+ passes per token/);
+  it('writes the step for two questions one after another and as one batch: the same tokens each way, in fewer passes batched', () => {
+    const batch = measured().batch!;
+    expect(batch).toMatchObject({ questions: 2, maxTokens: 2, same: true });
+    expect(batch.batchedTokens).toEqual(batch.singleTokens);
+    expect(batch.singleTokens.map((t) => t.length)).toEqual([2, 2]);
+    // One by one: a prefill and a decode step each. Batched: one prefill for both, then one pass writing a token for each.
+    expect(batch.single).toMatchObject({ passes: 4, written: 4 });
+    expect(batch.batched).toMatchObject({ passes: 2, prefillPasses: 1, writePasses: 1, written: 4, tokensPerPass: 2 });
+    expect(batch.speedup).toBeCloseTo(batch.single.seconds / batch.batched.seconds, 2);
+    expect(stdout).toMatch(/batch [\d.]+× as fast as one by one; the same tokens for every question/);
   });
 
   it('records where each request’s time went: the first token, decode steps at the start and end, and that 0.2.79 offers no breakdown', () => {

@@ -66,7 +66,9 @@ beforeAll(async () => {
   });
   if (!existsSync(LIBRARY)) throw new Error(`This test needs the 0.5B model library at ${LIBRARY}.`);
   const library = new Uint8Array(readFileSync(LIBRARY));
-  const model = madeUpModel(library, { json: new Uint8Array(readFileSync(TOKENIZER)) });
+  // A bare conversation template: each prompt is its message's text alone (6 tokens for the self-check's, 1 for the
+  // short question's), where ChatML's markers would add 13 tokens of seconds each to every prefill.
+  const model = madeUpModel(library, { json: new Uint8Array(readFileSync(TOKENIZER)) }, { template: 'bare' });
   const base = 'https://made-up.invalid/speculate/';
   const modelUrl = `${base}resolve/main/`;
   const libUrl = `${base}lib/Qwen2-0.5B-Instruct-q4f32_1-ctx4k_cs1k-webgpu.wasm`;
@@ -82,7 +84,7 @@ beforeAll(async () => {
   const capability = await checkNodeGpu(() => openDawn());
   if (capability.status !== 'ok') throw new Error(capability.message ?? 'No GPU adapter.');
   runtime = new NodeWebLLM({ cacheDir: join(dir, 'cache'), version: WEBLLM_0_2_79, checkGpu: async () => capability, fetch: host });
-  // Qwen3's tokenizer_config.json adds no system message: the prompt stays a few tokens long.
+  // Qwen3's tokenizer_config.json adds no system message: the bare template adds nothing either.
   const ownTemplate = JSON.parse(readFileSync(join(TOKENIZER, '..', 'tokenizer_config.json'), 'utf8')) as TokenizerConfigLike;
   engine = await createWebLLMEngine(
     { model: 'custom:made-up-speculate', label: 'made-up 0.5B', modelUrl, libUrl, contextLimit: 32768, speculate: false },
@@ -208,6 +210,9 @@ describe('several questions in one batch on the real kernels (WebLLM 0.2.79, Swi
     expect(a).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
     expect(b).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
     expect(c).toMatchObject({ finishReason: 'length', usage: { completionTokens: 2 } });
+    // WebLLM rendered each prompt through the bare template: the message's text alone.
+    expect(a!.usage.promptTokens).toBe(engine.tokenizer.count(SELF_CHECK_MESSAGES[0]!.content));
+    expect(b!.usage.promptTokens).toBe(engine.tokenizer.count(SHORT[0]!.content));
     expect(a!.usage.promptTokens).toBeGreaterThan(b!.usage.promptTokens);
     expect(c!.text).not.toBe('');
     // Against the single-sequence verify pass's rows for the same tokens (the first test's).

@@ -60,7 +60,7 @@ export function expectMeasured(record: BenchRecord, stdout: string): void {
     expect(p.decodeTokensPerSecond).toBeGreaterThan(0);
     expect(p.written).toBe(2); // the series writes past any end-of-text token
   }
-  // The step went through the app's loop: its prompt holds the chat template around the tiny template's text.
+  // The step went through the app's loop: its prompt is the tiny template filled with the question, memory and chunk.
   expect(record.step.promptTokens).toBeGreaterThan(record.step.chunkTokens + record.step.memoryTokens);
   expect(record.step.written).toBeGreaterThanOrEqual(1);
   expect(record.step.written).toBeLessThanOrEqual(2);

@@ -104,6 +104,13 @@ export interface ChatConfigOptions {
    * where a reply ends is fixed by the weights, not by chance.
    */
   stopEvery?: number;
+  /**
+   * The conversation template: WebLLM's qwen2 (ChatML, the default), or a
+   * bare one that adds nothing around the messages' text, for tests on a
+   * software GPU where each prompt token takes seconds (ChatML's markers are
+   * 13 tokens around a message).
+   */
+  template?: 'qwen2' | 'bare';
 }
 
 /** WebLLM's qwen2 conversation template (ChatML), as MLC writes it into mlc-chat-config.json. */
@@ -124,6 +131,21 @@ export function qwenConvTemplate(stopTokenIds: number[] = [151643, 151645]) {
     stop_token_ids: stopTokenIds,
     function_string: '',
     use_function_calling: false,
+  };
+}
+
+/** A conversation template with no markers: a prompt is its messages' text alone. */
+export function bareConvTemplate(stopTokenIds: number[]) {
+  return {
+    ...qwenConvTemplate(stopTokenIds),
+    name: 'bare',
+    system_template: '{system_message}',
+    system_message: '',
+    roles: { user: '', assistant: '' },
+    // WebLLM needs at least one separator, which may be empty.
+    seps: [''],
+    role_content_sep: '',
+    role_empty_sep: '',
   };
 }
 
@@ -170,7 +192,7 @@ export function chatConfig(meta: LibraryMetadata, options: ChatConfigOptions = {
     top_p: 0.8,
     tokenizer_files: ['tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'],
     tokenizer_info: { token_postproc_method: 'byte_level', prepend_space_in_encode: false, strip_space_in_decode: false },
-    conv_template: qwenConvTemplate(stops),
+    conv_template: options.template === 'bare' ? bareConvTemplate(stops) : qwenConvTemplate(stops),
     pad_token_id: 151643,
     bos_token_id: 151643,
     eos_token_id: [151645, 151643],
