@@ -210,7 +210,6 @@ export class GpuSession {
         pipeline: this.pipelineOf(mlc, model) as BatchPipeline,
         requests,
         context: { phase: 'generate', window: this.loaded?.window ?? window, webllm: this.webllm },
-        webllm: this.webllm,
         send: (request) => this.send(mlc, model, request),
       });
       if (batch.lost) await this.reset(); // what is on the GPU is gone

@@ -29,8 +29,8 @@ export interface BatchOnPipeline {
   model: ModelEntry;
   pipeline: BatchPipeline;
   requests: readonly SessionRequest[];
-  context: ErrorContext;
-  webllm: WebLLMVersion;
+  /** For the errors it explains; its WebLLM version also reads the prompts. */
+  context: ErrorContext & { webllm: WebLLMVersion };
   /** A single request as the session writes it: where the requests take turns. */
   send(request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }>;
 }
@@ -48,7 +48,7 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
       prepare: async (i) => {
         const { messages, options, system } = requests[i]!;
         try {
-          return await prepareSequence(b.webllm, mlc, pipeline, webllmRequest(stepRequest(messages, options, system)));
+          return await prepareSequence(context.webllm, mlc, pipeline, webllmRequest(stepRequest(messages, options, system)));
         } catch (e) {
           throw explainError(e, model, context);
         }

@@ -10,37 +10,55 @@ interface NumberFieldProps {
   label: string;
   value: string;
   min: number;
+  max?: number;
   step?: number;
   placeholder?: string;
   disabled?: boolean;
+  /** A line under the field that says what it does; the field is described by it. */
+  hint?: string;
+  /** What is wrong with the value as typed: shown under the field, which is then marked invalid. */
+  error?: string | null;
   /** The field as typed, and as a number (NaN while it is empty). */
   onChange(text: string, value: number): void;
 }
 
-export function NumberField({ label, value, min, step, placeholder, disabled, onChange }: NumberFieldProps) {
+export function NumberField({ label, value, min, max, step, placeholder, disabled, hint, error, onChange }: NumberFieldProps) {
   const id = useId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const describedBy = [error ? errorId : '', hint ? hintId : ''].filter(Boolean).join(' ');
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <input
         id={id}
         type="number"
+        inputMode={step !== undefined && Number.isInteger(step) ? 'numeric' : undefined}
         min={min}
+        max={max}
         step={step}
         disabled={disabled}
         value={value}
         placeholder={placeholder}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy || undefined}
         onChange={(e) => onChange(e.target.value, e.target.valueAsNumber)}
       />
+      {hint && (
+        <p className="hint" id={hintId}>
+          {hint}
+        </p>
+      )}
+      <ErrorAlert message={error} id={errorId} />
     </div>
   );
 }
 
 /** What went wrong, read out as soon as it shows; nothing while nothing did. */
-export function ErrorAlert({ message }: { message: string | null | undefined }) {
+export function ErrorAlert({ message, id }: { message: string | null | undefined; id?: string }) {
   if (!message) return null;
   return (
-    <p role="alert" className="error">
+    <p role="alert" className="error" id={id}>
       {message}
     </p>
   );

@@ -218,33 +218,18 @@ export function OpenAISettings({ config, onChange }: EngineSettingsProps) {
  */
 function RequestsAtOnceField({ value, onChange }: { value: string; onChange(text: string): void }) {
   const { t } = useTranslation();
-  const ids = { inFlight: useId(), inFlightHint: useId(), inFlightError: useId() };
   const n = requestsAtOnceOf(value);
-  const problem = n === undefined ? null : requestsAtOnceProblem({ requestsAtOnce: n });
   return (
-    <div className="field">
-      <label htmlFor={ids.inFlight}>{t('openai.inFlight')}</label>
-      <input
-        id={ids.inFlight}
-        type="number"
-        inputMode="numeric"
-        min={REQUESTS_AT_ONCE.min}
-        max={REQUESTS_AT_ONCE.max}
-        step={1}
-        value={value}
-        placeholder={String(REQUESTS_AT_ONCE.default)}
-        aria-invalid={problem ? true : undefined}
-        aria-describedby={problem ? `${ids.inFlightError} ${ids.inFlightHint}` : ids.inFlightHint}
-        onChange={(e) => onChange(e.target.value)}
-      />
-      <p className="hint" id={ids.inFlightHint}>
-        {t('openai.inFlightHint')}
-      </p>
-      {problem && (
-        <p role="alert" className="error" id={ids.inFlightError}>
-          {problem}
-        </p>
-      )}
-    </div>
+    <NumberField
+      label={t('openai.inFlight')}
+      value={value}
+      min={REQUESTS_AT_ONCE.min}
+      max={REQUESTS_AT_ONCE.max}
+      step={1}
+      placeholder={String(REQUESTS_AT_ONCE.default)}
+      hint={t('openai.inFlightHint')}
+      error={n === undefined ? null : requestsAtOnceProblem({ requestsAtOnce: n })}
+      onChange={onChange}
+    />
   );
 }
