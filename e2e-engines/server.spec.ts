@@ -16,6 +16,14 @@ test('a book is read through an OpenAI-compatible server on another origin, a bu
     await page.getByLabel('Base URL', { exact: true }).fill(server.url);
     await page.getByRole('button', { name: 'Connect' }).click();
     await page.getByText(/^Connected: memagent-test \(context window 32,768 tokens/).waitFor();
+    // The in-flight bound says what is wrong beside the field, in this engine's accessibility tree too.
+    const atOnce = page.getByLabel('Requests in flight at once');
+    await atOnce.fill('0');
+    expect(await page.getByRole('alert').text()).toBe('Requests in flight at once must be a whole number from 1 to 64.');
+    expect(await atOnce.attribute('aria-invalid')).toBe('true');
+    await atOnce.fill('2');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await atOnce.attribute('aria-invalid')).toBeNull();
     await addBook(page, fileFor(info.outputPath('frankenstein.txt'), plantedBook(0.6)), 'frankenstein.txt');
     await page.getByLabel('Chunk size (tokens)').fill('4000');
     const before = server.chatRequests.length;
