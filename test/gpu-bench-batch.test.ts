@@ -75,6 +75,36 @@ describe('the GPU benchmark’s several questions', () => {
     expect(table).toMatch(/as fast as one by one; the same tokens for every question/);
   });
 
+  it('takes the step’s plain reply as the first question’s one by one, its seconds and passes counted, and writes the others', async () => {
+    const sent: SessionRequest[][] = [];
+    const first = { tokens: [8, 2], seconds: 5, result: { text: 'x', finishReason: 'length' as const, usage: { promptTokens: 3, completionTokens: 2 } } };
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      { messages: [{ role: 'user', content: 'Who?\nm\ns' }], question: 'Who?', questions: 2, maxTokens: 2, first },
+    );
+    // Only the second question alone, then the batch of both.
+    expect(sent.map((s) => s.map((r) => r.messages[0]!.content))).toEqual([['Who? (Question 2 of 2.)\nm\ns'], ['Who?\nm\ns', 'Who? (Question 2 of 2.)\nm\ns']]);
+    expect(record.singleTokens).toEqual([
+      [8, 2],
+      [27, 2],
+    ]);
+    expect(record.single).toMatchObject({ passes: 4, written: 4 });
+    expect(record.single.seconds).toBeGreaterThanOrEqual(5);
+    expect(record.same).toBe(true);
+  });
+
+  it('writes the first question again where the step’s reply was plain but both ways speculate', async () => {
+    const sent: SessionRequest[][] = [];
+    const first = { tokens: [8, 2], seconds: 5, result: { text: 'x', finishReason: 'length' as const, usage: { promptTokens: 3, completionTokens: 2 } } };
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      { messages: [{ role: 'user', content: 'Who?' }], question: 'Who?', questions: 2, maxTokens: 2, mode: { kind: 'ngram' }, draft: 2, first },
+    );
+    expect(sent.map((s) => s.length)).toEqual([1, 1, 2]);
+    expect(sent[0]![0]).toMatchObject({ messages: [{ content: 'Who?' }], speculation: { maxDraft: 2 } });
+    expect(record.mode).toBe('ngram');
+  });
+
   it('writes both ways speculatively with --speculate’s mode, the oracle’s drafts from plain replies written first', async () => {
     const sent: SessionRequest[][] = [];
     const record = await measureBatch(

@@ -234,6 +234,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
     let step: StepFigure;
     let messages: readonly ChatMessage[];
     let stepResult: GenerateResult;
+    let stepTokens: number[];
     try {
       for (const tokens of shape.prompts) {
         const messages = promptOf(book, tokenizer, tokens);
@@ -252,8 +253,11 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
         );
       }
       probe.begin();
-      // The suite's step is written at temperature 0: the plain reply that speculative writing is compared with, written once.
-      ({ step, messages, result: stepResult } = await oneStep(engine, book, { shape, templates, question, temperature: o.suite ? 0 : 0.7 }));
+      // The suite's step is written at temperature 0: the plain reply that speculative writing is compared with, written
+      // once; so is a step asked several questions, whose first question's reply one by one it is.
+      const temperature = o.suite || o.questions ? 0 : 0.7;
+      ({ step, messages, result: stepResult } = await oneStep(engine, book, { shape, templates, question, temperature }));
+      stepTokens = [...runtime.session.lastTokens];
       step.times = await probe.end();
       log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
     } catch (e) {
@@ -287,7 +291,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             messages,
             // A tiny step writes too few tokens for a pass to verify a draft: three give one pass room for two.
             maxTokens,
-            ...(o.suite && maxTokens === shape.write && { plain: { tokens: runtime.session.lastTokens, result: stepResult, seconds: step.engineSeconds } }),
+            ...(o.suite && maxTokens === shape.write && { plain: { tokens: stepTokens, result: stepResult, seconds: step.engineSeconds } }),
             modes: speculate,
             ...(o.draft !== undefined && { draft: o.draft }),
             verifyKs: tiny ? [2] : [1, 2, 4, 8, 16, 32],
@@ -305,6 +309,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             maxTokens: shape.write,
             ...(speculate[0] && { mode: speculate[0] }),
             ...(o.draft !== undefined && { draft: o.draft }),
+            first: { tokens: stepTokens, result: stepResult, seconds: step.engineSeconds },
           },
         )
       : undefined;

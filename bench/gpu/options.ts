@@ -95,7 +95,8 @@ Options:
                         table of step seconds, decode tokens/s, passes per token and each one's ratio to plain
   --questions N         also write the step for N questions (at least 2) at temperature 0, one after another and
                         then as one batch (one KV-cache sequence each): seconds, passes, tokens per pass each way,
-                        and each question's tokens; with --speculate, both ways write with its first mode
+                        and each question's tokens; with --speculate, both ways write with its first mode. The step
+                        is then written at temperature 0, and without --speculate it is the first question's reply
   --draft K             drafted tokens per pass, fixed, in every mode; without it each mode chooses K (0, a plain
                         decode step, to 32) before each pass from what its passes measured, as the app does
 `;

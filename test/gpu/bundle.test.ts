@@ -9,7 +9,7 @@ import { bareTools, expectMeasured, run, swiftShaderEnv } from './support';
 // The GPU benchmark runs once in this file, as a GPU machine runs it: from the bundle's folder copied bare, on the node
 // it carries. Each forward pass takes tens of seconds on SwiftShader, so that one run measures everything the tests
 // below check: load from the cache the app's downloader filled, the prompt series, one step, the step asked two
-// questions one after another and as one batch, and the CPU profile.
+// questions one after another (the step itself the first one's reply) and as one batch, and the CPU profile.
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-bundle-gpu-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,7 +70,8 @@ describe('npm run bench:gpu:bundle, run from a bare copy on SwiftShader (a few t
     expect(batch).toMatchObject({ questions: 2, maxTokens: 2, same: true });
     expect(batch.batchedTokens).toEqual(batch.singleTokens);
     expect(batch.singleTokens.map((t) => t.length)).toEqual([2, 2]);
-    // One by one: a prefill and a decode step each. Batched: one prefill for both, then one pass writing a token for each.
+    // One by one: a prefill and a decode step each, the step's own counted for the first question. Batched: one prefill
+    // for both, then one pass writing a token for each.
     expect(batch.single).toMatchObject({ passes: 4, written: 4 });
     expect(batch.batched).toMatchObject({ passes: 2, prefillPasses: 1, writePasses: 1, written: 4, tokensPerPass: 2 });
     expect(batch.speedup).toBeCloseTo(batch.single.seconds / batch.batched.seconds, 2);

@@ -191,56 +191,39 @@ describe('several questions in one batch on the real kernels (WebLLM 0.2.79, Swi
     log(`single short: tokens ${JSON.stringify(short)} in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${out.result.usage.promptTokens} prompt tokens`);
   }, 60 * 60_000);
 
-  it('writes three questions of different prompt lengths token for token as each alone, one stopping early', async () => {
-    // The self-check's question twice (three tokens, and two: it stops after the first writing pass) and a shorter one
-    // (three): one prefill pass, then passes of three and two sequences; after the two-token one left, the others'
-    // tokens still equal their single replies (a reply capped shorter is the longer one's prefix at temperature 0).
-    // The long question's rows of logits, from batch_decode passes of three and two sequences.
-    const rows = new Map<number, Float32Array>();
-    const watched = { ...fixedPlan(0), onLogits: (i: number, row: Float32Array) => void rows.set(i, row.slice()) };
-    const out = await batch('three', [
-      { messages: SELF_CHECK_MESSAGES, maxTokens: 3, plan: watched },
-      { messages: SHORT, maxTokens: 3 },
+  it('writes four questions of two prompt lengths token for token as each alone: two speculating, two plain, two stopping early', async () => {
+    // One prefill pass writes every first token. Then one verify pass of four sequences: the self-check's question drafts
+    // its whole plain reply (kept: it is done), the short one drafts a wrong token (its sequence alone pops it), and the
+    // two plain ones run their last token alone, the capped self-check question stopping there and leaving. The two short
+    // ones, still writing, then share a plain batch_decode of two sequences after the others' sequences were removed.
+    const watch = (rows: Map<number, Float32Array>) => (i: number, row: Float32Array) => void rows.set(i, row.slice());
+    const oracleRows = new Map<number, Float32Array>();
+    const wrongRows = new Map<number, Float32Array>();
+    const plainRows = new Map<number, Float32Array>();
+    const out = await batch('four', [
+      { messages: SELF_CHECK_MESSAGES, maxTokens: WRITE, plan: { ...fixedPlan(2, (w) => plain.slice(w.length)), onLogits: watch(oracleRows) } },
+      { messages: SHORT, maxTokens: 3, plan: { ...fixedPlan(2, (w) => (w.length === 1 ? [short[1]! + 1] : [])), onLogits: watch(wrongRows) } },
       { messages: SELF_CHECK_MESSAGES, maxTokens: 2 },
+      { messages: SHORT, maxTokens: 3, plan: { ...fixedPlan(0), onLogits: watch(plainRows) } },
     ]);
     expect(out.batched).toBe(true);
-    expect(out.tokens).toEqual([plain.slice(0, 3), short, plain.slice(0, 2)]);
+    expect(out.tokens).toEqual([plain, short, plain.slice(0, 2), short]);
     expect(out.passes).toEqual({ prefill: 1, write: 2 });
-    const [a, b, c] = out.results.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
-    expect(a).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
-    expect(b).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
+    const [a, b, c, d] = out.results.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+    expect(a).toMatchObject({ finishReason: 'length', usage: { completionTokens: WRITE, writing: { passes: 1, drafted: 2, accepted: 2 } } });
+    expect(b).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3, writing: { passes: 2, drafted: 1, accepted: 0 } } });
     expect(c).toMatchObject({ finishReason: 'length', usage: { completionTokens: 2 } });
+    expect(c!.usage.writing).toBeUndefined();
+    expect(d).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
     // WebLLM rendered each prompt through the bare template: the message's text alone.
     expect(a!.usage.promptTokens).toBe(engine.tokenizer.count(SELF_CHECK_MESSAGES[0]!.content));
     expect(b!.usage.promptTokens).toBe(engine.tokenizer.count(SHORT[0]!.content));
     expect(a!.usage.promptTokens).toBeGreaterThan(b!.usage.promptTokens);
     expect(c!.text).not.toBe('');
-    // Against the single-sequence verify pass's rows for the same tokens (the first test's).
-    for (const i of [1, 2]) compare(`at token ${i} of the self-check's reply, 3 and 2 sequences decoded`, singleRows.get(i)!, rows.get(i)!);
-  });
-
-  it('writes two questions speculatively in one verify pass, each keeping its own accepted prefix', async () => {
-    // The long question's draft is its whole plain reply (kept); the short one's draft is wrong, so its sequence alone
-    // pops the rejected token and a plain batch_decode of that one sequence writes its last token.
-    const rows = new Map<number, Float32Array>();
-    const oracle = { ...fixedPlan(2, (w) => plain.slice(w.length)), onLogits: (i: number, row: Float32Array) => void rows.set(i, row.slice()) };
-    const shortRows = new Map<number, Float32Array>();
-    const wrong = {
-      ...fixedPlan(2, (w) => (w.length === 1 ? [short[1]! + 1] : [])),
-      onLogits: (i: number, row: Float32Array) => void shortRows.set(i, row.slice()),
-    };
-    const out = await batch('speculative two', [
-      { messages: SELF_CHECK_MESSAGES, maxTokens: WRITE, plan: oracle },
-      { messages: SHORT, maxTokens: 3, plan: wrong },
-    ]);
-    expect(out.tokens).toEqual([plain, short]);
-    expect(out.passes).toEqual({ prefill: 1, write: 2 });
-    const [a, b] = out.results.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
-    expect(a?.usage.writing).toEqual({ passes: 1, drafted: 2, accepted: 2 });
-    expect(b?.usage.writing).toEqual({ passes: 2, drafted: 1, accepted: 0 });
-    // The batch's verify rows against the single-sequence verify pass's, and the short question's last row, decoded
-    // after its sequence popped the rejected token, against WebLLM's own decode step's.
-    for (const i of [1, 2]) compare(`at token ${i} of the self-check's reply, 2 sequences verified`, singleRows.get(i)!, rows.get(i)!);
-    compare('at the short reply’s last token, after the pop, against WebLLM’s own decode', shortLast, shortRows.get(2)!);
+    // The verify pass's rows against the single-sequence verify pass's (the first test's), and the short replies' last
+    // rows, from the batch_decode of two sequences (one after its pop), against WebLLM's own decode step's.
+    for (const i of [1, 2]) compare(`at token ${i} of the self-check's reply, 4 sequences verified`, singleRows.get(i)!, oracleRows.get(i)!);
+    compare('at the short reply’s last token, after the pop, 2 sequences decoded, against WebLLM’s own decode', shortLast, wrongRows.get(2)!);
+    compare('at the short reply’s last token, 2 sequences decoded, against WebLLM’s own decode', shortLast, plainRows.get(2)!);
   });
 });
