@@ -3,7 +3,7 @@ import { expect } from '@playwright/test';
 import { inPage } from '../e2e/helpers';
 import { PLACES, type PlaceName } from '../e2e/places';
 import type { Tab } from './drivers';
-import { expectText, type Locator, TIMEOUT } from './screen';
+import { expectText, type Locator } from './screen';
 
 /** Goes to a place as a person does: its link in the top navigation. */
 export async function openPlace(page: Locator, name: PlaceName): Promise<void> {
@@ -18,8 +18,14 @@ export function fileFor(path: string, bytes: Uint8Array | string): string {
   return path;
 }
 
+/**
+ * How long an import may take to show its book. Its storing stage (IndexedDB writes, the last one committed
+ * durably) takes under a second, but beside other tests' disk writes it was seen held for over 25 s.
+ */
+const IMPORT_TIMEOUT = 90_000;
+
 /** Adds a book through the Document field and waits for its line: "name — size, tokens". */
-export async function addBook(page: Locator, path: string, name: string, timeout = TIMEOUT): Promise<void> {
+export async function addBook(page: Locator, path: string, name: string, timeout = IMPORT_TIMEOUT): Promise<void> {
   await page.getByLabel('Document').upload(path);
   await page.getByText(`${name} — `).waitFor(timeout);
 }

@@ -27,6 +27,8 @@ test('the app reloads with its server gone and reads a book', async ({ tab, ui: 
     stopped = true;
     await tab.reload();
     await expectText(page.getByRole('region', { name: 'Storage' }), 'Offline: ready');
+    // The app as it looked online: its stylesheet came from the service worker too, and applies.
+    expect(await tab.evaluate(() => [...document.styleSheets].reduce((n, s) => n + s.cssRules.length, 0))).toBeGreaterThan(0);
     // Nothing answers at the app's address now but its service worker.
     expect(
       await tab.evaluate(() =>

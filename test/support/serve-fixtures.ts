@@ -13,10 +13,19 @@ import { fileURLToPath } from 'node:url';
 export const FIXTURES_DIR = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
 export const DEFAULT_FIXTURES_PORT = 4391;
 
+// As a static host types what a build emits: browsers refuse a stylesheet or a manifest served as octet-stream.
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript',
   '.mjs': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
   '.wasm': 'application/wasm',
   '.gguf': 'application/octet-stream',
 };
