@@ -8,7 +8,7 @@
  */
 import type { ChatMessage, GenerateResult } from '../../src/core/generation';
 import type { SpeculationPlan } from '../../src/engines/webllm/speculate';
-import { modeName, planFor, type SpeculateMode, type SpeculationBench } from './speculate';
+import { modeName, planFor, type PlainReply, type SpeculateMode, type SpeculationBench } from './speculate';
 
 /** One way of writing the N replies, as measured. */
 export interface BatchWay {
@@ -65,7 +65,7 @@ export async function measureBatch(
     mode?: SpeculateMode;
     draft?: number;
     /** The first question's plain reply where the step already wrote it at temperature 0: not written again. */
-    first?: { tokens: readonly number[]; result: GenerateResult; seconds: number };
+    first?: PlainReply;
   },
 ): Promise<BatchRecord> {
   const { questions: n, maxTokens, mode, draft } = step;

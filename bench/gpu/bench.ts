@@ -283,6 +283,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
       await stopProfile?.();
     }
 
+    const stepReply = { tokens: stepTokens, result: stepResult, seconds: step.engineSeconds };
     const maxTokens = Math.max(shape.write, 3);
     const speculation = speculate.length
       ? await measureSpeculation(
@@ -291,7 +292,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             messages,
             // A tiny step writes too few tokens for a pass to verify a draft: three give one pass room for two.
             maxTokens,
-            ...(o.suite && maxTokens === shape.write && { plain: { tokens: stepTokens, result: stepResult, seconds: step.engineSeconds } }),
+            ...(o.suite && maxTokens === shape.write && { plain: stepReply }),
             modes: speculate,
             ...(o.draft !== undefined && { draft: o.draft }),
             verifyKs: tiny ? [2] : [1, 2, 4, 8, 16, 32],
@@ -309,7 +310,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             maxTokens: shape.write,
             ...(speculate[0] && { mode: speculate[0] }),
             ...(o.draft !== undefined && { draft: o.draft }),
-            first: { tokens: stepTokens, result: stepResult, seconds: step.engineSeconds },
+            first: stepReply,
           },
         )
       : undefined;

@@ -23,6 +23,13 @@ import { BenchUsageError } from './options';
 
 export type SpeculateMode = { kind: 'ngram' } | { kind: 'oracle' } | { kind: 'partial'; share: number };
 
+/** A plain reply at temperature 0 already written (the step's), with its seconds: measured, not written again. */
+export interface PlainReply {
+  tokens: readonly number[];
+  result: GenerateResult;
+  seconds: number;
+}
+
 /** `off`, one mode, or a comma list of modes (each run after the plain reply, in one load). */
 export function parseSpeculate(value: string | undefined): SpeculateMode[] {
   if (value === undefined || value === 'off') return [];
@@ -149,7 +156,7 @@ export interface SpeculationStep {
   /** The draft lengths whose verify pass is timed at the step's context. */
   verifyKs: readonly number[];
   /** The plain reply at temperature 0 where it was already written (the suite's step): not written again. */
-  plain?: { tokens: readonly number[]; result: GenerateResult; seconds: number };
+  plain?: PlainReply;
 }
 
 /** The measurements above, for the step's `messages`, writing up to `maxTokens`. */
