@@ -30,8 +30,8 @@ export interface TemperedRow {
 
 /** Bands per unit of tempered logit below the top: each is a factor of e^(1/16), about 1.065, in weight. */
 const PER_UNIT = 16;
-/** Tokens less than 24 units below the top (weight above e^-24, about 4e-11) are weighed exactly; the rest counted by band. */
-const NEAR = 24 * PER_UNIT;
+/** Tokens less than 20 units below the top (weight above e^-20, about 2e-9) are weighed exactly; the rest counted by band. */
+const NEAR = 20 * PER_UNIT;
 /** The last band holds every token from 48 units down (weight at most e^-48, about 1e-21). */
 const BANDS = 48 * PER_UNIT;
 /**
@@ -53,25 +53,26 @@ export function nucleus(row: TemperedRow, topP: number): { ids: number[]; probs:
 function boundedNucleus(row: TemperedRow, topP: number): { ids: number[]; probs: number[] } | undefined {
   const { logits, from, length, top, temperature } = row;
   const scale = PER_UNIT / temperature;
-  const counts = new Uint32Array(BANDS);
-  const near: number[] = [];
+  const counts = new Float64Array(BANDS);
+  const near = new Int32Array(length);
+  let nearCount = 0;
   for (let i = 0; i < length; i++) {
     const band = (top - logits[from + i]!) * scale;
-    if (band < NEAR) near.push(i);
-    else if (band < BANDS - 1) counts[band | 0]!++;
-    else if (band >= 0) counts[BANDS - 1]!++;
-    else return undefined;
+    // A NaN is taken as near, where its weight makes the sum NaN.
+    if (!(band >= NEAR)) near[nearCount++] = i;
+    else counts[band < BANDS - 1 ? band | 0 : BANDS - 1]! += 1;
   }
-  const weights = new Float64Array(near.length);
+  const weights = new Float64Array(nearCount);
   // The near weights summed by band, to choose which of them to sort.
   const byBand = new Float64Array(NEAR);
   let nearSum = 0;
-  for (let k = 0; k < near.length; k++) {
+  for (let k = 0; k < nearCount; k++) {
     const logit = logits[from + near[k]!]!;
     const w = (weights[k] = Math.exp((logit - top) / temperature));
     nearSum += w;
     byBand[((top - logit) * scale) | 0]! += w;
   }
+  if (Number.isNaN(nearSum)) return undefined;
   let farLow = 0;
   let farHigh = 0;
   for (let b = NEAR; b < BANDS; b++) {
@@ -90,7 +91,7 @@ function boundedNucleus(row: TemperedRow, topP: number): { ids: number[]; probs:
   }
   const threshold = Math.exp(-(cut + 1) / PER_UNIT);
   const order: number[] = [];
-  for (let k = 0; k < near.length; k++) if (weights[k]! >= threshold) order.push(k);
+  for (let k = 0; k < nearCount; k++) if (weights[k]! >= threshold) order.push(k);
   // `near` is in id order, so its places break ties as the ids do.
   order.sort((a, b) => weights[b]! - weights[a]! || a - b);
   let kept = 0;
