@@ -70,6 +70,23 @@ describe('the sampling distribution without sorting the vocabulary', () => {
     expectSame(reached, sortingDistribution(far, sampling));
   }, 60_000);
 
+  it('walks every token, as sorting does, where rounding leaves the walk over the bands that reach top-p just short of it', () => {
+    // Found by search: 44 weights near the top, one far below, and top-p cutting within rounding of the first 44's sum.
+    const row = [
+      -0.02452878514304757, -0.2564152671257034, -0.26689791423268616, -0.43577465729322284, -0.1227750291582197, -0.36064551735762507, -0.22650642017833889,
+      -0.21950954478234053, -0.03487473295535892, -0.4071767780696973, -0.47703676053788513, -0.4439884377643466, -0.03894408652558923, -0.4379348581423983,
+      -0.4370223853038624, -0.15378288773354143, -0.2620481663616374, -0.024745146511122584, -0.045632748981006444, -0.0348574067465961, -0.18196105398237705,
+      -0.11143633001483977, -0.403074269881472, -0.46663066907785833, -0.4001780175603926, -0.24233387305866927, -0.11527289799414575, -0.08452446677256376,
+      -0.2127383784390986, -0.16904165351297706, -0.31888798263389617, -0.25649697659537196, -0.18885231961030513, -0.08809263515286148, -0.2789792298572138,
+      -0.2428007380804047, -0.37514170503709465, -0.4849939016858116, -0.3450244836276397, -0.2992362490622327, -0.16739510267507285, -0.145194964366965,
+      -0.17520648089703172, -0.36178946879226714, -30,
+    ];
+    const sampling = { temperature: 1, topP: 0.9999999999999979 };
+    const walked = samplingDistribution(row, sampling);
+    expect(walked.ids).toHaveLength(45);
+    expectSame(walked, sortingDistribution(row, sampling));
+  });
+
   it('at top-p 1 lists every token of positive weight in id order, and draws and weighs them as sorting’s list does', () => {
     const row = [0.5, -Infinity, 2, 2, -1];
     const whole = samplingDistribution(row, { temperature: 0.8, topP: 1 });

@@ -13,8 +13,7 @@
  * them gives the plain walk whenever it ends among them.
  *
  * The fast way weighs exactly only the tokens near the top; the rest are
- * counted by band, which bounds their sum within a few per cent of their
- * (tiny) share. A walk that ends clear of where the bounds leave top_p's
+ * counted by band, which bounds their sum within a few per cent of it. A walk that ends clear of where the bounds leave top_p's
  * cut uncertain is the plain walk; one that does not, or a nucleus that
  * reaches far down the vocabulary, is worked out from every weight.
  */
@@ -107,9 +106,9 @@ function boundedNucleus(row: TemperedRow, topP: number): { ids: number[]; probs:
 }
 
 /**
- * The nucleus from every token's weight and their exact sum: the threshold
- * from the weights summed by band, lowered a band at a time should rounding
- * leave the walk short of top_p.
+ * The nucleus from every token's weight and their exact sum: only the
+ * weights in the bands that reach top_p sorted, or every positive one should
+ * rounding leave the walk over those short of it.
  */
 function exactNucleus(row: TemperedRow, topP: number): { ids: number[]; probs: number[] } {
   const { logits, from, length, top, temperature } = row;
@@ -128,9 +127,7 @@ function exactNucleus(row: TemperedRow, topP: number): { ids: number[]; probs: n
   const goal = topP * sum;
   let band = 0;
   for (let reached = byBand[0]!; reached < goal && band < BANDS - 1;) reached += byBand[++band]!;
-  for (; ; band++) {
-    // Every weight at or above the band's lower edge; from the last band, every positive one.
-    const threshold = band < BANDS - 1 ? Math.exp(-(band + 1) / PER_UNIT) : Number.MIN_VALUE;
+  const walk = (threshold: number) => {
     const order: number[] = [];
     for (let i = 0; i < length; i++) if (weights[i]! >= threshold) order.push(i);
     order.sort((a, b) => weights[b]! - weights[a]! || a - b);
@@ -142,8 +139,13 @@ function exactNucleus(row: TemperedRow, topP: number): { ids: number[]; probs: n
       if (kept >= goal) break;
     }
     // With every positive weight in, the walk is the whole one even where rounding keeps it short of top_p.
-    if (kept >= goal || order.length === positive) return { ids, probs: ids.map((i) => weights[i]! / kept) };
-  }
+    return { ids, kept, whole: kept >= goal || order.length === positive };
+  };
+  // The chosen band's lower edge, or from the last band every positive weight.
+  const first = walk(band < BANDS - 1 ? Math.exp(-(band + 1) / PER_UNIT) : Number.MIN_VALUE);
+  // Rounding may leave the walk over the chosen bands short of top_p: then every positive weight is walked.
+  const { ids, kept } = first.whole ? first : walk(Number.MIN_VALUE);
+  return { ids, probs: ids.map((i) => weights[i]! / kept) };
 }
 
 /** At top-p 1: every token of positive weight, in id order, and its probability. */
