@@ -51,7 +51,7 @@ export function samplingDistribution(logits: ArrayLike<number>, sampling: Sampli
 /** The probability of `token` under `p`. */
 export function probability(p: Distribution, token: number): number {
   const { ids } = p;
-  // Where the ids run 0, 1, 2, … (a whole distribution with no token left out), a token's place is its id.
+  // A token listed at the place of its id needs no search: so is every token of a whole distribution with none left out (ids 0, 1, 2, …).
   if (ids[token] === token) return p.probs[token]!;
   for (let i = 0; i < ids.length; i++) if (ids[i] === token) return p.probs[i]!;
   return 0;
