@@ -19,6 +19,7 @@ import { browserTokenizerBench } from './tokenizer-browser';
 import { citationsBench, citationsSpeedBench } from './citations';
 import { citationsWorkerBench } from './citations-worker';
 import { wllamaBench } from './wllama';
+import { samplingBench } from './sampling';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
 
@@ -85,9 +86,12 @@ const benches = [
   questionsBench,
   wllamaBench,
   downloadBench,
+  samplingBench,
 ];
 // `npm run bench -- citations` (or MEMAGENT_BENCH=citations) runs only the benchmarks whose name starts so.
-const only = (process.argv.slice(2).join(',') || process.env.MEMAGENT_BENCH || '').split(',').filter(Boolean);
+// `--out FILE` is for the benchmarks that write their figures (sampling reads it), not a name.
+const args = process.argv.slice(2).filter((arg, i, all) => arg !== '--out' && all[i - 1] !== '--out');
+const only = (args.join(',') || process.env.MEMAGENT_BENCH || '').split(',').filter(Boolean);
 const chosen = only.length ? benches.filter((b) => only.some((name) => b.name.toLowerCase().startsWith(name.toLowerCase()))) : benches;
 if (chosen.length === 0) throw new Error(`No benchmark is named ${only.join(' or ')}. Names: ${benches.map((b) => b.name.replace(/Bench$/, '')).join(', ')}.`);
 for (const [i, bench] of chosen.entries()) {

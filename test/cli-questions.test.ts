@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalHeader } from '../src/cli/journal';
+import { questionSeed } from '../src/core/plan';
 import { OrderedOutput, type Question } from '../src/cli/question-output';
 import { questionJournal } from '../src/cli/questions';
 import type { ReadSources } from '../src/cli/sources';
@@ -42,6 +43,7 @@ interface Line {
   question?: string;
   chunks?: [number, number, number][];
   createdAt?: string;
+  settings?: { seed?: number };
 }
 const journal = (path: string): Line[] =>
   readFileSync(path, 'utf8')
@@ -64,7 +66,7 @@ afterAll(() => {
 describe('memagent read with several questions', () => {
   it('reads the book once for three --question flags and prints each answer under its question with its sources, one journal each', async () => {
     const out = join(dir, 'three.memagent.jsonl');
-    const r = await read(out, ...asked(QUESTIONS), '--progress', 'lines');
+    const r = await read(out, ...asked(QUESTIONS), '--progress', 'lines', '--seed', '7');
     expect(r.code).toBe(0);
     const blocks = r.stdout.split(/^(?=Question \d: )/m);
     expect(blocks).toHaveLength(3);
@@ -77,6 +79,9 @@ describe('memagent read with several questions', () => {
     const paths = [1, 2, 3].map((n) => join(dir, `three.q${n}.memagent.jsonl`));
     const journals = paths.map(journal);
     journals.forEach((lines, i) => expect(lines[0]).toMatchObject({ type: 'memagent-read', question: QUESTIONS[i] }));
+    // Each question samples with its own seed, the first with the read's (a resume below continues them).
+    expect(journals.map((lines) => lines[0]!.settings!.seed)).toEqual([7, questionSeed(7, 1), questionSeed(7, 2)]);
+    expect(new Set(journals.map((lines) => lines[0]!.settings!.seed)).size).toBe(3);
     // One plan and one cut of the book for all: the questions read the same chunks, together.
     const chunks = journals[0]![0]!.chunks!;
     for (const lines of journals) {

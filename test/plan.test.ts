@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetError, DEFAULT_CHUNK_TOKENS, DEFAULT_MEMORY_TOKENS } from '../src/core/budget';
-import { DEFAULT_READ_SETTINGS, MAX_SEED, planRead, readSettings, readSettingsProblem } from '../src/core/plan';
+import { DEFAULT_READ_SETTINGS, MAX_SEED, planRead, questionPlan, questionSeed, readSettings, readSettingsProblem } from '../src/core/plan';
+import { seededRandom } from '../src/core/random';
 import { DEFAULT_TEMPLATES, templateOverhead } from '../src/core/prompts';
 import { methodSettings } from '../src/eval/method';
 import { sweepSpec } from '../src/eval/sweep';
@@ -76,6 +77,37 @@ describe('read plan', () => {
     const room = { contextWindow: 2000, count, updateTemplate: DEFAULT_TEMPLATES.update, questionTokens: 10 };
     expect(() => planRead({ ...DEFAULT_READ_SETTINGS, memoryTokens: 1024 }, room)).toThrow(BudgetError);
     expect(() => planRead({ ...DEFAULT_READ_SETTINGS, memoryTokens: 1024 }, room)).toThrow(/Shorten the question or choose a smaller memory size/);
+  });
+});
+
+describe('the seeds of a read of several questions', () => {
+  const SEEDS = [0, 1, 7, 42, 123_456, MAX_SEED - 1, MAX_SEED];
+
+  it('gives question 1 the read’s own seed, so a read of one question samples as before', () => {
+    for (const seed of SEEDS) expect(questionSeed(seed, 0)).toBe(seed);
+    const plan = { temperature: 0.7, topP: 0.95, seed: 42 };
+    expect(questionPlan(plan, 0)).toEqual(plan);
+  });
+
+  it('gives each question of a read its own seed, a whole number the engines take, and so its own random stream', () => {
+    for (const seed of SEEDS) {
+      const seeds = Array.from({ length: 64 }, (_, i) => questionSeed(seed, i));
+      expect(new Set(seeds).size).toBe(64);
+      for (const s of seeds) expect(Number.isInteger(s) && s >= 0 && s <= MAX_SEED).toBe(true);
+      const stream = (s: number) => Array.from({ length: 4 }, seededRandom(s));
+      expect(stream(seeds[1]!)).not.toEqual(stream(seeds[0]!));
+      expect(stream(seeds[2]!)).not.toEqual(stream(seeds[1]!));
+    }
+  });
+
+  it('gives the same seeds to the same read planned twice, and leaves a read without a seed to random ones', () => {
+    const plan = { chunkTokens: 5000, temperature: 0.7, topP: 0.95, seed: 7 };
+    const once = [0, 1, 2].map((i) => questionPlan(plan, i));
+    expect([0, 1, 2].map((i) => questionPlan({ ...plan }, i))).toEqual(once);
+    expect(once.map((p) => ({ ...p, seed: 0 }))).toEqual([0, 1, 2].map(() => ({ ...plan, seed: 0 })));
+    const unseeded: { chunkTokens: number; temperature: number; topP: number; seed?: number } = { chunkTokens: 5000, temperature: 0.7, topP: 0.95 };
+    expect(questionPlan(unseeded, 2)).toEqual(unseeded);
+    expect('seed' in questionPlan(unseeded, 2)).toBe(false);
   });
 });
 

@@ -48,6 +48,11 @@ describe('the questions read together with a run', () => {
     expect(questionsOf(others[0]!, [...others, ...read])).toEqual(['Later?']);
   });
 
+  it('are every question of its Read though each samples with its own seed', () => {
+    const seeded = read.map((r, i) => ({ ...r, settings: { ...SETTINGS, seed: [7, 1_234_567, 89][i] } }));
+    for (const open of seeded) expect(questionsOf(open, seeded)).toEqual(['First?', 'Second?', 'Third?']);
+  });
+
   it("are the run's own question alone when no other run is known", () => {
     expect(questionsOf(read[1]!, [])).toEqual(['Second?']);
   });

@@ -10,6 +10,7 @@ import { corpusText } from './helpers';
 import { GatedEngine } from './gated-engine';
 import { testRunner, until } from './runner-setup';
 import type { RunEvent } from '../src/agent/protocol';
+import { questionSeed } from '../src/core/plan';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 const SECOND = 'The ferry to Carrow Island leaves from pier 17.';
@@ -34,6 +35,8 @@ class CountingEngine implements Engine {
   readonly tokenizer: Tokenizer & { cuts: number };
   inFlight = 0;
   maxInFlight = 0;
+  /** The seeds each question's requests carried, by question. */
+  readonly seeds = new Map<string, Set<number | undefined>>();
 
   /** With `meet`, calls wait until that many are in flight at once (then none waits again). */
   private met: (() => void)[] = [];
@@ -60,6 +63,8 @@ class CountingEngine implements Engine {
   }
 
   async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    const question = QUESTIONS.find((q) => messages.some((m) => m.content.includes(q))) ?? '';
+    this.seeds.set(question, (this.seeds.get(question) ?? new Set()).add(options.seed));
     this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
     try {
       if (this.maxInFlight < this.meet) await new Promise<void>((resolve) => this.met.push(resolve));
@@ -91,11 +96,11 @@ function commitOrder(events: RunEvent[], ids: string[]): string {
 }
 
 describe('several questions about one book', () => {
-  it('on a local engine the runs take turns a step each, over one chunk list cut once, and each answers its own question', async () => {
+  it('on a local engine the runs take turns a step each, over one chunk list cut once, and each answers its own question with its own seed', async () => {
     const engine = new CountingEngine(tok);
     const { store, events, runner, doc, ended } = await setup(engine);
     engine.tokenizer.cuts = 0;
-    const ids = await runner.startMany(request(doc.id), QUESTIONS);
+    const ids = await runner.startMany({ ...request(doc.id), seed: 7 }, QUESTIONS);
     await Promise.all(ids.map(ended));
 
     const [a, b] = await Promise.all(ids.map(async (id) => (await store.getRun(id))!));
@@ -114,6 +119,12 @@ describe('several questions about one book', () => {
     expect(a!.answer).toContain('4829137');
     expect(b).toMatchObject({ status: 'done', question: QUESTIONS[1] });
     expect(b!.answer).toContain('pier 17');
+    // The first question samples with the read's seed, the second with its own, in every request.
+    expect(a!.settings.seed).toBe(7);
+    expect(b!.settings.seed).toBe(questionSeed(7, 1));
+    expect(b!.settings.seed).not.toBe(7);
+    expect(engine.seeds.get(QUESTIONS[0]!)).toEqual(new Set([7]));
+    expect(engine.seeds.get(QUESTIONS[1]!)).toEqual(new Set([questionSeed(7, 1)]));
     // Listed newest first, in the questions' order.
     expect((await store.listRuns()).map((r) => r.id)).toEqual(ids);
   });

@@ -37,7 +37,7 @@ describe('the self-check’s sampling comparison', () => {
   it('finds a sampler whose nucleus is not renormalised (it draws u·top-p over the whole distribution)', () => {
     const unnormalised: Sampler = (logits, sampling, u) => {
       const whole = samplingDistribution(logits, { temperature: sampling.temperature, topP: 1 });
-      const order = whole.ids.map((id, i) => ({ id, p: whole.probs[i]! })).sort((a, b) => b.p - a.p);
+      const order = Array.from(whole.ids, (id, i) => ({ id, p: whole.probs[i]! })).sort((a, b) => b.p - a.p);
       let cumulative = 0;
       for (const { id, p } of order) if ((cumulative += p) >= u * sampling.topP) return id;
       return order.at(-1)!.id;

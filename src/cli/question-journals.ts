@@ -70,7 +70,8 @@ export function questionJournals(
   return { paths, journals };
 }
 
-/** What the journals of one read share: written at once, from one plan, one cut of the book and one engine. */
+/** What the journals of one read share: written at once, from one plan (all but the seed, each question's own), one cut of the book and one engine. */
 function together(h: JournalHeader): string {
-  return JSON.stringify([h.createdAt, h.document.hash, h.chunks, h.settings, h.templates, h.prompts, h.initialMemory, h.engine]);
+  const { seed: _, ...settings } = h.settings;
+  return JSON.stringify([h.createdAt, h.document.hash, h.chunks, settings, h.templates, h.prompts, h.initialMemory, h.engine]);
 }

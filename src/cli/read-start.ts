@@ -3,7 +3,7 @@
  * the command line, or a new plan and the header each journal begins with.
  */
 import type { ChunkSpan } from '../core/chunker';
-import { planRead, type ReadSettings } from '../core/plan';
+import { planRead, questionPlan, type ReadSettings } from '../core/plan';
 import type { Engine } from '../engines/engine';
 import { OpenAIEngine } from '../engines/openai/engine';
 import { WebLLMEngine } from '../engines/webllm/engine';
@@ -78,7 +78,7 @@ export function chunksOf(header: JournalHeader): ChunkSpan[] {
 /**
  * A new read of `questions`: the prompts, one plan and one cut of the book
  * for them all (room for the longest question, so every question reads the
- * same chunks), and each question's journal header.
+ * same chunks), and each question's journal header, with its own seed.
  */
 export async function newHeaders(
   questions: readonly string[],
@@ -92,13 +92,14 @@ export async function newHeaders(
   const plan = planRead(settings, { contextWindow: engine.contextWindow, count, updateTemplate: templates.update, questionTokens });
   const chunks = chunkRead(doc, engine.tokenizer, plan.chunkTokens);
   const createdAt = new Date().toISOString();
-  const headers = questions.map((question): JournalHeader => ({
+  const headers = questions.map((question, index): JournalHeader => ({
     type: JOURNAL_FORMAT,
     version: JOURNAL_VERSION,
     document: { name: doc.name, hash: doc.hash, chars: doc.text.length, ...(doc.books && { books: doc.books }) },
     question,
     engine: engineIdentity(engine),
-    settings: plan,
+    // Each question samples with its own seed, the first with the read's.
+    settings: questionPlan(plan, index),
     templates,
     prompts: prompts.record,
     initialMemory: prompts.set.initialMemory,

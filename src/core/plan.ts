@@ -117,3 +117,24 @@ export function planRead(settings: ReadSettings, room: PlanRoom): ReadPlan {
     ...(settings.seed !== undefined && { seed: settings.seed }),
   };
 }
+
+/**
+ * The sampling seed of the question at `index` (from 0) in a read of several
+ * that was given `seed`: the read's own for the first, so that a read of one
+ * question samples as it always has; for each other a hash of the two (a
+ * murmur3 finalizer over the seed and the index), from 0 to MAX_SEED. So
+ * every question draws its own random stream, and the same read draws the
+ * same streams again.
+ */
+export function questionSeed(seed: number, index: number): number {
+  if (index === 0) return seed;
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index, 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 1;
+}
+
+/** A read's plan as its question at `index` reads with it: its own seed, where the read has one (see questionSeed). */
+export function questionPlan<T extends { seed?: number }>(plan: T, index: number): T {
+  return plan.seed === undefined ? plan : { ...plan, seed: questionSeed(plan.seed, index) };
+}

@@ -6,11 +6,15 @@
  * a token is drawn from p with x taken out (renormalised); when every drafted
  * token was kept, one more (the bonus) is drawn from p.
  */
+import { nucleus, wholeSoftmax } from './top-p';
 
-/** A sampling distribution: the tokens it can give and their probabilities (summing to 1). */
+/**
+ * A sampling distribution: the tokens it can give, each once, and their
+ * probabilities (summing to 1), in the order a draw walks them.
+ */
 export interface Distribution {
-  ids: readonly number[];
-  probs: readonly number[];
+  ids: ArrayLike<number>;
+  probs: ArrayLike<number>;
 }
 
 export interface Sampling {
@@ -32,32 +36,25 @@ export function argmax(values: ArrayLike<number>, from = 0, length = values.leng
 
 /**
  * The distribution a request samples from, given one position's logits
- * (`length` of them from `from`): tempered softmax, then top-p.
+ * (`length` of them from `from`): tempered softmax, then top-p. Below top-p
+ * 1 it is the nucleus, most likely first (ties: the lower id first); at
+ * top-p 1, every token of positive weight in id order. The nucleus is found
+ * without sorting the vocabulary (see top-p.ts).
  */
 export function samplingDistribution(logits: ArrayLike<number>, sampling: Sampling, from = 0, length = logits.length - from): Distribution {
-  if (sampling.temperature < GREEDY_TEMPERATURE) return { ids: [argmax(logits, from, length)], probs: [1] };
-  const top = logits[from + argmax(logits, from, length)]!;
-  const weights = new Float64Array(length);
-  let sum = 0;
-  for (let i = 0; i < length; i++) sum += weights[i] = Math.exp((logits[from + i]! - top) / sampling.temperature);
-  const order: number[] = [];
-  for (let i = 0; i < length; i++) if (weights[i]! > 0) order.push(i);
-  if (sampling.topP >= 1) return { ids: order, probs: order.map((i) => weights[i]! / sum) };
-  order.sort((a, b) => weights[b]! - weights[a]! || a - b);
-  const ids: number[] = [];
-  let kept = 0;
-  for (const i of order) {
-    ids.push(i);
-    kept += weights[i]!;
-    if (kept >= sampling.topP * sum) break;
-  }
-  return { ids, probs: ids.map((i) => weights[i]! / kept) };
+  const { temperature, topP } = sampling;
+  if (temperature < GREEDY_TEMPERATURE) return { ids: [argmax(logits, from, length)], probs: [1] };
+  const row = { logits, from, length, top: logits[from + argmax(logits, from, length)]!, temperature };
+  return topP >= 1 ? wholeSoftmax(row) : nucleus(row, topP);
 }
 
 /** The probability of `token` under `p`. */
 export function probability(p: Distribution, token: number): number {
-  const i = p.ids.indexOf(token);
-  return i < 0 ? 0 : p.probs[i]!;
+  const { ids } = p;
+  // A token listed at the place of its id needs no search: so is every token of a whole distribution with none left out (ids 0, 1, 2, …).
+  if (ids[token] === token) return p.probs[token]!;
+  for (let i = 0; i < ids.length; i++) if (ids[i] === token) return p.probs[i]!;
+  return 0;
 }
 
 /** A draw from `p` by its cumulative probabilities in listed order, for a uniform `u` in [0, 1). */

@@ -1,7 +1,7 @@
 import type { ChunkLists } from '../core/chunk-lists';
 import { chunkCount } from '../core/estimate';
 import { bookName } from '../core/book-set';
-import { planRead, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
+import { planRead, questionPlan, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
 import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
@@ -68,7 +68,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const now = Date.now();
   // The questions of one read are linked, so that the page and the Library show them as one read.
   const readId = questions.length > 1 ? (deps.newId?.() ?? crypto.randomUUID()) : undefined;
-  for (const question of questions) {
+  for (const [place, question] of questions.entries()) {
     const chunks: PlannedChunk[] =
       skim && index ? new SkimPlanner(index, question, skim).plan().map(({ index: i, reason }) => ({ ...allChunks[i]!, reason })) : [...allChunks];
     runs.push({
@@ -80,7 +80,8 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       ...(readId && { readId }),
       engineId: request.engineId,
       engineConfig: withoutSecrets(request.engineConfig),
-      settings,
+      // Each question samples with its own seed, the first with the read's.
+      settings: questionPlan(settings, place),
       templates,
       prompts: prompts.record,
       chunks,

@@ -16,9 +16,10 @@ function readsOf(run: RunRecord): string {
   return run.books ? run.books.map((b) => b.documentId).join('|') : run.documentId;
 }
 
-/** The plan of a read, which every run of one Read shares. */
+/** The plan of a read, which every run of one Read shares: all but the seed, which is each question's own (core/plan.ts questionSeed). */
 function planOf(run: RunRecord): string {
-  return JSON.stringify([readsOf(run), run.engineId, run.settings, run.templates, run.skim?.keep ?? null]);
+  const { seed: _, ...settings } = run.settings;
+  return JSON.stringify([readsOf(run), run.engineId, settings, run.templates, run.skim?.keep ?? null]);
 }
 
 /**
