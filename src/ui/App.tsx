@@ -207,11 +207,13 @@ export function App({ place }: { place: Place }) {
   };
 
   const control = (action: 'pauseRun' | 'resumeRun' | 'cancelRun') => async () => {
-    if (!runId) return;
+    if (!runId) return false;
     try {
       await call(agent[action](runId));
+      return true;
     } catch (e) {
       setError((e as Error).message);
+      return false;
     }
   };
 

@@ -1,24 +1,40 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { JobStatus } from './data';
+import { type PendingControl, stillPending } from './job-pending';
 
 interface Props {
   status: JobStatus;
-  onPause(): void;
-  onResume(): void;
-  onCancel(): void;
+  /** Each may answer false (or a promise of it) when the worker refused: the press is then no longer pending. */
+  onPause(): unknown;
+  onResume(): unknown;
+  onCancel(): unknown;
   /** More controls after Pause, Resume and Cancel (a run's Delete). */
   children?: ReactNode;
 }
 
-/** Pause, Resume and Cancel, as a job's status allows: the same for a run and a sweep. */
+/**
+ * Pause, Resume and Cancel, as a job's status allows: the same for a run and a
+ * sweep. A Pause or Cancel says "Pausing…" or "Cancelling…" from the press
+ * until storage holds the new status, since the worker first stores it.
+ */
 export function JobControls({ status, onPause, onResume, onCancel, children }: Props) {
   const { t } = useTranslation();
+  const [pressed, setPressed] = useState<PendingControl | null>(null);
+  const pending = stillPending(pressed, status);
+  const press = (action: PendingControl['action'], act: () => unknown) => () => {
+    if (pending) return;
+    const asked: PendingControl = { action, from: status };
+    setPressed(asked);
+    // A refused control (its error is shown by the page) is no longer pending.
+    const refused = () => setPressed((p) => (p === asked ? null : p));
+    void Promise.resolve(act()).then((answer) => answer === false && refused(), refused);
+  };
   return (
     <div className="controls">
       {status === 'running' && (
-        <button type="button" onClick={onPause}>
-          {t('run.pause')}
+        <button type="button" aria-disabled={pending ? true : undefined} onClick={press('pause', onPause)}>
+          {pending?.action === 'pause' ? t('run.pausing') : t('run.pause')}
         </button>
       )}
       {(status === 'paused' || status === 'cancelled' || status === 'failed') && (
@@ -27,9 +43,14 @@ export function JobControls({ status, onPause, onResume, onCancel, children }: P
         </button>
       )}
       {(status === 'running' || status === 'paused') && (
-        <button type="button" onClick={onCancel}>
-          {t('run.cancel')}
+        <button type="button" aria-disabled={pending ? true : undefined} onClick={press('cancel', onCancel)}>
+          {pending?.action === 'cancel' ? t('run.cancelling') : t('run.cancel')}
         </button>
+      )}
+      {pending && (
+        <span role="status" className="hint">
+          {t(pending.action === 'pause' ? 'run.pausingNote' : 'run.cancellingNote')}
+        </span>
       )}
       {children}
     </div>

@@ -25,9 +25,9 @@ interface Props {
   writing: { index: number; text: string } | null;
   selected: number | null;
   onSelect(index: number): void;
-  onPause(): void;
-  onResume(): void;
-  onCancel(): void;
+  onPause(): unknown;
+  onResume(): unknown;
+  onCancel(): unknown;
   /** Deletes the run with its revisions (offered when it is not reading). */
   onDelete?(): void;
   /** Opens the inspector at a source's revision with its sentence marked. */

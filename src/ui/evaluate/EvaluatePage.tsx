@@ -61,11 +61,13 @@ export function EvaluatePage() {
   };
 
   const control = (action: 'pauseEvaluation' | 'resumeEvaluation' | 'cancelEvaluation') => async () => {
-    if (!currentId) return;
+    if (!currentId) return false;
     try {
       await call(agent[action](currentId));
+      return true;
     } catch (e) {
       setError((e as Error).message);
+      return false;
     }
   };
 

@@ -23,9 +23,9 @@ interface Props {
   items: readonly DatasetSampleRecord[];
   step: Step | null;
   engineLabel: string;
-  onPause(): void;
-  onResume(): void;
-  onCancel(): void;
+  onPause(): unknown;
+  onResume(): unknown;
+  onCancel(): unknown;
 }
 
 function haystackName(e: EvaluationRecord): string {
