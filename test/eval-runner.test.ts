@@ -151,6 +151,25 @@ describe('Evaluator with the IndexedDB store', () => {
     expect(await store.listEvaluationOrdinals(id)).toEqual([]);
   });
 
+  it('deletes a stopped sweep with its samples, and refuses one that is still running', async () => {
+    const store = await openStore();
+    const gated = new GatedEngine(tok);
+    gated.holdAt = 4;
+    const { evaluator: e, log } = evaluator(store, gated);
+    const id = await e.start(request());
+    await gated.held;
+    await expect(e.delete(id)).rejects.toThrow(/still running: pause or cancel it, then delete it/);
+    await e.jobs.pause(id);
+    gated.open();
+    await e.jobs.settled(id);
+    expect(await store.listEvaluationOrdinals(id)).toEqual([0]);
+    await e.delete(id);
+    expect(await store.getEvaluation(id)).toBeUndefined();
+    expect(await store.listEvaluationOrdinals(id)).toEqual([]);
+    expect(await store.listEvaluations()).toEqual([]);
+    expect(log.events.at(-1)).toEqual({ type: 'status', evaluationId: id, status: 'cancelled' });
+  });
+
   it('fills the essay tasks from a stored document when asked', async () => {
     const store = await openStore();
     const text = corpusText('frankenstein.txt').slice(0, 60_000);

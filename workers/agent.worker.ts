@@ -178,6 +178,7 @@ const api = {
   resumeEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.resume(id)),
   pauseEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.pause(id)),
   cancelEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.cancel(id)),
+  deleteEvaluation: (id: string) => attempt(async () => (await sweeps).delete(id)),
   importRun: (json: string) => attempt(async () => (await runs).importRun(json)),
   connectServer: (config: EngineConfig, apiKey?: string) =>
     attempt(async () => {

@@ -199,6 +199,8 @@ export interface AgentApi {
   resumeEvaluation(id: string): Promise<Outcome<void>>;
   pauseEvaluation(id: string): Promise<Outcome<void>>;
   cancelEvaluation(id: string): Promise<Outcome<void>>;
+  /** Deletes a sweep that is not running, with its samples and dataset items. */
+  deleteEvaluation(id: string): Promise<Outcome<void>>;
   importRun(json: string): Promise<Outcome<string>>;
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer(config: EngineConfig, apiKey?: string): Promise<Outcome<ServerCheck>>;

@@ -34,6 +34,7 @@ export type EvaluationStore = Pick<
   | 'putDatasetItems'
   | 'getDatasetItem'
   | 'deleteDatasetItems'
+  | 'deleteEvaluation'
 >;
 
 export interface EvaluatorDeps {
@@ -223,6 +224,21 @@ export class Evaluator {
     await this.deps.store.createEvaluation(evaluation);
     this.jobs.begin(evaluation.id);
     return evaluation.id;
+  }
+
+  /**
+   * Deletes a sweep with its samples and dataset items. A sweep that is
+   * reading is refused: it is paused or cancelled first, as a run is.
+   */
+  async delete(id: string): Promise<void> {
+    const { store, publish } = this.deps;
+    const evaluation = await store.getEvaluation(id);
+    if (!evaluation) return;
+    if (evaluation.status === 'running') throw new RequestError('The evaluation is still running: pause or cancel it, then delete it.');
+    this.jobs.abort(id);
+    await store.deleteEvaluation(id);
+    // Every tab re-reads its list on a status event; the sweep is no longer in storage.
+    publish({ type: 'status', evaluationId: id, status: 'cancelled' });
   }
 
   /**
