@@ -188,6 +188,11 @@ export interface AgentApi {
   pauseRun(runId: string): Promise<Outcome<void>>;
   cancelRun(runId: string): Promise<Outcome<void>>;
   deleteRun(runId: string): Promise<Outcome<void>>;
+  /** The questions of one read (one press of Read) as one: each that can be is paused, resumed together, cancelled or deleted. */
+  pauseRead(readId: string): Promise<Outcome<void>>;
+  resumeRead(readId: string): Promise<Outcome<void>>;
+  cancelRead(readId: string): Promise<Outcome<void>>;
+  deleteRead(readId: string): Promise<Outcome<void>>;
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` sees the reply so far. */
   askFollowUp(runId: string, question: string, onWriting?: Listener<[text: string]>): Promise<Outcome<FollowUpRecord>>;
   /** Traces and stores the sources of a finished run's answers that have none yet (runs from before sources were kept). */
