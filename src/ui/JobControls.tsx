@@ -11,6 +11,17 @@ interface Props {
   onCancel(): unknown;
   /** More controls after Pause, Resume and Cancel (a run's Delete). */
   children?: ReactNode;
+  /** The buttons' words where they are not Pause, Resume and Cancel (a whole read's, beside one question's). */
+  words?: ControlWords;
+}
+
+/** What the controls say: each button, and Pause and Cancel while pending. */
+export interface ControlWords {
+  pause: string;
+  resume: string;
+  cancel: string;
+  pausing: string;
+  cancelling: string;
 }
 
 /**
@@ -18,10 +29,19 @@ interface Props {
  * sweep. A Pause or Cancel says "Pausing…" or "Cancelling…" from the press
  * until storage holds the new status, since the worker first stores it.
  */
-export function JobControls({ status, onPause, onResume, onCancel, children }: Props) {
+export function JobControls({ status, onPause, onResume, onCancel, children, words: given }: Props) {
   const { t } = useTranslation();
+  const words = given ?? {
+    pause: t('run.pause'),
+    resume: t('run.resume'),
+    cancel: t('run.cancel'),
+    pausing: t('run.pausing'),
+    cancelling: t('run.cancelling'),
+  };
   const [pressed, setPressed] = useState<PendingControl | null>(null);
   const pending = stillPending(pressed, status);
+  // Answered: forgotten, so that the job coming back to that status (resumed) does not show it pending again.
+  if (pressed && !pending) setPressed(null);
   const press = (action: PendingControl['action'], act: () => unknown) => () => {
     if (pending) return;
     const asked: PendingControl = { action, from: status };
@@ -34,17 +54,17 @@ export function JobControls({ status, onPause, onResume, onCancel, children }: P
     <div className="controls">
       {status === 'running' && (
         <button type="button" aria-disabled={pending ? true : undefined} onClick={press('pause', onPause)}>
-          {pending?.action === 'pause' ? t('run.pausing') : t('run.pause')}
+          {pending?.action === 'pause' ? words.pausing : words.pause}
         </button>
       )}
       {(status === 'paused' || status === 'cancelled' || status === 'failed') && (
         <button type="button" onClick={onResume}>
-          {t('run.resume')}
+          {words.resume}
         </button>
       )}
       {(status === 'running' || status === 'paused') && (
         <button type="button" aria-disabled={pending ? true : undefined} onClick={press('cancel', onCancel)}>
-          {pending?.action === 'cancel' ? t('run.cancelling') : t('run.cancel')}
+          {pending?.action === 'cancel' ? words.cancelling : words.cancel}
         </button>
       )}
       {pending && (
