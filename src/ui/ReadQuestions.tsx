@@ -6,6 +6,7 @@ import { JobControls } from './JobControls';
 import { ProgressBar } from './ProgressBar';
 import { readStatus } from './read-status';
 import { type SourceTarget, Sources } from './Sources';
+import { answerText } from './answer-text';
 
 /** What a read's own controls ask of every question of it. */
 export type ReadAction = 'pause' | 'resume' | 'cancel' | 'delete';
@@ -82,7 +83,7 @@ export function ReadQuestions({ run, runs, onShow, onRead }: Props) {
               <h3>{q.question}</h3>
               {q.id === run.id && <p className="hint in-view-note">{t('readQuestions.inView')}</p>}
               {q.answer ? (
-                <p className="answer-text">{q.answer}</p>
+                <p className="answer-text">{answerText(q.answer)}</p>
               ) : (
                 <p className="hint">{q.status === 'done' ? t('readQuestions.noAnswer') : t(`readQuestions.status.${q.status}`)}</p>
               )}

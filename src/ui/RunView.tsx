@@ -14,6 +14,7 @@ import { JobControls, JobStopAlert } from './JobControls';
 import { type SourceTarget, Sources } from './Sources';
 import { type ReadAction, ReadQuestions } from './ReadQuestions';
 import { engineUi } from './engines';
+import { answerText } from './answer-text';
 
 interface Props {
   run: RunRecord;
@@ -148,7 +149,7 @@ export function RunView({
             </p>
           )}
           {run.answer ? (
-            <p className="answer-text">{run.answer}</p>
+            <p className="answer-text">{answerText(run.answer)}</p>
           ) : run.answer !== undefined ? (
             <>
               <p className="hint">

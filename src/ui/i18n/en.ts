@@ -190,6 +190,7 @@ export const en = {
     picked:
       'Not written by a model: these are the sentences of the final memory most related to the question, picked by the extractive engine without a language model.',
     pickedWriters: 'To have an answer written from the memory, read with WebLLM, llama.cpp or an OpenAI-compatible server.',
+    extractiveNothing: 'The memory holds nothing that answers the question.',
   },
   runs: {
     title: 'Runs',

@@ -178,6 +178,7 @@ export const zhCN: Messages = {
     answerLater: '读完最后一块后，根据最终记忆写出答案。',
     picked: '这不是模型写的答案：这些是最终记忆中与问题最相关的句子，由抽取式引擎不借助语言模型挑选出来。',
     pickedWriters: '若要根据记忆写出答案，请改用 WebLLM、llama.cpp 或 OpenAI 兼容服务器来阅读。',
+    extractiveNothing: '记忆中没有能回答这个问题的内容。',
   },
   runs: {
     title: '运行记录',
