@@ -15,7 +15,7 @@ interface Props {
 /**
  * A Delete button that asks first in place, as the Library asks before a book
  * goes: focus moves to the choice that loses nothing, and back to the Delete
- * button when that is chosen.
+ * button when that is chosen (or Escape is pressed).
  */
 export function ConfirmDelete({ label, confirm, question, yes, keep, onDelete }: Props) {
   const [confirming, setConfirming] = useState(false);
@@ -43,7 +43,16 @@ export function ConfirmDelete({ label, confirm, question, yes, keep, onDelete }:
     );
   }
   return (
-    <span className="controls" role="group" aria-label={confirm}>
+    <span
+      className="controls"
+      role="group"
+      aria-label={confirm}
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return;
+        e.preventDefault();
+        setConfirming(false);
+      }}
+    >
       <span>{question}</span>
       <button type="button" onClick={onDelete}>
         {yes}
