@@ -70,7 +70,8 @@ export function FollowUp({ run, total, onOpenSource }: { run: RunRecord; total: 
 
   return (
     <section aria-label={t('followUp.region')} className="follow-up">
-      <h3>{t('followUp.title')}</h3>
+      {/* "Again" once the memory has been asked something beyond the read's own question. */}
+      <h3>{t(followUps.length ? 'followUp.title' : 'followUp.titleFirst')}</h3>
       <p className="hint">{t('followUp.intro', { question: run.question })}</p>
       <form className="follow-up-form" onSubmit={(e) => void ask(e)}>
         <label htmlFor={inputId}>{t('followUp.field')}</label>

@@ -284,6 +284,7 @@ export const en = {
   followUp: {
     region: 'Follow-up',
     title: 'Ask this memory again',
+    titleFirst: 'Ask this memory a new question',
     intro:
       'A new question is answered from the final memory alone, without reading the book again. That memory kept what helped answer "{{question}}", so it may lack what another question needs.',
     field: 'Ask this memory',
@@ -710,6 +711,9 @@ export const en = {
     deleteQuestion_other: 'Delete this evaluation and its {{count}} finished samples?',
     deleteYes: 'Yes, delete evaluation',
     deleteKeep: 'Keep evaluation',
+    choose: 'Choose dataset files…',
+    chooseOther: 'Choose other files…',
+    promptsAuto: 'Default: MemAgent (paper) once fetched',
   },
   tasks: {
     niah_single_1: { name: 'Needle in noise: a number', about: 'One needle (a 7-digit number) in repeated noise sentences.' },

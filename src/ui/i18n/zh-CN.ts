@@ -272,6 +272,7 @@ export const zhCN: Messages = {
   followUp: {
     region: '追问',
     title: '再问一次这份记忆',
+    titleFirst: '向这份记忆提一个新问题',
     intro: '新问题只根据最终记忆回答，不再重读全书。这份记忆保留的是有助于回答“{{question}}”的内容，因此可能缺少其他问题所需的信息。',
     field: '询问这份记忆',
     ask: '提问',
@@ -689,6 +690,9 @@ export const zhCN: Messages = {
     deleteQuestion_other: '删除此评估及其 {{count}} 个已完成的样本？',
     deleteYes: '是，删除评估',
     deleteKeep: '保留评估',
+    choose: '选择数据集文件…',
+    chooseOther: '选择其他文件…',
+    promptsAuto: '默认：取得文件后用 MemAgent（论文）',
   },
   tasks: {
     niah_single_1: { name: '噪声中的针：数字', about: '重复的噪声句子中藏着一根针（一个 7 位数）。' },
