@@ -10,6 +10,7 @@ import { engineUi, type SpeedApart } from './engines';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
 import type { ReadFormSettings } from './settings';
+import { sentences } from './sentences';
 
 interface Props {
   /** The books to read: one, or a set read as one stream. */
@@ -89,10 +90,10 @@ function EngineEstimate(props: EngineEstimateProps) {
   const { chunks, promptTokens, full, skim, read } = plan;
   if (!full || cannotRun) {
     const words = cannotRun
-      ? `${t('estimate.aboutChunks', { chunks })} ${t('estimate.cannotRun')}`
+      ? sentences(t('estimate.aboutChunks', { chunks }), t('estimate.cannotRun'))
       : noModel
         ? t('estimate.noModel', { chunks })
-        : `${t('estimate.aboutChunks', { chunks })} ${notMeasured()}`;
+        : sentences(t('estimate.aboutChunks', { chunks }), notMeasured());
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
         {words}

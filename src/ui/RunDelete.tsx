@@ -2,6 +2,7 @@ import { useTranslation } from 'react-i18next';
 import { ConfirmDelete } from './ConfirmDelete';
 import type { RunRecord } from './data';
 import { formatRunBooks } from './format';
+import { sentences } from './sentences';
 
 interface Props {
   run: RunRecord;
@@ -22,7 +23,10 @@ export function RunDelete({ run, revisions, onDelete }: Props) {
     <ConfirmDelete
       label={t('runDelete.delete')}
       confirm={t('runDelete.confirm')}
-      question={`${revisions ? t('runDelete.questionRevisions', { count: revisions }) : t('runDelete.question')} ${t('runDelete.bookStays', { book: formatRunBooks(run) })}`}
+      question={sentences(
+        revisions ? t('runDelete.questionRevisions', { count: revisions }) : t('runDelete.question'),
+        t('runDelete.bookStays', { book: formatRunBooks(run) }),
+      )}
       yes={t('runDelete.yes')}
       keep={t('runDelete.keep')}
       onDelete={onDelete}

@@ -15,6 +15,7 @@ import { type SourceTarget, Sources } from './Sources';
 import { type ReadAction, ReadQuestions } from './ReadQuestions';
 import { engineUi } from './engines';
 import { answerText } from './answer-text';
+import { sentences } from './sentences';
 
 interface Props {
   run: RunRecord;
@@ -136,7 +137,7 @@ export function RunView({
         run.answer !== undefined &&
         engineUi(run.engineId).noModel && (
           <p className="hint answer-kind" role="note">
-            {t('run.picked')} {t('run.pickedWriters')}
+            {sentences(t('run.picked'), t('run.pickedWriters'))}
           </p>
         )
       ) : (
@@ -145,7 +146,7 @@ export function RunView({
           {/* A model-free engine picks sentences; the page says so, and which engines would write an answer. */}
           {run.answer !== undefined && engineUi(run.engineId).noModel && (
             <p className="hint answer-kind" role="note">
-              {t('run.picked')} {t('run.pickedWriters')}
+              {sentences(t('run.picked'), t('run.pickedWriters'))}
             </p>
           )}
           {run.answer ? (
