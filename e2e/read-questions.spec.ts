@@ -41,6 +41,8 @@ test('three questions asked with one press of Read are read together; a reload m
   }
   // The form says how this engine writes several questions' memories.
   await expect(page.getByText('Read reads the book once for all 3 questions')).toBeVisible();
+  // The estimate counts every question, and says so.
+  await expect(page.getByRole('note', { name: 'Estimate' })).toContainText('This counts all 3 questions');
   await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('400');
 
   // Every question's fourth step is held: the read is midway, with nothing of chunk 4 stored.

@@ -396,6 +396,8 @@ export const en = {
   },
   estimate: {
     region: 'Estimate',
+    questions_one: 'This counts the {{count}} question.',
+    questions_other: 'This counts all {{count}} questions: each writes its own memory at every chunk (an engine that writes them together can take less).',
     calibrated: 'calibrated on this GPU when the model was loaded',
     measuredThreads_one: 'measured on this device with {{count}} thread',
     measuredThreads_other: 'measured on this device with {{count}} threads',

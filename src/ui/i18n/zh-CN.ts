@@ -382,6 +382,8 @@ export const zhCN: Messages = {
   },
   estimate: {
     region: '估计',
+    questions_one: '此处按这 {{count}} 个问题计算。',
+    questions_other: '此处按全部 {{count}} 个问题计算：每个问题在每一块都写自己的记忆（能把它们一同写的引擎可能更快）。',
     calibrated: '加载模型时在此 GPU 上校准',
     measuredThreads_one: '在本设备上用 {{count}} 个线程测得',
     measuredThreads_other: '在本设备上用 {{count}} 个线程测得',
