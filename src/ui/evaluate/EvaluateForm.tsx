@@ -229,7 +229,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
             <p className="hint">{t(mode === 'full' ? 'evaluate.modeFullHint' : 'evaluate.modeMemoryHint')}</p>
             {mode === 'full' && <p className="hint">{t('evaluate.fullHint')}</p>}
           </div>
-          <fieldset className="checks">
+          <fieldset className="checks task-checks">
             <legend>{t('evaluate.tasks')}</legend>
             {TASK_IDS.map((id) => (
               <label key={id}>
