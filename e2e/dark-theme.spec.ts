@@ -17,7 +17,9 @@ function luminance(rgb: string): number {
   return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
 }
 
-test('in the dark theme, "Add a question" and the "Ask this memory" field are drawn dark, as the other fields are', async ({ page }) => {
+test('in the dark theme, "Add a question", the "Ask this memory" field and Evaluate\'s file picker are drawn dark, as the other fields are', async ({
+  page,
+}) => {
   await page.goto('/');
   const question = page.getByLabel('Question');
   const field = await look(question);
@@ -40,4 +42,21 @@ test('in the dark theme, "Add a question" and the "Ask this memory" field are dr
   expect(followUp.background).toBe(field.background);
   expect(followUp.color).toBe(field.color);
   expect(followUp.border).toBe(field.border);
+  // Nothing has been asked of the memory yet: it is not asked "again".
+  const followUpRegion = page.getByRole('region', { name: 'Follow-up' });
+  await expect(followUpRegion.getByRole('heading', { name: 'Ask this memory a new question' })).toBeVisible();
+  await expect(followUpRegion.getByRole('heading', { name: 'Ask this memory again' })).toHaveCount(0);
+
+  // Evaluate's dataset files are chosen with a button drawn as the app's others, and its tasks stand in even columns.
+  await page.getByRole('link', { name: 'Evaluate' }).click();
+  const picker = page.getByRole('button', { name: 'Choose dataset files…' });
+  const chooser = await look(picker);
+  expect(chooser.background).toBe(button.background);
+  expect(luminance(chooser.color)).toBeGreaterThan(0.3);
+  const lefts = await page
+    .getByRole('group', { name: 'Tasks' })
+    .getByRole('checkbox')
+    .evaluateAll((boxes) => boxes.map((b) => Math.round(b.getBoundingClientRect().left)));
+  expect(lefts.length).toBeGreaterThan(10);
+  expect(new Set(lefts).size).toBeLessThanOrEqual(3);
 });

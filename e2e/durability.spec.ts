@@ -598,7 +598,7 @@ test('Cancel and Pause hold across reloads; a cancelled run resumes or is delete
     await page.getByRole('button', { name: 'Cancel' }).click();
     await expect(status).toHaveText(/^Cancelled/);
     await page.getByRole('button', { name: 'Delete run' }).click();
-    const confirm = page.getByRole('alertdialog', { name: 'Confirm delete run' });
+    const confirm = page.getByRole('group', { name: 'Confirm delete run' });
     await expect(confirm).toContainText('Delete this run and its 20 revisions?');
     await confirm.getByRole('button', { name: 'Keep run' }).click();
     expect(await storedCounts(page)).toMatchObject({ runs: 1, revisions: 20, memories: 20 });

@@ -55,6 +55,16 @@ test('a small sweep with the extractive engine fills the table, the chart and th
     const values = lines[i + 1]!.split(',');
     for (const [column, key] of Object.entries(keys)) expect(values[columns.indexOf(column)]).toBe(cell[key] === null ? '' : String(cell[key]));
   });
+
+  // A finished sweep can be deleted, asked first in place; its samples go with it.
+  await page.getByRole('button', { name: 'Delete evaluation' }).click();
+  const confirm = page.getByRole('group', { name: 'Confirm delete evaluation' });
+  await expect(confirm).toContainText('Delete this evaluation and its 4 finished samples?');
+  await expect(confirm.getByRole('button', { name: 'Keep evaluation' })).toBeFocused();
+  await confirm.getByRole('button', { name: 'Yes, delete evaluation' }).click();
+  await expect(page.getByRole('navigation', { name: 'Evaluations' })).toHaveCount(0);
+  await expect(page.getByRole('region', { name: 'Evaluation' })).toHaveCount(0);
+  expect(await storedSamples(page)).toEqual([]);
 });
 
 /**
@@ -75,12 +85,25 @@ test('a sweep resumes after a reload from its next unfinished sample', async ({ 
     await expect(progress).toHaveAttribute('aria-valuemax', '6');
     await held;
     await expect(progress).toHaveAttribute('aria-valuenow', '1');
+    // The list names the sweep by what it reads, and counts what storage holds.
+    const entry = page.getByRole('navigation', { name: 'Evaluations' }).getByRole('button');
+    await expect(entry).toContainText('niah_single_2 × 8K, 16K × 3 samples');
+    await expect(entry).toContainText('1/6 · running');
     const reloadedAt = await page.evaluate(() => Date.now());
     await page.reload();
+
+    // A pause is stored before the page says paused: a reload right after finds it paused.
+    const after = page.getByRole('progressbar', { name: 'Evaluation progress' });
+    await expect(after).toHaveAttribute('aria-valuenow', '1');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+    await page.reload();
+    await expect(page.getByText(/^Paused · 1 of 6 samples/)).toBeVisible();
+    await expect(page.getByRole('navigation', { name: 'Evaluations' }).getByRole('button')).toContainText('1/6 · paused');
+    await page.getByRole('button', { name: 'Resume' }).click();
     server.release();
 
     // What was finished is still there, and the sweep carries on to the end.
-    const after = page.getByRole('progressbar', { name: 'Evaluation progress' });
     await expect(after).toHaveAttribute('aria-valuenow', '6');
     await expect(page.getByText(/^Done · 6 of 6 samples/)).toBeVisible();
     const rows = page.getByRole('table', { name: 'Results' }).getByRole('row', { name: /niah_single_2/ });

@@ -30,6 +30,11 @@ async function stored(page: Page): Promise<{ runs: StoredRun[]; committed: Recor
   return { runs, committed };
 }
 
+/** A question's answer as the page for its read shows it: in its entry among the read's questions. */
+function answerOf(page: Page, question: string) {
+  return page.getByRole('region', { name: 'Questions of this read' }).getByRole('article', { name: question });
+}
+
 async function askTwo(page: Page, book: Buffer, name: string): Promise<void> {
   await page.getByLabel('Document').setInputFiles({ name, mimeType: 'text/plain', buffer: book });
   await page.getByText(new RegExp(`${name.replace('.', '\\.')} — .*tokens`)).waitFor();
@@ -73,10 +78,10 @@ test('two questions on one book: on this device the runs read in turns, each to 
 
   // Each answers its own question.
   await runs.getByRole('button', { name: SECOND.question }).click();
-  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(SECOND.answer);
+  await expect(answerOf(page, SECOND.question)).toContainText(SECOND.answer);
   await openPlace(page, 'Library');
   await runs.getByRole('button', { name: PLANTED.question }).click();
-  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+  await expect(answerOf(page, PLANTED.question)).toContainText(PLANTED.code);
   const indexes = await storedRevisionIndexes(page);
   expect(indexes[a.id]).toEqual(range(total));
   expect(indexes[b.id]).toEqual(range(total));
@@ -116,10 +121,10 @@ test('with Requests in flight at once set to 1, two questions through a server s
     }
     expect(server.maxInFlight).toBe(1);
     await runs.getByRole('button', { name: SECOND.question }).click();
-    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(SECOND.answer);
+    await expect(answerOf(page, SECOND.question)).toContainText(SECOND.answer);
     await openPlace(page, 'Library');
     await runs.getByRole('button', { name: PLANTED.question }).click();
-    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+    await expect(answerOf(page, PLANTED.question)).toContainText(PLANTED.code);
   });
 });
 
@@ -148,13 +153,13 @@ test('two questions through an OpenAI-compatible server are read at once; one pa
     await runs.getByRole('button', { name: SECOND.question }).click();
     await expect(page.getByRole('region', { name: 'Run' }).getByRole('heading', { name: SECOND.question, level: 2 })).toBeVisible();
     await expect(page.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', '6');
-    await page.getByRole('button', { name: 'Pause' }).click();
-    await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await expect(page.getByRole('button', { name: 'Resume', exact: true })).toBeVisible();
     server.release();
 
     await openPlace(page, 'Library');
     await runs.getByRole('button', { name: PLANTED.question }).click();
-    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 60_000 });
+    await expect(answerOf(page, PLANTED.question)).toContainText(PLANTED.code, { timeout: 60_000 });
     const { runs: records } = await stored(page);
     const a = records.find((r) => r.question === PLANTED.question)!;
     const b = records.find((r) => r.question === SECOND.question)!;
@@ -165,10 +170,10 @@ test('two questions through an OpenAI-compatible server are read at once; one pa
     await page.reload();
     await openPlace(page, 'Library');
     await runs.getByRole('button', { name: SECOND.question }).click();
-    await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Resume', exact: true })).toBeVisible();
     expect((await stored(page)).runs.find((r) => r.id === b.id)!.nextChunk).toBe(6);
-    await page.getByRole('button', { name: 'Resume' }).click();
-    await expect(page.getByRole('region', { name: 'Answer' })).toContainText(SECOND.answer, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await expect(answerOf(page, SECOND.question)).toContainText(SECOND.answer, { timeout: 60_000 });
     const total = Number(await page.getByRole('progressbar', { name: 'Reading progress' }).getAttribute('aria-valuemax'));
     const indexes = await storedRevisionIndexes(page);
     expect(indexes[a.id]).toEqual(range(total));

@@ -41,6 +41,8 @@ test('three questions asked with one press of Read are read together; a reload m
   }
   // The form says how this engine writes several questions' memories.
   await expect(page.getByText('Read reads the book once for all 3 questions')).toBeVisible();
+  // The estimate counts every question, and says so.
+  await expect(page.getByRole('note', { name: 'Estimate' })).toContainText('This counts all 3 questions');
   await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('400');
 
   // Every question's fourth step is held: the read is midway, with nothing of chunk 4 stored.
@@ -57,6 +59,14 @@ test('three questions asked with one press of Read are read together; a reload m
   expect(before.runs.map((r) => r.nextChunk)).toEqual([3, 3, 3]);
   expect(new Set(before.runs.map((r) => r.readId)).size).toBe(1);
   expect(before.runs[0]!.readId).toBeTruthy();
+
+  // The read pauses and resumes as one: every question, with one press each.
+  await read.getByRole('button', { name: 'Pause all questions' }).click();
+  await expect(read.getByRole('button', { name: 'Resume all questions' })).toBeVisible();
+  for (const fact of FACTS) await expect(read.getByRole('article', { name: fact.question })).toContainText('Paused');
+  await read.getByRole('button', { name: 'Resume all questions' }).click();
+  await expect(read.getByRole('button', { name: 'Pause all questions' })).toBeVisible();
+  await expect.poll(() => heldRuns(page, 3)).toBe(3);
 
   // A reload with the steps in hand: the next worker reads every question on from chunk 4.
   await page.reload();
@@ -83,6 +93,12 @@ test('three questions asked with one press of Read are read together; a reload m
   await read.getByRole('button', { name: `Show its revisions: ${FACTS[2]!.question}` }).click();
   await expect(runRegion.getByRole('heading', { level: 2 })).toHaveText(FACTS[2]!.question);
   await expect(read.getByRole('button', { name: `Show its revisions: ${FACTS[2]!.question}` })).toHaveAttribute('aria-pressed', 'true');
+  // Focus goes to that question's revisions, and its entry in the list says they are the ones in view.
+  await expect(runRegion.getByRole('heading', { name: `Revisions of: ${FACTS[2]!.question}` })).toBeFocused();
+  await expect(read.getByRole('article', { name: FACTS[2]!.question })).toContainText('Its revisions are shown below.');
+  await expect(read.getByRole('article', { name: FACTS[0]!.question })).not.toContainText('Its revisions are shown below.');
+  // Each answer is shown once, in the list: no second Answer box for the question in view.
+  await expect(runRegion.getByRole('region', { name: 'Answer' })).toHaveCount(0);
 
   expect(await violationsInBothThemes(page, 'a read of three questions')).toEqual([]);
 
@@ -90,4 +106,16 @@ test('three questions asked with one press of Read are read together; a reload m
   await openPlace(page, 'Library');
   const group = page.getByRole('navigation', { name: 'Runs' }).getByRole('group', { name: 'One read of excerpt.txt: 3 questions' });
   for (const fact of FACTS) await expect(group.getByRole('button', { name: fact.question })).toBeVisible();
+  // One entry, named on screen as well as for a screen reader.
+  await expect(page.getByRole('navigation', { name: 'Runs' }).getByText('One read of excerpt.txt: 3 questions', { exact: true })).toBeVisible();
+
+  // Deleting the read deletes every question of it, asked first in place.
+  await group.getByRole('button', { name: FACTS[0]!.question }).click();
+  await page.getByRole('button', { name: 'Delete this read' }).click();
+  const confirm = page.getByRole('group', { name: 'Confirm delete read' });
+  await expect(confirm).toContainText('Delete this read and all 3 of its questions? excerpt.txt stays in the Library.');
+  await expect(confirm.getByRole('button', { name: 'Keep read' })).toBeFocused();
+  await confirm.getByRole('button', { name: 'Yes, delete read' }).click();
+  await expect(group).toHaveCount(0);
+  expect((await storedRunsAndRevisions(page)).runs).toEqual([]);
 });

@@ -88,10 +88,10 @@ test('a run opened from the Library puts its book, question and settings on the 
   await expect(f.question).toHaveValue(PLANTED.question);
   await expect(f.memory).toHaveValue('512');
 
-  // Delete run asks in a dialog that the keyboard works: focus on Keep run, Escape keeps it.
+  // Delete run asks in place, as the Library does for a book: focus on Keep run, Escape keeps it.
   const deleteButton = page.getByRole('button', { name: 'Delete run' });
   await deleteButton.click();
-  const confirm = page.getByRole('alertdialog', { name: 'Confirm delete run' });
+  const confirm = page.getByRole('group', { name: 'Confirm delete run' });
   await expect(confirm).toContainText(/Delete this run and its \d+ revisions\? vault\.txt stays in the Library\./);
   await expect(confirm.getByRole('button', { name: 'Keep run' })).toBeFocused();
   await page.keyboard.press('Escape');

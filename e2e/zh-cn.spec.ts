@@ -27,6 +27,16 @@ test('a browser in Simplified Chinese reads a book through the zh-CN names, and 
   await expect(source.getByRole('link', { name: /^在检查器中显示修订 \d+$/ })).toBeVisible();
   // The question and the answer are shown as they are, never translated.
   await expect(page.getByRole('region', { name: '运行' }).getByRole('heading', { level: 2 })).toHaveText(PLANTED.question);
+  // Sentences in a row take no space after a Chinese full stop; a memory's size in the timeline is one unit, never broken.
+  await expect(answer.getByRole('note')).toContainText('。');
+  expect(await answer.getByRole('note').textContent()).not.toMatch(/[。？！] /);
+  await page.setViewportSize({ width: 360, height: 800 });
+  const size = page
+    .getByRole('list', { name: '记忆修订' })
+    .getByText(/^\d+ 词元$/)
+    .first();
+  expect(await size.evaluate((e) => [getComputedStyle(e).whiteSpace, e.getClientRects().length])).toEqual(['nowrap', 1]);
+  await page.setViewportSize({ width: 1280, height: 720 });
   // A look at the page in Simplified Chinese, kept with the test's output.
   await page.screenshot({ path: test.info().outputPath('read-zh-CN.png') });
 

@@ -134,6 +134,42 @@ describe('Evaluator with the IndexedDB store', () => {
     expect(log.events).toContainEqual({ type: 'control', evaluationId: id, action: 'pause' });
   });
 
+  it('a pause is heard between two steps of a long sample, not after the whole sample', async () => {
+    // The extractive engine answers without ever waiting on anything: without a turn of the event loop between steps,
+    // the pause (which waits on storage) would only be heard once every chunk of the sample was read and stored.
+    const store = await openStore();
+    const { evaluator: e, log } = evaluator(store);
+    const id = await e.start(request({ tasks: ['niah_single_1'], lengths: [64 * K], samples: 1, chunkTokens: 1000 }));
+    await log.waitFor((ev) => ev.type === 'step' && ev.evaluationId === id);
+    const first = log.events.find((ev) => ev.type === 'step');
+    const chunks = first?.type === 'step' ? first.chunks : 0;
+    await e.jobs.pause(id);
+    await e.jobs.settled(id);
+    expect(chunks).toBeGreaterThan(50);
+    expect(log.events.filter((ev) => ev.type === 'step').length).toBeLessThan(chunks);
+    expect((await store.getEvaluation(id))!).toMatchObject({ status: 'paused', completed: 0 });
+    expect(await store.listEvaluationOrdinals(id)).toEqual([]);
+  });
+
+  it('deletes a stopped sweep with its samples, and refuses one that is still running', async () => {
+    const store = await openStore();
+    const gated = new GatedEngine(tok);
+    gated.holdAt = 4;
+    const { evaluator: e, log } = evaluator(store, gated);
+    const id = await e.start(request());
+    await gated.held;
+    await expect(e.delete(id)).rejects.toThrow(/still running: pause or cancel it, then delete it/);
+    await e.jobs.pause(id);
+    gated.open();
+    await e.jobs.settled(id);
+    expect(await store.listEvaluationOrdinals(id)).toEqual([0]);
+    await e.delete(id);
+    expect(await store.getEvaluation(id)).toBeUndefined();
+    expect(await store.listEvaluationOrdinals(id)).toEqual([]);
+    expect(await store.listEvaluations()).toEqual([]);
+    expect(log.events.at(-1)).toEqual({ type: 'status', evaluationId: id, status: 'cancelled' });
+  });
+
   it('fills the essay tasks from a stored document when asked', async () => {
     const store = await openStore();
     const text = corpusText('frankenstein.txt').slice(0, 60_000);

@@ -176,6 +176,24 @@ describe('several questions read in one batch a step', () => {
     }
   });
 
+  it('a read is paused, cancelled and deleted as one: every question of it', async () => {
+    const engine = new BatchingEngine(tok);
+    engine.holdIf = (batch) => batch === 4;
+    const { store, runner, doc, ended } = await setup(engine);
+    const ids = await runner.startMany(request(doc.id), QUESTIONS);
+    await engine.held;
+    const readId = runs0ReadId(await store.getRun(ids[0]!));
+    await expect(runner.deleteRead(readId)).rejects.toThrow(/still reading: pause or cancel the read, then delete it/);
+    await runner.pauseRead(readId);
+    engine.open();
+    await Promise.all(ids.map(ended));
+    for (const id of ids) expect(await store.getRun(id)).toMatchObject({ status: 'paused', nextChunk: 3 });
+    await runner.cancelRead(readId);
+    for (const id of ids) expect(await store.getRun(id)).toMatchObject({ status: 'cancelled' });
+    await runner.deleteRead(readId);
+    expect(await store.listRuns()).toEqual([]);
+  });
+
   it('a reload mid-read resumes every question of the read from its stored step, in one batch a step', async () => {
     const engine = new BatchingEngine(tok);
     engine.holdIf = (batch) => batch === 4; // the tab is gone while its fourth step is written: never let go

@@ -168,6 +168,10 @@ const api = {
   resumeRun: (runId: string) => attempt(async () => (await runs).jobs.resume(runId)),
   pauseRun: (runId: string) => attempt(async () => (await runs).jobs.pause(runId)),
   cancelRun: (runId: string) => attempt(async () => (await runs).jobs.cancel(runId)),
+  pauseRead: (readId: string) => attempt(async () => (await runs).pauseRead(readId)),
+  resumeRead: (readId: string) => attempt(async () => (await runs).resumeRead(readId)),
+  cancelRead: (readId: string) => attempt(async () => (await runs).cancelRead(readId)),
+  deleteRead: (readId: string) => attempt(async () => (await runs).deleteRead(readId)),
   deleteRun: (runId: string) => attempt(async () => (await runs).deleteRun(runId)),
   askFollowUp: (runId: string, question: string, onWriting?: (text: string) => unknown) =>
     attempt(async () => (await runs).askFollowUp(runId, question, onWriting && tellQuietly(onWriting))),
@@ -178,6 +182,7 @@ const api = {
   resumeEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.resume(id)),
   pauseEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.pause(id)),
   cancelEvaluation: (id: string) => attempt(async () => (await sweeps).jobs.cancel(id)),
+  deleteEvaluation: (id: string) => attempt(async () => (await sweeps).delete(id)),
   importRun: (json: string) => attempt(async () => (await runs).importRun(json)),
   connectServer: (config: EngineConfig, apiKey?: string) =>
     attempt(async () => {

@@ -188,6 +188,11 @@ export interface AgentApi {
   pauseRun(runId: string): Promise<Outcome<void>>;
   cancelRun(runId: string): Promise<Outcome<void>>;
   deleteRun(runId: string): Promise<Outcome<void>>;
+  /** The questions of one read (one press of Read) as one: each that can be is paused, resumed together, cancelled or deleted. */
+  pauseRead(readId: string): Promise<Outcome<void>>;
+  resumeRead(readId: string): Promise<Outcome<void>>;
+  cancelRead(readId: string): Promise<Outcome<void>>;
+  deleteRead(readId: string): Promise<Outcome<void>>;
   /** Answers a new question from a finished run's final memory and stores it; `onWriting` sees the reply so far. */
   askFollowUp(runId: string, question: string, onWriting?: Listener<[text: string]>): Promise<Outcome<FollowUpRecord>>;
   /** Traces and stores the sources of a finished run's answers that have none yet (runs from before sources were kept). */
@@ -199,6 +204,8 @@ export interface AgentApi {
   resumeEvaluation(id: string): Promise<Outcome<void>>;
   pauseEvaluation(id: string): Promise<Outcome<void>>;
   cancelEvaluation(id: string): Promise<Outcome<void>>;
+  /** Deletes a sweep that is not running, with its samples and dataset items. */
+  deleteEvaluation(id: string): Promise<Outcome<void>>;
   importRun(json: string): Promise<Outcome<string>>;
   /** Stores the key for a model server (an empty one forgets it), then checks the server with it. */
   connectServer(config: EngineConfig, apiKey?: string): Promise<Outcome<ServerCheck>>;

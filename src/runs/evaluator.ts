@@ -1,4 +1,5 @@
 import { BudgetError } from '../core/budget';
+import type { TextGenerator } from '../core/generation';
 import { planRead, readSettingsProblem } from '../core/plan';
 import { templateOverhead, templateProblem } from '../core/prompts';
 import { type Engine, withoutSecrets } from '../engines/engine';
@@ -33,6 +34,7 @@ export type EvaluationStore = Pick<
   | 'putDatasetItems'
   | 'getDatasetItem'
   | 'deleteDatasetItems'
+  | 'deleteEvaluation'
 >;
 
 export interface EvaluatorDeps {
@@ -225,6 +227,21 @@ export class Evaluator {
   }
 
   /**
+   * Deletes a sweep with its samples and dataset items. A sweep that is
+   * reading is refused: it is paused or cancelled first, as a run is.
+   */
+  async delete(id: string): Promise<void> {
+    const { store, publish } = this.deps;
+    const evaluation = await store.getEvaluation(id);
+    if (!evaluation) return;
+    if (evaluation.status === 'running') throw new RequestError('The evaluation is still running: pause or cancel it, then delete it.');
+    this.jobs.abort(id);
+    await store.deleteEvaluation(id);
+    // Every tab re-reads its list on a status event; the sweep is no longer in storage.
+    publish({ type: 'status', evaluationId: id, status: 'cancelled' });
+  }
+
+  /**
    * What another tab did: a pause or cancel stops the reader here; a sweep
    * that starts reading there gets a standby here, which carries on from the
    * next sample if that tab closes or crashes.
@@ -255,7 +272,7 @@ export class Evaluator {
       const item = await this.deps.store.getDatasetItem(evaluation.id, ordinal);
       if (!item) throw new Error(`Item ${ordinal + 1} of this evaluation's dataset files is no longer stored. Start the evaluation again with the files.`);
       const result = await readItem(item, item.file, settings, {
-        generator: engine,
+        generator: heedingStops(engine),
         tokenizer: engine.tokenizer,
         signal,
         onStep: ({ chunk, chunks }) => step(ordinal, chunk, chunks),
@@ -284,7 +301,7 @@ export class Evaluator {
       const sweep = runSweep(
         evaluation.spec,
         {
-          generator: engine,
+          generator: heedingStops(engine),
           tokenizer: engine.tokenizer,
           contextWindow: engine.contextWindow,
           essay,
@@ -318,6 +335,32 @@ export class Evaluator {
       this.deps.publish({ type: 'step', evaluationId, ordinal, chunk, chunks });
     };
   }
+}
+
+/**
+ * The engine, each request after a turn of the worker's event loop. An engine
+ * that answers without waiting on anything (the extractive one) would
+ * otherwise read a whole sample before a Pause or Cancel from the page is
+ * even heard; a message channel's turn is not slowed as nested timers are.
+ */
+function heedingStops(engine: TextGenerator): TextGenerator {
+  return {
+    generate: async (messages, options) => {
+      await nextTask();
+      return engine.generate(messages, options);
+    },
+  };
+}
+
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
 }
 
 /** The most tokens one step of the method holds: template, a question, the chunk, the memory and the reply. */

@@ -5,6 +5,7 @@ import { ImportError, parseExport } from '../storage/export';
 import { contentHash } from '../storage/schema';
 import type { EngineCache } from '../jobs/engines';
 import { JobHost, type JobHostDeps } from '../jobs/host';
+import { RequestError } from '../jobs/request-error';
 import { mark } from '../jobs/marks';
 import type { StepHold } from '../jobs/step-hold';
 import { FollowUps } from './follow-up';
@@ -146,6 +147,27 @@ export class Runs {
   async resumeRead(readId: string): Promise<void> {
     const runs = (await this.deps.store.listRuns()).filter((r) => r.readId === readId && r.status !== 'done');
     await this.together(runs, (id) => this.jobs.resume(id));
+  }
+
+  /** Pauses every question of a read that is reading (one press of Pause for the whole read). */
+  async pauseRead(readId: string): Promise<void> {
+    for (const run of await this.runsOfRead(readId)) if (run.status === 'running') await this.jobs.pause(run.id);
+  }
+
+  /** Cancels every question of a read that is reading or paused. */
+  async cancelRead(readId: string): Promise<void> {
+    for (const run of await this.runsOfRead(readId)) if (run.status === 'running' || run.status === 'paused') await this.jobs.cancel(run.id);
+  }
+
+  /** Deletes every question of a read, none of them reading (as for one run, Pause or Cancel comes first). */
+  async deleteRead(readId: string): Promise<void> {
+    const runs = await this.runsOfRead(readId);
+    if (runs.some((r) => r.status === 'running')) throw new RequestError('A question of this read is still reading: pause or cancel the read, then delete it.');
+    for (const run of runs) await this.deleteRun(run.id);
+  }
+
+  private async runsOfRead(readId: string): Promise<RunRecord[]> {
+    return (await this.deps.store.listRuns()).filter((r) => r.readId === readId);
   }
 
   /** Deletes a run with its revisions and memories (its document stays); a reader of it, here or in another tab, stops first. */

@@ -100,6 +100,20 @@ export class Evaluations extends Connection {
     });
   }
 
+  /** Deletes an evaluation with its finished samples and its dataset items, in one transaction. */
+  deleteEvaluation(id: string): Promise<void> {
+    return this.guard('the deletion of the evaluation', async (failure) => {
+      const tx = this.db.transaction(['evaluations', 'evaluationSamples', 'datasetItems'], 'readwrite');
+      failure.tx = tx;
+      await Promise.all([
+        tx.objectStore('evaluations').delete(id),
+        tx.objectStore('evaluationSamples').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
+        tx.objectStore('datasetItems').delete(IDBKeyRange.bound([id, 0], [id, Infinity])),
+        tx.done,
+      ]);
+    });
+  }
+
   /** Sweep positions of the finished samples: all a resume needs. */
   listEvaluationOrdinals(evaluationId: string): Promise<number[]> {
     return this.read('the samples of the evaluation', async () => {

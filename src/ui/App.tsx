@@ -14,6 +14,7 @@ import { ReadForm } from './ReadForm';
 import { citedFromUrl, forgetRunInUrl, goTo, onHistory, type Place, revisionFromUrl, runIdFromUrl, showInUrl } from './route';
 import { RunList } from './RunList';
 import { RunView } from './RunView';
+import type { ReadAction } from './ReadQuestions';
 import type { CitedMark } from './inspector/RevisionDetail';
 import type { SourceTarget } from './Sources';
 import { StorageStatus } from './StorageStatus';
@@ -207,11 +208,13 @@ export function App({ place }: { place: Place }) {
   };
 
   const control = (action: 'pauseRun' | 'resumeRun' | 'cancelRun') => async () => {
-    if (!runId) return;
+    if (!runId) return false;
     try {
       await call(agent[action](runId));
+      return true;
     } catch (e) {
       setError((e as Error).message);
+      return false;
     }
   };
 
@@ -228,6 +231,28 @@ export function App({ place }: { place: Place }) {
       await refreshRuns();
     } catch (e) {
       setError((e as Error).message);
+    }
+  };
+
+  /** The whole read in view: each of its questions paused, resumed together, cancelled or deleted (asked first). */
+  const controlRead = async (action: ReadAction, readId: string) => {
+    const questions = runs.filter((r) => r.readId === readId).map((r) => r.question);
+    try {
+      if (action === 'pause') await call(agent.pauseRead(readId));
+      else if (action === 'resume') await call(agent.resumeRead(readId));
+      else if (action === 'cancel') await call(agent.cancelRead(readId));
+      else {
+        await call(agent.deleteRead(readId));
+        forgetRunInUrl();
+        setRunId(null);
+        setDeleted({ question: questions.join(' · '), place: runFrom });
+        if (runFrom !== place) goTo(runFrom, { run: null, rev: null, cite: null }, () => deletedNotice.current);
+        await refreshRuns();
+      }
+      return true;
+    } catch (e) {
+      setError((e as Error).message);
+      return false;
     }
   };
 
@@ -318,6 +343,7 @@ export function App({ place }: { place: Place }) {
               cited={cited}
               onOpenSource={openSource}
               onShowQuestion={showQuestion}
+              onReadControl={controlRead}
             />
           ) : (
             deletedAlert('read') || null

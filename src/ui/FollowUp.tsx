@@ -7,6 +7,7 @@ import { formatDuration } from './format';
 import { type SourceTarget, Sources } from './Sources';
 import { engineUi } from './engines';
 import './follow-up.css';
+import { answerText } from './answer-text';
 
 /** A run's follow-up answers as storage holds them, kept current by the worker's events. */
 function useFollowUps(runId: string): FollowUpRecord[] {
@@ -69,7 +70,8 @@ export function FollowUp({ run, total, onOpenSource }: { run: RunRecord; total: 
 
   return (
     <section aria-label={t('followUp.region')} className="follow-up">
-      <h3>{t('followUp.title')}</h3>
+      {/* "Again" once the memory has been asked something beyond the read's own question. */}
+      <h3>{t(followUps.length ? 'followUp.title' : 'followUp.titleFirst')}</h3>
       <p className="hint">{t('followUp.intro', { question: run.question })}</p>
       <form className="follow-up-form" onSubmit={(e) => void ask(e)}>
         <label htmlFor={inputId}>{t('followUp.field')}</label>
@@ -94,7 +96,7 @@ export function FollowUp({ run, total, onOpenSource }: { run: RunRecord; total: 
           {followUps.map((f) => (
             <li key={f.index}>
               <p className="follow-up-question">{f.question}</p>
-              <p className="answer-text">{f.answer}</p>
+              <p className="answer-text">{answerText(f.answer)}</p>
               <p className="hint">
                 {t('followUp.answeredFrom', { question: run.question, duration: formatDuration(f.ms) })}
                 {engineUi(run.engineId).noModel ? ` · ${t('followUp.picked')}` : ''}

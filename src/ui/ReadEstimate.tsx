@@ -10,6 +10,7 @@ import { engineUi, type SpeedApart } from './engines';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
 import type { ReadFormSettings } from './settings';
+import { sentences } from './sentences';
 
 interface Props {
   /** The books to read: one, or a set read as one stream. */
@@ -22,6 +23,8 @@ interface Props {
   onEstimate?(ms: number | null): void;
   /** The engine cannot run in this browser: no time is expected, and nothing is offered to measure it. */
   cannotRun?: boolean;
+  /** Questions the read asks (default 1): each writes its own memory at every chunk, so each is a step of its own. */
+  questions?: number;
 }
 
 const NO_CONFIG: EngineConfig = {};
@@ -54,7 +57,7 @@ interface EngineEstimateProps extends Props {
 }
 
 function EngineEstimate(props: EngineEstimateProps) {
-  const { books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured, noModel, cannotRun } = props;
+  const { books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured, noModel, cannotRun, questions = 1 } = props;
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const [beside, setBeside] = useState<BesideSteps | undefined>(undefined);
@@ -81,18 +84,20 @@ function EngineEstimate(props: EngineEstimateProps) {
     };
   }, [engineId, model]);
 
-  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, settings, { samples, apart, beside }) : null;
+  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, settings, { samples, apart, beside }, questions) : null;
   const expected = plan?.full && !cannotRun ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
 
   if (!plan) return null;
   const { chunks, promptTokens, full, skim, read } = plan;
+  // Said after every figure: it counts each question's steps, which an engine writing them together may beat.
+  const several = questions > 1 ? t('estimate.questions', { count: questions }) : '';
   if (!full || cannotRun) {
     const words = cannotRun
-      ? `${t('estimate.aboutChunks', { chunks })} ${t('estimate.cannotRun')}`
+      ? sentences(t('estimate.aboutChunks', { chunks }), t('estimate.cannotRun'))
       : noModel
-        ? t('estimate.noModel', { chunks })
-        : `${t('estimate.aboutChunks', { chunks })} ${notMeasured()}`;
+        ? sentences(t('estimate.noModel', { chunks }), several)
+        : sentences(t('estimate.aboutChunks', { chunks }), notMeasured(), several);
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
         {words}
@@ -115,21 +120,24 @@ function EngineEstimate(props: EngineEstimateProps) {
   if (!settings.skim) {
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {t(besides ? 'estimate.full' : 'estimate.fullSteps', { chunks, duration: formatDuration(full.totalMs), per, besides })}
+        {sentences(t(besides ? 'estimate.full' : 'estimate.fullSteps', { chunks, duration: formatDuration(full.totalMs), per, besides }), several)}
       </p>
     );
   }
   return (
     <p className="estimate" role="note" aria-label={t('estimate.region')}>
-      {t(besides ? 'estimate.skim' : 'estimate.skimSteps', {
-        read,
-        chunks,
-        duration: formatDuration(skim!.totalMs),
-        full: formatDuration(full.totalMs),
-        saving: formatDuration(full.totalMs - skim!.totalMs),
-        per,
-        besides,
-      })}
+      {sentences(
+        t(besides ? 'estimate.skim' : 'estimate.skimSteps', {
+          read,
+          chunks,
+          duration: formatDuration(skim!.totalMs),
+          full: formatDuration(full.totalMs),
+          saving: formatDuration(full.totalMs - skim!.totalMs),
+          per,
+          besides,
+        }),
+        several,
+      )}
     </p>
   );
 }
@@ -145,7 +153,7 @@ interface Measured {
  * The estimate of a whole read and, when skimming, of the chunks a skim reads:
  * their steps, and what past reads took besides them where that is measured.
  */
-function planOf(books: readonly DocumentRecord[], settings: ReadFormSettings, { samples, apart, beside }: Measured) {
+function planOf(books: readonly DocumentRecord[], settings: ReadFormSettings, { samples, apart, beside }: Measured, questions: number) {
   const { chunks, promptTokens } = readSize(
     books.map((b) => b.tokens),
     settings.chunkTokens,
@@ -153,12 +161,14 @@ function planOf(books: readonly DocumentRecord[], settings: ReadFormSettings, { 
   );
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
   const withBeside = <T extends { totalMs: number; chunks: number }>(e: T): T => (beside ? { ...e, totalMs: e.totalMs + besideMs(beside, e.chunks) } : e);
+  // Every question writes a memory at every chunk read: as many steps for each, then as many answers.
+  const perQuestion = <T extends { totalMs: number }>(e: T): T => ({ ...e, totalMs: e.totalMs * questions });
   const steps = estimateRead({ ...input, chunks });
-  const full = steps && withBeside(steps);
+  const full = steps && perQuestion(withBeside(steps));
   if (!full || !settings.skim) return { chunks, promptTokens, full, skim: null, read: chunks };
   const keep = settings.skimPercent / 100;
   // Following the memory may add up to its budget on the way forward, and as much again looking back.
   const followed = settings.skimFollow ? followBudget(chunks, keep) * (settings.skimLookBack ? 2 : 1) : 0;
   const read = Math.min(chunks, skimmedChunks(chunks, keep, DEFAULT_SKIM.neighbours) + followed);
-  return { chunks, promptTokens, full, skim: withBeside(estimateRead({ ...input, chunks: read })!), read };
+  return { chunks, promptTokens, full, skim: perQuestion(withBeside(estimateRead({ ...input, chunks: read })!)), read };
 }

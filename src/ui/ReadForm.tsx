@@ -157,6 +157,7 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
         settings={settings}
         onEstimate={setEstimateMs}
         cannotRun={Boolean(cannotRun)}
+        questions={questions.filter((q) => q.trim()).length || 1}
       />
       <div className="read-submit">
         <button type="submit" disabled={busy || Boolean(cannotRun)} aria-describedby={cannotRun ? ids.off : undefined}>

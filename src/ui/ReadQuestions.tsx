@@ -1,7 +1,15 @@
 import { useTranslation } from 'react-i18next';
+import { ConfirmDelete } from './ConfirmDelete';
 import { RUN_ANSWER, type RunRecord } from './data';
+import { formatRunBooks } from './format';
+import { JobControls } from './JobControls';
 import { ProgressBar } from './ProgressBar';
+import { readStatus } from './read-status';
 import { type SourceTarget, Sources } from './Sources';
+import { answerText } from './answer-text';
+
+/** What a read's own controls ask of every question of it. */
+export type ReadAction = 'pause' | 'resume' | 'cancel' | 'delete';
 
 interface Props {
   /** The run in view. */
@@ -10,6 +18,8 @@ interface Props {
   runs: readonly RunRecord[];
   /** Shows another question of the read (the inspector then beside its revisions), at a source where given. */
   onShow(runId: string, source?: SourceTarget): void;
+  /** Pauses, resumes, cancels or deletes the whole read; may answer false when the worker refused. */
+  onRead(action: ReadAction, readId: string): unknown;
 }
 
 /** The chunks a run reads: while the book is still being cut, the estimate. */
@@ -22,7 +32,7 @@ function chunksOf(run: RunRecord): number {
  * progress bar for the book, then every question's answer with its sources as
  * each finishes, and a switch that shows that question's revisions.
  */
-export function ReadQuestions({ run, runs, onShow }: Props) {
+export function ReadQuestions({ run, runs, onShow, onRead }: Props) {
   const { t } = useTranslation();
   const read = run.readId ? runs.filter((r) => r.readId === run.readId) : [];
   if (read.length < 2) return null;
@@ -31,6 +41,8 @@ export function ReadQuestions({ run, runs, onShow }: Props) {
   const total = Math.max(...questions.map(chunksOf));
   const done = Math.min(...questions.map((r) => r.nextChunk));
   const writing = questions.filter((r) => r.status === 'running').length;
+  const status = readStatus(questions.map((q) => q.status));
+  const readId = run.readId!;
   return (
     <section className="read-questions" aria-label={t('readQuestions.region')}>
       <ProgressBar
@@ -39,13 +51,39 @@ export function ReadQuestions({ run, runs, onShow }: Props) {
         max={total}
         text={t('readQuestions.progressText', { read: done, total, writing, count: questions.length })}
       />
+      {/* The read as one; the controls under Reading progress act on the question in view alone. */}
+      <JobControls
+        status={status}
+        onPause={() => onRead('pause', readId)}
+        onResume={() => onRead('resume', readId)}
+        onCancel={() => onRead('cancel', readId)}
+        words={{
+          pause: t('readQuestions.pause'),
+          resume: t('readQuestions.resume'),
+          cancel: t('readQuestions.cancel'),
+          pausing: t('run.pausing'),
+          cancelling: t('run.cancelling'),
+        }}
+      >
+        {status !== 'running' && (
+          <ConfirmDelete
+            label={t('readQuestions.delete')}
+            confirm={t('readQuestions.deleteConfirm')}
+            question={t('readQuestions.deleteQuestion', { count: questions.length, book: formatRunBooks(run) })}
+            yes={t('readQuestions.deleteYes')}
+            keep={t('readQuestions.deleteKeep')}
+            onDelete={() => void onRead('delete', readId)}
+          />
+        )}
+      </JobControls>
       <ol>
         {questions.map((q) => (
           <li key={q.id}>
-            <article aria-label={q.question}>
+            <article aria-label={q.question} aria-current={q.id === run.id ? 'true' : undefined} className={q.id === run.id ? 'in-view' : undefined}>
               <h3>{q.question}</h3>
+              {q.id === run.id && <p className="hint in-view-note">{t('readQuestions.inView')}</p>}
               {q.answer ? (
-                <p className="answer-text">{q.answer}</p>
+                <p className="answer-text">{answerText(q.answer)}</p>
               ) : (
                 <p className="hint">{q.status === 'done' ? t('readQuestions.noAnswer') : t(`readQuestions.status.${q.status}`)}</p>
               )}

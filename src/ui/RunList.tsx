@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from './data';
 import { FilePicker } from './FilePicker';
@@ -43,6 +44,24 @@ function RunItem({ run: r, current, onOpen }: { run: RunRecord; current: string 
   );
 }
 
+/** The questions of one read as one entry: what it read and how many questions, on screen, then each question. */
+function ReadItem({ read, current, onOpen }: { read: readonly RunRecord[]; current: string | null; onOpen(id: string): void }) {
+  const { t } = useTranslation();
+  const head = useId();
+  return (
+    <li className="run-read-item">
+      <span id={head} className="run-read-head">
+        {t('runs.read', { count: read.length, book: formatRunBooks(read[0]!) })}
+      </span>
+      <ul role="group" aria-labelledby={head} className="run-read">
+        {read.map((r) => (
+          <RunItem key={r.id} run={r} current={current} onOpen={onOpen} />
+        ))}
+      </ul>
+    </li>
+  );
+}
+
 /** Earlier and unfinished runs, newest first. */
 export function RunList({ runs, current, onOpen, onImport }: Props) {
   const { t } = useTranslation();
@@ -59,13 +78,7 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
           read.length === 1 ? (
             <RunItem key={read[0]!.id} run={read[0]!} current={current} onOpen={onOpen} />
           ) : (
-            <li key={read[0]!.readId}>
-              <ul role="group" aria-label={t('runs.read', { count: read.length, book: formatRunBooks(read[0]!) })} className="run-read">
-                {read.map((r) => (
-                  <RunItem key={r.id} run={r} current={current} onOpen={onOpen} />
-                ))}
-              </ul>
-            </li>
+            <ReadItem key={read[0]!.readId} read={read} current={current} onOpen={onOpen} />
           ),
         )}
       </ul>

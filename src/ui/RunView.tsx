@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, type RevisionRecord, RUN_ANSWER, type RunRecord } from './data';
 import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
@@ -11,8 +12,10 @@ import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
 import { type SourceTarget, Sources } from './Sources';
-import { ReadQuestions } from './ReadQuestions';
+import { type ReadAction, ReadQuestions } from './ReadQuestions';
 import { engineUi } from './engines';
+import { answerText } from './answer-text';
+import { sentences } from './sentences';
 
 interface Props {
   run: RunRecord;
@@ -25,15 +28,17 @@ interface Props {
   writing: { index: number; text: string } | null;
   selected: number | null;
   onSelect(index: number): void;
-  onPause(): void;
-  onResume(): void;
-  onCancel(): void;
+  onPause(): unknown;
+  onResume(): unknown;
+  onCancel(): unknown;
   /** Deletes the run with its revisions (offered when it is not reading). */
   onDelete?(): void;
   /** Opens the inspector at a source's revision with its sentence marked. */
   onOpenSource(target: SourceTarget): void;
   /** Shows another question of the same read, at one of its answer's sources where given. */
   onShowQuestion(runId: string, source?: SourceTarget): void;
+  /** Pauses, resumes, cancels or deletes every question of the read in view. */
+  onReadControl(action: ReadAction, readId: string): unknown;
   /** The sentence marked in the section pane, and a count that moves focus to it each time a source is opened. */
   cited: CitedMark | null;
 }
@@ -54,9 +59,24 @@ export function RunView({
   onDelete,
   onOpenSource,
   onShowQuestion,
+  onReadControl,
   cited,
 }: Props) {
   const { t } = useTranslation();
+  // A read of several questions shows each answer in its list; the question in view is marked there, not repeated below.
+  const several = run.readId !== undefined && runs.filter((r) => r.readId === run.readId).length > 1;
+  const revisionsHeading = useRef<HTMLHeadingElement>(null);
+  // "Show its revisions" pressed: focus goes to the revisions of that question once they are in view.
+  const focusRevisions = useRef(false);
+  useEffect(() => {
+    if (!focusRevisions.current) return;
+    focusRevisions.current = false;
+    revisionsHeading.current?.focus();
+  }, [run.id]);
+  const showQuestion = (id: string, source?: SourceTarget) => {
+    focusRevisions.current = source === undefined && id !== run.id;
+    onShowQuestion(id, source);
+  };
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
@@ -87,7 +107,7 @@ export function RunView({
         <RunSettings run={run} revisions={revisions} />
         <SpeculationNotice run={run} />
       </header>
-      <ReadQuestions run={run} runs={runs} onShow={onShowQuestion} />
+      <ReadQuestions run={run} runs={runs} onShow={showQuestion} onRead={onReadControl} />
       <div className="progress-row">
         <ProgressBar label={t('run.progress')} value={read} max={total} text={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })} />
         <p className="status" aria-live="polite">
@@ -113,32 +133,47 @@ export function RunView({
           </pre>
         </section>
       )}
-      <section aria-label={t('run.answer')} className="answer">
-        <h3>{t('run.answer')}</h3>
-        {/* A model-free engine picks sentences; the page says so, and which engines would write an answer. */}
-        {run.answer !== undefined && engineUi(run.engineId).noModel && (
+      {several ? (
+        run.answer !== undefined &&
+        engineUi(run.engineId).noModel && (
           <p className="hint answer-kind" role="note">
-            {t('run.picked')} {t('run.pickedWriters')}
+            {sentences(t('run.picked'), t('run.pickedWriters'))}
           </p>
-        )}
-        {run.answer ? (
-          <p className="answer-text">{run.answer}</p>
-        ) : run.answer !== undefined ? (
-          <>
-            <p className="hint">
-              {t('run.noAnswer', {
-                prompts: run.prompts?.label ?? t('run.thePrompts'),
-                form: run.prompts?.answerStyle === 'recurrent' ? t('run.formRecurrent') : run.prompts?.answerStyle === 'recurrent-boxed' ? ' (\\boxed{…})' : '',
-              })}
+        )
+      ) : (
+        <section aria-label={t('run.answer')} className="answer">
+          <h3>{t('run.answer')}</h3>
+          {/* A model-free engine picks sentences; the page says so, and which engines would write an answer. */}
+          {run.answer !== undefined && engineUi(run.engineId).noModel && (
+            <p className="hint answer-kind" role="note">
+              {sentences(t('run.picked'), t('run.pickedWriters'))}
             </p>
-            <pre className="text">{run.reply ?? ''}</pre>
-          </>
-        ) : (
-          <p className="hint">{t('run.answerLater')}</p>
-        )}
-        {run.status === 'done' && run.answer !== undefined && <Sources runId={run.id} answer={RUN_ANSWER} total={total} onOpen={onOpenSource} />}
-      </section>
+          )}
+          {run.answer ? (
+            <p className="answer-text">{answerText(run.answer)}</p>
+          ) : run.answer !== undefined ? (
+            <>
+              <p className="hint">
+                {t('run.noAnswer', {
+                  prompts: run.prompts?.label ?? t('run.thePrompts'),
+                  form:
+                    run.prompts?.answerStyle === 'recurrent' ? t('run.formRecurrent') : run.prompts?.answerStyle === 'recurrent-boxed' ? ' (\\boxed{…})' : '',
+                })}
+              </p>
+              <pre className="text">{run.reply ?? ''}</pre>
+            </>
+          ) : (
+            <p className="hint">{t('run.answerLater')}</p>
+          )}
+          {run.status === 'done' && run.answer !== undefined && <Sources runId={run.id} answer={RUN_ANSWER} total={total} onOpen={onOpenSource} />}
+        </section>
+      )}
       {run.status === 'done' && <FollowUp key={run.id} run={run} total={total} onOpenSource={onOpenSource} />}
+      {several && (
+        <h3 ref={revisionsHeading} tabIndex={-1} className="revisions-of">
+          {t('readQuestions.revisionsOf', { question: run.question })}
+        </h3>
+      )}
       <Inspector
         run={run}
         runs={runs}

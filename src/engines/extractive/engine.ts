@@ -4,7 +4,7 @@ import { sentenceSpans } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine } from '../engine';
 import { type Candidate, chooseSentences, rank } from './answer-sentences';
-import { EXTRACTIVE_INFO } from './info';
+import { EXTRACTIVE_INFO, EXTRACTIVE_NOTHING } from './info';
 
 interface ParsedPrompt {
   problem: string;
@@ -95,7 +95,7 @@ export class ExtractiveEngine implements Engine {
   private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
     // The best sentence, then those holding the parts of the question it lacks and the second hops it names.
     const chosen = chooseSentences(problem, sentences);
-    if (chosen.length === 0) return 'The memory holds nothing that answers the question.';
+    if (chosen.length === 0) return EXTRACTIVE_NOTHING;
     return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
 }

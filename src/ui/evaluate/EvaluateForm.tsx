@@ -16,6 +16,7 @@ import { effectivePromptSet, type PromptFiles, usePromptFiles } from '../PromptS
 import { useReadSettings } from '../settings';
 import { formatNumber } from '../format';
 import { i18n } from '../i18n';
+import { FilePicker } from '../FilePicker';
 
 interface Props {
   engines: readonly EngineInfo[];
@@ -70,8 +71,6 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [memoryTokens, setMemoryTokens] = useState(DEFAULT_READ_SETTINGS.memoryTokens);
   const [documentId, setDocumentId] = useState('');
   const [datasetFiles, setDatasetFiles] = useState<File[]>([]);
-  // A new key empties the file input when the files are cleared.
-  const [datasetKey, setDatasetKey] = useState(0);
   // The prompt set as a read chooses it, starting from the one chosen in Settings; the method follows it until one is picked.
   const [readSettings] = useReadSettings();
   const [promptFiles] = usePromptFiles();
@@ -151,15 +150,9 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
       )}
       <div className="field">
         <label htmlFor={ids.dataset}>{t('evaluate.dataset')}</label>
-        <input
-          key={datasetKey}
-          id={ids.dataset}
-          type="file"
-          multiple
-          accept=".json,.jsonl,application/json"
-          aria-describedby={ids.datasetHint}
-          onChange={(e) => setDatasetFiles([...(e.target.files ?? [])])}
-        />
+        <FilePicker id={ids.dataset} accept=".json,.jsonl,application/json" multiple describedBy={ids.datasetHint} onFiles={setDatasetFiles}>
+          {dataset ? t('evaluate.chooseOther') : t('evaluate.choose')}
+        </FilePicker>
         <p className="hint" id={ids.datasetHint}>
           {t('evaluate.datasetHint')}
         </p>
@@ -172,13 +165,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
                 </li>
               ))}
             </ul>
-            <button
-              type="button"
-              onClick={() => {
-                setDatasetFiles([]);
-                setDatasetKey((k) => k + 1);
-              }}
-            >
+            <button type="button" onClick={() => setDatasetFiles([])}>
               {t('evaluate.clear')}
             </button>
           </>
@@ -194,7 +181,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
               value={promptSet ?? 'auto'}
               onChange={(e) => setPromptSet(e.target.value === 'auto' ? null : (e.target.value as PromptSetId))}
             >
-              <option value="auto">{t('prompts.auto')}</option>
+              <option value="auto">{t('evaluate.promptsAuto')}</option>
               <option value="memagent">{PROMPT_SET_LABELS.memagent}</option>
               <option value="memagent-boxed">{PROMPT_SET_LABELS['memagent-boxed']}</option>
               <option value="app">{t('prompts.label.app')}</option>
@@ -242,7 +229,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
             <p className="hint">{t(mode === 'full' ? 'evaluate.modeFullHint' : 'evaluate.modeMemoryHint')}</p>
             {mode === 'full' && <p className="hint">{t('evaluate.fullHint')}</p>}
           </div>
-          <fieldset className="checks">
+          <fieldset className="checks task-checks">
             <legend>{t('evaluate.tasks')}</legend>
             {TASK_IDS.map((id) => (
               <label key={id}>

@@ -5,14 +5,15 @@ import type { EngineInfo } from '../../engines/engine';
 import type { EvaluationRequest } from '../../agent/protocol';
 import { type DocumentRecord, type EvaluationRecord, store } from '../data';
 import { agent, call } from '../client';
-import { formatDate } from '../format';
 import { engineText } from '../i18n';
 import { EvaluateForm } from './EvaluateForm';
+import { EvaluationList } from './EvaluationList';
 import { EvaluationView } from './EvaluationView';
 import { onEvaluationEvent } from './events';
 import { useEvaluation } from './useEvaluation';
 import './evaluate.css';
 import { ProgressBar } from '../ProgressBar';
+import { StoredView } from '../stored-view';
 
 /** The paper's accuracy-versus-length table, measured on this machine with the engine of your choice. */
 export function EvaluatePage() {
@@ -38,9 +39,15 @@ export function EvaluatePage() {
       setEvaluations(all);
       setCurrentId((current) => current ?? all[0]?.id ?? null);
     })();
-    return onEvaluationEvent((e) => {
-      if (e.type === 'status') void refresh();
+    // The list shows each sweep's progress as storage holds it: re-read after every stored sample and status.
+    const list = new StoredView(refresh);
+    const unsubscribe = onEvaluationEvent((e) => {
+      if (e.type === 'status' || e.type === 'sample') list.soon();
     });
+    return () => {
+      list.close();
+      unsubscribe();
+    };
   }, [refresh]);
 
   const start = async (request: EvaluationRequest) => {
@@ -61,9 +68,24 @@ export function EvaluatePage() {
   };
 
   const control = (action: 'pauseEvaluation' | 'resumeEvaluation' | 'cancelEvaluation') => async () => {
-    if (!currentId) return;
+    if (!currentId) return false;
     try {
       await call(agent[action](currentId));
+      return true;
+    } catch (e) {
+      setError((e as Error).message);
+      return false;
+    }
+  };
+
+  /** Deletes the sweep in view (the page asked first) and shows the newest one left. */
+  const remove = async () => {
+    if (!currentId) return;
+    try {
+      await call(agent.deleteEvaluation(currentId));
+      const left = await (await store).listEvaluations();
+      setEvaluations(left);
+      setCurrentId(left[0]?.id ?? null);
     } catch (e) {
       setError((e as Error).message);
     }
@@ -101,30 +123,7 @@ export function EvaluatePage() {
               {error}
             </p>
           )}
-          {evaluations.length > 0 && (
-            <nav aria-label={t('evaluate.list')} className="run-list">
-              <h2>{t('evaluate.list')}</h2>
-              <ul>
-                {evaluations.map((e) => (
-                  <li key={e.id}>
-                    <button type="button" aria-current={e.id === currentId ? 'page' : undefined} onClick={() => setCurrentId(e.id)}>
-                      <span className="run-q">
-                        {label(e.engineId)} ·{' '}
-                        {e.dataset
-                          ? `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}`
-                          : e.spec.mode === 'memory'
-                            ? t('evaluate.memoryShort')
-                            : t('evaluate.fullShort')}
-                      </span>
-                      <span className="hint">
-                        {formatDate(e.createdAt)} · {e.completed}/{e.total} · {t(`runs.status.${e.status}`)}
-                      </span>
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </nav>
-          )}
+          <EvaluationList evaluations={evaluations} currentId={currentId} onSelect={setCurrentId} engineLabel={label} />
         </div>
         <div className="main">
           {view.evaluation ? (
@@ -137,6 +136,7 @@ export function EvaluatePage() {
               onPause={control('pauseEvaluation')}
               onResume={control('resumeEvaluation')}
               onCancel={control('cancelEvaluation')}
+              onDelete={() => void remove()}
             />
           ) : (
             <p className="empty">{t('evaluate.empty')}</p>

@@ -11,6 +11,7 @@ import { formatNumber } from '../format';
 import { i18n } from '../i18n';
 import { AccuracyChart } from './AccuracyChart';
 import { DatasetResults } from './DatasetResults';
+import { EvaluationDelete } from './EvaluationDelete';
 import { ResultsTable } from './ResultsTable';
 import type { Step } from './useEvaluation';
 import { ProgressBar } from '../ProgressBar';
@@ -23,9 +24,11 @@ interface Props {
   items: readonly DatasetSampleRecord[];
   step: Step | null;
   engineLabel: string;
-  onPause(): void;
-  onResume(): void;
-  onCancel(): void;
+  onPause(): unknown;
+  onResume(): unknown;
+  onCancel(): unknown;
+  /** Deletes the evaluation with its samples (offered when it is not running). */
+  onDelete(): void;
 }
 
 function haystackName(e: EvaluationRecord): string {
@@ -33,7 +36,7 @@ function haystackName(e: EvaluationRecord): string {
 }
 
 /** One sweep: progress and controls, the results table, the chart and the exports. */
-export function EvaluationView({ evaluation, samples, items, step, engineLabel, onPause, onResume, onCancel }: Props) {
+export function EvaluationView({ evaluation, samples, items, step, engineLabel, onPause, onResume, onCancel, onDelete }: Props) {
   const { t } = useTranslation();
   const { spec, dataset } = evaluation;
   const cells = useMemo(() => summarize(spec, samples), [spec, samples]);
@@ -107,7 +110,9 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
           {evaluation.status === 'running' && step ? ` · ${t('evaluate.step', { n: step.ordinal + 1, chunk: step.chunk, chunks: step.chunks })}` : ''}
         </p>
       </div>
-      <JobControls status={evaluation.status} onPause={onPause} onResume={onResume} onCancel={onCancel} />
+      <JobControls status={evaluation.status} onPause={onPause} onResume={onResume} onCancel={onCancel}>
+        {evaluation.status !== 'running' && <EvaluationDelete key={evaluation.id} done={done} onDelete={onDelete} />}
+      </JobControls>
       <JobStopAlert
         status={evaluation.status}
         error={evaluation.error}

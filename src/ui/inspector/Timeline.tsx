@@ -170,8 +170,8 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
                   {reason && <span className="rev-reason"> · {describeReason(reason)}</span>}
                 </span>
                 <span className="rev-meta">
-                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} · {i18n.t('timeline.tok', { n: r.memoryTokens })} ·{' '}
-                  {formatMs(r.ms)}
+                  {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} ·{' '}
+                  <span className="rev-tok">{i18n.t('timeline.tok', { n: r.memoryTokens })}</span> · {formatMs(r.ms)}
                   {r.writing && ` · ${describeWriting(r.writing)}`}
                   {r.finishReason === 'length' && ` · ${i18n.t('timeline.truncated')}`}
                   {r.retries > 0 && ` · ${i18n.t('timeline.retried')}`}
