@@ -7,17 +7,20 @@
 import { closeSync, existsSync, writeSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Engine } from '../engines/engine';
+import { EXTRACTIVE_INFO } from '../engines/extractive/info';
 import { Haystack } from '../eval/haystack';
 import { formatLength, parseLengths } from '../eval/lengths';
 import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../eval/report';
-import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
+import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec, type SweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, settingsFlags, UsageError, wholeNumber } from './flags';
-import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds } from './engine';
+import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds, withDefaultEngine } from './engine';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
 import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
+import type { ResolvedPrompts } from './prompts';
 import { readFileBytes } from './read-set';
 
 /**
@@ -90,11 +93,32 @@ function sweepOf(v: EvalFlags) {
   });
 }
 
+/** The flags, with the extractive engine where they name none (said on stderr): an evaluation runs with no model or server. */
+function engineOrExtractive(given: EvalFlags, say: (line: string) => void): EvalFlags {
+  const defaulted = withDefaultEngine(given, EXTRACTIVE_INFO.id);
+  if (defaulted)
+    say(
+      "No --engine or --base-url: evaluating with the extractive engine (the paper's heuristic memory, no model). For a model give --base-url URL (a server) or --engine webllm.",
+    );
+  return defaulted ?? given;
+}
+
+/** The line that says what a sweep reads, before its first sample. */
+function describeSweep(s: { engine: Engine; spec: SweepSpec; prompts: ResolvedPrompts; essay: Haystack; samples: number; concurrency: number }): string {
+  const { spec } = s;
+  const mode = spec.mode === 'memory' ? `memory mode: chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : 'full context';
+  return (
+    `${describeEngine(s.engine)}; ${mode}; ${describePrompts(s.prompts.record)}; essay haystack ${s.essay.name}; ` +
+    `${s.samples} samples, ${s.concurrency} at a time, sweep seed ${spec.seed}.`
+  );
+}
+
 export async function evalCommand(argv: string[], printHelp: () => number): Promise<number> {
-  const { values: v } = parseFlags(argv, EVAL_OPTIONS);
-  if (v.help) return printHelp();
-  const progress = new Progress(progressMode(v, process.stderr), process.stderr);
+  const { values: given } = parseFlags(argv, EVAL_OPTIONS);
+  if (given.help) return printHelp();
+  const progress = new Progress(progressMode(given, process.stderr), process.stderr);
   const say = progress.say;
+  const v = engineOrExtractive(given, say);
   if (v.data) return datasetEvalCommand(v, progress);
   const spec = sweepOf(v);
   const concurrency = wholeNumber('concurrency', v.concurrency, 1) ?? 8;
@@ -104,10 +128,7 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   const prompts = await choosePrompts(v, engine.id, say);
   spec.templates = { ...prompts.set.templates };
   const planned = planSweep(spec);
-  process.stdout.write(
-    `${describeEngine(engine)}; ${spec.mode === 'memory' ? `memory mode: chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : 'full context'}; ` +
-      `${describePrompts(prompts.record)}; essay haystack ${essay.name}; ${planned.length} samples, ${concurrency} at a time, sweep seed ${spec.seed}.\n\n`,
-  );
+  process.stdout.write(`${describeSweep({ engine, spec, prompts, essay, samples: planned.length, concurrency })}\n\n`);
 
   const stop = new AbortController();
   const onSigint = () => stop.abort();

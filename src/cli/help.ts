@@ -22,6 +22,7 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
                        memory, their steps written together)`;
 
 const EVAL_USAGE = `  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
+                       (the engine when none is named: no --engine, --base-url or --model)
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
   npm run eval -- [eval options]   (the same as memagent eval)`;
@@ -34,7 +35,8 @@ const COMMON = `Server (both commands):
   --context N          context window in tokens, for servers that do not report it (Ollama)
   --retries N          attempts repeated after 429, 5xx or a dropped connection (default 8)
   --retry-delay MS     first wait before a retry, doubled each time (default 1000)
-  --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url)
+  --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url;
+                       for eval without --base-url or --model, extractive)
 
 WebLLM on this machine's GPU (--engine webllm; Vulkan, Metal or D3D12 through Dawn, see docs/gpu.md):
   --model ID           a prebuilt model, e.g. Qwen2.5-7B-Instruct-q4f16_1-MLC (the default; its q4f32_1
