@@ -109,7 +109,7 @@ describe('the progress of a read on a terminal', () => {
   });
 
   it('draws a read of several questions as the chunks the question furthest behind has read and how many questions are still writing', () => {
-    const term = fakeTerminal();
+    const term = fakeTerminal(160);
     let now = 0;
     const progress = new Progress('bar', term, () => now);
     now = 3000;
@@ -137,6 +137,8 @@ describe('the progress when piped, and with --quiet', () => {
     progress.done();
     expect(pipe.text()).toBe('chunk 1/4 (25%) · memory 100 tokens · 1.0 s\nchunk 2/4 (50%) · memory 200 tokens · 1.2 s · memory cut at its cap · 2 retries\n');
     expect(readStepLine(step(4))).toBe('chunk 4/4 (100%) · memory 400 tokens · 1.0 s');
+    // Counts past a thousand have their separators, as every number the command line prints.
+    expect(readStepLine({ ...step(1015, 1016), memoryTokens: 1024 })).toBe('chunk 1,015/1,016 (100%) · memory 1,024 tokens · 1.0 s');
   });
 
   it('writes a line per chunk of each question when piped, naming the question and how many are still writing', () => {

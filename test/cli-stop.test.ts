@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { whole } from '../src/cli/numbers';
 import { startCli } from './support/cli';
 
 const BOOK = 'data/haystack/frankenstein.txt';
@@ -40,29 +41,32 @@ describe('Ctrl-C during memagent read on the extractive engine', () => {
     async () => {
       const out = join(dir, 'one.memagent.jsonl');
       const first = startCli([...READ, '-q', 'Who is Elizabeth?', '--out', out]);
-      await first.waitForStderr(/^chunk 1\/\d+ /m);
+      await first.waitForStderr(/^chunk 1\/[\d,]+ /m);
       first.interrupt();
       const stopped = await first.outcome;
       expect(stopped.code).toBe(130);
       expect(stopped.stdout).toBe('');
-      const [, saved, total] = stopped.stderr.match(/Stopped\. (\d+) of (\d+) chunks are saved in .*; run the same command with --resume to continue\./) ?? [];
-      expect(Number(saved)).toBeLessThan(Number(total));
+      // The book's 1,016 chunks are counted with a thousands separator, as every number the command line prints.
+      const [, savedText, totalText] =
+        stopped.stderr.match(/Stopped\. ([\d,]+) of (1,016) chunks are saved in .*; run the same command with --resume to continue\./) ?? [];
+      const [saved, total] = [savedText, totalText].map((n) => Number(n?.replace(/,/g, '')));
+      expect(saved).toBeLessThan(total!);
       // Every chunk said saved is in the journal, whole, in order, and nothing after it.
       const journal = lines(out);
       expect(journal[0]!.type).toBe('memagent-read');
-      expect(journal.slice(1).map((l) => l.index)).toEqual([...Array(Number(saved)).keys()]);
+      expect(journal.slice(1).map((l) => l.index)).toEqual([...Array(saved).keys()]);
 
       // Ctrl-C again: the resume reads on from the next chunk, and stops as well.
       const again = startCli([...READ, '--out', out, '--resume']);
-      await again.waitForStderr(new RegExp(`^chunk ${Number(saved) + 1}/${total} `, 'm'));
+      await again.waitForStderr(new RegExp(`^chunk ${whole(saved! + 1)}/${totalText} `, 'm'));
       again.interrupt();
       const resumed = await again.outcome;
       expect(resumed.code).toBe(130);
-      expect(resumed.stderr).toContain(`Resuming at chunk ${Number(saved) + 1} of ${total}`);
-      expect(resumed.stderr).toMatch(/Stopped\. \d+ of \d+ chunks are saved/);
+      expect(resumed.stderr).toContain(`Resuming at chunk ${whole(saved! + 1)} of ${totalText}`);
+      expect(resumed.stderr).toMatch(/Stopped\. [\d,]+ of 1,016 chunks are saved/);
       const more = lines(out).slice(1);
       expect(more.map((l) => l.index)).toEqual([...Array(more.length).keys()]);
-      expect(more.length).toBeGreaterThan(Number(saved));
+      expect(more.length).toBeGreaterThan(saved!);
     },
     HANG,
   );
@@ -72,13 +76,13 @@ describe('Ctrl-C during memagent read on the extractive engine', () => {
     async () => {
       const out = join(dir, 'two.memagent.jsonl');
       const run = startCli([...READ, '-q', 'Who is Elizabeth?', '-q', 'Where is Geneva?', '--out', out], { via: 'bin' });
-      await run.waitForStderr(/^q\d chunk 1\/\d+ /m);
+      await run.waitForStderr(/^q\d chunk 1\/[\d,]+ /m);
       run.interrupt();
       const stopped = await run.outcome;
       expect(stopped.code).toBe(130);
       expect(stopped.stdout).toBe('');
       expect(stopped.stderr).toMatch(
-        /Stopped\. Saved: q1: \d+ of \d+ chunks in .*q1\.memagent\.jsonl; q2: \d+ of \d+ chunks in .*q2\.memagent\.jsonl\. Run the same command with --resume to continue\./,
+        /Stopped\. Saved: q1: [\d,]+ of 1,016 chunks in .*q1\.memagent\.jsonl; q2: [\d,]+ of 1,016 chunks in .*q2\.memagent\.jsonl\. Run the same command with --resume to continue\./,
       );
       for (const n of [1, 2]) {
         const journal = lines(join(dir, `two.q${n}.memagent.jsonl`));

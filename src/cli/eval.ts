@@ -22,6 +22,7 @@ import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
 import type { ResolvedPrompts } from './prompts';
 import { readFileBytes } from './read-set';
+import { whole } from './numbers';
 
 /**
  * The book that fills the "essay" tasks unless --haystack names another: a
@@ -106,10 +107,10 @@ function engineOrExtractive(given: EvalFlags, say: (line: string) => void): Eval
 /** The line that says what a sweep reads, before its first sample. */
 function describeSweep(s: { engine: Engine; spec: SweepSpec; prompts: ResolvedPrompts; essay: Haystack; samples: number; concurrency: number }): string {
   const { spec } = s;
-  const mode = spec.mode === 'memory' ? `memory mode: chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : 'full context';
+  const mode = spec.mode === 'memory' ? `memory mode: chunk ${whole(spec.chunkTokens)}, memory ${whole(spec.memoryTokens)} tokens` : 'full context';
   return (
     `${describeEngine(s.engine)}; ${mode}; ${describePrompts(s.prompts.record)}; essay haystack ${s.essay.name}; ` +
-    `${s.samples} samples, ${s.concurrency} at a time, sweep seed ${spec.seed}.`
+    `${whole(s.samples)} samples, ${whole(s.concurrency)} at a time, sweep seed ${spec.seed}.`
   );
 }
 
@@ -141,7 +142,8 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
   const onStep =
     concurrency === 1 && progress.mode === 'bar'
-      ? (s: { chunk: number; chunks: number }) => progress.inner(`samples ${results.length}/${planned.length} · chunk ${s.chunk}/${s.chunks} of the next`)
+      ? (s: { chunk: number; chunks: number }) =>
+          progress.inner(`samples ${whole(results.length)}/${whole(planned.length)} · chunk ${whole(s.chunk)}/${whole(s.chunks)} of the next`)
       : undefined;
   const ctx = { generator: engine, tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep };
   // N readers take samples off one queue: N requests in flight, which a batching server serves together.
@@ -152,8 +154,8 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
         const r = await runSample(spec, sample, ctx);
         results.push(r);
         const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : 'skipped (too long for the engine)';
-        const label = `${r.task} ${formatLength(r.length)} #${r.index + 1}`;
-        progress.sample(`[${results.length}/${planned.length}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, {
+        const label = `${r.task} ${formatLength(r.length)} #${whole(r.index + 1)}`;
+        progress.sample(`[${whole(results.length)}/${whole(planned.length)}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, {
           done: results.length,
           total: planned.length,
           label,
@@ -173,7 +175,9 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   process.stdout.write(formatTables(spec, cells));
   const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
   const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(`\n${results.length} samples in ${wall.toFixed(1)} s: ${Math.round(tokens / wall).toLocaleString('en')} tokens/s through the engine.\n`);
+  process.stdout.write(
+    `\n${whole(results.length)} samples in ${wall.toFixed(1)} s: ${Math.round(tokens / wall).toLocaleString('en')} tokens/s through the engine.\n`,
+  );
   const report: EvaluationReport = {
     engine: engine.id,
     model: typeof config.model === 'string' ? config.model : undefined,

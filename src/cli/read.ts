@@ -17,6 +17,7 @@ import { gatherQuestions, questionJournal } from './questions';
 import { readQuestions } from './read-questions';
 import { checkResume, chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-start';
 import { formatSources, type ReadSources, traceRead } from './sources';
+import { whole } from './numbers';
 
 /** read's own flags; the server, prompt and settings flags are common (flags.ts). */
 const READ_OPTIONS = {
@@ -86,11 +87,11 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
 
   const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
   say(
-    `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
+    `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${whole(total)} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
       `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
       `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
   );
-  if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
+  if (journal) say(`Resuming at chunk ${whole(step + 1)} of ${whole(total)}: ${whole(step)} already in ${out}.`);
   // An engine whose window is set at load (WebLLM) loads with the room the plan needs.
   await loadGpuEngine(engine, header.settings.contextTokens, say);
 
@@ -126,7 +127,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
         const sources = await traceRead(doc, { question: header.question, chunks, memories, answer: event.answer || event.reply });
         writer.append(answerLine(event, header, sources));
         progress.done();
-        say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
+        say(`Read ${whole(total)} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
         if (!event.answer)
           say(
             `The reply gives no answer in the form the prompts${header.prompts ? ` (${promptSetName(header.prompts)})` : ''} ask for; the whole reply follows.`,
@@ -136,13 +137,13 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
     }
     return 0;
   } catch (e) {
-    const saved = `${step} of ${total} chunks are saved in ${out}`;
+    const saved = `${whole(step)} of ${whole(total)} chunks are saved in ${out}`;
     if (isAbortError(e) && stop.signal.aborted) {
       progress.error(`Stopped. ${saved}; run the same command with --resume to continue.`);
       return 130;
     }
     progress.error(`${e instanceof Error ? e.message : String(e)}`);
-    progress.error(`${saved}; run the same command with --resume to continue from chunk ${step + 1}.`);
+    progress.error(`${saved}; run the same command with --resume to continue from chunk ${whole(step + 1)}.`);
     return 1;
   } finally {
     process.off('SIGINT', onSigint);
