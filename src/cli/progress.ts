@@ -118,6 +118,9 @@ export class Progress {
   /** Step times of this run only: a resumed read's earlier steps are not timed here. */
   private stepMs = 0;
   private steps = 0;
+  /** A read of several questions: each question's memory size at its last step, and the tokens of this run's steps. */
+  private readonly memories = new Map<number, number>();
+  private tokens = 0;
   private shown = false;
 
   constructor(
@@ -178,10 +181,20 @@ export class Progress {
     const elapsed = this.now() - this.t0;
     // The questions' steps are written together: the one furthest behind says what is left.
     const left = (this.stepMs / this.steps) * (s.total - s.slowest + 1);
+    this.memories.set(s.question, s.memoryTokens);
+    this.tokens += s.promptTokens + s.completionTokens;
+    // Each question's memory has its own size: the smallest and the largest of them.
+    const sizes = [...this.memories.values()];
+    const [least, most] = [Math.min(...sizes), Math.max(...sizes)];
+    // The questions' requests overlap, so the read's speed is every step's tokens over the time it has taken.
+    const rate = this.tokens > 0 && elapsed > 0 ? `${whole((this.tokens * 1000) / elapsed)} tokens/s` : undefined;
     this.redraw(bar(s.slowest / s.total), [
       [`chunk ${whole(s.slowest)}/${whole(s.total)}`, KEEP],
       [`${Math.round((100 * s.slowest) / s.total)}%`, KEEP],
+      [s.place, 5],
       [`${s.writing} of ${s.questions} questions writing`, KEEP],
+      [`memory ${least === most ? whole(most) : `${whole(least)}–${whole(most)}`} tokens`, 2],
+      [rate, 3],
       [`${duration(elapsed)} elapsed`, 1],
       [s.slowest < s.total ? `about ${duration(left)} left` : 'answering', KEEP],
     ]);
