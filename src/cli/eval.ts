@@ -175,9 +175,7 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   process.stdout.write(formatTables(spec, cells));
   const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
   const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(
-    `\n${whole(results.length)} samples in ${wall.toFixed(1)} s: ${Math.round(tokens / wall).toLocaleString('en')} tokens/s through the engine.\n`,
-  );
+  process.stdout.write(`\n${whole(results.length)} samples in ${wall.toFixed(1)} s: ${whole(tokens / wall)} tokens/s through the engine.\n`);
   const report: EvaluationReport = {
     engine: engine.id,
     model: typeof config.model === 'string' ? config.model : undefined,
