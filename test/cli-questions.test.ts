@@ -3,7 +3,7 @@
  * read once, each question answered under its heading with its sources, one
  * journal per question, and a resume that continues every journal.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,15 +155,17 @@ describe('memagent read with several questions', () => {
     writeFileSync(empty, '\n  \n\n');
     const twice = join(dir, 'twice.txt');
     writeFileSync(twice, `${QUESTIONS[1]}\n${QUESTIONS[0]}\n`);
-    const [blank, missing, repeated, reordered, fewer, overwrite] = await Promise.all([
+    const [blank, missing, repeated, reordered, fewer, overwrite, one] = await Promise.all([
       read(join(dir, 'x.jsonl'), '-q', QUESTIONS[0]!, '--questions-file', empty),
       read(join(dir, 'x.jsonl'), '--questions-file', join(dir, 'no-such.txt')),
       read(join(dir, 'x.jsonl'), '-q', QUESTIONS[0]!, '--questions-file', twice),
       read(out, ...asked([QUESTIONS[1]!, QUESTIONS[0]!, QUESTIONS[2]!]), '--resume'),
       read(out, ...asked(QUESTIONS.slice(0, 2)), '--resume'),
       read(out, ...asked(QUESTIONS)),
+      // One question given, and no journal of one question: the numbered journals are found, not a new read begun beside them.
+      read(out, '-q', QUESTIONS[0]!, '--resume'),
     ]);
-    for (const r of [blank, missing, repeated, reordered, fewer, overwrite]) expect(r.code).toBe(2);
+    for (const r of [blank, missing, repeated, reordered, fewer, overwrite, one]) expect(r.code).toBe(2);
     expect(blank.stderr).toContain(`${empty} holds no question: write one question a line.`);
     expect(missing.stderr).toContain('There is no questions file');
     expect(repeated.stderr).toContain(`The question "${QUESTIONS[0]}" is given twice`);
@@ -172,8 +174,33 @@ describe('memagent read with several questions', () => {
     );
     expect(fewer.stderr).toContain(`disagree: ${join(dir, 'three.q3.memagent.jsonl')} holds a question beyond the 2 given.`);
     expect(overwrite.stderr).toContain('already holds a read. Continue it with --resume, start over with --force');
+    expect(one.stderr).toContain(`disagree: ${join(dir, 'three.q2.memagent.jsonl')} holds a question beyond the 1 given.`);
+    expect(existsSync(out)).toBe(false);
     // Nothing was written over.
     expect(journal(join(dir, 'three.q1.memagent.jsonl'))[0]!.createdAt).toBe(reference.journals[0]![0]!.createdAt);
+  });
+});
+
+describe('--resume with no journal to continue', () => {
+  it('says so and reads from the first chunk where questions are given, refuses where none is', async () => {
+    const [one, several, none] = await Promise.all([
+      read(join(dir, 'new.jsonl'), '-q', QUESTIONS[0]!, '--resume'),
+      read(join(dir, 'new-two.jsonl'), ...asked(QUESTIONS.slice(0, 2)), '--resume'),
+      read(join(dir, 'none.jsonl'), '--resume'),
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.stderr).toContain(
+      `--resume: there is no journal to continue (neither ${join(dir, 'new.jsonl')} nor ${join(dir, 'new.q1.jsonl')} (a read of several questions) is there), so this read starts at the first chunk.`,
+    );
+    expect(one.stdout).toContain(FACTS[0]);
+    expect(several.code).toBe(0);
+    expect(several.stderr).toContain(
+      `--resume: there are no journals to continue (no ${join(dir, 'new-two.q1.jsonl')} to ${join(dir, 'new-two.q2.jsonl')}), so this read starts at the first chunk.`,
+    );
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(
+      /^--resume has no journal to continue: neither .*none\.jsonl nor .*none\.q1\.jsonl \(a read of several questions\) is there\. Name the journal with --out FILE, or give --question "\.\.\." to start a new read\.\n/,
+    );
   });
 });
 

@@ -46,8 +46,8 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   const progress = new Progress(progressMode(v, process.stderr), process.stderr);
   const say = progress.say;
   const questions = gatherQuestions(v);
-  // Several questions, or a resume of several named by the same command line without them: one journal each.
-  const several = questions.length > 1 || (questions.length === 0 && v.resume === true && !existsSync(out) && existsSync(questionJournal(out, 1)));
+  // Several questions, or a resume that finds the numbered journals of several: one journal each.
+  const several = questions.length > 1 || (v.resume === true && !existsSync(out) && existsSync(questionJournal(out, 1)));
 
   const doc = await readFiles(positionals, { stripGutenberg: !v['keep-gutenberg'] });
   if (several) return readQuestions({ v, file, out, doc, settings, progress, questions });
@@ -58,6 +58,7 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
   }
+  if (v.resume && !journal) noJournal(out, questions[0] !== undefined, say);
   const question = questions[0] ?? journal?.header.question ?? '';
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
 
@@ -149,4 +150,12 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
     process.off('SIGINT', onSigint);
     writer.close();
   }
+}
+
+/** A --resume with no journal to continue: a new read where a question is given (said so), else nothing to do. */
+function noJournal(out: string, asked: boolean, say: (line: string) => void): void {
+  const where = `neither ${out} nor ${questionJournal(out, 1)} (a read of several questions) is there`;
+  if (!asked)
+    throw new UsageError(`--resume has no journal to continue: ${where}. Name the journal with --out FILE, or give --question "..." to start a new read.`);
+  say(`--resume: there is no journal to continue (${where}), so this read starts at the first chunk.`);
 }
