@@ -142,6 +142,14 @@ describe('memagent read with several questions', () => {
     expect(r.stderr.split('\n').filter((l) => l.startsWith('q2 chunk '))[0]).toMatch(/^q2 chunk 3\//);
     expect(r.stdout).toBe(reference.stdout);
     paths.forEach((p, i) => expect(steps(journal(p))).toEqual(steps(reference.journals[i]!)));
+    // It says what this run read of each question it read, beside what was read before.
+    const total = reference.journals[0]![0]!.chunks!.length;
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^Read ${total} chunks for 3 questions in [\\d.]+ s, resumed: this run read ${total - 2} for q2 \\(2 read before\\), ${total} for q3 \\(0 read before\\); every revision is in their journals\\.$`,
+        'm',
+      ),
+    );
 
     // With the questions, as the first command gave them, a finished read prints the same again.
     const again = await read(out, ...asked(QUESTIONS), '--resume');
@@ -182,7 +190,7 @@ describe('memagent read with several questions', () => {
 });
 
 describe('--resume with no journal to continue', () => {
-  it('says so and reads from the first chunk where questions are given, refuses where none is', async () => {
+  it('says so and reads from the first chunk where questions are given, refuses where none is, and after a resume says what this run read', async () => {
     const [one, several, none] = await Promise.all([
       read(join(dir, 'new.jsonl'), '-q', QUESTIONS[0]!, '--resume'),
       read(join(dir, 'new-two.jsonl'), ...asked(QUESTIONS.slice(0, 2)), '--resume'),
@@ -201,6 +209,21 @@ describe('--resume with no journal to continue', () => {
     expect(none.stderr).toMatch(
       /^--resume has no journal to continue: neither .*none\.jsonl nor .*none\.q1\.jsonl \(a read of several questions\) is there\. Name the journal with --out FILE, or give --question "\.\.\." to start a new read\.\n/,
     );
+
+    // The one question's read stopped after two chunks, then resumed: this run read the rest.
+    const lines = journal(join(dir, 'new.jsonl'));
+    const total = lines[0]!.chunks!.length;
+    writeFileSync(
+      join(dir, 'new.jsonl'),
+      `${lines
+        .slice(0, 3)
+        .map((l) => JSON.stringify(l))
+        .join('\n')}\n`,
+    );
+    const resumed = await read(join(dir, 'new.jsonl'), '--resume');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(new RegExp(`^Read the last ${total - 2} of ${total} chunks \\(2 were read before\\) in [\\d.]+ s; every revision`, 'm'));
+    expect(resumed.stdout).toBe(one.stdout);
   });
 });
 

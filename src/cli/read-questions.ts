@@ -227,6 +227,17 @@ class QuestionsReading {
     return traceRead(this.r.doc, { question: q.header.question, chunks: this.r.chunks, memories: q.memories, answer });
   }
 
+  /** After a resume, what this run read of each question it read, beside what was read before; nothing for a new read. */
+  private resumedRead(): string {
+    const read = this.r.questions.filter((q) => !q.journal?.answer);
+    if (!read.some((q) => q.journal?.revisions.length)) return '';
+    const parts = read.map((q) => {
+      const before = q.journal?.revisions.length ?? 0;
+      return `${whole(this.total - before)} for q${q.n} (${whole(before)} read before)`;
+    });
+    return `, resumed: this run read ${parts.join(', ')}`;
+  }
+
   /** The last words on stderr, and the exit code. */
   private conclude(t0: number): number {
     const { progress, questions } = this.r;
@@ -244,7 +255,9 @@ class QuestionsReading {
       );
       return 1;
     }
-    this.say(`Read ${whole(this.total)} chunks for ${questions.length} questions in ${seconds(performance.now() - t0)}; every revision is in their journals.`);
+    this.say(
+      `Read ${whole(this.total)} chunks for ${questions.length} questions in ${seconds(performance.now() - t0)}${this.resumedRead()}; every revision is in their journals.`,
+    );
     return 0;
   }
 }

@@ -61,8 +61,9 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   if (v.resume && !journal) noJournal(out, questions[0] !== undefined, say);
   const question = questions[0] ?? journal?.header.question ?? '';
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
-
-  let step = journal?.revisions.length ?? 0;
+  // Chunks read before this run: a resume says how many it read itself.
+  const readBefore = journal?.revisions.length ?? 0;
+  let step = readBefore;
   const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
 
   if (journal) refuseOtherModel(journal.header.engine, engineIdentity(engine), { out, force: v.force === true });
@@ -128,7 +129,10 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
         const sources = await traceRead(doc, { question: header.question, chunks, memories, answer: event.answer || event.reply });
         writer.append(answerLine(event, header, sources));
         progress.done();
-        say(`Read ${whole(total)} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
+        const read = readBefore
+          ? `the last ${whole(total - readBefore)} of ${whole(total)} chunks (${whole(readBefore)} were read before)`
+          : `${whole(total)} chunks`;
+        say(`Read ${read} in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
         if (!event.answer)
           say(
             `The reply gives no answer in the form the prompts${header.prompts ? ` (${promptSetName(header.prompts)})` : ''} ask for; the whole reply follows.`,
