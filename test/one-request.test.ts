@@ -159,120 +159,114 @@ const qwenHost = (async (input: RequestInfo | URL) => {
   return new Response('not found', { status: 404 });
 }) as typeof fetch;
 
-/**
- * A limit that only a hang reaches. The test's time is its work, and that work
- * grows with the machine's load, not with a fault. Most of it was the command
- * line's WebLLM engine taking Qwen's real tokenizer.json (11 MB) through the
- * app's downloader and reading it three times (checked as JSON, checked for
- * Qwen's split, built by the wasm tokenizer): the host now serves it cut to
- * its byte symbols (byteTokenizer), and what is left is WebLLM's bundle, one
- * read of the 11 MB file here and the CLI's own process (tsx, the tokenizer,
- * one read). It once passed 60 s on a loaded machine; no step here waits on a
- * clock, so a run that takes longer than this is stuck, not slow.
- */
-const HANG_MS = 300_000;
-
 describe('one request on every engine', () => {
-  it(
-    'WebLLM, llama.cpp, the OpenAI-compatible engine and the CLI (its server and GPU engines) send the same conversation and the same neutral sampling for a step',
-    async () => {
-      // OpenAI-compatible server (vLLM): the body as it arrives.
-      const openai = await createOpenAIEngine({ baseUrl: server.url }, tok);
-      const before = server.chatBodies.length;
-      await openai.generate(MESSAGES, OPTIONS);
-      const serverBody = server.chatBodies[before]!;
+  /**
+   * Its limit, 300 s, is one only a hang reaches: the test's time is its work,
+   * which grows with the machine's load, not with a fault. Most of it was the
+   * command line's WebLLM engine taking Qwen's real tokenizer.json (11 MB)
+   * through the app's downloader and reading it three times (checked as JSON,
+   * checked for Qwen's split, built by the wasm tokenizer): the host now serves
+   * it cut to its byte symbols (byteTokenizer). What is left is WebLLM's
+   * bundle, one read of the 11 MB file here and the CLI's own process (tsx,
+   * the tokenizer, one read). It once passed 60 s on a loaded machine; no step
+   * here waits on a clock, so a run longer than this is stuck, not slow.
+   */
+  it('WebLLM, llama.cpp, the OpenAI-compatible engine and the CLI (its server and GPU engines) send the same conversation and the same neutral sampling for a step', async () => {
+    // OpenAI-compatible server (vLLM): the body as it arrives.
+    const openai = await createOpenAIEngine({ baseUrl: server.url }, tok);
+    const before = server.chatBodies.length;
+    await openai.generate(MESSAGES, OPTIONS);
+    const serverBody = server.chatBodies[before]!;
 
-      // The CLI reading a one-chunk book against the same server.
-      const book = join(dir, 'book.txt');
-      writeFileSync(book, SECTION);
-      const cliFrom = server.chatBodies.length;
-      const cli = await memagentCli([
-        'read',
-        book,
-        '--question',
-        QUESTION,
-        '--base-url',
-        server.url,
-        '--prompts',
-        'app',
-        '--seed',
-        '7',
-        '--out',
-        join(dir, 'book.jsonl'),
-      ]);
-      expect(cli.code, cli.stderr).toBe(0);
-      const cliBody = server.chatBodies[cliFrom]!;
+    // The CLI reading a one-chunk book against the same server.
+    const book = join(dir, 'book.txt');
+    writeFileSync(book, SECTION);
+    const cliFrom = server.chatBodies.length;
+    const cli = await memagentCli([
+      'read',
+      book,
+      '--question',
+      QUESTION,
+      '--base-url',
+      server.url,
+      '--prompts',
+      'app',
+      '--seed',
+      '7',
+      '--out',
+      join(dir, 'book.jsonl'),
+    ]);
+    expect(cli.code, cli.stderr).toBe(0);
+    const cliBody = server.chatBodies[cliFrom]!;
 
-      // WebLLM, with the model's own tokenizer_config.json.
-      const mlc = new CapturingMlc();
-      const deps: WebLLMDeps = {
-        checkGpu: async () => ({ status: 'ok', fallback: false, shaderF16: true, adapter: 'test gpu', message: null }),
-        models: async () =>
-          qwenModels([
-            {
-              model: 'https://hf.example/mlc-ai/Qwen2.5-7B-Instruct-q4f16_1-MLC',
-              model_id: 'Qwen2.5-7B-Instruct-q4f16_1-MLC',
-              model_lib: 'https://libs.example/7b.wasm',
-            },
-          ]),
-        metadata: async () => ({ config: { context_window_size: 32768, quantization: 'q4f16_1' }, tokenizer: new ArrayBuffer(0) }),
-        loadTokenizer: async () => tok,
-        session: new GpuSession(
-          async () => mlc,
-          async () => ({ bytesTotal: 0, bytesFetched: 0 }),
-        ),
-        tokenizerConfig: async () => ({ chat_template: CHAT_TEMPLATE }),
-      };
-      const webllm = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps);
-      await webllm.generate(MESSAGES, OPTIONS);
-      const webllmRequest = mlc.requests[0]!;
+    // WebLLM, with the model's own tokenizer_config.json.
+    const mlc = new CapturingMlc();
+    const deps: WebLLMDeps = {
+      checkGpu: async () => ({ status: 'ok', fallback: false, shaderF16: true, adapter: 'test gpu', message: null }),
+      models: async () =>
+        qwenModels([
+          {
+            model: 'https://hf.example/mlc-ai/Qwen2.5-7B-Instruct-q4f16_1-MLC',
+            model_id: 'Qwen2.5-7B-Instruct-q4f16_1-MLC',
+            model_lib: 'https://libs.example/7b.wasm',
+          },
+        ]),
+      metadata: async () => ({ config: { context_window_size: 32768, quantization: 'q4f16_1' }, tokenizer: new ArrayBuffer(0) }),
+      loadTokenizer: async () => tok,
+      session: new GpuSession(
+        async () => mlc,
+        async () => ({ bytesTotal: 0, bytesFetched: 0 }),
+      ),
+      tokenizerConfig: async () => ({ chat_template: CHAT_TEMPLATE }),
+    };
+    const webllm = await createWebLLMEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' }, deps);
+    await webllm.generate(MESSAGES, OPTIONS);
+    const webllmRequest = mlc.requests[0]!;
 
-      // The command line's WebLLM engine (--engine webllm): Dawn and a cache folder in place of the worker's WebGPU
-      // and Cache Storage, the model's files fetched by the app's downloader from its real host's addresses.
-      const cliMlc = new CapturingMlc();
-      const cliWebllm = await openGpuEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', 'cache-dir': join(dir, 'webllm') }, () => undefined, {
-        checkGpu: async () => ({ status: 'ok', fallback: false, shaderF16: true, adapter: 'test gpu', message: null }),
-        factory: async () => cliMlc,
-        fetch: qwenHost,
-      });
-      await cliWebllm.generate(MESSAGES, OPTIONS);
-      const cliWebllmRequest = cliMlc.requests[0]!;
-      delete (globalThis as { caches?: unknown }).caches; // the engine put its cache folder where WebLLM looks
+    // The command line's WebLLM engine (--engine webllm): Dawn and a cache folder in place of the worker's WebGPU
+    // and Cache Storage, the model's files fetched by the app's downloader from its real host's addresses.
+    const cliMlc = new CapturingMlc();
+    const cliWebllm = await openGpuEngine({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', 'cache-dir': join(dir, 'webllm') }, () => undefined, {
+      checkGpu: async () => ({ status: 'ok', fallback: false, shaderF16: true, adapter: 'test gpu', message: null }),
+      factory: async () => cliMlc,
+      fetch: qwenHost,
+    });
+    await cliWebllm.generate(MESSAGES, OPTIONS);
+    const cliWebllmRequest = cliMlc.requests[0]!;
+    delete (globalThis as { caches?: unknown }).caches; // the engine put its cache folder where WebLLM looks
 
-      // llama.cpp (wllama) with a Qwen GGUF: its own template applies.
-      const runtime = new CapturingRuntime();
-      const wllama = await WllamaEngine.create(
-        { modelUrl: 'https://example.org/qwen2.5.gguf', contextTokens: 16384 },
-        { newRuntime: async () => runtime, tokenizer: async () => tok, openLocal: async () => [], isolated: false, hardwareConcurrency: 1 },
-        new WllamaHost(),
-      );
-      await wllama.generate(MESSAGES, OPTIONS);
-      const llamaParams = runtime.requests.at(-1)! as unknown as Record<string, unknown>;
+    // llama.cpp (wllama) with a Qwen GGUF: its own template applies.
+    const runtime = new CapturingRuntime();
+    const wllama = await WllamaEngine.create(
+      { modelUrl: 'https://example.org/qwen2.5.gguf', contextTokens: 16384 },
+      { newRuntime: async () => runtime, tokenizer: async () => tok, openLocal: async () => [], isolated: false, hardwareConcurrency: 1 },
+      new WllamaHost(),
+    );
+    await wllama.generate(MESSAGES, OPTIONS);
+    const llamaParams = runtime.requests.at(-1)! as unknown as Record<string, unknown>;
 
-      // The CLI is the OpenAI-compatible engine: its request is the engine's, byte for byte; and its WebLLM engine is the app's.
-      expect(cliBody).toEqual(serverBody);
-      expect(cliWebllmRequest).toEqual(webllmRequest);
-      // Servers and llama.cpp get no system message; WebLLM gets the model's own default, named.
-      expect(serverBody.messages).toEqual(MESSAGES);
-      expect(llamaParams.messages).toEqual(MESSAGES);
-      expect((webllmRequest.messages as ChatMessage[])[0]).toEqual({ role: 'system', content: QWEN25_DEFAULT_SYSTEM });
-      // So the model sees one conversation on every engine.
-      const modelDefault = templateDefaultSystem(CHAT_TEMPLATE)!;
-      const seen = [serverBody, cliBody, llamaParams, webllmRequest, cliWebllmRequest].map((w) => conversation(w.messages as ChatMessage[], modelDefault));
-      for (const s of seen) expect(s).toEqual(seen[0]);
-      expect(seen[0]![1]!.content).toContain('<problem> \nWhere did Alice meet Bob?\n</problem>');
-      // And the same sampling: temperature and top p as asked, everything else neutral.
-      expect(sampling(serverBody, 'server')).toEqual(NEUTRAL);
-      expect(sampling(cliBody, 'server')).toEqual(NEUTRAL);
-      expect(sampling(webllmRequest, 'webllm')).toEqual(NEUTRAL);
-      expect(sampling(llamaParams, 'llama.cpp')).toEqual(NEUTRAL);
-      // Where a runtime has a default of its own, the request overrides it explicitly.
-      expect(serverBody).toMatchObject({ repetition_penalty: 1, repeat_penalty: 1, top_k: -1, min_p: 0 });
-      expect(webllmRequest).toMatchObject({ repetition_penalty: 1 });
-      expect(llamaParams).toMatchObject({ top_k: 0, min_p: 0, repeat_penalty: 1 });
-    },
-    HANG_MS,
-  );
+    // The CLI is the OpenAI-compatible engine: its request is the engine's, byte for byte; and its WebLLM engine is the app's.
+    expect(cliBody).toEqual(serverBody);
+    expect(cliWebllmRequest).toEqual(webllmRequest);
+    // Servers and llama.cpp get no system message; WebLLM gets the model's own default, named.
+    expect(serverBody.messages).toEqual(MESSAGES);
+    expect(llamaParams.messages).toEqual(MESSAGES);
+    expect((webllmRequest.messages as ChatMessage[])[0]).toEqual({ role: 'system', content: QWEN25_DEFAULT_SYSTEM });
+    // So the model sees one conversation on every engine.
+    const modelDefault = templateDefaultSystem(CHAT_TEMPLATE)!;
+    const seen = [serverBody, cliBody, llamaParams, webllmRequest, cliWebllmRequest].map((w) => conversation(w.messages as ChatMessage[], modelDefault));
+    for (const s of seen) expect(s).toEqual(seen[0]);
+    expect(seen[0]![1]!.content).toContain('<problem> \nWhere did Alice meet Bob?\n</problem>');
+    // And the same sampling: temperature and top p as asked, everything else neutral.
+    expect(sampling(serverBody, 'server')).toEqual(NEUTRAL);
+    expect(sampling(cliBody, 'server')).toEqual(NEUTRAL);
+    expect(sampling(webllmRequest, 'webllm')).toEqual(NEUTRAL);
+    expect(sampling(llamaParams, 'llama.cpp')).toEqual(NEUTRAL);
+    // Where a runtime has a default of its own, the request overrides it explicitly.
+    expect(serverBody).toMatchObject({ repetition_penalty: 1, repeat_penalty: 1, top_k: -1, min_p: 0 });
+    expect(webllmRequest).toMatchObject({ repetition_penalty: 1 });
+    expect(llamaParams).toMatchObject({ top_k: 0, min_p: 0, repeat_penalty: 1 });
+  }, 300_000);
 });
 
 describe('the system message WebLLM sends', () => {
