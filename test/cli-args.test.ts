@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseFlags, settingsFlags, UsageError } from '../src/cli/flags';
-import { engineConfigOf, engineIdOf } from '../src/cli/engine';
+import { engineConfigOf, engineIdOf, withDefaultEngine } from '../src/cli/engine';
 import { DEFAULT_HAYSTACK, loadHaystack } from '../src/cli/eval';
 import { runCli as memagent } from './support/cli';
 
@@ -60,6 +60,11 @@ describe('command-line flags', () => {
     expect(engineIdOf({ engine: 'extractive' })).toBe('extractive');
     expect(usageError(() => engineIdOf({}))).toMatch(/Give --base-url, the address of an OpenAI-compatible server .* or --engine extractive/);
     expect(usageError(() => engineIdOf({ engine: 'gpt' }))).toMatch(/^Unknown engine "gpt"\. Engines: .*extractive/);
+    // eval's default: an engine where none is named, never in place of a server or a model that is.
+    expect(withDefaultEngine({ context: '4096' }, 'extractive')).toEqual({ context: '4096', engine: 'extractive' });
+    expect(withDefaultEngine({ 'base-url': 'http://s/v1' }, 'extractive')).toBeNull();
+    expect(withDefaultEngine({ engine: 'webllm' }, 'extractive')).toBeNull();
+    expect(withDefaultEngine({ model: 'memagent-14b' }, 'extractive')).toBeNull();
     expect(engineConfigOf({ 'base-url': 'http://s/v1', model: 'm', context: '4096', retries: '2', 'retry-delay': '10' })).toEqual({
       id: 'openai',
       config: { baseUrl: 'http://s/v1', model: 'm', contextWindow: 4096 },
@@ -102,11 +107,22 @@ describe('the haystack book', () => {
   });
 });
 
+describe('memagent eval without an engine named', () => {
+  it('evaluates with the extractive engine, as the evaluation page documents, and says so on stderr', async () => {
+    const r = await memagent(['eval', '--tasks', 'niah_single_1', '--samples', '1', '--progress', 'lines']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^No --engine or --base-url: evaluating with the extractive engine \(the paper's heuristic memory, no model\)\./);
+    expect(r.stdout).toMatch(/^engine extractive; /);
+    expect(r.stdout).toMatch(/^niah_single_1\s+100\.0$/m);
+  });
+});
+
 describe('usage errors', () => {
   it('say what is wrong and where the options are, with exit code 2, before any engine is opened', async () => {
     const [command, engine, setting] = await Promise.all([
       memagent(['summarize']),
-      memagent(['eval', '--tasks', 'niah_single_1']),
+      // A model named with no server to ask for it: the engine is not guessed.
+      memagent(['eval', '--model', 'memagent-14b', '--tasks', 'niah_single_1']),
       memagent(['eval', '--engine', 'extractive', '--memory', '20000']),
     ]);
     for (const r of [command, engine, setting]) {

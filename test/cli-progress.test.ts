@@ -109,13 +109,31 @@ describe('the progress of a read on a terminal', () => {
   });
 
   it('draws a read of several questions as the chunks the question furthest behind has read and how many questions are still writing', () => {
-    const term = fakeTerminal();
+    const term = fakeTerminal(160);
     let now = 0;
     const progress = new Progress('bar', term, () => now);
     now = 3000;
     // q1 and q3 have read two chunks, q2 one: the read as a whole is at chunk 1; one of the three has answered or failed.
     progress.questionStep({ ...step(2), question: 3, questions: 3, writing: 2, slowest: 1 });
-    expect(screen(term.text())).toEqual(['[#####---------------] chunk 1/4 · 25% · 2 of 3 questions writing · 3.0 s elapsed · about 4.0 s left']);
+    expect(screen(term.text())).toEqual([
+      '[#####---------------] chunk 1/4 · 25% · 2 of 3 questions writing · memory 200 tokens · 333 tokens/s · 3.0 s elapsed · about 4.0 s left',
+    ]);
+  });
+
+  it('keeps the place, the memory size (the smallest and largest of the questions’ memories) and the read’s speed on the line of several questions', () => {
+    const term = fakeTerminal(200);
+    let now = 0;
+    const progress = new Progress('bar', term, () => now);
+    const at = { questions: 3, writing: 3, slowest: 1, place: 'Chapter 4' };
+    now = 1000;
+    progress.questionStep({ ...step(1), ...at, question: 1, memoryTokens: 1200 });
+    progress.questionStep({ ...step(1), ...at, question: 2, memoryTokens: 300 });
+    now = 2000;
+    progress.questionStep({ ...step(1), ...at, question: 3, memoryTokens: 700 });
+    // Three steps of 1,000 tokens each in 2 s: the questions' requests overlap, so the speed is the read's, not one request's.
+    expect(screen(term.text())).toEqual([
+      '[#####---------------] chunk 1/4 · 25% · Chapter 4 · 3 of 3 questions writing · memory 300–1,200 tokens · 1,500 tokens/s · 2.0 s elapsed · about 4.0 s left',
+    ]);
   });
 
   it('draws on a terminal that reports no size as on one of 80 columns', () => {
@@ -137,6 +155,8 @@ describe('the progress when piped, and with --quiet', () => {
     progress.done();
     expect(pipe.text()).toBe('chunk 1/4 (25%) · memory 100 tokens · 1.0 s\nchunk 2/4 (50%) · memory 200 tokens · 1.2 s · memory cut at its cap · 2 retries\n');
     expect(readStepLine(step(4))).toBe('chunk 4/4 (100%) · memory 400 tokens · 1.0 s');
+    // Counts past a thousand have their separators, as every number the command line prints.
+    expect(readStepLine({ ...step(1015, 1016), memoryTokens: 1024 })).toBe('chunk 1,015/1,016 (100%) · memory 1,024 tokens · 1.0 s');
   });
 
   it('writes a line per chunk of each question when piped, naming the question and how many are still writing', () => {

@@ -3,7 +3,7 @@
  * read once, each question answered under its heading with its sources, one
  * journal per question, and a resume that continues every journal.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +147,14 @@ describe('memagent read with several questions', () => {
     expect(r.stderr.split('\n').filter((l) => l.startsWith('q2 chunk '))[0]).toMatch(/^q2 chunk 3\//);
     expect(r.stdout).toBe(reference.stdout);
     paths.forEach((p, i) => expect(steps(journal(p))).toEqual(steps(reference.journals[i]!)));
+    // It says what this run read of each question it read, beside what was read before.
+    const total = reference.journals[0]![0]!.chunks!.length;
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^Read ${total} chunks for 3 questions in [\\d.]+ s, resumed: this run read ${total - 2} for q2 \\(2 read before\\), ${total} for q3 \\(0 read before\\); every revision is in their journals\\.$`,
+        'm',
+      ),
+    );
 
     // With the questions, as the first command gave them, a finished read prints the same again.
     const again = await read(out, ...asked(QUESTIONS), '--resume');
@@ -160,15 +168,17 @@ describe('memagent read with several questions', () => {
     writeFileSync(empty, '\n  \n\n');
     const twice = join(dir, 'twice.txt');
     writeFileSync(twice, `${QUESTIONS[1]}\n${QUESTIONS[0]}\n`);
-    const [blank, missing, repeated, reordered, fewer, overwrite] = await Promise.all([
+    const [blank, missing, repeated, reordered, fewer, overwrite, one] = await Promise.all([
       read(join(dir, 'x.jsonl'), '-q', QUESTIONS[0]!, '--questions-file', empty),
       read(join(dir, 'x.jsonl'), '--questions-file', join(dir, 'no-such.txt')),
       read(join(dir, 'x.jsonl'), '-q', QUESTIONS[0]!, '--questions-file', twice),
       read(out, ...asked([QUESTIONS[1]!, QUESTIONS[0]!, QUESTIONS[2]!]), '--resume'),
       read(out, ...asked(QUESTIONS.slice(0, 2)), '--resume'),
       read(out, ...asked(QUESTIONS)),
+      // One question given, and no journal of one question: the numbered journals are found, not a new read begun beside them.
+      read(out, '-q', QUESTIONS[0]!, '--resume'),
     ]);
-    for (const r of [blank, missing, repeated, reordered, fewer, overwrite]) expect(r.code).toBe(2);
+    for (const r of [blank, missing, repeated, reordered, fewer, overwrite, one]) expect(r.code).toBe(2);
     expect(blank.stderr).toContain(`${empty} holds no question: write one question a line.`);
     expect(missing.stderr).toContain('There is no questions file');
     expect(repeated.stderr).toContain(`The question "${QUESTIONS[0]}" is given twice`);
@@ -177,8 +187,48 @@ describe('memagent read with several questions', () => {
     );
     expect(fewer.stderr).toContain(`disagree: ${join(dir, 'three.q3.memagent.jsonl')} holds a question beyond the 2 given.`);
     expect(overwrite.stderr).toContain('already holds a read. Continue it with --resume, start over with --force');
+    expect(one.stderr).toContain(`disagree: ${join(dir, 'three.q2.memagent.jsonl')} holds a question beyond the 1 given.`);
+    expect(existsSync(out)).toBe(false);
     // Nothing was written over.
     expect(journal(join(dir, 'three.q1.memagent.jsonl'))[0]!.createdAt).toBe(reference.journals[0]![0]!.createdAt);
+  });
+});
+
+describe('--resume with no journal to continue', () => {
+  it('says so and reads from the first chunk where questions are given, refuses where none is, and after a resume says what this run read', async () => {
+    const [one, several, none] = await Promise.all([
+      read(join(dir, 'new.jsonl'), '-q', QUESTIONS[0]!, '--resume'),
+      read(join(dir, 'new-two.jsonl'), ...asked(QUESTIONS.slice(0, 2)), '--resume'),
+      read(join(dir, 'none.jsonl'), '--resume'),
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.stderr).toContain(
+      `--resume: there is no journal to continue (neither ${join(dir, 'new.jsonl')} nor ${join(dir, 'new.q1.jsonl')} (a read of several questions) is there), so this read starts at the first chunk.`,
+    );
+    expect(one.stdout).toContain(FACTS[0]);
+    expect(several.code).toBe(0);
+    expect(several.stderr).toContain(
+      `--resume: there are no journals to continue (no ${join(dir, 'new-two.q1.jsonl')} to ${join(dir, 'new-two.q2.jsonl')}), so this read starts at the first chunk.`,
+    );
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(
+      /^--resume has no journal to continue: neither .*none\.jsonl nor .*none\.q1\.jsonl \(a read of several questions\) is there\. Name the journal with --out FILE, or give --question "\.\.\." to start a new read\.\n/,
+    );
+
+    // The one question's read stopped after two chunks, then resumed: this run read the rest.
+    const lines = journal(join(dir, 'new.jsonl'));
+    const total = lines[0]!.chunks!.length;
+    writeFileSync(
+      join(dir, 'new.jsonl'),
+      `${lines
+        .slice(0, 3)
+        .map((l) => JSON.stringify(l))
+        .join('\n')}\n`,
+    );
+    const resumed = await read(join(dir, 'new.jsonl'), '--resume');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(new RegExp(`^Read the last ${total - 2} of ${total} chunks \\(2 were read before\\) in [\\d.]+ s; every revision`, 'm'));
+    expect(resumed.stdout).toBe(one.stdout);
   });
 });
 

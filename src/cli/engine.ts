@@ -42,6 +42,15 @@ export function engineIdOf(v: ServerFlags): string {
   return id;
 }
 
+/**
+ * The flags with `id` as their engine where they name none (no --engine,
+ * --base-url or --model: a model named with no way to reach it is still
+ * refused); null where they name one.
+ */
+export function withDefaultEngine<T extends ServerFlags>(v: T, id: string): T | null {
+  return v.engine === undefined && v['base-url'] === undefined && v.model === undefined ? { ...v, engine: id } : null;
+}
+
 /** Checks the engine flags before anything slow is done: a mistake is said at once. */
 export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConfig; retry: { maxRetries?: number; baseDelayMs?: number } } {
   const id = engineIdOf(v);

@@ -16,6 +16,7 @@ import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed,
 import { defaultMethod, type ItemResult, isMethodId, METHOD_CUTTER, METHOD_IDS, type MethodSettings, methodSettings, readItem } from '../eval/method';
 import { paperF1 } from '../eval/paper-score';
 import { promptSetName, type ResolvedPrompts } from './prompts';
+import { whole } from './numbers';
 
 /** A flag that cannot work, said so that the person can fix it. */
 export class DatasetArgsError extends Error {
@@ -148,7 +149,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   io.out(
     `${io.describeEngine}; method ${settings.method}, chunks of ${settings.chunkTokens.toLocaleString('en')} tokens (${CUTTER_LABELS[METHOD_CUTTER]}), ` +
       `max ${settings.memoryTokens.toLocaleString('en')} tokens per reply, temperature ${settings.temperature}, top p ${settings.topP}; ` +
-      `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${plan.concurrency} at a time.\n\n`,
+      `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${whole(plan.concurrency)} at a time.\n\n`,
   );
 
   const stop = new AbortController();
@@ -176,11 +177,11 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
         const r = await readItem(item, file, settings, { generator: engine, tokenizer: engine.tokenizer, signal: stop.signal });
         results.push(r);
         const secs = `${(r.ms / 1000).toFixed(1)} s`;
-        const at = `[${++done}/${total || '?'}] [${file} #${r.index + 1}]`;
+        const at = `[${whole(++done)}/${total ? whole(total) : '?'}] [${file} #${whole(r.index + 1)}]`;
         const line = r.scores
-          ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
+          ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${whole(r.chunks)} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
           : `${at} failed, left out of the averages: ${r.failed}`;
-        if (io.sample) io.sample(line, { done, total, label: `${file} #${r.index + 1}` });
+        if (io.sample) io.sample(line, { done, total, label: `${file} #${whole(r.index + 1)}` });
         else io.say(line);
       } catch (e) {
         if (!isAbortError(e)) failure ??= e;
@@ -202,7 +203,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   );
   io.out(formatDatasetTable(files));
   const scored = results.filter((r) => r.scores).length;
-  io.out(`\n${results.length} item${results.length === 1 ? '' : 's'} read, ${scored} scored; paper: RL-MemoryAgent-7B and -14B, sub_em %.\n`);
+  io.out(`\n${whole(results.length)} item${results.length === 1 ? '' : 's'} read, ${whole(scored)} scored; paper: RL-MemoryAgent-7B and -14B, sub_em %.\n`);
   if (plan.json) io.write(plan.json, datasetReportJson(datasetReport(settings.method, plan.prompts, files)));
   if (failure !== undefined) {
     (io.error ?? io.say)(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);

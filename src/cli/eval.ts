@@ -7,18 +7,22 @@
 import { closeSync, existsSync, writeSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Engine } from '../engines/engine';
+import { EXTRACTIVE_INFO } from '../engines/extractive/info';
 import { Haystack } from '../eval/haystack';
 import { formatLength, parseLengths } from '../eval/lengths';
 import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../eval/report';
-import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec } from '../eval/sweep';
+import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec, type SweepSpec } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, settingsFlags, UsageError, wholeNumber } from './flags';
-import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds } from './engine';
+import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds, withDefaultEngine } from './engine';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
 import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
+import type { ResolvedPrompts } from './prompts';
 import { readFileBytes } from './read-set';
+import { whole } from './numbers';
 
 /**
  * The book that fills the "essay" tasks unless --haystack names another: a
@@ -90,11 +94,32 @@ function sweepOf(v: EvalFlags) {
   });
 }
 
+/** The flags, with the extractive engine where they name none (said on stderr): an evaluation runs with no model or server. */
+function engineOrExtractive(given: EvalFlags, say: (line: string) => void): EvalFlags {
+  const defaulted = withDefaultEngine(given, EXTRACTIVE_INFO.id);
+  if (defaulted)
+    say(
+      "No --engine or --base-url: evaluating with the extractive engine (the paper's heuristic memory, no model). For a model give --base-url URL (a server) or --engine webllm.",
+    );
+  return defaulted ?? given;
+}
+
+/** The line that says what a sweep reads, before its first sample. */
+function describeSweep(s: { engine: Engine; spec: SweepSpec; prompts: ResolvedPrompts; essay: Haystack; samples: number; concurrency: number }): string {
+  const { spec } = s;
+  const mode = spec.mode === 'memory' ? `memory mode: chunk ${whole(spec.chunkTokens)}, memory ${whole(spec.memoryTokens)} tokens` : 'full context';
+  return (
+    `${describeEngine(s.engine)}; ${mode}; ${describePrompts(s.prompts.record)}; essay haystack ${s.essay.name}; ` +
+    `${whole(s.samples)} samples, ${whole(s.concurrency)} at a time, sweep seed ${spec.seed}.`
+  );
+}
+
 export async function evalCommand(argv: string[], printHelp: () => number): Promise<number> {
-  const { values: v } = parseFlags(argv, EVAL_OPTIONS);
-  if (v.help) return printHelp();
-  const progress = new Progress(progressMode(v, process.stderr), process.stderr);
+  const { values: given } = parseFlags(argv, EVAL_OPTIONS);
+  if (given.help) return printHelp();
+  const progress = new Progress(progressMode(given, process.stderr), process.stderr);
   const say = progress.say;
+  const v = engineOrExtractive(given, say);
   if (v.data) return datasetEvalCommand(v, progress);
   const spec = sweepOf(v);
   const concurrency = wholeNumber('concurrency', v.concurrency, 1) ?? 8;
@@ -104,10 +129,7 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   const prompts = await choosePrompts(v, engine.id, say);
   spec.templates = { ...prompts.set.templates };
   const planned = planSweep(spec);
-  process.stdout.write(
-    `${describeEngine(engine)}; ${spec.mode === 'memory' ? `memory mode: chunk ${spec.chunkTokens}, memory ${spec.memoryTokens} tokens` : 'full context'}; ` +
-      `${describePrompts(prompts.record)}; essay haystack ${essay.name}; ${planned.length} samples, ${concurrency} at a time, sweep seed ${spec.seed}.\n\n`,
-  );
+  process.stdout.write(`${describeSweep({ engine, spec, prompts, essay, samples: planned.length, concurrency })}\n\n`);
 
   const stop = new AbortController();
   const onSigint = () => stop.abort();
@@ -120,7 +142,8 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
   const onStep =
     concurrency === 1 && progress.mode === 'bar'
-      ? (s: { chunk: number; chunks: number }) => progress.inner(`samples ${results.length}/${planned.length} · chunk ${s.chunk}/${s.chunks} of the next`)
+      ? (s: { chunk: number; chunks: number }) =>
+          progress.inner(`samples ${whole(results.length)}/${whole(planned.length)} · chunk ${whole(s.chunk)}/${whole(s.chunks)} of the next`)
       : undefined;
   const ctx = { generator: engine, tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep };
   // N readers take samples off one queue: N requests in flight, which a batching server serves together.
@@ -131,8 +154,8 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
         const r = await runSample(spec, sample, ctx);
         results.push(r);
         const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : 'skipped (too long for the engine)';
-        const label = `${r.task} ${formatLength(r.length)} #${r.index + 1}`;
-        progress.sample(`[${results.length}/${planned.length}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, {
+        const label = `${r.task} ${formatLength(r.length)} #${whole(r.index + 1)}`;
+        progress.sample(`[${whole(results.length)}/${whole(planned.length)}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, {
           done: results.length,
           total: planned.length,
           label,
@@ -152,7 +175,7 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   process.stdout.write(formatTables(spec, cells));
   const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
   const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(`\n${results.length} samples in ${wall.toFixed(1)} s: ${Math.round(tokens / wall).toLocaleString('en')} tokens/s through the engine.\n`);
+  process.stdout.write(`\n${whole(results.length)} samples in ${wall.toFixed(1)} s: ${whole(tokens / wall)} tokens/s through the engine.\n`);
   const report: EvaluationReport = {
     engine: engine.id,
     model: typeof config.model === 'string' ? config.model : undefined,

@@ -8,6 +8,7 @@ import { DEFAULT_READ_SETTINGS, READ_LIMITS } from '../core/plan';
 import { REQUESTS_AT_ONCE } from '../engines/openai/info';
 import { ENGINES } from '../engines/registry';
 import { TASK_IDS } from '../eval/tasks';
+import { whole } from './numbers';
 
 const INTRO = 'memagent: read a whole book with a language model that keeps notes (the MemAgent memory loop).';
 
@@ -22,6 +23,7 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
                        memory, their steps written together)`;
 
 const EVAL_USAGE = `  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
+                       (the engine when none is named: no --engine, --base-url or --model)
   memagent eval --base-url URL [--model NAME] [--tasks LIST] [--lengths LIST] [options]
   memagent eval --base-url URL [--model NAME] --data eval_50.json [--data eval_200.json …] [options]
   npm run eval -- [eval options]   (the same as memagent eval)`;
@@ -34,7 +36,8 @@ const COMMON = `Server (both commands):
   --context N          context window in tokens, for servers that do not report it (Ollama)
   --retries N          attempts repeated after 429, 5xx or a dropped connection (default 8)
   --retry-delay MS     first wait before a retry, doubled each time (default 1000)
-  --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url)
+  --engine ID          ${ENGINES.map((e) => e.id).join(' or ')} (default: openai with --base-url;
+                       for eval without --base-url or --model, extractive)
 
 WebLLM on this machine's GPU (--engine webllm; Vulkan, Metal or D3D12 through Dawn, see docs/gpu.md):
   --model ID           a prebuilt model, e.g. Qwen2.5-7B-Instruct-q4f16_1-MLC (the default; its q4f32_1
@@ -47,9 +50,9 @@ WebLLM on this machine's GPU (--engine webllm; Vulkan, Metal or D3D12 through Da
   --speculate on|off   speculative writing, checked against plain decoding on first use (default on)
 
 Read settings (both commands; the limits are the app's):
-  --chunk N            chunk size in tokens, ${READ_LIMITS.chunkTokens.min} to ${READ_LIMITS.chunkTokens.max} (default ${DEFAULT_READ_SETTINGS.chunkTokens}, less if the context needs it;
+  --chunk N            chunk size in tokens, ${whole(READ_LIMITS.chunkTokens.min)} to ${whole(READ_LIMITS.chunkTokens.max)} (default ${whole(DEFAULT_READ_SETTINGS.chunkTokens)}, less if the context needs it;
                        exact with --data)
-  --memory N           memory size in tokens, ${READ_LIMITS.memoryTokens.min} to ${READ_LIMITS.memoryTokens.max} (default ${DEFAULT_READ_SETTINGS.memoryTokens})
+  --memory N           memory size in tokens, ${whole(READ_LIMITS.memoryTokens.min)} to ${whole(READ_LIMITS.memoryTokens.max)} (default ${whole(DEFAULT_READ_SETTINGS.memoryTokens)})
   --temperature X      0 to 2 (default ${DEFAULT_READ_SETTINGS.temperature})
   --top-p X            above 0, at most 1 (default ${DEFAULT_READ_SETTINGS.topP})
 
@@ -78,7 +81,7 @@ const READ_OPTIONS = `read:
                        questions every journal (the same questions in order, or none to take
                        them from the journals); answered questions print their answers
   --force              start over, replacing an existing journal
-  --seed N             sampling seed, 0 to ${READ_LIMITS.seed.max} (default random)
+  --seed N             sampling seed, 0 to ${whole(READ_LIMITS.seed.max)} (default random)
   --keep-gutenberg     keep Project Gutenberg's header and footer
   --in-flight N        with several questions on a server (--base-url): at most N of their
                        requests in flight at once, the rest waiting their turn, each with its own

@@ -6,6 +6,7 @@
  */
 import { createLogUpdate } from 'log-update';
 import { UsageError } from './flags';
+import { whole } from './numbers';
 
 export type ProgressMode = 'bar' | 'lines' | 'quiet';
 
@@ -75,7 +76,7 @@ export interface ReadStep {
 /** The line a read printed per chunk before there was a redrawn line; kept as it was for pipes and scripts. */
 export function readStepLine(s: ReadStep): string {
   return (
-    `chunk ${s.chunk}/${s.total} (${Math.round((100 * s.chunk) / s.total)}%)${s.place ? ` · ${s.place}` : ''} · memory ${s.memoryTokens.toLocaleString('en')} tokens · ${(s.ms / 1000).toFixed(1)} s` +
+    `chunk ${whole(s.chunk)}/${whole(s.total)} (${Math.round((100 * s.chunk) / s.total)}%)${s.place ? ` · ${s.place}` : ''} · memory ${s.memoryTokens.toLocaleString('en')} tokens · ${(s.ms / 1000).toFixed(1)} s` +
     (s.cut ? ' · memory cut at its cap' : '') +
     (s.retries ? ` · ${s.retries} ${s.retries === 1 ? 'retry' : 'retries'}` : '')
   );
@@ -117,6 +118,9 @@ export class Progress {
   /** Step times of this run only: a resumed read's earlier steps are not timed here. */
   private stepMs = 0;
   private steps = 0;
+  /** A read of several questions: each question's memory size at its last step, and the tokens of this run's steps. */
+  private readonly memories = new Map<number, number>();
+  private tokens = 0;
   private shown = false;
 
   constructor(
@@ -158,7 +162,7 @@ export class Progress {
     const left = (this.stepMs / this.steps) * (s.total - s.chunk + 1);
     const tokens = s.promptTokens + s.completionTokens;
     this.redraw(bar(s.chunk / s.total), [
-      [`chunk ${s.chunk}/${s.total}`, KEEP],
+      [`chunk ${whole(s.chunk)}/${whole(s.total)}`, KEEP],
       [`${Math.round((100 * s.chunk) / s.total)}%`, KEEP],
       [s.place, 5],
       [`memory ${s.memoryTokens.toLocaleString('en')} tokens`, 2],
@@ -177,10 +181,20 @@ export class Progress {
     const elapsed = this.now() - this.t0;
     // The questions' steps are written together: the one furthest behind says what is left.
     const left = (this.stepMs / this.steps) * (s.total - s.slowest + 1);
+    this.memories.set(s.question, s.memoryTokens);
+    this.tokens += s.promptTokens + s.completionTokens;
+    // Each question's memory has its own size: the smallest and the largest of them.
+    const sizes = [...this.memories.values()];
+    const [least, most] = [Math.min(...sizes), Math.max(...sizes)];
+    // The questions' requests overlap, so the read's speed is every step's tokens over the time it has taken.
+    const rate = this.tokens > 0 && elapsed > 0 ? `${whole((this.tokens * 1000) / elapsed)} tokens/s` : undefined;
     this.redraw(bar(s.slowest / s.total), [
-      [`chunk ${s.slowest}/${s.total}`, KEEP],
+      [`chunk ${whole(s.slowest)}/${whole(s.total)}`, KEEP],
       [`${Math.round((100 * s.slowest) / s.total)}%`, KEEP],
+      [s.place, 5],
       [`${s.writing} of ${s.questions} questions writing`, KEEP],
+      [`memory ${least === most ? whole(most) : `${whole(least)}–${whole(most)}`} tokens`, 2],
+      [rate, 3],
       [`${duration(elapsed)} elapsed`, 1],
       [s.slowest < s.total ? `about ${duration(left)} left` : 'answering', KEEP],
     ]);
@@ -194,7 +208,7 @@ export class Progress {
     // Samples run side by side, so the wall clock per finished sample is what predicts the rest.
     const left = s.total > s.done ? `about ${duration((elapsed / s.done) * (s.total - s.done))} left` : 'writing the table';
     this.redraw(s.total ? bar(s.done / s.total) : undefined, [
-      [`samples ${s.done}/${s.total || '?'}`, KEEP],
+      [`samples ${whole(s.done)}/${s.total ? whole(s.total) : '?'}`, KEEP],
       [s.label, 2],
       [`${duration(elapsed)} elapsed`, 1],
       [s.total ? left : undefined, KEEP],

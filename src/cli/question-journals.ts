@@ -45,8 +45,11 @@ export function questionJournals(
     return { paths, journals: null };
   }
   const onDisk = paths.filter((p) => existsSync(p));
-  // Nothing to continue: a new read, as a resume of one question whose journal is missing starts one.
-  if (onDisk.length === 0) return { paths, journals: null };
+  // Nothing to continue: a new read, as a resume of one question whose journal is missing starts one, said so.
+  if (onDisk.length === 0) {
+    say(`--resume: there are no journals to continue (no ${paths[0]} to ${paths.at(-1)}), so this read starts at the first chunk.`);
+    return { paths, journals: null };
+  }
   const disagree = 'The journals on disk and the questions given disagree';
   const advice = 'Give the questions in the order first given, drop --question and --questions-file to continue every journal, or start over with --force.';
   if (onDisk.length < paths.length) {

@@ -23,6 +23,7 @@ import { OrderedOutput, type Question } from './question-output';
 import { chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-start';
 import type { ReadText } from './read-set';
 import { traceRead } from './sources';
+import { whole } from './numbers';
 
 export type QuestionsReadFlags = ServerFlags & PromptFlags & QuestionJournalFlags & { json?: boolean };
 
@@ -118,7 +119,7 @@ class QuestionsReading {
     const { header } = questions[0]!;
     const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
     this.say(
-      `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${this.total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
+      `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${whole(this.total)} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
         `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
         `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
     );
@@ -129,7 +130,7 @@ class QuestionsReading {
         this.say(`q${q.n}: ${q.path} is a finished read: every chunk is read and answered.`);
         const answer = done.answer || done.reply;
         this.output.settle(q, { kind: 'answer', answer, sources: done.sources ?? (await this.trace(q, answer)) });
-      } else if (q.journal) this.say(`q${q.n}: resuming at chunk ${q.step + 1} of ${this.total}: ${q.step} already in ${q.path}.`);
+      } else if (q.journal) this.say(`q${q.n}: resuming at chunk ${whole(q.step + 1)} of ${whole(this.total)}: ${whole(q.step)} already in ${q.path}.`);
     }
     return questions.some((q) => !q.outcome);
   }
@@ -172,7 +173,7 @@ class QuestionsReading {
     } catch (e) {
       if (isAbortError(e) && signal.aborted) return this.output.settle(q, { kind: 'stopped' });
       const error = e instanceof Error ? e.message : String(e);
-      this.r.progress.error(`q${q.n} failed: ${error} ${q.step} of ${this.total} chunks are saved in ${q.path}.`);
+      this.r.progress.error(`q${q.n} failed: ${error} ${whole(q.step)} of ${whole(this.total)} chunks are saved in ${q.path}.`);
       this.output.settle(q, { kind: 'failed', error });
     } finally {
       member.leave();
@@ -226,11 +227,22 @@ class QuestionsReading {
     return traceRead(this.r.doc, { question: q.header.question, chunks: this.r.chunks, memories: q.memories, answer });
   }
 
+  /** After a resume, what this run read of each question it read, beside what was read before; nothing for a new read. */
+  private resumedRead(): string {
+    const read = this.r.questions.filter((q) => !q.journal?.answer);
+    if (!read.some((q) => q.journal?.revisions.length)) return '';
+    const parts = read.map((q) => {
+      const before = q.journal?.revisions.length ?? 0;
+      return `${whole(this.total - before)} for q${q.n} (${whole(before)} read before)`;
+    });
+    return `, resumed: this run read ${parts.join(', ')}`;
+  }
+
   /** The last words on stderr, and the exit code. */
   private conclude(t0: number): number {
     const { progress, questions } = this.r;
     progress.done();
-    const saved = (qs: Question[]) => qs.map((q) => `q${q.n}: ${q.step} of ${this.total} chunks in ${q.path}`).join('; ');
+    const saved = (qs: Question[]) => qs.map((q) => `q${q.n}: ${whole(q.step)} of ${whole(this.total)} chunks in ${q.path}`).join('; ');
     const stopped = questions.filter((q) => q.outcome?.kind === 'stopped');
     if (stopped.length) {
       progress.error(`Stopped. Saved: ${saved(stopped)}. Run the same command with --resume to continue.`);
@@ -243,7 +255,9 @@ class QuestionsReading {
       );
       return 1;
     }
-    this.say(`Read ${this.total} chunks for ${questions.length} questions in ${seconds(performance.now() - t0)}; every revision is in their journals.`);
+    this.say(
+      `Read ${whole(this.total)} chunks for ${questions.length} questions in ${seconds(performance.now() - t0)}${this.resumedRead()}; every revision is in their journals.`,
+    );
     return 0;
   }
 }

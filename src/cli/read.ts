@@ -17,6 +17,7 @@ import { gatherQuestions, questionJournal } from './questions';
 import { readQuestions } from './read-questions';
 import { checkResume, chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-start';
 import { formatSources, type ReadSources, traceRead } from './sources';
+import { whole } from './numbers';
 
 /** read's own flags; the server, prompt and settings flags are common (flags.ts). */
 const READ_OPTIONS = {
@@ -45,8 +46,8 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   const progress = new Progress(progressMode(v, process.stderr), process.stderr);
   const say = progress.say;
   const questions = gatherQuestions(v);
-  // Several questions, or a resume of several named by the same command line without them: one journal each.
-  const several = questions.length > 1 || (questions.length === 0 && v.resume === true && !existsSync(out) && existsSync(questionJournal(out, 1)));
+  // Several questions, or a resume that finds the numbered journals of several: one journal each.
+  const several = questions.length > 1 || (v.resume === true && !existsSync(out) && existsSync(questionJournal(out, 1)));
 
   const doc = await readFiles(positionals, { stripGutenberg: !v['keep-gutenberg'] });
   if (several) return readQuestions({ v, file, out, doc, settings, progress, questions });
@@ -57,10 +58,12 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
   } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
     throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
   }
+  if (v.resume && !journal) noJournal(out, questions[0] !== undefined, say);
   const question = questions[0] ?? journal?.header.question ?? '';
   if (!question) throw new UsageError('Give the question with --question "...": the memory keeps what helps answer it.');
-
-  let step = journal?.revisions.length ?? 0;
+  // Chunks read before this run: a resume says how many it read itself.
+  const readBefore = journal?.revisions.length ?? 0;
+  let step = readBefore;
   const { engine } = await openEngine(v, (n) => say(`  step ${step + 1}: ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`), say);
 
   if (journal) refuseOtherModel(journal.header.engine, engineIdentity(engine), { out, force: v.force === true });
@@ -86,11 +89,11 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
 
   const tokens = chunks.reduce((n, c) => n + c.tokens, 0);
   say(
-    `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${total} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
+    `${doc.name}: ${tokens.toLocaleString('en')} tokens in ${whole(total)} chunks of up to ${header.settings.chunkTokens.toLocaleString('en')}, ` +
       `memory ${header.settings.memoryTokens.toLocaleString('en')} tokens; ${describeEngine(engine)}` +
       `${header.prompts ? `; ${describePrompts(header.prompts)}` : ''}.`,
   );
-  if (journal) say(`Resuming at chunk ${step + 1} of ${total}: ${step} already in ${out}.`);
+  if (journal) say(`Resuming at chunk ${whole(step + 1)} of ${whole(total)}: ${whole(step)} already in ${out}.`);
   // An engine whose window is set at load (WebLLM) loads with the room the plan needs.
   await loadGpuEngine(engine, header.settings.contextTokens, say);
 
@@ -126,7 +129,10 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
         const sources = await traceRead(doc, { question: header.question, chunks, memories, answer: event.answer || event.reply });
         writer.append(answerLine(event, header, sources));
         progress.done();
-        say(`Read ${total} chunks in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
+        const read = readBefore
+          ? `the last ${whole(total - readBefore)} of ${whole(total)} chunks (${whole(readBefore)} were read before)`
+          : `${whole(total)} chunks`;
+        say(`Read ${read} in ${seconds(performance.now() - t0)}; every revision is in ${out}.`);
         if (!event.answer)
           say(
             `The reply gives no answer in the form the prompts${header.prompts ? ` (${promptSetName(header.prompts)})` : ''} ask for; the whole reply follows.`,
@@ -136,16 +142,24 @@ export async function readCommand(argv: string[], printHelp: () => number): Prom
     }
     return 0;
   } catch (e) {
-    const saved = `${step} of ${total} chunks are saved in ${out}`;
+    const saved = `${whole(step)} of ${whole(total)} chunks are saved in ${out}`;
     if (isAbortError(e) && stop.signal.aborted) {
       progress.error(`Stopped. ${saved}; run the same command with --resume to continue.`);
       return 130;
     }
     progress.error(`${e instanceof Error ? e.message : String(e)}`);
-    progress.error(`${saved}; run the same command with --resume to continue from chunk ${step + 1}.`);
+    progress.error(`${saved}; run the same command with --resume to continue from chunk ${whole(step + 1)}.`);
     return 1;
   } finally {
     process.off('SIGINT', onSigint);
     writer.close();
   }
+}
+
+/** A --resume with no journal to continue: a new read where a question is given (said so), else nothing to do. */
+function noJournal(out: string, asked: boolean, say: (line: string) => void): void {
+  const where = `neither ${out} nor ${questionJournal(out, 1)} (a read of several questions) is there`;
+  if (!asked)
+    throw new UsageError(`--resume has no journal to continue: ${where}. Name the journal with --out FILE, or give --question "..." to start a new read.`);
+  say(`--resume: there is no journal to continue (${where}), so this read starts at the first chunk.`);
 }

@@ -8,6 +8,7 @@ import type { ChunkSpan } from '../core/chunker';
 import type { Citation, Unsourced } from '../core/citations/citation';
 import { Tracer } from '../core/citations/trace';
 import type { ReadText } from './read-set';
+import { whole } from './numbers';
 
 /**
  * An answer's sources as the terminal, --json and the journal give them:
@@ -50,9 +51,9 @@ export async function traceRead(doc: ReadText, { question, chunks, memories, ans
 export function formatSources(sources: ReadSources, total: number): string {
   const lines = ['', 'Sources:'];
   sources.citations.forEach((c, i) => {
-    const where = [c.place, `section ${c.revision} of ${total}`].filter(Boolean).join(' · ');
-    const kept = c.revision === c.keptUntil ? '' : `, kept to revision ${c.keptUntil}`;
-    lines.push(`  ${i + 1}. "${c.sentence?.text ?? c.notes.join(' ')}"`, `     ${where} · written down at revision ${c.revision}${kept}`);
+    const where = [c.place, `section ${whole(c.revision)} of ${whole(total)}`].filter(Boolean).join(' · ');
+    const kept = c.revision === c.keptUntil ? '' : `, kept to revision ${whole(c.keptUntil)}`;
+    lines.push(`  ${i + 1}. "${c.sentence?.text ?? c.notes.join(' ')}"`, `     ${where} · written down at revision ${whole(c.revision)}${kept}`);
   });
   for (const u of sources.unsourced) {
     lines.push(

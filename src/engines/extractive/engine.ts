@@ -1,5 +1,6 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import { INITIAL_MEMORY } from '../../core/prompts';
+import { nextTask } from '../../core/tasks';
 import { sentenceSpans } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine } from '../engine';
@@ -50,6 +51,9 @@ export class ExtractiveEngine implements Engine {
   constructor(readonly tokenizer: Tokenizer) {}
 
   async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    // The work below is synchronous: without a turn of the event loop first, a stop (Ctrl-C, a worker's
+    // message) would be heard only once the whole book is read, since the loop's awaits are then all microtasks.
+    await nextTask();
     if (options.signal?.aborted) throw abortError();
     const prompt = messages[messages.length - 1]?.content ?? '';
     const parsed = parsePrompt(prompt);
