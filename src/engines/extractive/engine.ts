@@ -1,11 +1,10 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
-import { INITIAL_MEMORY } from '../../core/prompts';
 import { nextTask } from '../../core/tasks';
-import { sentenceSpans } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine } from '../engine';
-import { type Candidate, chooseSentences, rank } from './answer-sentences';
+import { chooseSentences } from './answer-sentences';
 import { EXTRACTIVE_INFO, EXTRACTIVE_NOTHING } from './info';
+import { memorySentences, rewriteMemory, sentencesOf, withoutInitial } from './memory-step';
 
 interface ParsedPrompt {
   problem: string;
@@ -78,22 +77,7 @@ export class ExtractiveEngine implements Engine {
   }
 
   private update(p: ParsedPrompt, maxTokens: number): string {
-    const previous = withoutInitial(p.memory ?? '');
-    const { pool } = rank(p.problem, [...memorySentences(previous), ...sentencesOf(p.section ?? '')]);
-    const kept: Candidate[] = [];
-    let used = 0;
-    for (const c of [...pool].sort((a, b) => b.score - a.score || a.order - b.order)) {
-      if (c.score <= 0) break;
-      const cost = this.tokenizer.count(c.text) + 1; // +1 for the line break
-      if (used + cost > maxTokens) continue;
-      kept.push(c);
-      used += cost;
-    }
-    if (kept.length === 0) return previous.trim() || INITIAL_MEMORY;
-    return kept
-      .sort((a, b) => a.order - b.order)
-      .map((c) => c.text)
-      .join('\n');
+    return rewriteMemory(p.problem, p.memory ?? '', [p.section ?? ''], { tokenizer: this.tokenizer, maxTokens });
   }
 
   private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
@@ -102,17 +86,4 @@ export class ExtractiveEngine implements Engine {
     if (chosen.length === 0) return EXTRACTIVE_NOTHING;
     return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
-}
-
-function withoutInitial(memory: string): string {
-  return memory.trim() === INITIAL_MEMORY ? '' : memory;
-}
-
-function sentencesOf(text: string): string[] {
-  return sentenceSpans(text).map((s) => text.slice(s.start, s.end).replace(/\s+/g, ' '));
-}
-
-/** The engine writes one sentence a line; other memories are split into sentences. */
-function memorySentences(memory: string): string[] {
-  return memory.split('\n').flatMap(sentencesOf);
 }
