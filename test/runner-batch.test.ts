@@ -176,6 +176,29 @@ describe('several questions read in one batch a step', () => {
     }
   });
 
+  it('a question of a paused read that cannot resume gives its place up: the others resume and read to their answers', async () => {
+    const engine = new BatchingEngine(tok);
+    engine.holdIf = (batch) => batch === 2;
+    const { store, runner, doc, ended } = await setup(engine);
+    const ids = await runner.startMany(request(doc.id), QUESTIONS);
+    await engine.held;
+    for (const id of ids) await runner.jobs.pause(id);
+    engine.open();
+    await Promise.all(ids.map(ended));
+    // The first the read resumes cannot be marked running: before, the others were never begun.
+    const stuck = (await store.listRuns()).find((r) => ids.includes(r.id))!.id;
+    const own = store.setRunStatus.bind(store);
+    store.setRunStatus = async (id, status, error) => {
+      if (id === stuck && status === 'running') throw new Error('The disk is full.');
+      return own(id, status, error);
+    };
+    await expect(runner.resumeRead(runs0ReadId(await store.getRun(ids[0]!)))).rejects.toThrow('The disk is full.');
+    const others = ids.filter((id) => id !== stuck);
+    await until(async () => (await Promise.all(others.map((id) => store.getRun(id)))).every((r) => r!.status === 'done'));
+    for (const id of others) expect(await store.getRun(id)).toMatchObject({ status: 'done' });
+    expect(await store.getRun(stuck)).toMatchObject({ status: 'paused' });
+  });
+
   it('a reload mid-read resumes every question of the read from its stored step, in one batch a step', async () => {
     const engine = new BatchingEngine(tok);
     engine.holdIf = (batch) => batch === 4; // the tab is gone while its fourth step is written: never let go
