@@ -297,6 +297,9 @@ export async function prepareSequence(version: WebLLMVersion, mlc: Mlc, pipeline
     // Not streamed, so that WebLLM's prefill is awaited inside the call (and stream options are refused there).
     const request: Record<string, unknown> = { ...body, stream: false };
     delete request.stream_options;
+    // The batch samples with each request's own seed. WebLLM would set the seed on its pipeline and
+    // put a fresh one back only after a reply it writes, which this request never reaches: it would stay set.
+    delete request.seed;
     await mlc.chat.completions.create(request);
     throw new Error('WebLLM wrote a reply where only its prompt was to be read.');
   } catch (e) {
