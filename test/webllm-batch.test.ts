@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GenerateOptions, GenerateResult } from '../src/core/generation';
 import { samplingDistribution } from '../src/core/speculative';
 import { type BatchItem, type BatchKernels, type BatchModel, type SequenceTokens, type SequenceWriter, writeBatch } from '../src/engines/webllm/batch-writer';
@@ -44,7 +44,10 @@ interface Log {
 }
 
 /** A fake model: a cache of token ids per sequence, prompts of the given token ids. */
-function fakeModel(prompts: number[][], options: { chunk?: number; failPrepare?: number; failForward?: number; commitThrows?: number } = {}) {
+function fakeModel(
+  prompts: number[][],
+  options: { chunk?: number; failPrepare?: number; failForward?: number; commitThrows?: number; popThrows?: boolean } = {},
+) {
   const log: Log = { passes: [], popped: [], removed: [], disposed: false };
   let items: readonly BatchItem[] = [];
   const model: BatchModel & { bind(i: readonly BatchItem[]): void } = {
@@ -85,6 +88,7 @@ function fakeModel(prompts: number[][], options: { chunk?: number; failPrepare?:
         decode: async (parts) => run('decode', parts).map((rows) => rows[0]!),
         verify: async (parts) => run('verify', parts),
         popn: (seq, n) => {
+          if (options.popThrows) throw new Error('the sequence cannot be popped');
           log.popped.push([seq, n]);
           caches[seq]!.splice(caches[seq]!.length - n, n);
         },
@@ -170,6 +174,14 @@ describe('writing several requests in one batch', () => {
     expect(String((out.results[2] as PromiseRejectedResult).reason)).toMatch(/bad token/);
     expect(out.log.removed).toContain(1); // the failed one's sequence (its id in the batch) freed at once
     expect(out.tokens[1]).toHaveLength(4);
+  });
+
+  it('fails a request whose commit throws with that failure, not its sequence’s pop that fails after it, which is logged', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const out = await batch(PROMPTS.slice(0, 2), [{ ...greedy(4), plan: fixedPlan(3, () => [1, 2, 3]) }, greedy(4)], { commitThrows: 0, popThrows: true });
+    expect((out.results[0] as PromiseRejectedResult).reason).toMatchObject({ message: 'bad token' });
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/failed:$/), expect.objectContaining({ message: 'the sequence cannot be popped' }));
+    warn.mockRestore();
   });
 
   it('takes an aborted request out of the batch and rejects it with an AbortError', async () => {

@@ -455,6 +455,24 @@ describe.each(VERSIONS)('a verify pass that throws, WebLLM $version', (version) 
   });
 });
 
+describe('a verify pass whose cache cannot be popped back after it throws', () => {
+  // In the forward (driver.ts pops it) and after it, in the sampling (speculate.ts truncates).
+  it.each(['sync', 'sampling'] as const)('at %s throws its own failure, not the pop’s, and logs the pop’s', async (fault) => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const p = new FaultyPipeline(fault, 4096, 40);
+    const decoder = new SpeculativeDecoder(WEBLLM_0_2_86, PROMPT.join(' '), { maxDraft: 4, maxNgram: 4, draft: () => [1, 2, 3] }, Math.random);
+    p.prefill(PROMPT, WEBLLM_0_2_86);
+    p.kv.splice = () => {
+      throw new Error('the cache cannot be popped');
+    };
+    p.inPass = true;
+    const failed = await decoder.decode(p, p.genConfig, () => p.plainDecode(WEBLLM_0_2_86)).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ message: `fault at ${fault}` });
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/failed:$/), expect.objectContaining({ message: 'the cache cannot be popped' }));
+    warn.mockRestore();
+  });
+});
+
 /** A fake of the driver: a cache of token ids and a model that always writes `next(cache)`, greedy. */
 function fakeDriver(
   next: (cache: readonly number[]) => number,

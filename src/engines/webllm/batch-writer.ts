@@ -13,6 +13,7 @@
  */
 import { abortError, type FinishReason, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
+import { cleanUpAfter } from '../../core/failures';
 import { seededRandom } from '../../core/random';
 import { type Distribution, verifyPass } from '../../core/speculative';
 import type { SpeculationPlan } from './speculate';
@@ -310,7 +311,7 @@ class BatchRun {
   private writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[], took: number): void {
     const base = m.cached;
     let written = 0;
-    try {
+    const keep = () => {
       const pass = verifyPass(
         draft,
         (j) => {
@@ -335,12 +336,14 @@ class BatchRun {
           seconds: took,
         });
       } else tuner?.observeDecode(took);
-    } finally {
-      // The pass appended the last token and the draft; plain decoding would hold base + written.
+    };
+    // The pass appended the last token and the draft; plain decoding would hold base + written.
+    const pop = () => {
       const extra = 1 + draft.length - written;
       if (extra > 0) this.kernels.popn(m.seq, extra);
       m.cached = base + written;
-    }
+    };
+    cleanUpAfter('Popping a failed pass’s drafts from its sequence', keep, pop);
   }
 }
 

@@ -6,6 +6,7 @@
  * differs between WebLLM versions stays data in versions.ts.
  */
 import { applyPenalties, type Distribution, type Sampling, samplingDistribution } from '../../core/speculative';
+import { cleanUpQuietly } from '../../core/failures';
 import type { Mlc } from './mlc';
 import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
 
@@ -183,7 +184,7 @@ export async function verifyForward(pipeline: VerifyPipeline, tokens: number[]):
         }
       }
       pipeline.filledKVCacheLength = before + tokens.length;
-      truncateCache(pipeline, before);
+      cleanUpQuietly('Popping a failed forward from the KV cache', () => truncateCache(pipeline, before));
     }
     throw e;
   } finally {

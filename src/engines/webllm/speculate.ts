@@ -14,6 +14,7 @@
  */
 import type { WritingStats } from '../../core/generation';
 import { DraftLength, MAX_DRAFT } from '../../core/draft-length';
+import { cleanUpAfter } from '../../core/failures';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
 import { verifyPass } from '../../core/speculative';
 import { type GenConfig, pipelineDriver, type VerifyPipeline, type WritingDriver } from './driver';
@@ -118,24 +119,26 @@ export class SpeculativeDecoder {
     const base = driver.cached();
     const { logits, vocab } = await driver.forward([driver.written().at(-1)!, ...draft]);
     let written = 0;
-    try {
-      const pass = verifyPass(
-        draft,
-        (i) => {
-          const row = logits.subarray(i * vocab, (i + 1) * vocab);
-          const p = driver.distribution(row);
-          this.plan.onLogits?.(driver.written().length, row);
-          return p;
-        },
-        // As plain decoding has it when this token is written: the cache holds everything before it.
-        (token) => driver.commit(token, base + 1 + written++),
-        this.random,
-      );
-      return { accepted: pass.accepted, written };
-    } finally {
+    return cleanUpAfter(
+      'Truncating the KV cache after a failed verify pass',
+      () => {
+        const pass = verifyPass(
+          draft,
+          (i) => {
+            const row = logits.subarray(i * vocab, (i + 1) * vocab);
+            const p = driver.distribution(row);
+            this.plan.onLogits?.(driver.written().length, row);
+            return p;
+          },
+          // As plain decoding has it when this token is written: the cache holds everything before it.
+          (token) => driver.commit(token, base + 1 + written++),
+          this.random,
+        );
+        return { accepted: pass.accepted, written };
+      },
       // The forward left base + 1 + draft.length entries; plain decoding would hold base + written.
-      driver.truncate(base + written);
-    }
+      () => driver.truncate(base + written),
+    );
   }
 
   /** Up to `k` drafted tokens, no more than the reply's cap and the context window leave room for. */
