@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { GenerateOptions, GenerateResult } from '../src/core/generation';
 import { samplingDistribution } from '../src/core/speculative';
 import { type BatchItem, type BatchKernels, type BatchModel, type SequenceTokens, type SequenceWriter, writeBatch } from '../src/engines/webllm/batch-writer';
-import { fixedPlan } from '../src/engines/webllm/speculate';
+import { adaptivePlan, fixedPlan } from '../src/engines/webllm/speculate';
+import { DraftLength } from '../src/core/draft-length';
 
 const VOCAB = 12;
 const STOP = 11;
@@ -166,6 +167,17 @@ describe('writing several requests in one batch', () => {
     expect(out.log.popped.filter(([seq]) => seq === 0)).toEqual([]);
     expect(fulfilled(out.results[0])?.usage.writing).toMatchObject({ accepted: 3 });
     expect(fulfilled(out.results[1])?.usage.writing).toMatchObject({ accepted: 2 });
+  });
+
+  it('asks a request’s tuner for the best K that fits its room: plain decoding where a short pass is slower, though a long one would be faster', async () => {
+    const { tokens } = await batch(PROMPTS.slice(0, 1), [greedy(3)]);
+    // Stand-in costs: a pass costs 200 ms and 1 ms a token, a plain step 55 ms; 95% of drafted tokens are kept.
+    const tuner = new DraftLength({ priorKept: 0.95, priorCost: { base: 0.2, perToken: 0.001 }, priorDecode: 0.055 });
+    expect(tuner.next()).toBeGreaterThan(1);
+    // A cap of 3 leaves room for one drafted token after the first (a pass writes one more than it keeps).
+    const out = await batch(PROMPTS.slice(0, 1), [{ ...greedy(3), plan: adaptivePlan(tuner, (w) => tokens[0]!.slice(w.length)) }]);
+    expect(out.tokens).toEqual(tokens);
+    expect(out.log.passes.map((p) => p.kind)).not.toContain('verify');
   });
 
   it('fails only the request that fails, in its preparation or its writing; the others are written', async () => {

@@ -539,6 +539,21 @@ describe('speculation over a fake of the driver', () => {
     expect(tuner.shadowing).toBe(true); // the draft it did not pay for is compared with what plain decoding wrote
   });
 
+  it('asks the tuner for the best K that fits the room left: plain decoding where a short pass is slower, though a long one would be faster', async () => {
+    // Stand-in costs: a pass costs 200 ms and 1 ms a token, a plain step 55 ms; 95% of drafted tokens are kept.
+    const tuner = new DraftLength({ priorKept: 0.95, priorCost: { base: 0.2, perToken: 0.001 }, priorDecode: 0.055 });
+    expect(tuner.next(MAX_DRAFT)).toBeGreaterThan(2);
+    expect(tuner.next(2)).toBe(0);
+    // Room for 2 drafted tokens: the cap of 4 tokens, one written, one more than it keeps.
+    const driver = fakeDriver(counting, COUNTING, 4);
+    expect(driver.room()).toBe(2);
+    const decoder = new SpeculativeDecoder(WEBLLM_0_2_86, COUNTING.join(' '), adaptivePlan(tuner), Math.random);
+    let plain = 0;
+    await decoder.step(driver, async () => (plain++, driver.plainStep()));
+    expect(plain).toBe(1);
+    expect(decoder.stats.drafted).toBe(0);
+  });
+
   it('truncates the cache back when the sampling throws, and lets the error through', async () => {
     const driver = fakeDriver(counting, COUNTING, 30);
     const before = driver.cached();

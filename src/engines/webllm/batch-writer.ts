@@ -16,7 +16,7 @@ import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
 import { cleanUpAfter } from '../../core/failures';
 import { seededRandom } from '../../core/random';
 import { type Distribution, verifyPass } from '../../core/speculative';
-import type { SpeculationPlan } from './speculate';
+import { draftLengthFor, type SpeculationPlan } from './speculate';
 
 /** One request's writing state: WebLLM's stop rules and text for it (see batch-driver.ts). */
 export interface SequenceWriter {
@@ -357,7 +357,7 @@ function draftFor(m: Member, model: BatchModel, room: number): readonly number[]
     m.item.options.maxTokens - written.length - 1, // the pass writes one more than it keeps
     model.window - m.cached - 1,
   );
-  const k = Math.min(plan.tuner?.next(plan.maxDraft) ?? plan.maxDraft, cap);
+  const k = draftLengthFor(plan, cap);
   if (k <= 0) return [];
   if (plan.draft) return plan.draft(written).slice(0, k);
   return lookupDraft(m.prompt, written, { maxNgram: plan.maxNgram || DEFAULT_LOOKUP.maxNgram, minNgram: 1, maxDraft: k });

@@ -52,6 +52,18 @@ export function fixedPlan(k: number, draft?: SpeculationPlan['draft']): Speculat
   return { maxDraft: k, maxNgram: DEFAULT_LOOKUP.maxNgram, ...(draft && { draft }) };
 }
 
+/**
+ * K for the next pass where `room` drafted tokens fit (the reply's cap, the
+ * window, the pass): the tuner is asked for the best K up to that room. A K
+ * best for a longer draft, then cut to the room, can write slower than plain
+ * decoding (K = 0).
+ */
+export function draftLengthFor(plan: SpeculationPlan, room: number): number {
+  const cap = Math.min(plan.maxDraft, room);
+  if (cap <= 0) return 0;
+  return plan.tuner ? plan.tuner.next(cap) : cap;
+}
+
 /** One request's speculative writing: each of WebLLM's decode steps goes through `decode`. */
 export class SpeculativeDecoder {
   readonly stats: WritingStats = { passes: 0, drafted: 0, accepted: 0 };
@@ -75,7 +87,7 @@ export class SpeculativeDecoder {
     if (driver.stopped()) throw new Error('Cannot run decode when stopped');
     this.stats.passes++;
     const verifiable = driver.verifiable();
-    const k = verifiable ? Math.min(this.plan.tuner?.next(this.plan.maxDraft) ?? this.plan.maxDraft, driver.room()) : 0;
+    const k = verifiable ? draftLengthFor(this.plan, driver.room()) : 0;
     const draft = k > 0 ? this.draftFor(driver, k) : [];
     if (!draft.length) return this.plainStep(driver, plain, verifiable);
     const started = performance.now();
