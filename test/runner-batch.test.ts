@@ -71,7 +71,7 @@ class BatchingEngine implements Engine {
     return this.inner.generate(messages, options);
   }
 
-  async batchLimit(): Promise<BatchLimit> {
+  async batchLimit(_contextTokens: number): Promise<BatchLimit> {
     return { size: this.limit ?? 8, reason: 'a test engine' };
   }
 
@@ -137,6 +137,31 @@ describe('several questions read in one batch a step', () => {
     const steps = (await store.getRun(ids[0]!))!.chunks.length + 1;
     expect(engine.batches.flat().length).toBe(3 * steps);
     for (const [i, id] of ids.entries()) expect((await store.getRun(id))!.answer).toContain(ANSWERS[i]);
+  });
+
+  it('a read of longer steps that joins a batch keeps it to its own size: the size is worked out at each read’s own context', async () => {
+    const engine = new BatchingEngine(tok);
+    const asked: number[] = [];
+    // Four questions' steps fit at the short context, two at the long one.
+    engine.batchLimit = async (contextTokens: number) => (asked.push(contextTokens), { size: contextTokens > 1000 ? 2 : 4, reason: 'a test engine' });
+    engine.holdIf = (batch) => batch === 1;
+    // The size of each batch that holds a step of the long read (a chunk of 1600 tokens, several thousand characters).
+    const withLong: number[] = [];
+    const own = engine.generateBatch.bind(engine);
+    engine.generateBatch = (requests) => {
+      if (requests.some((r) => r.messages.some((m) => m.content.length > 4000))) withLong.push(requests.length);
+      return own(requests);
+    };
+    const { runner, doc, ended } = await setup(engine);
+    const short = await runner.startMany(request(doc.id), QUESTIONS);
+    await engine.held;
+    expect(engine.batches[0]).toHaveLength(3);
+    const long = await runner.startMany({ ...request(doc.id), chunkTokens: 1600 }, QUESTIONS);
+    engine.open();
+    await Promise.all([...short, ...long].map(ended));
+    expect(new Set(asked).size).toBe(2);
+    expect(withLong.length).toBeGreaterThan(3);
+    expect(Math.max(...withLong)).toBe(2);
   });
 
   it('a question whose reply fails fails alone; the others read on to their answers', async () => {

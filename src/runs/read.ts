@@ -71,7 +71,8 @@ export class RunReader {
    */
   async reserve(runIds: readonly string[], engine: Engine, contextTokens: number): Promise<void> {
     if (engine.parallel) return;
-    for (const id of runIds) this.reserved.set(id, await this.joinBatch(engine, contextTokens));
+    const join = await this.batchJoiner(engine, contextTokens);
+    for (const id of runIds) this.reserved.set(id, join());
   }
 
   /** Gives up a run's held place, where its reading never took it (it was stopped before it began). */
@@ -90,16 +91,18 @@ export class RunReader {
     this.lists.forget(documentId);
   }
 
-  /** Joins the step batch of `engine`, made with its batch size for runs of `contextTokens` where it has one. */
-  private async joinBatch(engine: Engine, contextTokens: number): Promise<BatchMember> {
+  /**
+   * Joins `engine`'s step batch with its batch size for runs of
+   * `contextTokens`, worked out for each read at its own context: a read of
+   * longer steps that joins a batch keeps it to its own size while it reads.
+   */
+  private async batchJoiner(engine: Engine, contextTokens: number): Promise<() => BatchMember> {
+    // A size that cannot be worked out leaves the batch unbounded: the engine writes what it is given.
+    const limit = (await engine.batchLimit?.(contextTokens).catch(() => undefined))?.size;
     let b = this.batchers.get(engine);
-    if (!b) {
-      // A size that cannot be worked out leaves the batch unbounded: the engine writes what it is given.
-      const limit = (await engine.batchLimit?.(contextTokens).catch(() => undefined))?.size;
-      b = this.batchers.get(engine) ?? new StepBatcher(batchSender(engine), limit);
-      this.batchers.set(engine, b);
-    }
-    return b.join();
+    if (!b) this.batchers.set(engine, (b = new StepBatcher(batchSender(engine))));
+    const batcher = b;
+    return () => batcher.join(limit);
   }
 
   /** A server engine's requests, shared by every run on it: at most its `requestsAtOnce` in flight, the rest waiting their turn. */
@@ -176,7 +179,7 @@ export class RunReader {
       // every run's requests as they come, up to its bound at once: it batches them itself.
       member = this.reserved.get(runId);
       this.reserved.delete(runId);
-      const batch: TextGenerator = engine.parallel ? this.serverTurns(engine) : (member ??= await this.joinBatch(engine, run.settings.contextTokens));
+      const batch: TextGenerator = engine.parallel ? this.serverTurns(engine) : (member ??= (await this.batchJoiner(engine, run.settings.contextTokens))());
       await engine.prepare?.(run.settings.contextTokens, signal);
       writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
       // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
