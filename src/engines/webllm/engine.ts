@@ -5,6 +5,7 @@ import type { BatchRequest } from '../../core/batch';
 import type { BatchLimit, Engine, EngineConfig } from '../engine';
 import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './batch-limit';
 import { ContextWindowExceededError } from '../errors';
+import type { GpuCapability } from './webgpu';
 import type { ChatConfigLike } from './model-download';
 import { webllmSystemMessage } from './system-message';
 import { type GpuSession, session } from './gpu-session';
@@ -243,11 +244,19 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
     systemMessage: system,
     ...(kv && { batchShape: { ...kv, ...(model.vramMB && { weightsBytes: model.vramMB * 1024 ** 2 }) } }),
     adapterLimits: async () => {
-      // A check that cannot be repeated leaves the buffer limit unknown.
+      // A check that cannot be repeated leaves the buffer limits unknown.
       const gpu = await deps.checkGpu().catch(() => undefined);
-      return gpu?.maxBufferSize ? { maxBufferSize: gpu.maxBufferSize } : {};
+      return gpu ? bufferLimits(gpu) : {};
     },
   });
   engine.speculation = { on: config?.speculate !== false, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
   return engine;
+}
+
+/** The adapter's buffer limits a batch's cache must fit, from the WebGPU check (the browser's or Dawn's): those it gave. */
+export function bufferLimits(
+  gpu: Pick<GpuCapability, 'maxBufferSize' | 'maxStorageBufferBindingSize'>,
+): Pick<BatchShape, 'maxBufferSize' | 'maxStorageBufferBindingSize'> {
+  const { maxBufferSize, maxStorageBufferBindingSize } = gpu;
+  return { ...(maxBufferSize && { maxBufferSize }), ...(maxStorageBufferBindingSize && { maxStorageBufferBindingSize }) };
 }
