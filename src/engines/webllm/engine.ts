@@ -160,7 +160,9 @@ export class WebLLMEngine implements Engine {
     const blocker = this.gpu.batchBlocker(this.model);
     if (!this.batchShape) return { size: 1, reason: `Questions are written in turns: ${blocker ?? 'the model config gives no KV cache size'}.` };
     const limits = (await this.adapterLimits?.()) ?? {};
-    return batchLimitFor({ ...this.batchShape, ...limits, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+    // WebLLM's own cache of the window a read of this context loads stays beside the batch's.
+    const ownCacheTokens = Math.max(this.planned, this.windowFor(contextTokens));
+    return batchLimitFor({ ...this.batchShape, ...limits, ownCacheTokens, ...(blocker && { blocker }) }, contextTokens + this.overhead);
   }
 
   private overLimit(need: number): ContextWindowExceededError {
