@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { GenerateOptions, GenerateResult } from '../src/core/generation';
 import { samplingDistribution } from '../src/core/speculative';
-import { type BatchItem, type BatchKernels, type BatchModel, type SequenceTokens, type SequenceWriter, writeBatch } from '../src/engines/webllm/batch-writer';
+import { type BatchItem, writeBatch } from '../src/engines/webllm/batch-writer';
+import type { BatchKernels, BatchModel, SequenceTokens, SequenceWriter } from '../src/engines/webllm/batch-model';
 import { adaptivePlan, fixedPlan } from '../src/engines/webllm/speculate';
 import { DraftLength } from '../src/core/draft-length';
 
@@ -42,14 +43,16 @@ interface Log {
   popped: [number, number][];
   removed: number[];
   disposed: boolean;
+  /** The sequences of each cache asked for. */
+  opened: number[];
 }
 
 /** A fake model: a cache of token ids per sequence, prompts of the given token ids. */
 function fakeModel(
   prompts: number[][],
-  options: { chunk?: number; failPrepare?: number; failForward?: number; commitThrows?: number; popThrows?: boolean } = {},
+  options: { chunk?: number; failPrepare?: number; failForward?: number; commitThrows?: number; popThrows?: boolean; mostSequences?: number } = {},
 ) {
-  const log: Log = { passes: [], popped: [], removed: [], disposed: false };
+  const log: Log = { passes: [], popped: [], removed: [], disposed: false, opened: [] };
   let items: readonly BatchItem[] = [];
   const model: BatchModel & { bind(i: readonly BatchItem[]): void } = {
     chunk: options.chunk ?? 64,
@@ -70,6 +73,8 @@ function fakeModel(
       return { prompt: prompts[index]!, writer: w };
     },
     open: (capacities) => {
+      log.opened.push(capacities.length);
+      if (capacities.length > (options.mostSequences ?? Infinity)) throw new Error('Out of memory: the KV cache could not be allocated.');
       const caches = capacities.map(() => [] as number[]);
       const live = new Set(capacities.map((_, i) => i));
       const run = (kind: string, parts: readonly SequenceTokens[]) => {
@@ -220,6 +225,24 @@ describe('writing several requests in one batch', () => {
     expect(pieces.join('')).toBe(fulfilled(one.results[0])!.text);
     const other = await Promise.all([1, 2, 3, 4].map((s) => batch(PROMPTS.slice(0, 1), [sampled(s)])));
     expect(new Set(other.map((o) => o.tokens[0]!.join())).size).toBeGreaterThan(1);
+  });
+
+  it('writes the batch again in halves, down to one request, where its cache cannot be allocated, and says so', async () => {
+    const alone = await batch(PROMPTS, [greedy(5), greedy(5), greedy(5)]);
+    const halves = await batch(PROMPTS, [greedy(5), greedy(5), greedy(5)], { mostSequences: 2 });
+    expect(halves.log.opened).toEqual([3, 2, 1]);
+    expect(halves.tokens).toEqual(alone.tokens);
+    expect(halves.results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(halves.split).toMatchObject({ asked: 3, size: 2, error: expect.objectContaining({ message: expect.stringMatching(/Out of memory/) }) });
+    expect(alone.split).toBeUndefined();
+    const ones = await batch(PROMPTS, [greedy(5), greedy(5), greedy(5)], { mostSequences: 1 });
+    expect(ones.log.opened).toEqual([3, 2, 1, 1, 1]);
+    expect(ones.tokens).toEqual(alone.tokens);
+    expect(ones.split).toMatchObject({ asked: 3, size: 1 });
+    const none = await batch(PROMPTS.slice(0, 2), [greedy(5), greedy(5)], { mostSequences: 0 });
+    expect(none.log.opened).toEqual([2, 1]);
+    expect(none.results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String(none.failure)).toMatch(/Out of memory/);
   });
 
   it('fails every request still writing where a forward pass fails, and reports the failure', async () => {

@@ -10,7 +10,7 @@
  */
 import { applyPenalties, samplingDistribution } from '../../core/speculative';
 import type { FinishReason } from '../../core/generation';
-import type { BatchKernels, PreparedSequence, SequenceTokens, SequenceWriter } from './batch-writer';
+import type { BatchKernels, PreparedSequence, SequenceTokens, SequenceWriter } from './batch-model';
 import { type GenConfig, type Packed, type Tensor, type VerifyPipeline } from './driver';
 import type { Mlc } from './mlc';
 import { commitToken, penaltiesOf, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';

@@ -4,6 +4,7 @@ import type { Tokenizer } from '../../core/tokenizer';
 import type { BatchRequest } from '../../core/batch';
 import type { BatchLimit, Engine, EngineConfig } from '../engine';
 import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './batch-limit';
+import type { BatchSplit } from './batch-writer';
 import { ContextWindowExceededError } from '../errors';
 import type { GpuCapability } from './webgpu';
 import type { ChatConfigLike } from './model-download';
@@ -63,6 +64,8 @@ export class WebLLMEngine implements Engine {
   readonly systemMessage: string | undefined;
   readonly batchShape: BatchShape | undefined;
   private readonly adapterLimits: WebLLMEngineParts['adapterLimits'];
+  /** The most requests a batch's cache could be allocated for here, once one for more (`asked`) could not. */
+  private fits: { size: number; asked: number } | undefined;
   private readonly gpu: GpuSession;
 
   constructor(parts: WebLLMEngineParts) {
@@ -140,19 +143,35 @@ export class WebLLMEngine implements Engine {
           return { messages, options, system: this.systemMessage, speculation: await this.speculationPlan(window, options) };
         }),
       );
-      const batch = await this.gpu.writeBatch(this.model, window, session);
-      sent.forEach((i, k) => {
-        const r = batch.results[k]!;
-        if (r.status === 'fulfilled') {
-          if (!r.value.usage.promptTokens) r.value.usage.promptTokens = prompts[i]!;
-          if (!r.value.usage.completionTokens && r.value.text) r.value.usage.completionTokens = this.tokenizer.count(r.value.text);
-        }
-        out[i] = r;
-      });
+      // Once a cache for more could not be allocated here, the requests go in groups of a size that could.
+      const most = this.fits?.size ?? Infinity;
+      for (let at = 0; at < sent.length; at += most) {
+        const batch = await this.gpu.writeBatch(this.model, window, session.slice(at, at + most));
+        if (batch.split) this.cacheSplit(batch.split);
+        sent.slice(at, at + most).forEach((i, k) => {
+          const r = batch.results[k]!;
+          if (r.status === 'fulfilled') {
+            if (!r.value.usage.promptTokens) r.value.usage.promptTokens = prompts[i]!;
+            if (!r.value.usage.completionTokens && r.value.text) r.value.usage.completionTokens = this.tokenizer.count(r.value.text);
+          }
+          out[i] = r;
+        });
+      }
     } catch (reason) {
-      for (const i of sent) out[i] = { status: 'rejected', reason: requests[i]!.options.signal?.aborted ? abortError() : reason };
+      for (const i of sent) out[i] ??= { status: 'rejected', reason: requests[i]!.options.signal?.aborted ? abortError() : reason };
     }
     return out;
+  }
+
+  /** A batch whose cache could not be allocated was written in smaller groups: later batches are that size, and the console and batchLimit say so. */
+  private cacheSplit(split: BatchSplit): void {
+    if (this.fits && this.fits.size <= split.size) return;
+    this.fits = { size: split.size, asked: Math.max(split.asked, this.fits?.asked ?? 0) };
+    console.warn(`${this.fitsReason(this.fits)} The allocation failed with:`, split.error);
+  }
+
+  private fitsReason(fits: { size: number; asked: number }): string {
+    return `A KV cache for ${fits.asked} questions could not be allocated on this GPU, so at most ${fits.size} are written in one batch.`;
   }
 
   /** How many requests of `contextTokens` one batch holds on this GPU (see batchLimitFor). */
@@ -162,7 +181,8 @@ export class WebLLMEngine implements Engine {
     const limits = (await this.adapterLimits?.()) ?? {};
     // WebLLM's own cache of the window a read of this context loads stays beside the batch's.
     const ownCacheTokens = Math.max(this.planned, this.windowFor(contextTokens));
-    return batchLimitFor({ ...this.batchShape, ...limits, ownCacheTokens, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+    const limit = batchLimitFor({ ...this.batchShape, ...limits, ownCacheTokens, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+    return this.fits && this.fits.size < limit.size ? { size: this.fits.size, reason: this.fitsReason(this.fits) } : limit;
   }
 
   private overLimit(need: number): ContextWindowExceededError {
