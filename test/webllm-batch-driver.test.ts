@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BatchPipeline, prepareSequence } from '../src/engines/webllm/batch-driver';
+import { type BatchPipeline, prepareSequence } from '../src/engines/webllm/driver-batch';
 import type { Mlc } from '../src/engines/webllm/mlc';
 import { WEBLLM_0_2_79, WEBLLM_0_2_86 } from '../src/engines/webllm/versions';
 

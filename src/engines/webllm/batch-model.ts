@@ -1,12 +1,12 @@
 /**
  * The model a batch is written on, as batch-writer.ts sees it: each
  * request's prompt and writing state, and one cache with the batched kernels
- * on it. batch-driver.ts gives them on WebLLM; tests give fakes.
+ * on it. driver-batch.ts gives them on WebLLM; tests give fakes.
  */
 import type { FinishReason } from '../../core/generation';
 import type { Distribution } from '../../core/speculative';
 
-/** One request's writing state: WebLLM's stop rules and text for it (see batch-driver.ts). */
+/** One request's writing state: WebLLM's stop rules and text for it (see driver-batch.ts). */
 export interface SequenceWriter {
   /** The reply's token ids so far. */
   written(): readonly number[];

@@ -9,7 +9,7 @@
  * window); one that stops, fails or is aborted leaves the batch and frees
  * its sequence, the others go on. A forward that fails fails every request
  * still in it. All of the model is reached through BatchModel (batch-model.ts;
- * batch-driver.ts on WebLLM), so this runs on a fake in tests.
+ * driver-batch.ts on WebLLM), so this runs on a fake in tests.
  */
 import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
