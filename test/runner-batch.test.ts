@@ -71,7 +71,7 @@ class BatchingEngine implements Engine {
     return this.inner.generate(messages, options);
   }
 
-  async batchLimit(): Promise<BatchLimit> {
+  async batchLimit(_contextTokens: number): Promise<BatchLimit> {
     return { size: this.limit ?? 8, reason: 'a test engine' };
   }
 
@@ -139,6 +139,31 @@ describe('several questions read in one batch a step', () => {
     for (const [i, id] of ids.entries()) expect((await store.getRun(id))!.answer).toContain(ANSWERS[i]);
   });
 
+  it('a read of longer steps that joins a batch keeps it to its own size: the size is worked out at each read’s own context', async () => {
+    const engine = new BatchingEngine(tok);
+    const asked: number[] = [];
+    // Four questions' steps fit at the short context, two at the long one.
+    engine.batchLimit = async (contextTokens: number) => (asked.push(contextTokens), { size: contextTokens > 1000 ? 2 : 4, reason: 'a test engine' });
+    engine.holdIf = (batch) => batch === 1;
+    // The size of each batch that holds a step of the long read (a chunk of 1600 tokens, several thousand characters).
+    const withLong: number[] = [];
+    const own = engine.generateBatch.bind(engine);
+    engine.generateBatch = (requests) => {
+      if (requests.some((r) => r.messages.some((m) => m.content.length > 4000))) withLong.push(requests.length);
+      return own(requests);
+    };
+    const { runner, doc, ended } = await setup(engine);
+    const short = await runner.startMany(request(doc.id), QUESTIONS);
+    await engine.held;
+    expect(engine.batches[0]).toHaveLength(3);
+    const long = await runner.startMany({ ...request(doc.id), chunkTokens: 1600 }, QUESTIONS);
+    engine.open();
+    await Promise.all([...short, ...long].map(ended));
+    expect(new Set(asked).size).toBe(2);
+    expect(withLong.length).toBeGreaterThan(3);
+    expect(Math.max(...withLong)).toBe(2);
+  });
+
   it('a question whose reply fails fails alone; the others read on to their answers', async () => {
     const engine = new BatchingEngine(tok);
     engine.failIf = (question, batch) => question === 1 && batch === 4;
@@ -192,6 +217,29 @@ describe('several questions read in one batch a step', () => {
     for (const id of ids) expect(await store.getRun(id)).toMatchObject({ status: 'cancelled' });
     await runner.deleteRead(readId);
     expect(await store.listRuns()).toEqual([]);
+  });
+
+  it('a question of a paused read that cannot resume gives its place up: the others resume and read to their answers', async () => {
+    const engine = new BatchingEngine(tok);
+    engine.holdIf = (batch) => batch === 2;
+    const { store, runner, doc, ended } = await setup(engine);
+    const ids = await runner.startMany(request(doc.id), QUESTIONS);
+    await engine.held;
+    for (const id of ids) await runner.jobs.pause(id);
+    engine.open();
+    await Promise.all(ids.map(ended));
+    // The first the read resumes cannot be marked running: before, the others were never begun.
+    const stuck = (await store.listRuns()).find((r) => ids.includes(r.id))!.id;
+    const own = store.setRunStatus.bind(store);
+    store.setRunStatus = async (id, status, error) => {
+      if (id === stuck && status === 'running') throw new Error('The disk is full.');
+      return own(id, status, error);
+    };
+    await expect(runner.resumeRead(runs0ReadId(await store.getRun(ids[0]!)))).rejects.toThrow('The disk is full.');
+    const others = ids.filter((id) => id !== stuck);
+    await until(async () => (await Promise.all(others.map((id) => store.getRun(id)))).every((r) => r!.status === 'done'));
+    for (const id of others) expect(await store.getRun(id)).toMatchObject({ status: 'done' });
+    expect(await store.getRun(stuck)).toMatchObject({ status: 'paused' });
   });
 
   it('a reload mid-read resumes every question of the read from its stored step, in one batch a step', async () => {

@@ -48,6 +48,26 @@ describe('StepBatcher', () => {
     expect((await Promise.all([r1, r2, r3])).map((r) => r.text)).toEqual(['re a1', 're b1', 're c1']);
   });
 
+  it('holds no more requests a batch than the smallest limit a member joined with, and more once that member has left', async () => {
+    const s = heldSender();
+    const b = new StepBatcher(s.send, 8);
+    const [m1, m2, m3] = [b.join(4), b.join(4), b.join(2)];
+    const asked = [m1.generate(...ask('a1')), m2.generate(...ask('b1')), m3.generate(...ask('c1'))];
+    await settle();
+    expect(s.batches).toEqual([['a1', 'b1']]);
+    s.answer();
+    await settle();
+    expect(s.batches).toEqual([['a1', 'b1'], ['c1']]);
+    s.answer();
+    await Promise.all(asked);
+    m3.leave();
+    const again = [m1.generate(...ask('a2')), m2.generate(...ask('b2'))];
+    await settle();
+    expect(s.batches.at(-1)).toEqual(['a2', 'b2']);
+    s.answer();
+    await Promise.all(again);
+  });
+
   it('a member that leaves no longer holds the others up', async () => {
     const s = heldSender();
     const b = new StepBatcher(s.send);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AdapterLike, checkWebGPU, FALLBACK_WARNING, type GpuLike } from '../src/engines/webllm/webgpu';
+import { bufferLimits } from '../src/engines/webllm/engine';
 
 const features = (...names: string[]) => new Set(names);
 const gpuWith = (adapter: AdapterLike | null): GpuLike => ({ requestAdapter: async () => adapter });
@@ -87,11 +88,15 @@ describe('the WebGPU capability check reads every engine’s adapter shape', () 
     });
   }
 
-  it('keeps the buffer limit only where the adapter reports a number', async () => {
-    const withLimit = await checkWebGPU(gpuWith({ features: features(), limits: { maxBufferSize: 2 ** 31 } }));
+  it('keeps the buffer limits only where the adapter reports a number, and hands both to the batch size', async () => {
+    const withLimit = await checkWebGPU(gpuWith({ features: features(), limits: { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30 } }));
     expect(withLimit.maxBufferSize).toBe(2 ** 31);
+    expect(withLimit.maxStorageBufferBindingSize).toBe(2 ** 30);
+    expect(bufferLimits(withLimit)).toEqual({ maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 30 });
     const without = await checkWebGPU(gpuWith({ features: features(), limits: {} }));
     expect('maxBufferSize' in without).toBe(false);
+    expect('maxStorageBufferBindingSize' in without).toBe(false);
+    expect(bufferLimits(without)).toEqual({});
   });
 
   it('says no adapter when requestAdapter resolves null or throws, and no API without navigator.gpu', async () => {

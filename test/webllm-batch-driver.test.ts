@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BatchPipeline, prepareSequence } from '../src/engines/webllm/batch-driver';
+import { type BatchPipeline, prepareSequence } from '../src/engines/webllm/driver-batch';
 import type { Mlc } from '../src/engines/webllm/mlc';
 import { WEBLLM_0_2_79, WEBLLM_0_2_86 } from '../src/engines/webllm/versions';
 
@@ -38,6 +38,11 @@ class StandInPipeline {
   contextWindowSize = 100;
   config = { temperature: 0.7, top_p: 0.9 };
   forwards = 0;
+  /** The seeds WebLLM set on it, in order: the last is the one later requests sample with. */
+  seeds: number[] = [];
+  setSeed(seed: number) {
+    this.seeds.push(seed);
+  }
   constructor(private readonly async = false) {}
   resetChat() {
     this.conversation.reset(); // in place, as WebLLM's does
@@ -81,7 +86,9 @@ class StandInEngine {
   }
   chat = {
     completions: {
-      create: async (request: { messages: { content: string }[]; max_tokens: number; temperature?: number; stream?: boolean }) => {
+      create: async (request: { messages: { content: string }[]; max_tokens: number; temperature?: number; stream?: boolean; seed?: number }) => {
+        // As WebLLM's non-streamed request: the seed is set first and reset only after the reply is written.
+        if (request.seed !== undefined) this.pipeline.setSeed(request.seed);
         await this.prefill(request, this.pipeline, {}, { max_tokens: request.max_tokens, temperature: request.temperature });
         this.decoded++;
         return { choices: [] };
@@ -120,6 +127,14 @@ describe('a batch request’s prompt and reply state, through WebLLM’s own cod
   it('passes WebLLM’s refusal of a request through', async () => {
     const { mlc, batch } = standIn();
     await expect(prepareSequence(WEBLLM_0_2_79, mlc, batch, body('x'.repeat(200)))).rejects.toMatchObject({ name: 'ContextWindowSizeExceededError' });
+  });
+
+  it('leaves no request’s seed on WebLLM’s pipeline, whether its prompt is read or refused', async () => {
+    const { pipeline, mlc, batch } = standIn();
+    await prepareSequence(WEBLLM_0_2_79, mlc, batch, { ...body('abc'), seed: 42 });
+    await expect(prepareSequence(WEBLLM_0_2_79, mlc, batch, { ...body('x'.repeat(200)), seed: 43 })).rejects.toThrow('too long');
+    expect(pipeline.seeds).not.toContain(42);
+    expect(pipeline.seeds).not.toContain(43);
   });
 
   it('keeps each request’s reply state its own through WebLLM’s token step: its tokens, text, stop and sampling', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GenerateResult } from '../src/core/generation';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { ContextWindowExceededError } from '../src/engines/errors';
@@ -66,10 +66,38 @@ describe('the WebLLM engine’s batches', () => {
     expect(out.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok'))).toEqual(['Error: load failed', 'Error: load failed']);
   });
 
+  it('writes later batches in groups the size a cache could be allocated for, and says so in the console and its batch size', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const { gpu, batches } = session();
+    const write = gpu.writeBatch.bind(gpu);
+    // The session could not allocate a cache for more than two requests: it wrote them in halves and says so.
+    (gpu as { writeBatch: GpuSession['writeBatch'] }).writeBatch = async (model, window, requests) => {
+      const batch = await write(model, window, requests);
+      return requests.length > 2 ? { ...batch, split: { asked: requests.length, size: 2, error: new Error('Out of memory') } } : batch;
+    };
+    const e = engine(gpu);
+    const first = await e.generateBatch([ask('a'), ask('b'), ask('c')]);
+    expect(first.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(warn).toHaveBeenCalledWith(
+      'A KV cache for 3 questions could not be allocated on this GPU, so at most 2 are written in one batch. The allocation failed with:',
+      expect.objectContaining({ message: 'Out of memory' }),
+    );
+    const next = await e.generateBatch([ask('d'), ask('e'), ask('f')]);
+    expect(batches.map((b) => b.requests.length)).toEqual([3, 2, 1]);
+    expect(next.map((r) => (r.status === 'fulfilled' ? r.value.text : ''))).toEqual(['reply to d', 'reply to e', 'reply to f']);
+    expect(await e.batchLimit(9175)).toEqual({
+      size: 2,
+      reason: 'A KV cache for 3 questions could not be allocated on this GPU, so at most 2 are written in one batch.',
+    });
+    expect(warn).toHaveBeenCalledTimes(1);
+    warn.mockRestore();
+  });
+
   it('says how many questions of a step fit, from the model’s KV size and the device, or that they take turns', async () => {
+    // 216 MiB a question, in the 1 GiB budget less WebLLM's own cache of the 9,216-token window it loads (216 MiB).
     expect(await engine(session().gpu).batchLimit(9175)).toEqual({
-      size: 4,
-      reason: '4 questions of 9,215 tokens fit the 1.0 GiB KV budget of this GPU (24 KiB a token).',
+      size: 3,
+      reason: "3 questions of 9,215 tokens fit the 1.0 GiB KV budget of this GPU, less 216 MiB for WebLLM's own cache (24 KiB a token).",
     });
     // The adapter's limit, read when asked: 9 MiB of each layer's pages per sequence do not fit twice in 16 MiB.
     const small = new WebLLMEngine({

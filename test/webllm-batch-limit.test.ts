@@ -23,6 +23,15 @@ describe('how many questions one batch holds on a device', () => {
     expect(batchLimitFor({ ...QWEN_05B, weightsBytes: 309 * MiB, maxBufferSize: 256 * MiB }, 9215).size).toBe(4);
   });
 
+  it('counts WebLLM’s own KV cache, beside the batch’s, in the budget', () => {
+    // 896 MiB a sequence of 8,192 tokens: 4,540 MiB of weights hold five alone, three beside a cache of a 9,216-token window (1,008 MiB).
+    const limit = batchLimitFor({ ...QWEN_7B, weightsBytes: 4540 * MiB, ownCacheTokens: 9216 }, 8191);
+    expect(limit).toEqual({
+      size: 3,
+      reason: "3 questions of 8,191 tokens fit the 4.4 GiB KV budget of this GPU, less 1008 MiB for WebLLM's own cache (112 KiB a token).",
+    });
+  });
+
   it('holds no more than one buffer of the adapter takes for a layer’s keys and values', () => {
     // 32 MiB a layer per sequence at 8,192 tokens: a 64 MiB buffer holds two.
     const limit = batchLimitFor({ ...QWEN_7B, weightsBytes: 4540 * MiB, maxBufferSize: 64 * MiB }, 8191);

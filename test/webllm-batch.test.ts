@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GenerateOptions, GenerateResult } from '../src/core/generation';
 import { samplingDistribution } from '../src/core/speculative';
-import { type BatchItem, type BatchKernels, type BatchModel, type SequenceTokens, type SequenceWriter, writeBatch } from '../src/engines/webllm/batch-writer';
-import { fixedPlan } from '../src/engines/webllm/speculate';
+import { type BatchItem, writeBatch } from '../src/engines/webllm/batch-writer';
+import type { BatchKernels, BatchModel, SequenceTokens, SequenceWriter } from '../src/engines/webllm/batch-model';
+import { adaptivePlan, fixedPlan } from '../src/engines/webllm/speculate';
+import { DraftLength } from '../src/core/draft-length';
 
 const VOCAB = 12;
 const STOP = 11;
@@ -41,11 +43,16 @@ interface Log {
   popped: [number, number][];
   removed: number[];
   disposed: boolean;
+  /** The sequences of each cache asked for. */
+  opened: number[];
 }
 
 /** A fake model: a cache of token ids per sequence, prompts of the given token ids. */
-function fakeModel(prompts: number[][], options: { chunk?: number; failPrepare?: number; failForward?: number; commitThrows?: number } = {}) {
-  const log: Log = { passes: [], popped: [], removed: [], disposed: false };
+function fakeModel(
+  prompts: number[][],
+  options: { chunk?: number; failPrepare?: number; failForward?: number; commitThrows?: number; popThrows?: boolean; mostSequences?: number } = {},
+) {
+  const log: Log = { passes: [], popped: [], removed: [], disposed: false, opened: [] };
   let items: readonly BatchItem[] = [];
   const model: BatchModel & { bind(i: readonly BatchItem[]): void } = {
     chunk: options.chunk ?? 64,
@@ -66,6 +73,8 @@ function fakeModel(prompts: number[][], options: { chunk?: number; failPrepare?:
       return { prompt: prompts[index]!, writer: w };
     },
     open: (capacities) => {
+      log.opened.push(capacities.length);
+      if (capacities.length > (options.mostSequences ?? Infinity)) throw new Error('Out of memory: the KV cache could not be allocated.');
       const caches = capacities.map(() => [] as number[]);
       const live = new Set(capacities.map((_, i) => i));
       const run = (kind: string, parts: readonly SequenceTokens[]) => {
@@ -85,6 +94,7 @@ function fakeModel(prompts: number[][], options: { chunk?: number; failPrepare?:
         decode: async (parts) => run('decode', parts).map((rows) => rows[0]!),
         verify: async (parts) => run('verify', parts),
         popn: (seq, n) => {
+          if (options.popThrows) throw new Error('the sequence cannot be popped');
           log.popped.push([seq, n]);
           caches[seq]!.splice(caches[seq]!.length - n, n);
         },
@@ -164,12 +174,31 @@ describe('writing several requests in one batch', () => {
     expect(fulfilled(out.results[1])?.usage.writing).toMatchObject({ accepted: 2 });
   });
 
+  it('asks a request’s tuner for the best K that fits its room: plain decoding where a short pass is slower, though a long one would be faster', async () => {
+    const { tokens } = await batch(PROMPTS.slice(0, 1), [greedy(3)]);
+    // Stand-in costs: a pass costs 200 ms and 1 ms a token, a plain step 55 ms; 95% of drafted tokens are kept.
+    const tuner = new DraftLength({ priorKept: 0.95, priorCost: { base: 0.2, perToken: 0.001 }, priorDecode: 0.055 });
+    expect(tuner.next()).toBeGreaterThan(1);
+    // A cap of 3 leaves room for one drafted token after the first (a pass writes one more than it keeps).
+    const out = await batch(PROMPTS.slice(0, 1), [{ ...greedy(3), plan: adaptivePlan(tuner, (w) => tokens[0]!.slice(w.length)) }]);
+    expect(out.tokens).toEqual(tokens);
+    expect(out.log.passes.map((p) => p.kind)).not.toContain('verify');
+  });
+
   it('fails only the request that fails, in its preparation or its writing; the others are written', async () => {
     const out = await batch(PROMPTS, [greedy(4), greedy(4), greedy(4)], { failPrepare: 0, commitThrows: 2 });
     expect(out.results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'rejected']);
     expect(String((out.results[2] as PromiseRejectedResult).reason)).toMatch(/bad token/);
     expect(out.log.removed).toContain(1); // the failed one's sequence (its id in the batch) freed at once
     expect(out.tokens[1]).toHaveLength(4);
+  });
+
+  it('fails a request whose commit throws with that failure, not its sequence’s pop that fails after it, which is logged', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const out = await batch(PROMPTS.slice(0, 2), [{ ...greedy(4), plan: fixedPlan(3, () => [1, 2, 3]) }, greedy(4)], { commitThrows: 0, popThrows: true });
+    expect((out.results[0] as PromiseRejectedResult).reason).toMatchObject({ message: 'bad token' });
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/failed:$/), expect.objectContaining({ message: 'the sequence cannot be popped' }));
+    warn.mockRestore();
   });
 
   it('takes an aborted request out of the batch and rejects it with an AbortError', async () => {
@@ -196,6 +225,24 @@ describe('writing several requests in one batch', () => {
     expect(pieces.join('')).toBe(fulfilled(one.results[0])!.text);
     const other = await Promise.all([1, 2, 3, 4].map((s) => batch(PROMPTS.slice(0, 1), [sampled(s)])));
     expect(new Set(other.map((o) => o.tokens[0]!.join())).size).toBeGreaterThan(1);
+  });
+
+  it('writes the batch again in halves, down to one request, where its cache cannot be allocated, and says so', async () => {
+    const alone = await batch(PROMPTS, [greedy(5), greedy(5), greedy(5)]);
+    const halves = await batch(PROMPTS, [greedy(5), greedy(5), greedy(5)], { mostSequences: 2 });
+    expect(halves.log.opened).toEqual([3, 2, 1]);
+    expect(halves.tokens).toEqual(alone.tokens);
+    expect(halves.results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(halves.split).toMatchObject({ asked: 3, size: 2, error: expect.objectContaining({ message: expect.stringMatching(/Out of memory/) }) });
+    expect(alone.split).toBeUndefined();
+    const ones = await batch(PROMPTS, [greedy(5), greedy(5), greedy(5)], { mostSequences: 1 });
+    expect(ones.log.opened).toEqual([3, 2, 1, 1, 1]);
+    expect(ones.tokens).toEqual(alone.tokens);
+    expect(ones.split).toMatchObject({ asked: 3, size: 1 });
+    const none = await batch(PROMPTS.slice(0, 2), [greedy(5), greedy(5)], { mostSequences: 0 });
+    expect(none.log.opened).toEqual([2, 1]);
+    expect(none.results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String(none.failure)).toMatch(/Out of memory/);
   });
 
   it('fails every request still writing where a forward pass fails, and reports the failure', async () => {

@@ -455,6 +455,24 @@ describe.each(VERSIONS)('a verify pass that throws, WebLLM $version', (version) 
   });
 });
 
+describe('a verify pass whose cache cannot be popped back after it throws', () => {
+  // In the forward (driver.ts pops it) and after it, in the sampling (speculate.ts truncates).
+  it.each(['sync', 'sampling'] as const)('at %s throws its own failure, not the pop’s, and logs the pop’s', async (fault) => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const p = new FaultyPipeline(fault, 4096, 40);
+    const decoder = new SpeculativeDecoder(WEBLLM_0_2_86, PROMPT.join(' '), { maxDraft: 4, maxNgram: 4, draft: () => [1, 2, 3] }, Math.random);
+    p.prefill(PROMPT, WEBLLM_0_2_86);
+    p.kv.splice = () => {
+      throw new Error('the cache cannot be popped');
+    };
+    p.inPass = true;
+    const failed = await decoder.decode(p, p.genConfig, () => p.plainDecode(WEBLLM_0_2_86)).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ message: `fault at ${fault}` });
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/failed:$/), expect.objectContaining({ message: 'the cache cannot be popped' }));
+    warn.mockRestore();
+  });
+});
+
 /** A fake of the driver: a cache of token ids and a model that always writes `next(cache)`, greedy. */
 function fakeDriver(
   next: (cache: readonly number[]) => number,
@@ -519,6 +537,21 @@ describe('speculation over a fake of the driver', () => {
     expect(plain).toBe(1);
     expect(decoder.stats).toEqual({ passes: 1, drafted: 0, accepted: 0 });
     expect(tuner.shadowing).toBe(true); // the draft it did not pay for is compared with what plain decoding wrote
+  });
+
+  it('asks the tuner for the best K that fits the room left: plain decoding where a short pass is slower, though a long one would be faster', async () => {
+    // Stand-in costs: a pass costs 200 ms and 1 ms a token, a plain step 55 ms; 95% of drafted tokens are kept.
+    const tuner = new DraftLength({ priorKept: 0.95, priorCost: { base: 0.2, perToken: 0.001 }, priorDecode: 0.055 });
+    expect(tuner.next(MAX_DRAFT)).toBeGreaterThan(2);
+    expect(tuner.next(2)).toBe(0);
+    // Room for 2 drafted tokens: the cap of 4 tokens, one written, one more than it keeps.
+    const driver = fakeDriver(counting, COUNTING, 4);
+    expect(driver.room()).toBe(2);
+    const decoder = new SpeculativeDecoder(WEBLLM_0_2_86, COUNTING.join(' '), adaptivePlan(tuner), Math.random);
+    let plain = 0;
+    await decoder.step(driver, async () => (plain++, driver.plainStep()));
+    expect(plain).toBe(1);
+    expect(decoder.stats.drafted).toBe(0);
   });
 
   it('truncates the cache back when the sampling throws, and lets the error through', async () => {

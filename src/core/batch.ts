@@ -103,7 +103,8 @@ export interface BatchMember extends TextGenerator {
  * holds the others up; one that stops while it waits leaves the batch at once.
  */
 export class StepBatcher {
-  private readonly members = new Set<object>();
+  /** Each member, with the most requests a batch may hold while it is in it (its read's own batch size). */
+  private readonly members = new Map<object, number>();
   /** Members whose request is being written. */
   private readonly busy = new Set<object>();
   /** The number of the batch that last wrote each member's request (batches are numbered from 1). */
@@ -123,10 +124,14 @@ export class StepBatcher {
     return this.pending.length;
   }
 
-  /** A new member: a question's loop generates through it. */
-  join(): BatchMember {
+  /**
+   * A new member: a question's loop generates through it. `limit` is the
+   * batch size of its read (sized at its own context): while it is in, no
+   * batch holds more, whatever size the batch was made with.
+   */
+  join(limit: number = Infinity): BatchMember {
     const self = {};
-    this.members.add(self);
+    this.members.set(self, limit >= 1 ? limit : 1);
     return {
       generate: (messages, options) => this.ask(self, { messages, options }),
       leave: () => {
@@ -159,9 +164,10 @@ export class StepBatcher {
     if (this.writing || this.pending.length === 0) return;
     const oldest = this.pending[0]!.askedAt;
     const asking = new Set(this.pending.map((p) => p.member));
-    const waitedFor = [...this.members].some((m) => !asking.has(m) && !this.busy.has(m) && (this.served.get(m) ?? -1) <= oldest);
-    if (waitedFor && this.pending.length < this.limit) return;
-    const batch = this.pending.splice(0, Math.min(this.limit, this.pending.length));
+    const waitedFor = [...this.members.keys()].some((m) => !asking.has(m) && !this.busy.has(m) && (this.served.get(m) ?? -1) <= oldest);
+    const limit = Math.min(this.limit, ...this.members.values());
+    if (waitedFor && this.pending.length < limit) return;
+    const batch = this.pending.splice(0, Math.min(limit, this.pending.length));
     this.writing = true;
     const number = ++this.sent;
     for (const p of batch) {

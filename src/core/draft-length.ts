@@ -331,7 +331,9 @@ export class DraftLength {
   }
 
   /**
-   * The K for the next pass, in [0, cap]: 0 is a plain decode step. While a
+   * The K for the next pass, in [0, cap]: 0 is a plain decode step. `cap`
+   * is the room the pass has (the reply's cap, the window): a K chosen for
+   * more room and then cut to it can be slower than plain decoding. While a
    * draft compared with plain decoding is being kept, a pass now would draft
    * its rest: the rates then start after the positions it has kept so far
    * (copying, once begun, tends to go on).

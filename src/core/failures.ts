@@ -22,3 +22,30 @@ export function tellQuietly<A extends unknown[]>(listener: ((...args: A) => unkn
     void Promise.resolve(listener(...args)).catch(() => undefined);
   };
 }
+
+/**
+ * Runs `work`, then `cleanup` however it ends. Where `work` threw, its
+ * failure is the one thrown: a cleanup that then fails too is logged with
+ * `what` (its state is the work's failure's consequence), never thrown in its
+ * place. After work that succeeded, a cleanup's failure is thrown.
+ */
+export function cleanUpAfter<T>(what: string, work: () => T, cleanup: () => void): T {
+  let result: T;
+  try {
+    result = work();
+  } catch (error) {
+    cleanUpQuietly(what, cleanup);
+    throw error;
+  }
+  cleanup();
+  return result;
+}
+
+/** Runs `cleanup` after a failure that is the one to report: its own failure is logged with `what`. */
+export function cleanUpQuietly(what: string, cleanup: () => void): void {
+  try {
+    cleanup();
+  } catch (failure) {
+    warnFailure(what)(failure);
+  }
+}

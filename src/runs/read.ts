@@ -1,8 +1,8 @@
-import type { ChunkLease } from '../core/chunk-lists';
+import type { ChunkLease, ChunkListKey } from '../core/chunk-lists';
 import { ChunkLists } from '../core/chunk-lists';
 import { type TextGenerator, withOwnTuner } from '../core/generation';
 import { firstChunk, type ChunkSpan } from '../core/chunker';
-import { appLoopMethod, type LoopInput, memoryLoop } from '../core/loop';
+import { type AnswerEvent, appLoopMethod, type LoopInput, memoryLoop, type RevisionEvent } from '../core/loop';
 import { diffMemory } from '../core/memory-diff';
 import { SkimIndex } from '../core/skim';
 import { SkimFollower } from '../core/skim-follow';
@@ -11,7 +11,7 @@ import { batchSender } from '../engines/batch-sender';
 import type { Engine } from '../engines/engine';
 import type { RunEvent } from '../agent/events';
 import type { Library } from '../library/library';
-import type { RunBook, RunProgress, Store } from '../storage/db';
+import type { RunBook, RunProgress, RunRecord, Store } from '../storage/db';
 import { RUN_ANSWER } from '../storage/schema';
 import { engineKey } from '../jobs/engines';
 import type { JobContext } from '../jobs/host';
@@ -29,6 +29,38 @@ export interface RunReaderDeps {
   hold?: StepHold;
   /** Traces an answer's sources once it is stored; without it, none are. */
   sources?: Pick<SourceFinder, 'trace'>;
+}
+
+/** Where a run's book comes from (see RunReader.bookInput). */
+interface BookInput {
+  arriving: ReturnType<Library['arriving']>;
+  bookByBook: SetText | undefined;
+  text: string | undefined;
+}
+
+/** The text and chunks a run's loop reads, and where each chunk's span is found (see RunReader.bookSource). */
+interface BookSource {
+  /** Undefined only where the book went with the run. */
+  book: LoopInput['text'] | undefined;
+  chunks: LoopInput['chunks'];
+  /** The chunks stored on the run: the loop's list, which a skim that follows the memory grows. */
+  plan: ChunkSpan[];
+  /** The whole text, where it is at hand. */
+  text: string | undefined;
+  listKey: ChunkListKey;
+  spanAt(index: number): ChunkSpan | undefined;
+  /** A chunk list shared with other runs, once opened: released when the read ends. */
+  lease?: ChunkLease;
+}
+
+/** One revision of the loop to store, with what the read knows. */
+interface RevisionStep {
+  run: RunProgress;
+  event: RevisionEvent;
+  engine: Engine;
+  job: JobContext;
+  source: BookSource;
+  follower: SkimFollower | null;
 }
 
 /**
@@ -71,7 +103,8 @@ export class RunReader {
    */
   async reserve(runIds: readonly string[], engine: Engine, contextTokens: number): Promise<void> {
     if (engine.parallel) return;
-    for (const id of runIds) this.reserved.set(id, await this.joinBatch(engine, contextTokens));
+    const join = await this.batchJoiner(engine, contextTokens);
+    for (const id of runIds) this.reserved.set(id, join());
   }
 
   /** Gives up a run's held place, where its reading never took it (it was stopped before it began). */
@@ -90,16 +123,18 @@ export class RunReader {
     this.lists.forget(documentId);
   }
 
-  /** Joins the step batch of `engine`, made with its batch size for runs of `contextTokens` where it has one. */
-  private async joinBatch(engine: Engine, contextTokens: number): Promise<BatchMember> {
+  /**
+   * Joins `engine`'s step batch with its batch size for runs of
+   * `contextTokens`, worked out for each read at its own context: a read of
+   * longer steps that joins a batch keeps it to its own size while it reads.
+   */
+  private async batchJoiner(engine: Engine, contextTokens: number): Promise<() => BatchMember> {
+    // A size that cannot be worked out leaves the batch unbounded: the engine writes what it is given.
+    const limit = (await engine.batchLimit?.(contextTokens).catch(() => undefined))?.size;
     let b = this.batchers.get(engine);
-    if (!b) {
-      // A size that cannot be worked out leaves the batch unbounded: the engine writes what it is given.
-      const limit = (await engine.batchLimit?.(contextTokens).catch(() => undefined))?.size;
-      b = this.batchers.get(engine) ?? new StepBatcher(batchSender(engine), limit);
-      this.batchers.set(engine, b);
-    }
-    return b.join();
+    if (!b) this.batchers.set(engine, (b = new StepBatcher(batchSender(engine))));
+    const batcher = b;
+    return () => batcher.join(limit);
   }
 
   /** A server engine's requests, shared by every run on it: at most its `requestsAtOnce` in flight, the rest waiting their turn. */
@@ -155,18 +190,13 @@ export class RunReader {
     if (!loaded || loaded.status !== 'running' || signal.aborted) return releaseImports();
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
-    let lease: ChunkLease | undefined;
+    let source: BookSource | undefined;
     /** This run's place in its engine's step batch, left however the read ends. */
     let member: BatchMember | undefined;
     let answered = false;
     try {
-      // A book still arriving from its file: a read from its start cuts the first chunk from what has arrived.
-      const arriving =
-        run.chunking && !run.skim && !run.books && run.nextChunk === 0 && loaded.chunks.length === 0 ? library.arriving(run.documentId) : undefined;
-      // A set read in full is read book by book as the reading reaches each (SetText), never joined.
-      const bookByBook = run.books && !run.skim ? new SetText(run.books, (b) => this.setBook(b)) : undefined;
-      let text = arriving || bookByBook ? undefined : await this.bookText(run);
-      if (!arriving && !bookByBook && text === undefined) return;
+      const input = await this.bookInput(loaded);
+      if (!input) return;
       mark('run-reading');
       const engine = await job.engine(run.engineId, run.engineConfig);
       this.reading.set(runId, { engineKey: engineKey(run.engineId, run.engineConfig), question: run.question });
@@ -176,56 +206,13 @@ export class RunReader {
       // every run's requests as they come, up to its bound at once: it batches them itself.
       member = this.reserved.get(runId);
       this.reserved.delete(runId);
-      const batch: TextGenerator = engine.parallel ? this.serverTurns(engine) : (member ??= await this.joinBatch(engine, run.settings.contextTokens));
+      const batch: TextGenerator = engine.parallel ? this.serverTurns(engine) : (member ??= (await this.batchJoiner(engine, run.settings.contextTokens))());
       await engine.prepare?.(run.settings.contextTokens, signal);
-      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run!.nextChunk, text }), signal);
-      // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
-      const plan = [...loaded.chunks];
-      const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
-      const storeCut = (spans: readonly ChunkSpan[], done: boolean) => {
-        const chunks = [...spans];
-        void store
-          .updateRun(runId, () => (done ? { chunks, chunking: undefined } : { chunks }))
-          .then(() => publish({ type: 'chunks', runId, known: chunks.length, done }))
-          .catch(() => undefined); // the next batch, or a resume, stores them again
-      };
-      // One list per book and chunk size, shared with the other runs reading it. Chunks cut so far
-      // are stored on this run as the list reports them; a resume cuts the rest again.
-      const openList = (whole: string, known: readonly ChunkSpan[]): ChunkLease => this.lists.open(listKey, whole, known, storeCut);
-      // Cut from a little more than a chunk's text first; from more where a token holds more characters.
-      const cut = (reach: number) => arriving && firstChunk(arriving.start, engine.tokenizer, run.settings.chunkTokens, reach * run.settings.chunkTokens);
-      const first = cut(5) || cut(16);
-      if (arriving && !first) text = await this.bookText(run);
-      let book: LoopInput['text'] | undefined = text;
-      let chunks: LoopInput['chunks'] = plan;
-      if (bookByBook) {
-        // Its chunks as stored, then cut on where the reading reaches books not cut yet; each chunk's book is loaded before it is read.
-        const onCut = run.chunking ? storeCut : () => undefined;
-        book = bookByBook;
-        chunks = lease = new SetChunkSource(bookByBook, { tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens, known: plan, onCut });
-      } else if (arriving && first) {
-        // The rest of the list is cut from the whole text, once decoded, after this first chunk.
-        let whole: string | undefined;
-        book = { slice: (start, end) => (whole ?? arriving.start).slice(start, end) };
-        chunks = {
-          at: async (index) => {
-            if (index === 0) return first;
-            whole ??= await arriving.whole;
-            if (whole === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
-            lease ??= openList(whole, [first]);
-            return lease.at(index);
-          },
-        };
-      } else if (run.chunking) chunks = lease = openList(text!, plan);
-      if (book === undefined) return;
-      const spanAt = (index: number) => (index === 0 && first ? first : lease ? lease.span(index) : plan[index]);
-      const follower = run.skim?.followMemory
-        ? new SkimFollower(
-            new SkimIndex(text!, run.books ? setChunks(text!, run.books, engine.tokenizer, run.settings.chunkTokens) : this.lists.whole(listKey, text!)),
-            plan,
-            { ...run.skim, question: run.question, memory: run.memory },
-          )
-        : null;
+      writing = new WritingStream((text) => publish({ type: 'writing', runId, index: run.nextChunk, text }), signal);
+      source = await this.bookSource(loaded, engine, input);
+      const book = source?.book;
+      if (!source || book === undefined) return;
+      const follower = this.skimFollower(run, engine, source);
       // A tuner of the run's own: another run on the same engine reads another text, and its drafts are right elsewhere.
       const generator: TextGenerator = withOwnTuner({
         generate: async (messages, options) => {
@@ -236,7 +223,7 @@ export class RunReader {
       });
       const loop = memoryLoop({
         text: book,
-        chunks,
+        chunks: source.chunks,
         question: run.question,
         generator,
         templates: run.templates,
@@ -250,45 +237,9 @@ export class RunReader {
       });
       for await (const event of loop) {
         writing?.reset();
-        if (event.kind === 'revision') {
-          const span = spanAt(event.index)!;
-          const change = diffMemory(run.memory, event.memory);
-          const grew = follower?.follow(event.memory, event.index) ?? false;
-          run = await store.commitRevision(
-            {
-              runId,
-              index: event.index,
-              memoryTokens: engine.tokenizer.count(event.memory),
-              wordsAdded: change.wordsAdded,
-              wordsRemoved: change.wordsRemoved,
-              start: span.start,
-              end: span.end,
-              chunkTokens: span.tokens,
-              promptTokens: event.result.usage.promptTokens,
-              completionTokens: event.result.usage.completionTokens,
-              ms: event.ms,
-              finishReason: event.result.finishReason,
-              retries: (event.result.retries ?? 0) + job.recoveries,
-              prefillTokensPerSecond: event.result.usage.prefillTokensPerSecond,
-              decodeTokensPerSecond: event.result.usage.decodeTokensPerSecond,
-              timeToFirstTokenSeconds: event.result.usage.timeToFirstTokenSeconds,
-              writing: event.result.usage.writing,
-              committedAt: Date.now(),
-            },
-            event.memory,
-            grew ? [...plan] : undefined,
-          );
-          job.stored();
-          publish({ type: 'revision', runId, index: event.index });
-        } else {
-          await store.updateRun(runId, () => ({
-            status: 'done',
-            answer: event.answer,
-            reply: event.reply,
-            error: undefined,
-            finishedAt: Date.now(),
-          }));
-          publish({ type: 'status', runId, status: 'done' });
+        if (event.kind === 'revision') run = await this.storeRevision({ run, event, engine, job, source, follower });
+        else {
+          await this.storeAnswer(runId, event);
           answered = true;
         }
       }
@@ -297,9 +248,137 @@ export class RunReader {
       writing?.reset(); // a stopped step's partial text is never announced
       this.reading.delete(runId);
       member?.leave();
-      lease?.release();
+      source?.lease?.release();
     }
     // The answer is stored and told: its sources follow. A failure here leaves them to be traced when the run is shown.
     if (answered) await this.deps.sources?.trace(runId, [RUN_ANSWER]).catch(() => undefined);
+  }
+
+  /**
+   * Where a run's book comes from: a book still arriving from its file (a
+   * read from its start cuts the first chunk from what has arrived), a set
+   * read book by book as the reading reaches each (SetText, never joined), or
+   * the whole text. Undefined where the book went with the run.
+   */
+  private async bookInput(run: RunRecord): Promise<BookInput | undefined> {
+    const arriving =
+      run.chunking && !run.skim && !run.books && run.nextChunk === 0 && run.chunks.length === 0 ? this.deps.library.arriving(run.documentId) : undefined;
+    const bookByBook = run.books && !run.skim ? new SetText(run.books, (b) => this.setBook(b)) : undefined;
+    const text = arriving || bookByBook ? undefined : await this.bookText(run);
+    if (!arriving && !bookByBook && text === undefined) return undefined;
+    return { arriving, bookByBook, text };
+  }
+
+  /**
+   * The text and chunks the loop reads: the chunks stored on the run, then
+   * one list per book and chunk size, shared with the other runs reading it
+   * (the chunks cut so far stored on this run as the list reports them; a
+   * resume cuts the rest again). Undefined where the book went with the run.
+   */
+  private async bookSource(run: RunRecord, engine: Engine, input: BookInput): Promise<BookSource | undefined> {
+    const { store, publish } = this.deps;
+    const { arriving, bookByBook } = input;
+    let { text } = input;
+    // The loop reads this list; a skim that follows the memory grows it ahead of the reader.
+    const plan = [...run.chunks];
+    const listKey = { documentId: run.documentId, tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens };
+    const storeCut = (spans: readonly ChunkSpan[], done: boolean) => {
+      const chunks = [...spans];
+      void store
+        .updateRun(run.id, () => (done ? { chunks, chunking: undefined } : { chunks }))
+        .then(() => publish({ type: 'chunks', runId: run.id, known: chunks.length, done }))
+        .catch(() => undefined); // the next batch, or a resume, stores them again
+    };
+    const openList = (whole: string, known: readonly ChunkSpan[]): ChunkLease => this.lists.open(listKey, whole, known, storeCut);
+    // Cut from a little more than a chunk's text first; from more where a token holds more characters.
+    const cut = (reach: number) => arriving && firstChunk(arriving.start, engine.tokenizer, run.settings.chunkTokens, reach * run.settings.chunkTokens);
+    const first = cut(5) || cut(16);
+    if (arriving && !first) text = await this.bookText(run);
+    const source: BookSource = {
+      book: text,
+      chunks: plan,
+      plan,
+      text,
+      listKey,
+      spanAt: (index) => (index === 0 && first ? first : source.lease ? source.lease.span(index) : plan[index]),
+    };
+    if (bookByBook) {
+      // Its chunks as stored, then cut on where the reading reaches books not cut yet; each chunk's book is loaded before it is read.
+      const onCut = run.chunking ? storeCut : () => undefined;
+      source.book = bookByBook;
+      source.chunks = source.lease = new SetChunkSource(bookByBook, { tokenizer: engine.tokenizer, chunkTokens: run.settings.chunkTokens, known: plan, onCut });
+    } else if (arriving && first) {
+      // The rest of the list is cut from the whole text, once decoded, after this first chunk.
+      let whole: string | undefined;
+      source.book = { slice: (start, end) => (whole ?? arriving.start).slice(start, end) };
+      source.chunks = {
+        at: async (index) => {
+          if (index === 0) return first;
+          whole ??= await arriving.whole;
+          if (whole === undefined) throw new Error('The document of this run is no longer stored. Add the file again and start a new run.');
+          source.lease ??= openList(whole, [first]);
+          return source.lease.at(index);
+        },
+      };
+    } else if (run.chunking) source.chunks = source.lease = openList(text!, plan);
+    if (source.book !== undefined) return source;
+    source.lease?.release();
+    return undefined;
+  }
+
+  /** A skim that follows the memory: the chunks it adds to the plan as names and terms come up; null for any other read. */
+  private skimFollower(run: RunProgress, engine: Engine, source: BookSource): SkimFollower | null {
+    if (!run.skim?.followMemory) return null;
+    const text = source.text!;
+    const spans = run.books ? setChunks(text, run.books, engine.tokenizer, run.settings.chunkTokens) : this.lists.whole(source.listKey, text);
+    return new SkimFollower(new SkimIndex(text, spans), source.plan, { ...run.skim, question: run.question, memory: run.memory });
+  }
+
+  /** Commits a revision with the run's progress (and the plan a skim grew), then tells every tab; gives the run as stored. */
+  private async storeRevision(step: RevisionStep): Promise<RunProgress> {
+    const { run, event, engine, job, source, follower } = step;
+    const span = source.spanAt(event.index)!;
+    const change = diffMemory(run.memory, event.memory);
+    const grew = follower?.follow(event.memory, event.index) ?? false;
+    const { usage } = event.result;
+    const stored = await this.deps.store.commitRevision(
+      {
+        runId: run.id,
+        index: event.index,
+        memoryTokens: engine.tokenizer.count(event.memory),
+        wordsAdded: change.wordsAdded,
+        wordsRemoved: change.wordsRemoved,
+        start: span.start,
+        end: span.end,
+        chunkTokens: span.tokens,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        ms: event.ms,
+        finishReason: event.result.finishReason,
+        retries: (event.result.retries ?? 0) + job.recoveries,
+        prefillTokensPerSecond: usage.prefillTokensPerSecond,
+        decodeTokensPerSecond: usage.decodeTokensPerSecond,
+        timeToFirstTokenSeconds: usage.timeToFirstTokenSeconds,
+        writing: usage.writing,
+        committedAt: Date.now(),
+      },
+      event.memory,
+      grew ? [...source.plan] : undefined,
+    );
+    job.stored();
+    this.deps.publish({ type: 'revision', runId: run.id, index: event.index });
+    return stored;
+  }
+
+  /** Stores the run's answer, done, and tells every tab. */
+  private async storeAnswer(runId: string, event: AnswerEvent): Promise<void> {
+    await this.deps.store.updateRun(runId, () => ({
+      status: 'done',
+      answer: event.answer,
+      reply: event.reply,
+      error: undefined,
+      finishedAt: Date.now(),
+    }));
+    this.deps.publish({ type: 'status', runId, status: 'done' });
   }
 }

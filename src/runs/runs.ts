@@ -108,7 +108,9 @@ export class Runs {
    * Starts or resumes the runs of one read with each one's place in its
    * engine's step batch held first, so that all their questions are written
    * from the same step on. A run that never reads gives its place up once its
-   * job has ended.
+   * job has ended; one that cannot begin gives it up at once, so it holds no
+   * other up. The others begin all the same, and the first failure is thrown
+   * once they have.
    */
   private async together(runs: readonly RunProgress[], begin: (id: string) => Promise<void> | void): Promise<void> {
     const first = runs[0];
@@ -120,13 +122,17 @@ export class Runs {
         engine,
         first!.settings.contextTokens,
       );
+    let failed: { error: unknown } | undefined;
     for (const run of runs) {
       try {
         await begin(run.id);
+      } catch (error) {
+        failed ??= { error };
       } finally {
         void this.jobs.settled(run.id).then(() => this.reader.unreserve(run.id));
       }
     }
+    if (failed) throw failed.error;
   }
 
   /** Resumes every run that storage says is reading (after a reload or a crash), the questions of each read together. */

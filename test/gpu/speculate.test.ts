@@ -8,7 +8,7 @@ import { madeUpModel } from '../../src/engines/webllm/made-up-model';
 import { onModelProgress } from '../../src/engines/webllm/models';
 import { checkNodeGpu, openDawn } from '../../src/engines/webllm/node/dawn';
 import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
-import { lastLogits } from '../../src/engines/webllm/batch-driver';
+import { lastLogits } from '../../src/engines/webllm/driver-batch';
 import { SELF_CHECK_MESSAGES } from '../../src/engines/webllm/self-check';
 import { fixedPlan } from '../../src/engines/webllm/speculate';
 import type { TokenizerConfigLike } from '../../src/engines/webllm/system-message';

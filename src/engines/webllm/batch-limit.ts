@@ -26,6 +26,8 @@ export interface BatchShape {
   maxStorageBufferBindingSize?: number;
   /** Why this model cannot write a batch (its library has no batched kernels), where known. */
   blocker?: string;
+  /** Tokens of WebLLM's own KV cache (the loaded window), which takes its part of the same memory. */
+  ownCacheTokens?: number;
 }
 
 /** The fields of mlc-chat-config.json's `model_config` the KV size is read from. */
@@ -60,15 +62,17 @@ function size(bytes: number): string {
  * The batch size for requests of `contextTokens` tokens each (prompt and
  * reply), and why. The memory budget is as much again as the weights take
  * (at least MIN_KV_BUDGET): WebGPU tells no page how much memory the GPU
- * has, and a device that holds the weights and WebLLM's own cache has held
- * that much; the buffer limit is the adapter's own.
+ * has, and a device that holds the weights has held that much. WebLLM's own
+ * cache, kept beside the batch's, takes its part first; the buffer limit is
+ * the adapter's own.
  */
 export function batchLimitFor(shape: BatchShape, contextTokens: number): BatchLimit {
   if (shape.blocker) return { size: 1, reason: `Questions are written in turns: ${shape.blocker}.` };
   const tokens = Math.ceil((contextTokens + 1) / PAGE) * PAGE;
   const perSequence = tokens * shape.kvBytesPerToken;
   const budget = Math.max(MIN_KV_BUDGET, shape.weightsBytes ?? 0);
-  const byMemory = Math.floor(budget / perSequence);
+  const own = (shape.ownCacheTokens ?? 0) * shape.kvBytesPerToken;
+  const byMemory = Math.floor(Math.max(0, budget - own) / perSequence);
   const buffer = Math.min(shape.maxBufferSize ?? Infinity, shape.maxStorageBufferBindingSize ?? Infinity);
   const byBuffer = Math.floor(buffer / (perSequence / shape.layers));
   const n = Math.max(1, Math.min(MAX_BATCH, byMemory, byBuffer));
@@ -81,6 +85,9 @@ export function batchLimitFor(shape: BatchShape, contextTokens: number): BatchLi
   else if (n === MAX_BATCH && byMemory >= MAX_BATCH && byBuffer >= MAX_BATCH)
     reason = `${MAX_BATCH} questions ${of} at most in one batch (the most that gain from it)`;
   else if (byBuffer < byMemory) reason = `${many(n)} ${of} ${fit} this GPU's largest buffer (${size(buffer)} for each layer's keys and values)`;
-  else reason = `${many(n)} ${of} ${fit} the ${size(budget)} KV budget of this GPU (${Math.round(shape.kvBytesPerToken / 1024)} KiB a token)`;
+  else {
+    const beside = own > 0 ? `, less ${size(own)} for WebLLM's own cache` : '';
+    reason = `${many(n)} ${of} ${fit} the ${size(budget)} KV budget of this GPU${beside} (${Math.round(shape.kvBytesPerToken / 1024)} KiB a token)`;
+  }
   return { size: n, reason: `${reason}.` };
 }

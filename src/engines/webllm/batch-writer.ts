@@ -8,70 +8,16 @@
  * own settings and stops on its own (a stop token or string, its cap, the
  * window); one that stops, fails or is aborted leaves the batch and frees
  * its sequence, the others go on. A forward that fails fails every request
- * still in it. All of the model is reached through BatchModel (batch-driver.ts
- * on WebLLM), so this runs on a fake in tests.
+ * still in it. All of the model is reached through BatchModel (batch-model.ts;
+ * driver-batch.ts on WebLLM), so this runs on a fake in tests.
  */
-import { abortError, type FinishReason, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
+import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
+import { cleanUpAfter } from '../../core/failures';
 import { seededRandom } from '../../core/random';
-import { type Distribution, verifyPass } from '../../core/speculative';
-import type { SpeculationPlan } from './speculate';
-
-/** One request's writing state: WebLLM's stop rules and text for it (see batch-driver.ts). */
-export interface SequenceWriter {
-  /** The reply's token ids so far. */
-  written(): readonly number[];
-  /** The reply's text so far, as WebLLM would return it (stop strings cut). */
-  text(): string;
-  stopped(): boolean;
-  finishReason(): FinishReason;
-  /** The request's sampling distribution for one row of logits, penalties as the reply stands. */
-  distribution(row: Float32Array): Distribution;
-  /** Takes a sampled token into the reply, the sequence then holding `cached` entries before it; false once the reply has ended. */
-  commit(token: number, cached: number): boolean;
-}
-
-/** A request ready to write: its prompt as WebLLM would prefill it, and its writing state. */
-export interface PreparedSequence {
-  prompt: readonly number[];
-  writer: SequenceWriter;
-}
-
-/** A sequence's tokens in one forward pass. */
-export interface SequenceTokens {
-  seq: number;
-  tokens: readonly number[];
-}
-
-/** One batch's KV cache and the batched kernels on it. */
-export interface BatchKernels {
-  /**
-   * Runs prompt pieces (each after what its sequence holds) in one pass; gives
-   * for each piece the logits of its last token.
-   */
-  prefill(parts: readonly SequenceTokens[]): Promise<Float32Array[]>;
-  /** One token for each sequence in one pass; a row of logits each. */
-  decode(parts: readonly SequenceTokens[]): Promise<Float32Array[]>;
-  /** Several tokens for each sequence in one pass; a row of logits per token, per sequence. */
-  verify(parts: readonly SequenceTokens[]): Promise<Float32Array[][]>;
-  /** Drops a sequence's last `n` entries. */
-  popn(seq: number, n: number): void;
-  /** Frees a sequence that has left the batch. */
-  remove(seq: number): void;
-  dispose(): void;
-}
-
-/** The model a batch is written on. */
-export interface BatchModel {
-  /** Request `index`'s prompt and writing state, as WebLLM's own request would have them; throws where WebLLM would refuse it. */
-  prepare(index: number): Promise<PreparedSequence>;
-  /** A cache with one sequence (ids 0…) per entry of `capacities`, each room for that many tokens. */
-  open(capacities: readonly number[]): BatchKernels;
-  /** The most tokens one forward pass may run (the library's prefill chunk). */
-  readonly chunk: number;
-  /** The loaded context window: no sequence grows past it. */
-  readonly window: number;
-}
+import { verifyPass } from '../../core/speculative';
+import type { BatchKernels, BatchModel, PreparedSequence, SequenceWriter } from './batch-model';
+import { draftLengthFor, type SpeculationPlan } from './speculate';
 
 /** One request of a batch as the session gives it. */
 export interface BatchItem {
@@ -88,6 +34,24 @@ export interface BatchOutcome {
   passes: { prefill: number; write: number };
   /** A forward pass's failure (a lost device, say): every request still writing was rejected with it. */
   failure?: unknown;
+  /** Where a cache for the whole batch could not be allocated: the requests were written in smaller groups. */
+  split?: BatchSplit;
+}
+
+/** A batch written in groups because its cache could not be allocated. */
+export interface BatchSplit {
+  /** The most requests a cache was asked for and could not be allocated. */
+  asked: number;
+  /** The largest group then tried (each half of a group that failed, down to one). */
+  size: number;
+  /** Why the allocation failed. */
+  error: unknown;
+}
+
+/** A request prepared for the batch, by its index among the batch's requests. */
+interface Ready {
+  index: number;
+  prepared: PreparedSequence;
 }
 
 interface Member {
@@ -125,6 +89,7 @@ class BatchRun {
   private readonly passes = { prefill: 0, write: 0 };
   private live: Member[] = [];
   private kernels!: BatchKernels;
+  private split: BatchSplit | undefined;
 
   constructor(
     private readonly model: BatchModel,
@@ -135,33 +100,46 @@ class BatchRun {
   }
 
   async run(): Promise<BatchOutcome> {
-    const ready = await this.prepareAll();
-    if (!ready.length) return this.outcome();
+    const failed = await this.writeGroup(await this.prepareAll());
+    const { results, tokens, passes, split } = this;
+    return { results, tokens, passes, ...(failed && { failure: failed.error }), ...(split !== undefined && { split }) };
+  }
+
+  /**
+   * Writes `group` on one cache. A cache that cannot be allocated is tried
+   * again for each half of the group in turn, down to one request. Gives the
+   * failure that ended the writing (every request still writing failed with it).
+   */
+  private async writeGroup(group: readonly Ready[]): Promise<{ error: unknown } | undefined> {
+    if (!group.length) return undefined;
     // Room for the prompt, the reply and the one token a pass writes past what it keeps.
-    const capacities = ready.map(({ index, prepared }) => Math.min(this.model.window, prepared.prompt.length + this.items[index]!.options.maxTokens) + 1);
+    const capacities = group.map(({ index, prepared }) => Math.min(this.model.window, prepared.prompt.length + this.items[index]!.options.maxTokens) + 1);
     try {
       this.kernels = this.model.open(capacities);
-    } catch (e) {
-      for (const { index } of ready) this.fail(index, e);
-      return this.outcome(e);
+    } catch (error) {
+      if (group.length === 1) {
+        this.fail(group[0]!.index, error);
+        return { error };
+      }
+      const half = Math.ceil(group.length / 2);
+      this.split = { asked: Math.max(this.split?.asked ?? 0, group.length), size: Math.min(this.split?.size ?? half, half), error };
+      const first = await this.writeGroup(group.slice(0, half));
+      if (!first) return this.writeGroup(group.slice(half));
+      for (const { index } of group.slice(half)) this.fail(index, first.error);
+      return first;
     }
-    this.live = ready.map(({ index, prepared }, seq) => this.member(index, seq, prepared));
+    this.live = group.map(({ index, prepared }, seq) => this.member(index, seq, prepared));
     try {
       await this.prefillPasses();
       await this.writePasses();
-    } catch (e) {
+    } catch (error) {
       // A forward failed: it ran every member's tokens, so none can go on.
-      for (const m of [...this.live]) this.leave(m, { status: 'rejected', reason: m.item.options.signal?.aborted ? abortError() : e });
-      return this.outcome(e);
+      for (const m of [...this.live]) this.leave(m, { status: 'rejected', reason: m.item.options.signal?.aborted ? abortError() : error });
+      return { error };
     } finally {
       this.kernels.dispose();
     }
-    return this.outcome();
-  }
-
-  private outcome(failure?: unknown): BatchOutcome {
-    const { results, tokens, passes } = this;
-    return failure === undefined ? { results, tokens, passes } : { results, tokens, passes, failure };
+    return undefined;
   }
 
   private fail(index: number, reason: unknown) {
@@ -170,7 +148,7 @@ class BatchRun {
 
   /** Each request's prompt and writing state, in order; one WebLLM refuses (or aborted already) fails alone. */
   private async prepareAll() {
-    const ready: { index: number; prepared: PreparedSequence }[] = [];
+    const ready: Ready[] = [];
     for (const [index, item] of this.items.entries()) {
       if (item.options.signal?.aborted) {
         this.fail(index, abortError());
@@ -310,7 +288,7 @@ class BatchRun {
   private writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[], took: number): void {
     const base = m.cached;
     let written = 0;
-    try {
+    const keep = () => {
       const pass = verifyPass(
         draft,
         (j) => {
@@ -335,12 +313,14 @@ class BatchRun {
           seconds: took,
         });
       } else tuner?.observeDecode(took);
-    } finally {
-      // The pass appended the last token and the draft; plain decoding would hold base + written.
+    };
+    // The pass appended the last token and the draft; plain decoding would hold base + written.
+    const pop = () => {
       const extra = 1 + draft.length - written;
       if (extra > 0) this.kernels.popn(m.seq, extra);
       m.cached = base + written;
-    }
+    };
+    cleanUpAfter('Popping a failed pass’s drafts from its sequence', keep, pop);
   }
 }
 
@@ -354,7 +334,7 @@ function draftFor(m: Member, model: BatchModel, room: number): readonly number[]
     m.item.options.maxTokens - written.length - 1, // the pass writes one more than it keeps
     model.window - m.cached - 1,
   );
-  const k = Math.min(plan.tuner?.next(plan.maxDraft) ?? plan.maxDraft, cap);
+  const k = draftLengthFor(plan, cap);
   if (k <= 0) return [];
   if (plan.draft) return plan.draft(written).slice(0, k);
   return lookupDraft(m.prompt, written, { maxNgram: plan.maxNgram || DEFAULT_LOOKUP.maxNgram, minNgram: 1, maxDraft: k });

@@ -1,11 +1,14 @@
 /**
- * The one module that reaches into WebLLM's private state: its chat
- * pipeline's fields, the model library's functions and the engine's decode
- * step. Everything that drives the model beyond WebLLM's public API
- * (speculative writing) is an orchestration over the operations here; what
- * differs between WebLLM versions stays data in versions.ts.
+ * With its batch part, driver-batch.ts, the one module that reaches into
+ * WebLLM's private state: its chat pipeline's fields, the model library's
+ * functions and the engine's decode step (what differs between WebLLM
+ * versions stays data in versions.ts). This file holds one request's
+ * sequence on WebLLM's own cache; everything that drives the model beyond
+ * WebLLM's public API (speculative writing, batches) is an orchestration
+ * over the operations of the two.
  */
 import { applyPenalties, type Distribution, type Sampling, samplingDistribution } from '../../core/speculative';
+import { cleanUpQuietly } from '../../core/failures';
 import type { Mlc } from './mlc';
 import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
 
@@ -183,7 +186,7 @@ export async function verifyForward(pipeline: VerifyPipeline, tokens: number[]):
         }
       }
       pipeline.filledKVCacheLength = before + tokens.length;
-      truncateCache(pipeline, before);
+      cleanUpQuietly('Popping a failed forward from the KV cache', () => truncateCache(pipeline, before));
     }
     throw e;
   } finally {
@@ -306,4 +309,10 @@ export async function withDecodeHook<T>(mlc: Mlc, hook: DecodeHook, work: () => 
     if (before) Object.defineProperty(mlc, 'decode', before);
     else delete mlc.decode;
   }
+}
+
+/** The token ids of the reply WebLLM's pipeline last wrote (none where there is no pipeline). */
+export function replyTokens(pipeline: unknown): number[] {
+  const written = (pipeline as { outputIds?: number[] } | undefined)?.outputIds;
+  return written ? [...written] : [];
 }

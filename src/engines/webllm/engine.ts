@@ -4,7 +4,9 @@ import type { Tokenizer } from '../../core/tokenizer';
 import type { BatchRequest } from '../../core/batch';
 import type { BatchLimit, Engine, EngineConfig } from '../engine';
 import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './batch-limit';
+import type { BatchSplit } from './batch-writer';
 import { ContextWindowExceededError } from '../errors';
+import type { GpuCapability } from './webgpu';
 import type { ChatConfigLike } from './model-download';
 import { webllmSystemMessage } from './system-message';
 import { type GpuSession, session } from './gpu-session';
@@ -62,6 +64,8 @@ export class WebLLMEngine implements Engine {
   readonly systemMessage: string | undefined;
   readonly batchShape: BatchShape | undefined;
   private readonly adapterLimits: WebLLMEngineParts['adapterLimits'];
+  /** The most requests a batch's cache could be allocated for here, once one for more (`asked`) could not. */
+  private fits: { size: number; asked: number } | undefined;
   private readonly gpu: GpuSession;
 
   constructor(parts: WebLLMEngineParts) {
@@ -139,19 +143,35 @@ export class WebLLMEngine implements Engine {
           return { messages, options, system: this.systemMessage, speculation: await this.speculationPlan(window, options) };
         }),
       );
-      const batch = await this.gpu.writeBatch(this.model, window, session);
-      sent.forEach((i, k) => {
-        const r = batch.results[k]!;
-        if (r.status === 'fulfilled') {
-          if (!r.value.usage.promptTokens) r.value.usage.promptTokens = prompts[i]!;
-          if (!r.value.usage.completionTokens && r.value.text) r.value.usage.completionTokens = this.tokenizer.count(r.value.text);
-        }
-        out[i] = r;
-      });
+      // Once a cache for more could not be allocated here, the requests go in groups of a size that could.
+      const most = this.fits?.size ?? Infinity;
+      for (let at = 0; at < sent.length; at += most) {
+        const batch = await this.gpu.writeBatch(this.model, window, session.slice(at, at + most));
+        if (batch.split) this.cacheSplit(batch.split);
+        sent.slice(at, at + most).forEach((i, k) => {
+          const r = batch.results[k]!;
+          if (r.status === 'fulfilled') {
+            if (!r.value.usage.promptTokens) r.value.usage.promptTokens = prompts[i]!;
+            if (!r.value.usage.completionTokens && r.value.text) r.value.usage.completionTokens = this.tokenizer.count(r.value.text);
+          }
+          out[i] = r;
+        });
+      }
     } catch (reason) {
-      for (const i of sent) out[i] = { status: 'rejected', reason: requests[i]!.options.signal?.aborted ? abortError() : reason };
+      for (const i of sent) out[i] ??= { status: 'rejected', reason: requests[i]!.options.signal?.aborted ? abortError() : reason };
     }
     return out;
+  }
+
+  /** A batch whose cache could not be allocated was written in smaller groups: later batches are that size, and the console and batchLimit say so. */
+  private cacheSplit(split: BatchSplit): void {
+    if (this.fits && this.fits.size <= split.size) return;
+    this.fits = { size: split.size, asked: Math.max(split.asked, this.fits?.asked ?? 0) };
+    console.warn(`${this.fitsReason(this.fits)} The allocation failed with:`, split.error);
+  }
+
+  private fitsReason(fits: { size: number; asked: number }): string {
+    return `A KV cache for ${fits.asked} questions could not be allocated on this GPU, so at most ${fits.size} are written in one batch.`;
   }
 
   /** How many requests of `contextTokens` one batch holds on this GPU (see batchLimitFor). */
@@ -159,7 +179,10 @@ export class WebLLMEngine implements Engine {
     const blocker = this.gpu.batchBlocker(this.model);
     if (!this.batchShape) return { size: 1, reason: `Questions are written in turns: ${blocker ?? 'the model config gives no KV cache size'}.` };
     const limits = (await this.adapterLimits?.()) ?? {};
-    return batchLimitFor({ ...this.batchShape, ...limits, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+    // WebLLM's own cache of the window a read of this context loads stays beside the batch's.
+    const ownCacheTokens = Math.max(this.planned, this.windowFor(contextTokens));
+    const limit = batchLimitFor({ ...this.batchShape, ...limits, ownCacheTokens, ...(blocker && { blocker }) }, contextTokens + this.overhead);
+    return this.fits && this.fits.size < limit.size ? { size: this.fits.size, reason: this.fitsReason(this.fits) } : limit;
   }
 
   private overLimit(need: number): ContextWindowExceededError {
@@ -243,11 +266,19 @@ export async function createWebLLMEngine(config?: EngineConfig, deps: WebLLMDeps
     systemMessage: system,
     ...(kv && { batchShape: { ...kv, ...(model.vramMB && { weightsBytes: model.vramMB * 1024 ** 2 }) } }),
     adapterLimits: async () => {
-      // A check that cannot be repeated leaves the buffer limit unknown.
+      // A check that cannot be repeated leaves the buffer limits unknown.
       const gpu = await deps.checkGpu().catch(() => undefined);
-      return gpu?.maxBufferSize ? { maxBufferSize: gpu.maxBufferSize } : {};
+      return gpu ? bufferLimits(gpu) : {};
     },
   });
   engine.speculation = { on: config?.speculate !== false, modelKey: modelKey(config), adapter, ...(speeds && { shelf: speeds }) };
   return engine;
+}
+
+/** The adapter's buffer limits a batch's cache must fit, from the WebGPU check (the browser's or Dawn's): those it gave. */
+export function bufferLimits(
+  gpu: Pick<GpuCapability, 'maxBufferSize' | 'maxStorageBufferBindingSize'>,
+): Pick<BatchShape, 'maxBufferSize' | 'maxStorageBufferBindingSize'> {
+  const { maxBufferSize, maxStorageBufferBindingSize } = gpu;
+  return { ...(maxBufferSize && { maxBufferSize }), ...(maxStorageBufferBindingSize && { maxStorageBufferBindingSize }) };
 }

@@ -12,10 +12,10 @@ import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
 import { seededRandom } from '../../core/random';
 import { type SpeculationPlan, SpeculativeDecoder } from './speculate';
-import { canVerifyPipeline, type DecodeHook, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver';
+import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver';
 import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './self-check';
 import type { Sampling } from '../../core/speculative';
-import { batchBlocker, type BatchPipeline } from './batch-driver';
+import { batchBlocker, type BatchPipeline } from './driver-batch';
 import { batchOnPipeline, type SessionBatch } from './session-batch';
 import type { SessionRequest } from './session-request';
 import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion, writtenTokens } from './versions';
@@ -313,8 +313,7 @@ export class GpuSession {
       const result = await readStream(await mlc.chat.completions.create(request), timing, options.onToken);
       timing.endedAt = performance.now();
       if (signal?.aborted) result.finishReason = 'abort';
-      const written = (loadedPipeline(mlc, model.id) as { outputIds?: number[] } | undefined)?.outputIds;
-      this.lastTokens = written ? [...written] : [];
+      this.lastTokens = replyTokens(loadedPipeline(mlc, model.id));
       return { result: resultOf(result, this.webllm), timing, tokens: [...this.lastTokens] };
     } catch (e) {
       if (signal?.aborted) throw abortError();

@@ -1,6 +1,6 @@
 /**
  * A batch as the GPU session writes it, the lock already held: each request
- * prepared through WebLLM's own request code (batch-driver.ts) and written in
+ * prepared through WebLLM's own request code (driver-batch.ts) and written in
  * one batch (batch-writer.ts), or, where the model library cannot write a
  * batch, the requests in turns as single requests. WebLLM's errors come out
  * explained as a single request's would.
@@ -8,7 +8,7 @@
 import { DeviceLostError } from '../errors';
 import { stepRequest, webllmRequest } from '../request';
 import { type BatchOutcome, writeBatch } from './batch-writer';
-import { batchBlocker, type BatchPipeline, openBatchKernels, prepareSequence } from './batch-driver';
+import { batchBlocker, type BatchPipeline, endBatch, webllmBatchModel } from './driver-batch';
 import { canVerifyPipeline } from './driver';
 import { type ErrorContext, explainError } from './explain-error';
 import type { SessionRequest } from './session-request';
@@ -43,27 +43,29 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
     return { ...turns, batched: false, lost: turns.results.some((r) => r.status === 'rejected' && r.reason instanceof DeviceLostError) };
   }
   const verifiable = canVerifyPipeline(pipeline);
+  const onWebLLM = webllmBatchModel({
+    version: context.webllm,
+    mlc,
+    pipeline,
+    body: (i) => {
+      const { messages, options, system } = requests[i]!;
+      return webllmRequest(stepRequest(messages, options, system));
+    },
+  });
   const outcome = await writeBatch(
     {
+      ...onWebLLM,
       prepare: async (i) => {
-        const { messages, options, system } = requests[i]!;
         try {
-          return await prepareSequence(context.webllm, mlc, pipeline, webllmRequest(stepRequest(messages, options, system)));
+          return await onWebLLM.prepare(i);
         } catch (e) {
           throw explainError(e, model, context);
         }
       },
-      open: (capacities) => openBatchKernels(pipeline, capacities),
-      chunk: pipeline.prefillChunkSize,
-      window: pipeline.contextWindowSize,
     },
     requests.map((r) => ({ options: r.options, ...(verifiable && r.speculation && { plan: r.speculation }) })),
   );
-  try {
-    pipeline.resetChat(); // the last request's conversation is the batch's, not one WebLLM should extend
-  } catch {
-    // a pipeline that cannot reset after a lost device is freed by the session
-  }
+  endBatch(pipeline);
   if (outcome.failure === undefined) return { ...outcome, batched: true, lost: false };
   const err = explainError(outcome.failure, model, context);
   outcome.results = outcome.results.map((r) => (r.status === 'rejected' && r.reason === outcome.failure ? { status: 'rejected', reason: err } : r));

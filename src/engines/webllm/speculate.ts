@@ -14,6 +14,7 @@
  */
 import type { WritingStats } from '../../core/generation';
 import { DraftLength, MAX_DRAFT } from '../../core/draft-length';
+import { cleanUpAfter } from '../../core/failures';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
 import { verifyPass } from '../../core/speculative';
 import { type GenConfig, pipelineDriver, type VerifyPipeline, type WritingDriver } from './driver';
@@ -51,6 +52,18 @@ export function fixedPlan(k: number, draft?: SpeculationPlan['draft']): Speculat
   return { maxDraft: k, maxNgram: DEFAULT_LOOKUP.maxNgram, ...(draft && { draft }) };
 }
 
+/**
+ * K for the next pass where `room` drafted tokens fit (the reply's cap, the
+ * window, the pass): the tuner is asked for the best K up to that room. A K
+ * best for a longer draft, then cut to the room, can write slower than plain
+ * decoding (K = 0).
+ */
+export function draftLengthFor(plan: SpeculationPlan, room: number): number {
+  const cap = Math.min(plan.maxDraft, room);
+  if (cap <= 0) return 0;
+  return plan.tuner ? plan.tuner.next(cap) : cap;
+}
+
 /** One request's speculative writing: each of WebLLM's decode steps goes through `decode`. */
 export class SpeculativeDecoder {
   readonly stats: WritingStats = { passes: 0, drafted: 0, accepted: 0 };
@@ -74,7 +87,7 @@ export class SpeculativeDecoder {
     if (driver.stopped()) throw new Error('Cannot run decode when stopped');
     this.stats.passes++;
     const verifiable = driver.verifiable();
-    const k = verifiable ? Math.min(this.plan.tuner?.next(this.plan.maxDraft) ?? this.plan.maxDraft, driver.room()) : 0;
+    const k = verifiable ? draftLengthFor(this.plan, driver.room()) : 0;
     const draft = k > 0 ? this.draftFor(driver, k) : [];
     if (!draft.length) return this.plainStep(driver, plain, verifiable);
     const started = performance.now();
@@ -118,24 +131,26 @@ export class SpeculativeDecoder {
     const base = driver.cached();
     const { logits, vocab } = await driver.forward([driver.written().at(-1)!, ...draft]);
     let written = 0;
-    try {
-      const pass = verifyPass(
-        draft,
-        (i) => {
-          const row = logits.subarray(i * vocab, (i + 1) * vocab);
-          const p = driver.distribution(row);
-          this.plan.onLogits?.(driver.written().length, row);
-          return p;
-        },
-        // As plain decoding has it when this token is written: the cache holds everything before it.
-        (token) => driver.commit(token, base + 1 + written++),
-        this.random,
-      );
-      return { accepted: pass.accepted, written };
-    } finally {
+    return cleanUpAfter(
+      'Truncating the KV cache after a failed verify pass',
+      () => {
+        const pass = verifyPass(
+          draft,
+          (i) => {
+            const row = logits.subarray(i * vocab, (i + 1) * vocab);
+            const p = driver.distribution(row);
+            this.plan.onLogits?.(driver.written().length, row);
+            return p;
+          },
+          // As plain decoding has it when this token is written: the cache holds everything before it.
+          (token) => driver.commit(token, base + 1 + written++),
+          this.random,
+        );
+        return { accepted: pass.accepted, written };
+      },
       // The forward left base + 1 + draft.length entries; plain decoding would hold base + written.
-      driver.truncate(base + written);
-    }
+      () => driver.truncate(base + written),
+    );
   }
 
   /** Up to `k` drafted tokens, no more than the reply's cap and the context window leave room for. */

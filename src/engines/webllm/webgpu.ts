@@ -14,6 +14,8 @@ export interface GpuCapability {
   /** Vendor and architecture, for the person to recognise their GPU. */
   adapter: string;
   maxBufferSize?: number;
+  /** The largest buffer a shader may bind: a batch's cache keeps each layer's pages in one. */
+  maxStorageBufferBindingSize?: number;
   /** What to tell the person, or null when all is well. */
   message: string | null;
 }
@@ -37,7 +39,7 @@ export interface AdapterLike {
   info?: AdapterInfoLike;
   requestAdapterInfo?(): Promise<AdapterInfoLike>;
   isFallbackAdapter?: boolean;
-  limits?: { maxBufferSize?: number };
+  limits?: { maxBufferSize?: number; maxStorageBufferBindingSize?: number };
 }
 
 // Software adapters by name, for engines that report no fallback flag: SwiftShader, Mesa's llvmpipe/lavapipe, Windows' WARP.
@@ -120,7 +122,8 @@ export async function checkWebGPU(gpu: GpuLike | undefined = currentGpu()): Prom
     adapter: name,
     message: fallback ? FALLBACK_WARNING : null,
   };
-  const maxBufferSize = adapter.limits?.maxBufferSize;
+  const { maxBufferSize, maxStorageBufferBindingSize } = adapter.limits ?? {};
   if (typeof maxBufferSize === 'number') capability.maxBufferSize = maxBufferSize;
+  if (typeof maxStorageBufferBindingSize === 'number') capability.maxStorageBufferBindingSize = maxStorageBufferBindingSize;
   return capability;
 }

@@ -1,16 +1,20 @@
 /**
- * Batched writing's reach into WebLLM's private state, beside driver.ts
- * (which holds the single-sequence part): a paged KV cache of its own with a
- * sequence per request (WebLLM's pipeline makes its own with one sequence),
- * the model library's batch_prefill / batch_decode / batch_verify on it, each
- * request's prompt as WebLLM's own request builds it (its conversation code
- * runs and is stopped just before its prefill), and each request's stop rules
- * and text through WebLLM's own token step, its reply state swapped in on the
- * pipeline for the call. batch-writer.ts orchestrates these operations.
+ * The driver's batch part: with driver.ts (one request's sequence on
+ * WebLLM's own cache), the only code that reaches into WebLLM's private
+ * state. Here: a paged KV cache of its own with a sequence per request
+ * (WebLLM's pipeline makes its own with one sequence), the model library's
+ * batch_prefill / batch_decode / batch_verify on it, each request's prompt as
+ * WebLLM's own request builds it (its engine's prefill and its pipeline's
+ * getInputData wrapped for the call, its conversation code run and stopped
+ * just before the prefill), each request's stop rules and text through
+ * WebLLM's own token step (its reply fields and cache count swapped in on the
+ * pipeline for the call), and the pipeline's chat reset after a batch.
+ * batch-writer.ts orchestrates these operations through the BatchModel that
+ * webllmBatchModel gives.
  */
 import { applyPenalties, samplingDistribution } from '../../core/speculative';
 import type { FinishReason } from '../../core/generation';
-import type { BatchKernels, PreparedSequence, SequenceTokens, SequenceWriter } from './batch-writer';
+import type { BatchKernels, BatchModel, PreparedSequence, SequenceTokens, SequenceWriter } from './batch-model';
 import { type GenConfig, type Packed, type Tensor, type VerifyPipeline } from './driver';
 import type { Mlc } from './mlc';
 import { commitToken, penaltiesOf, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
@@ -297,6 +301,9 @@ export async function prepareSequence(version: WebLLMVersion, mlc: Mlc, pipeline
     // Not streamed, so that WebLLM's prefill is awaited inside the call (and stream options are refused there).
     const request: Record<string, unknown> = { ...body, stream: false };
     delete request.stream_options;
+    // The batch samples with each request's own seed. WebLLM would set the seed on its pipeline and
+    // put a fresh one back only after a reply it writes, which this request never reaches: it would stay set.
+    delete request.seed;
     await mlc.chat.completions.create(request);
     throw new Error('WebLLM wrote a reply where only its prompt was to be read.');
   } catch (e) {
@@ -347,4 +354,33 @@ function sequenceWriter(version: WebLLMVersion, pipeline: BatchPipeline, genConf
 export function lastLogits(pipeline: VerifyPipeline): Float32Array | undefined {
   const held = (pipeline as unknown as { logitsOnCPU?: Tensor }).logitsOnCPU;
   return held ? Float32Array.from(held.toArray()) : undefined;
+}
+
+/** What a batch on the loaded pipeline needs from the session. */
+export interface BatchOnWebLLM {
+  version: WebLLMVersion;
+  mlc: Mlc;
+  pipeline: BatchPipeline;
+  /** Request `index`'s chat request, as a single request would send it. */
+  body(index: number): Record<string, unknown>;
+}
+
+/** The model a batch is written on (see batch-writer.ts), on WebLLM's loaded pipeline: its requests prepared by WebLLM's own code. */
+export function webllmBatchModel(b: BatchOnWebLLM): BatchModel {
+  const { version, mlc, pipeline } = b;
+  return {
+    prepare: (i) => prepareSequence(version, mlc, pipeline, b.body(i)),
+    open: (capacities) => openBatchKernels(pipeline, capacities),
+    chunk: pipeline.prefillChunkSize,
+    window: pipeline.contextWindowSize,
+  };
+}
+
+/** After a batch: the last request's conversation is the batch's, not one WebLLM should extend with the next request. */
+export function endBatch(pipeline: BatchPipeline): void {
+  try {
+    pipeline.resetChat();
+  } catch {
+    // a pipeline that cannot reset after a lost device is freed by the session
+  }
 }
