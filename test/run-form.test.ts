@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { RunRecord } from '../src/storage/schema';
-import { formSettingsOf, questionsOf } from '../src/ui/run-form';
+import { choiceToKeep, formSettingsOf, questionsOf } from '../src/ui/run-form';
 
 const SETTINGS = { chunkTokens: 4800, requestedChunkTokens: 5000, memoryTokens: 512, temperature: 0.3, topP: 0.9, contextTokens: 8192 };
 
@@ -80,5 +80,21 @@ describe("the form's settings of a run", () => {
     });
     const stoodIn = run({ engineId: 'openai', prompts: { set: 'app', label: "This app's wording", answerStyle: 'lenient', note: 'not in this browser yet' } });
     expect(formSettingsOf(stoodIn, 'memagent')).not.toHaveProperty('promptSet');
+  });
+});
+
+describe('the books the form keeps for the next visit', () => {
+  it('keeps books the person chose over another run than the one shown, so a reload does not swap them for its book', () => {
+    expect(choiceToKeep(['pride'], 'chosen', run({ documentId: 'frankenstein' }))).toEqual(['pride']);
+    expect(choiceToKeep(['pride'], 'chosen', null)).toEqual(['pride']);
+  });
+
+  it('keeps nothing once the run shown reads those books, for books the form took from a run, or for none', () => {
+    expect(choiceToKeep(['book'], 'chosen', run())).toBeNull();
+    const set = run({ books: [{ documentId: 'a' } as never, { documentId: 'b' } as never] });
+    expect(choiceToKeep(['a', 'b'], 'chosen', set)).toBeNull();
+    expect(choiceToKeep(['b', 'a'], 'chosen', set)).toEqual(['b', 'a']);
+    expect(choiceToKeep(['pride'], 'run', run())).toBeNull();
+    expect(choiceToKeep([], 'chosen', run())).toBeNull();
   });
 });

@@ -64,3 +64,16 @@ export function formSettingsOf(run: RunRecord, promptSet: PromptSetId | null): P
   const engineDefault = needsModel(run.engineId) ? 'memagent' : 'app';
   return promptSet === null && set === engineDefault ? settings : { ...settings, promptSet: set };
 }
+
+/** Where the Read form's books came from: the person chose them, or the form took them from the run shown. */
+export type BookOrigin = 'chosen' | 'run';
+
+/**
+ * The books to keep for the next visit: those the person chose on the form
+ * where they are not the run shown's, which a reload would otherwise put back
+ * on the form in their place. Null: nothing to keep (the form may follow the run).
+ */
+export function choiceToKeep(bookIds: readonly string[], origin: BookOrigin | null, run: RunRecord | null): string[] | null {
+  if (origin !== 'chosen' || bookIds.length === 0) return null;
+  return run && readsOf(run) === bookIds.join('|') ? null : [...bookIds];
+}

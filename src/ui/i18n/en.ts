@@ -728,6 +728,11 @@ export const en = {
     failed: '({{n}} failed, left out)',
     chart: 'Accuracy against document length (log scale)',
   },
+  // The Read form and the run page: where the form's books came from, the fields' ranges, keyboard ways and the empty start.
+  readPage: {
+    bookFromRun: '(from the run shown)',
+    bookChosen: '(your choice)',
+  },
 };
 
 export type Messages = typeof en;

@@ -704,4 +704,8 @@ export const zhCN: Messages = {
     failed: '（{{n}} 个失败，未计入）',
     chart: '准确率与文档长度（对数刻度）',
   },
+  readPage: {
+    bookFromRun: '（来自所显示的运行）',
+    bookChosen: '（你的选择）',
+  },
 };
