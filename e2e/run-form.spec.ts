@@ -72,6 +72,9 @@ test('a run opened from the Library puts its book, question and settings on the 
   await f.memory.fill('512');
   await page.getByRole('button', { name: 'Read' }).click();
   await expect(done).toBeVisible({ timeout: 90_000 });
+  // The book read, the estimate knows its count: the read's own, without "about".
+  const total = await page.getByRole('progressbar', { name: 'Reading progress' }).getAttribute('aria-valuemax');
+  await expect(page.getByRole('note', { name: 'Estimate' })).toHaveText(new RegExp(`^${total} chunks: expected `));
   await chooseBook(page, 'ferry.txt', bookWith([[0.4, FERRY.sentence]]));
   await f.question.fill(FERRY.question);
   await f.memory.fill('256');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { RunRecord } from '../src/storage/schema';
-import { choiceToKeep, formSettingsOf, questionsOf } from '../src/ui/run-form';
+import { choiceToKeep, formSettingsOf, knownChunks, questionsOf } from '../src/ui/run-form';
 
 const SETTINGS = { chunkTokens: 4800, requestedChunkTokens: 5000, memoryTokens: 512, temperature: 0.3, topP: 0.9, contextTokens: 8192 };
 
@@ -96,5 +96,28 @@ describe('the books the form keeps for the next visit', () => {
     expect(choiceToKeep(['b', 'a'], 'chosen', set)).toEqual(['b', 'a']);
     expect(choiceToKeep(['pride'], 'run', run())).toBeNull();
     expect(choiceToKeep([], 'chosen', run())).toBeNull();
+  });
+});
+
+describe("the chunk count the Read form's estimate can know", () => {
+  const cut = (n: number) => Array.from({ length: n }, (_, i) => ({ start: i, end: i + 1, tokens: 1 }));
+  const asked = { bookIds: ['book'], engineId: 'extractive', model: '', chunkTokens: 5000 };
+  const whole = { ...SETTINGS, chunkTokens: 5000, requestedChunkTokens: 5000 };
+
+  it('is the count a finished cut of the same book, engine, model and chunk size took: 158, where the size alone estimates 157', () => {
+    expect(knownChunks([run({ settings: whole, chunks: cut(158) })], asked)).toBe(158);
+    // A skim keeps the whole book's count beside the chunks it read.
+    const skim = { keep: 0.1, neighbours: 1, followMemory: false, totalChunks: 158 };
+    expect(knownChunks([run({ settings: whole, chunks: cut(20), skim })], asked)).toBe(158);
+  });
+
+  it('is unknown for another book, engine, model or size, a cut the budget made smaller, and a book still being cut', () => {
+    const past = run({ settings: whole, chunks: cut(158) });
+    expect(knownChunks([past], { ...asked, bookIds: ['other'] })).toBeNull();
+    expect(knownChunks([past], { ...asked, engineId: 'openai' })).toBeNull();
+    expect(knownChunks([past], { ...asked, model: 'qwen' })).toBeNull();
+    expect(knownChunks([past], { ...asked, chunkTokens: 3000 })).toBeNull();
+    expect(knownChunks([run({ settings: { ...whole, chunkTokens: 4800 }, chunks: cut(165) })], asked)).toBeNull();
+    expect(knownChunks([run({ settings: whole, chunks: cut(40), chunking: { estimate: 157 } })], asked)).toBeNull();
   });
 });

@@ -76,7 +76,7 @@ export function RunView({
         <h2>{run.question}</h2>
         <p className="hint">
           {formatRunBooks(run)} ·{' '}
-          {t(run.skim ? 'run.factsSkimmed' : 'run.facts', {
+          {t(run.skim ? 'run.factsSkimmed' : counting ? 'readPage.factsAbout' : 'run.facts', {
             chunks: total,
             from: run.skim?.totalChunks ?? 0,
             chunkTokens: run.settings.chunkTokens,

@@ -732,6 +732,16 @@ export const en = {
   readPage: {
     bookFromRun: '(from the run shown)',
     bookChosen: '(your choice)',
+    exact: {
+      aboutChunks: '{{chunks}} chunks.',
+      noModel: '{{chunks}} chunks: this engine runs no model, so the read takes moments.',
+      full: '{{chunks}} chunks: expected {{duration}} ({{per}}; {{besides}}).',
+      skim: 'Skim reads at most {{read}} of {{chunks}} chunks: expected {{duration}} instead of {{full}}, saving about {{saving}} ({{per}}; {{besides}}).',
+      fullSteps: '{{chunks}} chunks: {{duration}} of steps ({{per}}), and the time to start and answer, which no finished read has measured yet.',
+      skimSteps:
+        'Skim reads at most {{read}} of {{chunks}} chunks: {{duration}} of steps instead of {{full}}, saving about {{saving}} ({{per}}), and the time to start and answer, which no finished read has measured yet.',
+    },
+    factsAbout: 'about {{chunks}} chunks (still counting) of up to {{chunkTokens}} tokens · memory {{memoryTokens}} tokens',
   },
 };
 
