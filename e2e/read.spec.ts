@@ -119,5 +119,16 @@ test.describe('bad input gets a specific alert and stores nothing', () => {
     await page.getByRole('button', { name: 'Read' }).click();
     await expect(page.getByRole('alert')).toHaveText(/Enter a question/);
     expect((await storedCounts(page)).runs ?? 0).toBe(0);
+    // A size out of range is said beside its field as it is typed, and no estimate is given for it.
+    const chunk = page.getByLabel('Chunk size (tokens)');
+    const estimate = page.getByRole('note', { name: 'Estimate' });
+    await expect(estimate).toBeVisible();
+    await chunk.fill('50');
+    await expect(chunk).toHaveAttribute('aria-invalid', 'true');
+    await expect(chunk).toHaveAccessibleDescription('Chunk size must be a whole number of tokens from 100 to 100,000.');
+    await expect(estimate).toHaveCount(0);
+    await chunk.fill('2000');
+    await expect(chunk).not.toHaveAttribute('aria-invalid');
+    await expect(estimate).toBeVisible();
   });
 });

@@ -10,7 +10,7 @@ import { engineUi, type SpeedApart } from './engines';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
 import { knownChunks } from './run-form';
-import type { ReadFormSettings } from './settings';
+import { type ReadFormSettings, settingsProblem } from './settings';
 import type { RunRecord } from './data';
 
 interface Props {
@@ -90,7 +90,8 @@ function EngineEstimate(props: EngineEstimateProps) {
 
   // A past read of these books cut the same way says the count exactly; else it is estimated, and said to be.
   const known = knownChunks(runs, { bookIds: books.map((b) => b.id), engineId, model, chunkTokens: settings.chunkTokens });
-  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, settings, { samples, apart, beside, known }) : null;
+  // Nothing is expected of a read the form would refuse (its fields say why).
+  const plan = books.length && samples !== null && !settingsProblem(settings) ? planOf(books, settings, { samples, apart, beside, known }) : null;
   const say = (sentence: ChunkSentence) => (known === null ? (`estimate.${sentence}` as const) : (`readPage.exact.${sentence}` as const));
   const expected = plan?.full && !cannotRun ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
