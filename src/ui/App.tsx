@@ -22,6 +22,7 @@ import { useImport } from './useImport';
 import { useReadSubmit } from './useReadSubmit';
 import { useRun } from './useRun';
 import { useRunOnForm } from './useRunOnForm';
+import { useFocusRun } from './useFocusRun';
 import { keepChosenBooks } from './chosen-books';
 import { type BookOrigin, choiceToKeep } from './run-form';
 
@@ -155,11 +156,13 @@ export function App({ place }: { place: Place }) {
   }, [refreshRuns]);
 
   const addFiles = useAddBooks({ imports, importEngine, setBooks: chooseOwn, setError: setFileError, setBusy, refreshRuns });
+  const focusRun = useFocusRun(view.run?.id, runColumn);
   const read = useReadSubmit({ books, setError, setBusy, openRun: (id) => openRun(id), refreshRuns, runColumn });
 
   /** Shows a run the Read form started: the form holds it already. */
   const openRun = (id: string) => {
     forget();
+    focusRun(id);
     showInUrl(id);
     setRunId(id);
     setSelected(null);

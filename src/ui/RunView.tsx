@@ -73,7 +73,7 @@ export function RunView({
   return (
     <section className="run" aria-label={t('run.region')}>
       <header className="run-head">
-        <h2>{run.question}</h2>
+        <h2 tabIndex={-1}>{run.question}</h2>
         <p className="hint">
           {formatRunBooks(run)} ·{' '}
           {t(run.skim ? 'run.factsSkimmed' : counting ? 'readPage.factsAbout' : 'run.facts', {

@@ -732,6 +732,7 @@ export const en = {
   readPage: {
     bookFromRun: '(from the run shown)',
     bookChosen: '(your choice)',
+    skipToMain: 'Skip to main content',
     exact: {
       aboutChunks: '{{chunks}} chunks.',
       noModel: '{{chunks}} chunks: this engine runs no model, so the read takes moments.',

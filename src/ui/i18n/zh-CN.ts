@@ -707,6 +707,7 @@ export const zhCN: Messages = {
   readPage: {
     bookFromRun: '（来自所显示的运行）',
     bookChosen: '（你的选择）',
+    skipToMain: '跳到主要内容',
     exact: {
       aboutChunks: '{{chunks}} 块。',
       noModel: '{{chunks}} 块：此引擎不运行模型，片刻即可读完。',
