@@ -34,6 +34,12 @@ test('reads Frankenstein with a planted code and answers from memory', async ({ 
   await page.keyboard.press('ArrowUp');
   await expect(section).toContainText(`Section ${first - 1} of ${max}`);
   await expect(memory).not.toContainText(PLANTED.code);
+  // Before anything is kept the memory is the read's empty start: said as such, not shown as memory text.
+  await page.keyboard.press('Home');
+  await expect(section).toContainText(`Section 1 of ${max}`);
+  await expect(memory).toContainText('Empty: the read starts with no memory, and none has been written yet.');
+  await expect(memory).not.toContainText('No previous memory');
+  await expect(page.getByRole('region', { name: 'Memory changes' })).not.toContainText('No previous memory');
 });
 
 // The two tests below read through an OpenAI-compatible server of their own, which holds a step in flight

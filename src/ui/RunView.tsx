@@ -4,6 +4,8 @@ import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
 import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';
+import { EmptyMemory } from './inspector/RevisionDetail';
+import { isEmptyStart } from '../core/prompts';
 import type { CitedMark } from './inspector/RevisionDetail';
 import { RunSettings } from './inspector/RunSettings';
 import { SpeculationNotice } from './engines/webllm/SpeculationNotice';
@@ -108,9 +110,13 @@ export function RunView({
       {run.status === 'running' && writing && (
         <section aria-label={t('run.writingRegion')} className="pane writing">
           <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>
-          <pre tabIndex={0} className="text">
-            {writing.text}
-          </pre>
+          {isEmptyStart(writing.text) ? (
+            <EmptyMemory />
+          ) : (
+            <pre tabIndex={0} className="text">
+              {writing.text}
+            </pre>
+          )}
         </section>
       )}
       <section aria-label={t('run.answer')} className="answer">

@@ -733,6 +733,7 @@ export const en = {
     bookFromRun: '(from the run shown)',
     bookChosen: '(your choice)',
     skipToMain: 'Skip to main content',
+    emptyMemory: 'Empty: the read starts with no memory, and none has been written yet.',
     exact: {
       aboutChunks: '{{chunks}} chunks.',
       noModel: '{{chunks}} chunks: this engine runs no model, so the read takes moments.',
