@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { RunRecord } from '../src/storage/schema';
+import { bookProgress } from '../src/ui/read-progress';
 import { choiceToKeep, formSettingsOf, knownChunks, questionsOf } from '../src/ui/run-form';
 
 const SETTINGS = { chunkTokens: 4800, requestedChunkTokens: 5000, memoryTokens: 512, temperature: 0.3, topP: 0.9, contextTokens: 8192 };
@@ -119,5 +120,19 @@ describe("the chunk count the Read form's estimate can know", () => {
     expect(knownChunks([past], { ...asked, chunkTokens: 3000 })).toBeNull();
     expect(knownChunks([run({ settings: { ...whole, chunkTokens: 4800 }, chunks: cut(165) })], asked)).toBeNull();
     expect(knownChunks([run({ settings: whole, chunks: cut(40), chunking: { estimate: 157 } })], asked)).toBeNull();
+  });
+});
+
+describe('the book read for all questions of one read', () => {
+  const chunks = Array.from({ length: 100 }, (_, i) => ({ start: i, end: i + 1, tokens: 1 }));
+  const q = (id: string, status: RunRecord['status'], nextChunk: number) => run({ id, status, nextChunk, chunks });
+
+  it('counts only the questions still being read: one paused or failed far behind does not hold it back', () => {
+    expect(bookProgress([q('a', 'running', 60), q('b', 'paused', 10), q('c', 'running', 58)])).toEqual({ read: 58, total: 100, writing: 2 });
+    expect(bookProgress([q('a', 'running', 60), q('b', 'failed', 3)])).toEqual({ read: 60, total: 100, writing: 1 });
+  });
+
+  it('with none reading, is how far the furthest got', () => {
+    expect(bookProgress([q('a', 'done', 100), q('b', 'paused', 10)])).toEqual({ read: 100, total: 100, writing: 0 });
   });
 });

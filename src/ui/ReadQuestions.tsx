@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import { RUN_ANSWER, type RunRecord } from './data';
 import { ProgressBar } from './ProgressBar';
+import { bookProgress, chunksOf } from './read-progress';
 import { type SourceTarget, Sources } from './Sources';
 
 interface Props {
@@ -10,11 +11,6 @@ interface Props {
   runs: readonly RunRecord[];
   /** Shows another question of the read (the inspector then beside its revisions), at a source where given. */
   onShow(runId: string, source?: SourceTarget): void;
-}
-
-/** The chunks a run reads: while the book is still being cut, the estimate. */
-function chunksOf(run: RunRecord): number {
-  return run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
 }
 
 /**
@@ -28,17 +24,15 @@ export function ReadQuestions({ run, runs, onShow }: Props) {
   if (read.length < 2) return null;
   // Listed newest first: the runs of a read, a millisecond apart, come in the order the questions were asked.
   const questions = read.some((r) => r.id === run.id) ? read : [run, ...read];
-  const total = Math.max(...questions.map(chunksOf));
-  const done = Math.min(...questions.map((r) => r.nextChunk));
-  const writing = questions.filter((r) => r.status === 'running').length;
+  const { read: done, total, writing } = bookProgress(questions);
+  const text = t('readQuestions.progressText', { read: done, total, writing, count: questions.length });
   return (
     <section className="read-questions" aria-label={t('readQuestions.region')}>
-      <ProgressBar
-        label={t('readQuestions.progress')}
-        value={done}
-        max={total}
-        text={t('readQuestions.progressText', { read: done, total, writing, count: questions.length })}
-      />
+      {/* The bar's name and words, shown as well: its name and value already say them to assistive technology. */}
+      <p className="hint progress-caption" aria-hidden="true">
+        {t('readPage.captioned', { label: t('readQuestions.progress'), text })}
+      </p>
+      <ProgressBar label={t('readQuestions.progress')} value={done} max={total} text={text} />
       <ol>
         {questions.map((q) => (
           <li key={q.id}>

@@ -734,6 +734,7 @@ export const en = {
     bookChosen: '(your choice)',
     skipToMain: 'Skip to main content',
     emptyMemory: 'Empty: the read starts with no memory, and none has been written yet.',
+    captioned: '{{label}}: {{text}}',
     exact: {
       aboutChunks: '{{chunks}} chunks.',
       noModel: '{{chunks}} chunks: this engine runs no model, so the read takes moments.',

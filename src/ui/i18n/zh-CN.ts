@@ -709,6 +709,7 @@ export const zhCN: Messages = {
     bookChosen: '（你的选择）',
     skipToMain: '跳到主要内容',
     emptyMemory: '空：阅读开始时没有记忆，目前也尚未写入任何内容。',
+    captioned: '{{label}}：{{text}}',
     exact: {
       aboutChunks: '{{chunks}} 块。',
       noModel: '{{chunks}} 块：此引擎不运行模型，片刻即可读完。',
