@@ -136,5 +136,10 @@ test.describe('bad input gets a specific alert and stores nothing', () => {
     await chunk.fill('2000');
     await expect(chunk).not.toHaveAttribute('aria-invalid');
     await expect(estimate).toBeVisible();
+    await page.getByRole('region', { name: 'Settings' }).getByText('Sampling and prompts').click();
+    const seed = page.getByRole('spinbutton', { name: 'Seed' });
+    await seed.fill('-1');
+    await expect(seed).toHaveAccessibleDescription('Seed must be a whole number from 0 to 2,147,483,647, or empty.');
+    await expect(estimate).toHaveCount(0);
   });
 });

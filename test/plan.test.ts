@@ -100,6 +100,8 @@ describe('the Read form settings', () => {
     expect(fieldProblem(wrong, 'skimPercent')).toBe('The share of chunks to read in skim mode must be from 1 to 100 percent.');
     expect(fieldProblem(wrong, 'temperature')).toBeNull();
     expect(fieldProblem({ ...DEFAULT_SETTINGS, topP: 0 }, 'topP')).toBe('Top p must be a number above 0 and at most 1.');
+    expect(fieldProblem({ ...DEFAULT_SETTINGS, seed: -1 }, 'seed')).toBe('Seed must be a whole number from 0 to 2,147,483,647, or empty.');
+    expect(fieldProblem({ ...DEFAULT_SETTINGS, seed: null }, 'seed')).toBeNull();
     for (const field of ['chunkTokens', 'memoryTokens', 'temperature', 'topP', 'skimPercent'] as const)
       expect(fieldProblem(DEFAULT_SETTINGS, field)).toBeNull();
   });

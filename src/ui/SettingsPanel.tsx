@@ -67,6 +67,7 @@ function TemplateField(props: { label: string; rows: number; value: string; plac
 export function SettingsPanel({ settings, onChange, engineId }: Props & { engineId: string }) {
   const { t } = useTranslation();
   const seedId = useId();
+  const seedProblem = fieldProblem(settings, 'seed');
   const field = { settings, onChange };
   const [files, refreshFiles] = usePromptFiles();
   const set = effectivePromptSet(settings, engineId, files);
@@ -108,8 +109,11 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
               step={1}
               placeholder={t('settings.random')}
               value={settings.seed ?? ''}
+              aria-invalid={seedProblem ? true : undefined}
+              aria-describedby={seedProblem ? `${seedId}-error` : undefined}
               onChange={(e) => onChange({ seed: e.target.value === '' ? null : e.target.valueAsNumber })}
             />
+            <ErrorAlert message={seedProblem} id={`${seedId}-error`} />
           </div>
         </div>
         <PromptSetField settings={settings} engineId={engineId} files={files} refresh={refreshFiles} onChange={onChange} />

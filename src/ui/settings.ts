@@ -81,7 +81,7 @@ const PROBLEM_KEY = { chunkTokens: 'chunk', memoryTokens: 'memory', temperature:
 export type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent';
 
 /** What is wrong with one number field as typed (an emptied one holds NaN), said beside it; null when Read would take it. */
-export function fieldProblem(s: ReadFormSettings, field: NumericSetting): string | null {
+export function fieldProblem(s: ReadFormSettings, field: NumericSetting | 'seed'): string | null {
   if (field === 'skimPercent') return s.skimPercent >= 1 && s.skimPercent <= 100 ? null : i18n.t('settings.problem.skim');
   return readSettingsProblem({ [field]: s[field] }) ? i18n.t(`settings.problem.${PROBLEM_KEY[field]}`) : null;
 }
