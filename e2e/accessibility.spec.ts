@@ -55,13 +55,22 @@ async function tabTo(page: Page, target: Locator, { back = false, limit = 80 } =
 test('keyboard only: choose a book, ask, read, move through revisions, export and open the run from the Library', async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto('/');
-  // A person presses Tab once the page is shown; from the top of the page the navigation comes first, its focus ring shown in both themes.
+  // A person presses Tab once the page is shown; from the top of the page the skip link comes first, then the navigation, each with its focus ring in both themes.
   await expect(page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Read', exact: true })).toBeVisible();
+  await page.keyboard.press('Tab');
+  for (const theme of THEMES) {
+    await page.emulateMedia({ colorScheme: theme });
+    expect(await focused(page)).toEqual({ what: 'a "Skip to main content"', ring: true });
+  }
   await page.keyboard.press('Tab');
   for (const theme of THEMES) {
     await page.emulateMedia({ colorScheme: theme });
     expect(await focused(page)).toEqual({ what: 'a "Read"', ring: true });
   }
+  // The skip link goes past the navigation to the page's heading.
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('heading', { level: 1, name: 'Read a book' })).toBeFocused();
 
   const chooseBook = page.getByRole('button', { name: 'Choose a book…' });
   await tabTo(page, chooseBook);
@@ -78,6 +87,8 @@ test('keyboard only: choose a book, ask, read, move through revisions, export an
   await page.keyboard.type('2000');
   await tabTo(page, page.getByRole('button', { name: 'Read' }));
   await page.keyboard.press('Enter');
+  // Focus goes to the run Read started.
+  await expect(page.getByRole('heading', { level: 2, name: PLANTED.question })).toBeFocused();
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code, { timeout: 90_000 });
   const total = Number(await page.getByRole('progressbar', { name: 'Reading progress' }).getAttribute('aria-valuemax'));
   const section = page.getByRole('region', { name: 'Section' });
@@ -95,6 +106,13 @@ test('keyboard only: choose a book, ask, read, move through revisions, export an
   await expect(entries.getByRole('listitem', { name: /^Revision 2:/ }).getByRole('button')).toBeFocused();
   await page.keyboard.press('End');
   await expect(section).toContainText(`Section ${total} of ${total}`);
+  // The timeline is one Tab stop: Tab leaves it, Shift+Tab comes back to the selected entry.
+  const last = entries.getByRole('listitem', { name: new RegExp(`^Revision ${total}:`) }).getByRole('button');
+  await expect(last).toBeFocused();
+  await page.keyboard.press('Tab');
+  expect(await entries.evaluate((el) => el.contains(document.activeElement))).toBe(false);
+  await page.keyboard.press('Shift+Tab');
+  await expect(last).toBeFocused();
 
   // Export, back up the page.
   for (const name of ['Export Markdown', 'Export JSON']) {

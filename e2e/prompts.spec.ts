@@ -67,10 +67,26 @@ test('the MemAgent prompt files: refused unless pinned, the app’s wording stan
   // Chosen by name, MemAgent (paper) is never swapped for another set: the read is refused with how to get the file.
   await settings.getByRole('combobox', { name: 'Prompt set' }).selectOption({ label: 'MemAgent (paper)' });
   await page.getByRole('button', { name: 'Read' }).click();
-  await expect(page.getByRole('alert').filter({ hasText: 'MemAgent (paper) needs its prompt file' })).toContainText('"Import prompt file"');
+  const refused = page.getByRole('alert').filter({ hasText: 'MemAgent (paper) needs its prompt file' });
+  // It points to the button where it is, and its addresses wrap inside a narrow column.
+  await expect(refused).toContainText('press "Fetch prompt files" under "Sampling and prompts" on the Read form');
+  await expect(refused).toContainText('"Import prompt file"');
+  await page.setViewportSize({ width: 360, height: 800 });
+  expect(await refused.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+  await page.setViewportSize({ width: 1280, height: 800 });
   // The choice and the mirror are remembered.
   await page.reload();
   await openPrompts(page);
   await expect(page.getByRole('combobox', { name: 'Prompt set' })).toHaveValue('memagent');
   await expect(page.getByLabel('Prompt file mirror')).toHaveValue(EMPTY_MIRROR);
+
+  // The extractive engine reads no instructions: MemAgent (boxed) chosen, it reads without the file.
+  await expect(page.getByLabel('Document')).toHaveAccessibleDescription('harbour.txt');
+  await expect(page.getByLabel('Question')).toHaveValue(PLANTED.question);
+  await page.getByRole('combobox', { name: 'Engine' }).selectOption({ label: 'Extractive (no model)' });
+  await settings.getByRole('combobox', { name: 'Prompt set' }).selectOption({ label: 'MemAgent (boxed)' });
+  await expect(settings.getByText("The extractive engine reads no instructions: this app's wording.")).toBeVisible();
+  await page.getByRole('button', { name: 'Read' }).click();
+  await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
+  await expect(page.getByRole('alert')).toHaveCount(0);
 });

@@ -54,6 +54,8 @@ test('three questions asked with one press of Read are read together; a reload m
   const book = read.getByRole('progressbar', { name: 'Book read for all questions' });
   await expect(book).toHaveAttribute('aria-valuenow', '3');
   await expect(book).toHaveAttribute('aria-valuetext', /^3 of \d+ chunks read · 3 of 3 questions still writing$/);
+  // What the bar is, and its count, are shown too, not only said.
+  await expect(read.getByText(/^Book read for all questions: 3 of \d+ chunks read · 3 of 3 questions still writing$/)).toBeVisible();
   for (const fact of FACTS) await expect(read.getByRole('article', { name: fact.question })).toContainText('Reading…');
   const before = await storedRunsAndRevisions<{ id: string; readId?: string; nextChunk: number }, { runId: string; index: number; committedAt: number }>(page);
   expect(before.runs.map((r) => r.nextChunk)).toEqual([3, 3, 3]);

@@ -34,6 +34,12 @@ test('reads Frankenstein with a planted code and answers from memory', async ({ 
   await page.keyboard.press('ArrowUp');
   await expect(section).toContainText(`Section ${first - 1} of ${max}`);
   await expect(memory).not.toContainText(PLANTED.code);
+  // Before anything is kept the memory is the read's empty start: said as such, not shown as memory text.
+  await page.keyboard.press('Home');
+  await expect(section).toContainText(`Section 1 of ${max}`);
+  await expect(memory).toContainText('Empty: the read starts with no memory, and none has been written yet.');
+  await expect(memory).not.toContainText('No previous memory');
+  await expect(page.getByRole('region', { name: 'Memory changes' })).not.toContainText('No previous memory');
 });
 
 // The two tests below read through an OpenAI-compatible server of their own, which holds a step in flight
@@ -119,5 +125,21 @@ test.describe('bad input gets a specific alert and stores nothing', () => {
     await page.getByRole('button', { name: 'Read' }).click();
     await expect(page.getByRole('alert')).toHaveText(/Enter a question/);
     expect((await storedCounts(page)).runs ?? 0).toBe(0);
+    // A size out of range is said beside its field as it is typed, and no estimate is given for it.
+    const chunk = page.getByLabel('Chunk size (tokens)');
+    const estimate = page.getByRole('note', { name: 'Estimate' });
+    await expect(estimate).toBeVisible();
+    await chunk.fill('50');
+    await expect(chunk).toHaveAttribute('aria-invalid', 'true');
+    await expect(chunk).toHaveAccessibleDescription('Chunk size must be a whole number of tokens from 100 to 100,000.');
+    await expect(estimate).toHaveCount(0);
+    await chunk.fill('2000');
+    await expect(chunk).not.toHaveAttribute('aria-invalid');
+    await expect(estimate).toBeVisible();
+    await page.getByRole('region', { name: 'Settings' }).getByText('Sampling and prompts').click();
+    const seed = page.getByRole('spinbutton', { name: 'Seed' });
+    await seed.fill('-1');
+    await expect(seed).toHaveAccessibleDescription('Seed must be a whole number from 0 to 2,147,483,647, or empty.');
+    await expect(estimate).toHaveCount(0);
   });
 });

@@ -72,6 +72,9 @@ test('a run opened from the Library puts its book, question and settings on the 
   await f.memory.fill('512');
   await page.getByRole('button', { name: 'Read' }).click();
   await expect(done).toBeVisible({ timeout: 90_000 });
+  // The book read, the estimate knows its count: the read's own, without "about".
+  const total = await page.getByRole('progressbar', { name: 'Reading progress' }).getAttribute('aria-valuemax');
+  await expect(page.getByRole('note', { name: 'Estimate' })).toHaveText(new RegExp(`^${total} chunks: expected `));
   await chooseBook(page, 'ferry.txt', bookWith([[0.4, FERRY.sentence]]));
   await f.question.fill(FERRY.question);
   await f.memory.fill('256');
@@ -79,12 +82,20 @@ test('a run opened from the Library puts its book, question and settings on the 
   await expect(page.getByRole('heading', { level: 2, name: FERRY.question })).toBeVisible();
   await expect(done).toBeVisible({ timeout: 90_000 });
 
+  // A book chosen and not read yet stays on the form after a reload, in place of the run shown's, and the form says whose it is.
+  await chooseBook(page, 'harbour.txt', bookWith([[0.5, 'The harbour was quiet that spring.']]));
+  await page.reload();
+  await expect(page.getByRole('heading', { level: 2, name: FERRY.question })).toBeVisible();
+  await expect(f.book).toHaveAccessibleDescription('harbour.txt');
+  await expect(page.getByText('(your choice)', { exact: true })).toBeVisible();
+
   // The first run, from the Library: the form holds its book, question and memory size, not the second run's.
   await openPlace(page, 'Library');
   const runs = page.getByRole('navigation', { name: 'Runs' });
   await runs.getByRole('button', { name: new RegExp(PLANTED.question) }).click();
   await expect(page.getByRole('heading', { level: 2, name: PLANTED.question })).toBeVisible();
   await expect(f.book).toHaveAccessibleDescription('vault.txt');
+  await expect(page.getByText('(from the run shown)', { exact: true })).toBeVisible();
   await expect(f.question).toHaveValue(PLANTED.question);
   await expect(f.memory).toHaveValue('512');
 

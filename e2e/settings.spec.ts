@@ -51,7 +51,8 @@ test('skim mode reads a small share of the book, and the estimate says what it s
   await expect(estimate).toContainText(/; with .+ to start, store the revisions and answer, as past reads took\)\.$/);
   await page.getByLabel('Skim mode').check();
   await expect(page.getByLabel('Share of chunks to read (%)')).toHaveValue('5');
-  await expect(estimate).toContainText(/Skim reads at most \d+ of about \d+ chunks: expected .+ saving about/);
+  // The book read before at this size, its count is known: no "about".
+  await expect(estimate).toContainText(new RegExp(`Skim reads at most \\d+ of ${full} chunks: expected .+ saving about`));
 
   await page.getByRole('button', { name: 'Read' }).click();
   await expect(page.getByText(/skimmed from \d+/)).toBeVisible();

@@ -123,4 +123,18 @@ describe('the Read form settings', () => {
     expect(settingsProblem({ ...DEFAULT_SETTINGS, seed: 1.5 })).toBe('Seed must be a whole number from 0 to 2,147,483,647, or empty.');
     expect(settingsProblem({ ...DEFAULT_SETTINGS, seed: null })).toBeNull();
   });
+
+  it('say beside each number field what is wrong with it alone, an emptied field included, and nothing for a value Read takes', async () => {
+    const { DEFAULT_SETTINGS, fieldProblem } = await import('../src/ui/settings');
+    const wrong = { ...DEFAULT_SETTINGS, chunkTokens: 50, memoryTokens: Number.NaN, skimPercent: 0 };
+    expect(fieldProblem(wrong, 'chunkTokens')).toBe('Chunk size must be a whole number of tokens from 100 to 100,000.');
+    expect(fieldProblem(wrong, 'memoryTokens')).toBe('Memory size must be a whole number of tokens from 64 to 8,192.');
+    expect(fieldProblem(wrong, 'skimPercent')).toBe('The share of chunks to read in skim mode must be from 1 to 100 percent.');
+    expect(fieldProblem(wrong, 'temperature')).toBeNull();
+    expect(fieldProblem({ ...DEFAULT_SETTINGS, topP: 0 }, 'topP')).toBe('Top p must be a number above 0 and at most 1.');
+    expect(fieldProblem({ ...DEFAULT_SETTINGS, seed: -1 }, 'seed')).toBe('Seed must be a whole number from 0 to 2,147,483,647, or empty.');
+    expect(fieldProblem({ ...DEFAULT_SETTINGS, seed: null }, 'seed')).toBeNull();
+    for (const field of ['chunkTokens', 'memoryTokens', 'temperature', 'topP', 'skimPercent'] as const)
+      expect(fieldProblem(DEFAULT_SETTINGS, field)).toBeNull();
+  });
 });

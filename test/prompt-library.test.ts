@@ -6,7 +6,7 @@ import type { Tokenizer } from '../src/core/tokenizer';
 import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { PromptLibrary } from '../src/runs/prompt-files';
+import { choosePromptSet, PromptLibrary } from '../src/runs/prompt-files';
 import { DB_VERSION, Store } from '../src/storage/db';
 import { buildExport, parseExport, type RunExport, toMarkdown } from '../src/storage/export';
 import { loadReadSettings } from '../src/ui/settings';
@@ -120,7 +120,7 @@ describe('the prompt files in the browser', () => {
     expect(fallback.set.id).toBe('app');
     expect(fallback.record.note).toBe(
       `MemAgent (paper) was not used: its prompt file is not in this browser yet. ${PINNED}/${PAPER} could not be fetched (Failed to fetch). ` +
-        `This run uses this app's wording. Go online and press "Fetch prompt files" in Settings, set a mirror there, or download ${PINNED}/${PAPER} and add it with "Import prompt file".`,
+        `This run uses this app's wording. Go online and press "Fetch prompt files" under "Sampling and prompts" on the Read form, set a mirror there, or download ${PINNED}/${PAPER} and add it with "Import prompt file".`,
     );
     // The extractive engine reads no prompts and fetches nothing.
     expect((await library.resolve('auto', 'extractive')).record).toEqual({ set: 'app', label: "This app's wording", answerStyle: 'lenient' });
@@ -128,6 +128,20 @@ describe('the prompt files in the browser', () => {
     await expect(library.resolve('memagent-boxed', 'openai')).rejects.toThrow(
       /MemAgent \(boxed\) needs its prompt file, which this browser does not have yet: .* "Import prompt file"/,
     );
+    store.close();
+  });
+
+  it('lets the extractive engine, which reads no instructions, read with a MemAgent set chosen and no prompt file, and records that it needed none', async () => {
+    const store = await openStore();
+    const raw = host({});
+    const library = new PromptLibrary(store, { specs, fetch: raw.fetch });
+    for (const choice of ['memagent-boxed', 'memagent'] as const) {
+      const { set, record } = await library.resolve(choice, 'extractive');
+      expect(set.id).toBe('app');
+      expect(record.note).toMatch(/^MemAgent \((boxed|paper)\) was not needed: this engine runs no model and reads no instructions/);
+      expect((await choosePromptSet(undefined, choice, 'extractive')).set.id).toBe('app');
+    }
+    expect(raw.asked).toEqual([]);
     store.close();
   });
 

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, GenerateResult, TextGenerator } from '../src/core/generation';
 import { memoryLoop } from '../src/core/loop';
-import { DEFAULT_TEMPLATES, finalPrompt, INITIAL_MEMORY, renderTemplate, templateOverhead, updatePrompt } from '../src/core/prompts';
+import { DEFAULT_TEMPLATES, finalPrompt, INITIAL_MEMORY, isEmptyStart, renderTemplate, templateOverhead, updatePrompt } from '../src/core/prompts';
 import { readPythonStrings } from '../src/core/python-strings';
+import { buildExport, EMPTY_MEMORY_NOTE, toMarkdown } from '../src/storage/export';
+import type { RevisionRecord, RunRecord } from '../src/storage/schema';
 
 const lines = (s: string) => s.split('\n');
 
@@ -136,5 +138,55 @@ describe('the loop and the prompts', () => {
     expect(block(prompts[2]!, 'memory')).toBe('memory after step 2');
     expect(lastLine(prompts[2]!)).toBe('Your answer:');
     expect(events.map((e) => e.kind)).toEqual(['revision', 'revision', 'answer']);
+  });
+});
+
+describe('the empty start of a read', () => {
+  it('is the initial memory the prompt sends, and nothing else', () => {
+    expect(isEmptyStart(INITIAL_MEMORY)).toBe(true);
+    expect(isEmptyStart(`${INITIAL_MEMORY}\n`)).toBe(true);
+    expect(isEmptyStart('No previous memory of the vault code.')).toBe(false);
+    expect(isEmptyStart('')).toBe(false);
+  });
+
+  it('is said plainly in the Markdown export, while a written memory stays in its fence', () => {
+    const run = {
+      id: 'r',
+      documentId: 'd',
+      documentName: 'book.txt',
+      question: 'Who?',
+      engineId: 'extractive',
+      settings: { chunkTokens: 1000, memoryTokens: 256, temperature: 0, topP: 1, contextTokens: 4096 },
+      templates: { ...DEFAULT_TEMPLATES },
+      chunks: [
+        { start: 0, end: 10, tokens: 5 },
+        { start: 10, end: 20, tokens: 5 },
+      ],
+      status: 'done',
+      nextChunk: 2,
+      memory: 'Victor made the creature.',
+      createdAt: 1,
+      updatedAt: 1,
+    } as RunRecord;
+    const revision = (index: number): RevisionRecord => ({
+      runId: 'r',
+      index,
+      memoryTokens: 5,
+      wordsAdded: 0,
+      wordsRemoved: 0,
+      start: index * 10,
+      end: index * 10 + 10,
+      chunkTokens: 5,
+      promptTokens: 50,
+      completionTokens: 5,
+      ms: 1,
+      finishReason: 'stop',
+      retries: 0,
+      committedAt: 1,
+    });
+    const md = toMarkdown(buildExport({ run, revisions: [revision(0), revision(1)], memories: [INITIAL_MEMORY, 'Victor made the creature.'] }));
+    expect(md).toContain(`## Revision 1 (chunk 1 of 2)\n\n${EMPTY_MEMORY_NOTE}\n`);
+    expect(md).not.toContain(INITIAL_MEMORY);
+    expect(md).toContain('## Revision 2 (chunk 2 of 2)\n\n```\nVictor made the creature.\n```');
   });
 });

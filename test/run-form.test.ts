@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { RunRecord } from '../src/storage/schema';
-import { formSettingsOf, questionsOf } from '../src/ui/run-form';
+import { bookProgress } from '../src/ui/read-progress';
+import { choiceToKeep, formSettingsOf, knownChunks, questionsOf } from '../src/ui/run-form';
 
 const SETTINGS = { chunkTokens: 4800, requestedChunkTokens: 5000, memoryTokens: 512, temperature: 0.3, topP: 0.9, contextTokens: 8192 };
 
@@ -85,5 +86,58 @@ describe("the form's settings of a run", () => {
     });
     const stoodIn = run({ engineId: 'openai', prompts: { set: 'app', label: "This app's wording", answerStyle: 'lenient', note: 'not in this browser yet' } });
     expect(formSettingsOf(stoodIn, 'memagent')).not.toHaveProperty('promptSet');
+  });
+});
+
+describe('the books the form keeps for the next visit', () => {
+  it('keeps books the person chose over another run than the one shown, so a reload does not swap them for its book', () => {
+    expect(choiceToKeep(['pride'], 'chosen', run({ documentId: 'frankenstein' }))).toEqual(['pride']);
+    expect(choiceToKeep(['pride'], 'chosen', null)).toEqual(['pride']);
+  });
+
+  it('keeps nothing once the run shown reads those books, for books the form took from a run, or for none', () => {
+    expect(choiceToKeep(['book'], 'chosen', run())).toBeNull();
+    const set = run({ books: [{ documentId: 'a' } as never, { documentId: 'b' } as never] });
+    expect(choiceToKeep(['a', 'b'], 'chosen', set)).toBeNull();
+    expect(choiceToKeep(['b', 'a'], 'chosen', set)).toEqual(['b', 'a']);
+    expect(choiceToKeep(['pride'], 'run', run())).toBeNull();
+    expect(choiceToKeep([], 'chosen', run())).toBeNull();
+  });
+});
+
+describe("the chunk count the Read form's estimate can know", () => {
+  const cut = (n: number) => Array.from({ length: n }, (_, i) => ({ start: i, end: i + 1, tokens: 1 }));
+  const asked = { bookIds: ['book'], engineId: 'extractive', model: '', chunkTokens: 5000 };
+  const whole = { ...SETTINGS, chunkTokens: 5000, requestedChunkTokens: 5000 };
+
+  it('is the count a finished cut of the same book, engine, model and chunk size took: 158, where the size alone estimates 157', () => {
+    expect(knownChunks([run({ settings: whole, chunks: cut(158) })], asked)).toBe(158);
+    // A skim keeps the whole book's count beside the chunks it read.
+    const skim = { keep: 0.1, neighbours: 1, followMemory: false, totalChunks: 158 };
+    expect(knownChunks([run({ settings: whole, chunks: cut(20), skim })], asked)).toBe(158);
+  });
+
+  it('is unknown for another book, engine, model or size, a cut the budget made smaller, and a book still being cut', () => {
+    const past = run({ settings: whole, chunks: cut(158) });
+    expect(knownChunks([past], { ...asked, bookIds: ['other'] })).toBeNull();
+    expect(knownChunks([past], { ...asked, engineId: 'openai' })).toBeNull();
+    expect(knownChunks([past], { ...asked, model: 'qwen' })).toBeNull();
+    expect(knownChunks([past], { ...asked, chunkTokens: 3000 })).toBeNull();
+    expect(knownChunks([run({ settings: { ...whole, chunkTokens: 4800 }, chunks: cut(165) })], asked)).toBeNull();
+    expect(knownChunks([run({ settings: whole, chunks: cut(40), chunking: { estimate: 157 } })], asked)).toBeNull();
+  });
+});
+
+describe('the book read for all questions of one read', () => {
+  const chunks = Array.from({ length: 100 }, (_, i) => ({ start: i, end: i + 1, tokens: 1 }));
+  const q = (id: string, status: RunRecord['status'], nextChunk: number) => run({ id, status, nextChunk, chunks });
+
+  it('counts only the questions still being read: one paused or failed far behind does not hold it back', () => {
+    expect(bookProgress([q('a', 'running', 60), q('b', 'paused', 10), q('c', 'running', 58)])).toEqual({ read: 58, total: 100, writing: 2 });
+    expect(bookProgress([q('a', 'running', 60), q('b', 'failed', 3)])).toEqual({ read: 60, total: 100, writing: 1 });
+  });
+
+  it('with none reading, is how far the furthest got', () => {
+    expect(bookProgress([q('a', 'done', 100), q('b', 'paused', 10)])).toEqual({ read: 100, total: 100, writing: 0 });
   });
 });

@@ -16,6 +16,15 @@ export interface PromptTemplates {
 export const INITIAL_MEMORY = 'No previous memory';
 
 /**
+ * Whether a memory is still the read's empty start: the words the prompt
+ * sends before anything is written (the paper's initial memory), which
+ * the page and the Markdown export show as no memory rather than as its text.
+ */
+export function isEmptyStart(memory: string): boolean {
+  return memory.trim() === INITIAL_MEMORY;
+}
+
+/**
  * The problem block's opening line as the checkpoints were trained on it: with
  * a space before the line break (Qwen's tokenizer reads `>` and ` \n`, not `>\n`).
  */

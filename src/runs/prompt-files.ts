@@ -181,7 +181,8 @@ export class PromptLibrary {
   private howToGet(set: FileSetId): string {
     const spec = fileSpec(set, this.specs);
     return (
-      `Go online and press "Fetch prompt files" in Settings, set a mirror there, or download ${promptFileUrl(spec)} ` + `and add it with "Import prompt file".`
+      `Go online and press "Fetch prompt files" under "Sampling and prompts" on the Read form, set a mirror there, or download ${promptFileUrl(spec)} ` +
+      `and add it with "Import prompt file".`
     );
   }
 
@@ -193,6 +194,7 @@ export class PromptLibrary {
    */
   async resolve(choice: PromptChoice, engineId: string, templates?: PromptTemplates): Promise<{ set: PromptSet; record: PromptRecord }> {
     if (choice === 'app' || (choice === 'auto' && !needsModel(engineId))) return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET) };
+    if (!needsModel(engineId) && isFileSet(choice)) return readsNoInstructions(choice);
     if (choice === 'custom') {
       const set = customPromptSet(templates ?? APP_PROMPT_SET.templates);
       return { set, record: promptRecord(set) };
@@ -220,6 +222,16 @@ export class PromptLibrary {
 }
 
 /**
+ * A MemAgent set asked for a read by an engine that runs no model: it sends
+ * no instructions anywhere, so no prompt file is needed; this app's wording
+ * is recorded, with a note that the set asked for made no difference.
+ */
+function readsNoInstructions(choice: FileSetId): { set: PromptSet; record: PromptRecord } {
+  const note = `${PROMPT_SET_LABELS[choice]} was not needed: this engine runs no model and reads no instructions, so no prompt file is used.`;
+  return { set: { ...APP_PROMPT_SET }, record: promptRecord(APP_PROMPT_SET, { note }) };
+}
+
+/**
  * The prompt set a read or a sweep uses, and what it records about it. Without
  * the prompt files (the CLI, tests) only this app's wording and edited
  * templates can be used; a set that cannot be had is refused in words.
@@ -230,6 +242,7 @@ export async function choosePromptSet(
   engineId: string,
   templates?: PromptTemplates,
 ): Promise<{ set: PromptSet; record: PromptRecord }> {
+  if (!needsModel(engineId) && isFileSet(choice)) return readsNoInstructions(choice);
   if (!files) {
     if (choice !== 'custom' && choice !== 'app' && choice !== 'auto') {
       throw new RequestError(`${PROMPT_SET_LABELS[choice]} cannot be used here: its prompt file cannot be fetched.`);

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { bookAt, bookName } from '../core/book-set';
+import { isEmptyStart } from '../core/prompts';
 import { type FollowUpRecord, type MemoryRecord, type RevisionRecord, RUN_ANSWER, type RunRecord, SHA256_HEX, type SourcesRecord } from './schema';
 
 /**
@@ -288,6 +289,9 @@ function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: n
   return lines;
 }
 
+/** What the Markdown export says of a memory that is still the empty start. */
+export const EMPTY_MEMORY_NOTE = '*Empty: the read starts with no memory, and none has been written yet.*';
+
 /** Question, answer and its sources, and each revision's memory, for reading or pasting. */
 export function toMarkdown(e: RunExport): string {
   const total = e.run.chunks.length;
@@ -309,7 +313,9 @@ export function toMarkdown(e: RunExport): string {
   for (const r of e.revisions) {
     const f = fence(r.memory);
     const book = books ? ` · ${bookName(books[bookAt(books, r.start)]!)}` : '';
-    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total}${book})`, '', f, r.memory, f, '');
+    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total}${book})`, '');
+    // The empty start's words are what the prompt sends, not memory: said as what they are.
+    lines.push(...(isEmptyStart(r.memory) ? [EMPTY_MEMORY_NOTE, ''] : [f, r.memory, f, '']));
   }
   if (e.followUps?.length) {
     lines.push('## Follow-up answers', '', `Answered from the final memory, which was kept for the question "${e.run.question}".`, '');

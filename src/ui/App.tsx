@@ -1,4 +1,4 @@
-import { type DragEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { type DragEvent, type SetStateAction, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
 import { importTokenizerEngine } from '../engines/infos';
@@ -23,6 +23,9 @@ import { useImport } from './useImport';
 import { useReadSubmit } from './useReadSubmit';
 import { useRun } from './useRun';
 import { useRunOnForm } from './useRunOnForm';
+import { useFocusRun } from './useFocusRun';
+import { keepChosenBooks } from './chosen-books';
+import { type BookOrigin, choiceToKeep } from './run-form';
 
 /** The cited sentence the address names, as the section pane marks it. */
 function markFromUrl(): CitedMark | null {
@@ -36,6 +39,17 @@ export function App({ place }: { place: Place }) {
   const [engines, setEngines] = useState<readonly EngineInfo[]>([]);
   // The books the Read form takes, in reading order: one, or several read as one set.
   const [books, setBooks] = useState<DocumentRecord[]>([]);
+  // Whether the person chose them, or the form took them from the run shown: the form says which.
+  const [bookOrigin, setBookOrigin] = useState<BookOrigin | null>(null);
+  const placeBooks = useCallback((docs: DocumentRecord[], origin: BookOrigin) => {
+    setBooks(docs);
+    setBookOrigin(origin);
+  }, []);
+  /** The person's own books (chosen, added, reordered): kept for the next visit until they are read. */
+  const chooseOwn = useCallback((docs: SetStateAction<DocumentRecord[]>) => {
+    setBooks(docs);
+    setBookOrigin('chosen');
+  }, []);
   const [runs, setRuns] = useState<RunRecord[]>([]);
   const [runId, setRunId] = useState<string | null>(runIdFromUrl);
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
@@ -48,7 +62,19 @@ export function App({ place }: { place: Place }) {
   const view = useRun(runId, imports.version);
   const runColumn = useRef<HTMLDivElement>(null);
   // The Read form takes the run opened here (by its address, a reload, the Library, Back), unless it started it.
-  const { shown, follow, forget } = useRunOnForm({ view, setBooks, runColumn });
+  const { shown, follow, forget } = useRunOnForm({ view, setBooks: placeBooks, runColumn });
+  // Books chosen and not read yet are kept: a reload, or Back to another run, leaves them on the form.
+  const unread = choiceToKeep(
+    books.map((b) => b.id),
+    bookOrigin,
+    view.run,
+  );
+  const unreadKey = unread?.join('|') ?? null;
+  const unreadChoice = useRef(unreadKey);
+  useEffect(() => {
+    unreadChoice.current = unreadKey;
+    keepChosenBooks(unreadKey === null ? null : unreadKey.split('|'));
+  }, [unreadKey]);
   // Where the run shown was opened from: deleting it goes back there, and says so there.
   const [runFrom, setRunFrom] = useState<Place>('read');
   const [deleted, setDeleted] = useState<{ question: string; place: Place } | null>(null);
@@ -76,7 +102,7 @@ export function App({ place }: { place: Place }) {
       onHistory(() => {
         const id = runIdFromUrl();
         // Another run: the form takes it. The same run (Back from one of its sources) leaves the form as the person left it.
-        if (id && id !== runShown.current) follow(id);
+        if (id && id !== runShown.current && unreadChoice.current === null) follow(id);
         if (id) setRunId(id);
         setSelected(revisionFromUrl());
         setCited(markFromUrl());
@@ -130,12 +156,14 @@ export function App({ place }: { place: Place }) {
     };
   }, [refreshRuns]);
 
-  const addFiles = useAddBooks({ imports, importEngine, setBooks, setError: setFileError, setBusy, refreshRuns });
+  const addFiles = useAddBooks({ imports, importEngine, setBooks: chooseOwn, setError: setFileError, setBusy, refreshRuns });
+  const focusRun = useFocusRun(view.run?.id, runColumn);
   const read = useReadSubmit({ books, setError, setBusy, openRun: (id) => openRun(id), refreshRuns, runColumn });
 
   /** Shows a run the Read form started: the form holds it already. */
   const openRun = (id: string) => {
     forget();
+    focusRun(id);
     showInUrl(id);
     setRunId(id);
     setSelected(null);
@@ -158,7 +186,7 @@ export function App({ place }: { place: Place }) {
   /** The books to read, as the person chose them: a run still being opened leaves them be. */
   const chooseBooks = (docs: DocumentRecord[]) => {
     forget();
-    setBooks(docs);
+    chooseOwn(docs);
   };
 
   /** Opens books from the Library on the Read form: one, or several to read together in this order. */
@@ -321,6 +349,7 @@ export function App({ place }: { place: Place }) {
             onBooks={chooseBooks}
             onRead={(r) => void read(r)}
             shown={shown}
+            bookOrigin={bookOrigin}
             onEdit={forget}
           />
         }

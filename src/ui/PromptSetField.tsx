@@ -91,8 +91,14 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
   const [base, setBase] = useState(settings.promptsBase);
   const effective = effectivePromptSet(settings, engineId, files);
   const { noModel } = engineUi(engineId);
-  const fileSet: FileSetId | null =
-    effective === 'memagent' || effective === 'memagent-boxed' ? effective : settings.promptSet === null && !noModel ? 'memagent' : null;
+  // An engine without a model reads no instructions: it needs no prompt file, whatever set is chosen.
+  const fileSet: FileSetId | null = noModel
+    ? null
+    : effective === 'memagent' || effective === 'memagent-boxed'
+      ? effective
+      : settings.promptSet === null
+        ? 'memagent'
+        : null;
   const missing = fileSet !== null && files !== null && !files.sets[fileSet];
 
   // The worker fetches from the mirror kept here; it learns it at start and on each change.
@@ -135,6 +141,7 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
 
   let hint: string;
   if (effective === 'custom') hint = t('prompts.hint.custom');
+  else if (noModel) hint = t('prompts.hint.extractive');
   else if (effective === 'app') {
     hint = settings.promptSet === 'app' ? t('prompts.hint.app') : noModel ? t('prompts.hint.extractive') : t('prompts.hint.auto');
   } else {

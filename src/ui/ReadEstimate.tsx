@@ -9,8 +9,10 @@ import { onRunEvent } from './client';
 import { engineUi, type SpeedApart } from './engines';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
-import type { ReadFormSettings } from './settings';
+import { knownChunks } from './run-form';
+import { type ReadFormSettings, settingsProblem } from './settings';
 import { sentences } from './sentences';
+import type { RunRecord } from './data';
 
 interface Props {
   /** The books to read: one, or a set read as one stream. */
@@ -28,6 +30,9 @@ interface Props {
 }
 
 const NO_CONFIG: EngineConfig = {};
+
+/** The sentences that give the read's chunk count: each says "about" where the count is estimated, and has a twin for a count known exactly. */
+type ChunkSentence = 'aboutChunks' | 'noModel' | 'full' | 'fullSteps' | 'skim' | 'skimSteps';
 
 /**
  * Expected time of the next read, before it starts: from this engine's past
@@ -61,6 +66,7 @@ function EngineEstimate(props: EngineEstimateProps) {
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const [beside, setBeside] = useState<BesideSteps | undefined>(undefined);
+  const [runs, setRuns] = useState<readonly RunRecord[]>([]);
   const model = modelKey(engineConfig);
   const apart = useSpeedApart(engineConfig);
 
@@ -68,10 +74,11 @@ function EngineEstimate(props: EngineEstimateProps) {
     let alive = true;
     const measure = async () => {
       const db = await store;
-      const [steps, reads] = await Promise.all([db.recentSteps(engineId, model), db.recentReads(engineId, model)]);
+      const [steps, reads, past] = await Promise.all([db.recentSteps(engineId, model), db.recentReads(engineId, model), db.listRuns()]);
       if (!alive) return;
       setSamples(steps);
       setBeside(besideSteps(reads));
+      setRuns(past);
     };
     void measure();
     // A run that ends adds measurements.
@@ -84,7 +91,11 @@ function EngineEstimate(props: EngineEstimateProps) {
     };
   }, [engineId, model]);
 
-  const plan = books.length && samples !== null && settings.chunkTokens > 0 ? planOf(books, settings, { samples, apart, beside }, questions) : null;
+  // A past read of these books cut the same way says the count exactly; else it is estimated, and said to be.
+  const known = knownChunks(runs, { bookIds: books.map((b) => b.id), engineId, model, chunkTokens: settings.chunkTokens });
+  // Nothing is expected of a read the form would refuse (its fields say why).
+  const plan = books.length && samples !== null && !settingsProblem(settings) ? planOf(books, settings, { samples, apart, beside, known }, questions) : null;
+  const say = (sentence: ChunkSentence) => (known === null ? (`estimate.${sentence}` as const) : (`readPage.exact.${sentence}` as const));
   const expected = plan?.full && !cannotRun ? (plan.skim ?? plan.full).totalMs : null;
   useEffect(() => onEstimate?.(expected), [expected, onEstimate]);
 
@@ -94,10 +105,10 @@ function EngineEstimate(props: EngineEstimateProps) {
   const several = questions > 1 ? t('estimate.questions', { count: questions }) : '';
   if (!full || cannotRun) {
     const words = cannotRun
-      ? sentences(t('estimate.aboutChunks', { chunks }), t('estimate.cannotRun'))
+      ? sentences(t(say('aboutChunks'), { chunks }), t('estimate.cannotRun'))
       : noModel
-        ? sentences(t('estimate.noModel', { chunks }), several)
-        : sentences(t('estimate.aboutChunks', { chunks }), notMeasured(), several);
+        ? sentences(t(say('noModel'), { chunks }), several)
+        : sentences(t(say('aboutChunks'), { chunks }), notMeasured(), several);
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
         {words}
@@ -120,14 +131,14 @@ function EngineEstimate(props: EngineEstimateProps) {
   if (!settings.skim) {
     return (
       <p className="estimate" role="note" aria-label={t('estimate.region')}>
-        {sentences(t(besides ? 'estimate.full' : 'estimate.fullSteps', { chunks, duration: formatDuration(full.totalMs), per, besides }), several)}
+        {sentences(t(say(besides ? 'full' : 'fullSteps'), { chunks, duration: formatDuration(full.totalMs), per, besides }), several)}
       </p>
     );
   }
   return (
     <p className="estimate" role="note" aria-label={t('estimate.region')}>
       {sentences(
-        t(besides ? 'estimate.skim' : 'estimate.skimSteps', {
+        t(say(besides ? 'skim' : 'skimSteps'), {
           read,
           chunks,
           duration: formatDuration(skim!.totalMs),
@@ -147,18 +158,22 @@ interface Measured {
   samples: StepSample[];
   apart: SpeedApart | undefined;
   beside: BesideSteps | undefined;
+  /** The chunks a past read of these books cut, where one did: the count is then exact. */
+  known: number | null;
 }
 
 /**
  * The estimate of a whole read and, when skimming, of the chunks a skim reads:
  * their steps, and what past reads took besides them where that is measured.
  */
-function planOf(books: readonly DocumentRecord[], settings: ReadFormSettings, { samples, apart, beside }: Measured, questions: number) {
-  const { chunks, promptTokens } = readSize(
+function planOf(books: readonly DocumentRecord[], settings: ReadFormSettings, { samples, apart, beside, known }: Measured, questions: number) {
+  const size = readSize(
     books.map((b) => b.tokens),
     settings.chunkTokens,
     settings.memoryTokens,
   );
+  const { promptTokens } = size;
+  const chunks = known ?? size.chunks;
   const input = { promptTokens, memoryTokens: settings.memoryTokens, steps: samples, ...(apart ? { speed: apart.speed } : {}) };
   const withBeside = <T extends { totalMs: number; chunks: number }>(e: T): T => (beside ? { ...e, totalMs: e.totalMs + besideMs(beside, e.chunks) } : e);
   // Every question writes a memory at every chunk read: as many steps for each, then as many answers.

@@ -13,7 +13,7 @@ import { type ReadFormSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
 import { SettingsPanel } from './SettingsPanel';
 import { QuestionList } from './QuestionList';
-import type { RunOnForm } from './run-form';
+import type { BookOrigin, RunOnForm } from './run-form';
 import { useShownRun } from './useRunOnForm';
 import './read-form.css';
 
@@ -46,6 +46,8 @@ interface Props {
   onRead(request: ReadRequest): void;
   /** The run open on the Read page, which the form takes (its books come through `books`). */
   shown?: RunOnForm | null;
+  /** Whether the books are the person's choice or the run shown's: said beside their names. */
+  bookOrigin?: BookOrigin | null;
   /** The person changed the form: a run still being opened does not replace what they did. */
   onEdit?(): void;
 }
@@ -71,7 +73,7 @@ function batchRequest(engineId: string, engineConfig: EngineConfig, settings: Re
 }
 
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
-export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead, shown, onEdit }: Props) {
+export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead, shown, bookOrigin, onEdit }: Props) {
   const { t } = useTranslation();
   const ids = { doc: useId(), label: useId(), chosen: useId(), off: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
@@ -115,6 +117,10 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
           <span id={ids.chosen} className="book-picker-name">
             {books.length ? books.map((b) => b.name).join(', ') : t('read.noBook')}
           </span>
+          {/* Why the form holds these books: a run opened here puts its own on the form, in place of none chosen. */}
+          {books.length > 0 && bookOrigin && (
+            <span className="book-picker-origin">{t(bookOrigin === 'run' ? 'readPage.bookFromRun' : 'readPage.bookChosen')}</span>
+          )}
         </div>
         <p className="hint" aria-live="polite">
           {books.length > 1

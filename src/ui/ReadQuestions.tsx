@@ -4,6 +4,7 @@ import { RUN_ANSWER, type RunRecord } from './data';
 import { formatRunBooks } from './format';
 import { JobControls } from './JobControls';
 import { ProgressBar } from './ProgressBar';
+import { bookProgress, chunksOf } from './read-progress';
 import { readStatus } from './read-status';
 import { type SourceTarget, Sources } from './Sources';
 import { answerText } from './answer-text';
@@ -22,11 +23,6 @@ interface Props {
   onRead(action: ReadAction, readId: string): unknown;
 }
 
-/** The chunks a run reads: while the book is still being cut, the estimate. */
-function chunksOf(run: RunRecord): number {
-  return run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
-}
-
 /**
  * The questions of one read (one press of Read with several questions): one
  * progress bar for the book, then every question's answer with its sources as
@@ -38,19 +34,17 @@ export function ReadQuestions({ run, runs, onShow, onRead }: Props) {
   if (read.length < 2) return null;
   // Listed newest first: the runs of a read, a millisecond apart, come in the order the questions were asked.
   const questions = read.some((r) => r.id === run.id) ? read : [run, ...read];
-  const total = Math.max(...questions.map(chunksOf));
-  const done = Math.min(...questions.map((r) => r.nextChunk));
-  const writing = questions.filter((r) => r.status === 'running').length;
+  const { read: done, total, writing } = bookProgress(questions);
+  const text = t('readQuestions.progressText', { read: done, total, writing, count: questions.length });
   const status = readStatus(questions.map((q) => q.status));
   const readId = run.readId!;
   return (
     <section className="read-questions" aria-label={t('readQuestions.region')}>
-      <ProgressBar
-        label={t('readQuestions.progress')}
-        value={done}
-        max={total}
-        text={t('readQuestions.progressText', { read: done, total, writing, count: questions.length })}
-      />
+      {/* The bar's name and words, shown as well: its name and value already say them to assistive technology. */}
+      <p className="hint progress-caption" aria-hidden="true">
+        {t('readPage.captioned', { label: t('readQuestions.progress'), text })}
+      </p>
+      <ProgressBar label={t('readQuestions.progress')} value={done} max={total} text={text} />
       {/* The read as one; the controls under Reading progress act on the question in view alone. */}
       <JobControls
         status={status}

@@ -5,6 +5,8 @@ import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
 import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
 import { Inspector } from './inspector/Inspector';
+import { EmptyMemory } from './inspector/RevisionDetail';
+import { isEmptyStart } from '../core/prompts';
 import type { CitedMark } from './inspector/RevisionDetail';
 import { RunSettings } from './inspector/RunSettings';
 import { SpeculationNotice } from './engines/webllm/SpeculationNotice';
@@ -93,10 +95,10 @@ export function RunView({
   return (
     <section className="run" aria-label={t('run.region')}>
       <header className="run-head">
-        <h2>{run.question}</h2>
+        <h2 tabIndex={-1}>{run.question}</h2>
         <p className="hint">
           {formatRunBooks(run)} ·{' '}
-          {t(run.skim ? 'run.factsSkimmed' : 'run.facts', {
+          {t(run.skim ? 'run.factsSkimmed' : counting ? 'readPage.factsAbout' : 'run.facts', {
             chunks: total,
             from: run.skim?.totalChunks ?? 0,
             chunkTokens: run.settings.chunkTokens,
@@ -128,9 +130,13 @@ export function RunView({
       {run.status === 'running' && writing && (
         <section aria-label={t('run.writingRegion')} className="pane writing">
           <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>
-          <pre tabIndex={0} className="text">
-            {writing.text}
-          </pre>
+          {isEmptyStart(writing.text) ? (
+            <EmptyMemory />
+          ) : (
+            <pre tabIndex={0} className="text">
+              {writing.text}
+            </pre>
+          )}
         </section>
       )}
       {several ? (

@@ -2,19 +2,20 @@ import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
 import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
-import type { ReadFormSettings } from './settings';
+import { ErrorAlert } from './engines/fields';
+import { fieldProblem, type NumericSetting, type ReadFormSettings } from './settings';
 
 interface Props {
   settings: ReadFormSettings;
   onChange(change: Partial<ReadFormSettings>): void;
 }
 
-type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent';
-
-/** One labelled number input for a setting; an emptied field holds NaN, which the form refuses with a message. */
+/** One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed. */
 function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; step: number }) {
   const id = useId();
+  const errorId = `${id}-error`;
   const value = props.settings[props.name];
+  const problem = fieldProblem(props.settings, props.name);
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
@@ -25,8 +26,11 @@ function NumberField(props: Props & { name: NumericSetting; label: string; min: 
         max={props.max}
         step={props.step}
         value={Number.isNaN(value) ? '' : value}
+        aria-invalid={problem ? true : undefined}
+        aria-describedby={problem ? errorId : undefined}
         onChange={(e) => props.onChange({ [props.name]: e.target.valueAsNumber })}
       />
+      <ErrorAlert message={problem} id={errorId} />
     </div>
   );
 }
@@ -63,6 +67,7 @@ function TemplateField(props: { label: string; rows: number; value: string; plac
 export function SettingsPanel({ settings, onChange, engineId }: Props & { engineId: string }) {
   const { t } = useTranslation();
   const seedId = useId();
+  const seedProblem = fieldProblem(settings, 'seed');
   const field = { settings, onChange };
   const [files, refreshFiles] = usePromptFiles();
   const set = effectivePromptSet(settings, engineId, files);
@@ -104,8 +109,11 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
               step={1}
               placeholder={t('settings.random')}
               value={settings.seed ?? ''}
+              aria-invalid={seedProblem ? true : undefined}
+              aria-describedby={seedProblem ? `${seedId}-error` : undefined}
               onChange={(e) => onChange({ seed: e.target.value === '' ? null : e.target.valueAsNumber })}
             />
+            <ErrorAlert message={seedProblem} id={`${seedId}-error`} />
           </div>
         </div>
         <PromptSetField settings={settings} engineId={engineId} files={files} refresh={refreshFiles} onChange={onChange} />

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useRef } from 'react';
+import { lazy, type MouseEvent, Suspense, useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { App } from './App';
 import { AppUpdate } from './AppUpdate';
@@ -15,6 +15,7 @@ export function Shell() {
   const { t } = useTranslation();
   const place = usePlace();
   const shown = useRef(place);
+  const main = useRef<HTMLElement>(null);
   useReadNotices();
 
   useEffect(() => {
@@ -39,8 +40,18 @@ export function Shell() {
     }
   }, [place]);
 
+  /** The skip link: focus to the place's heading, past the navigation (the address's hash is the place, so it is not followed). */
+  const skipToMain = (e: MouseEvent) => {
+    e.preventDefault();
+    const heading = document.querySelector<HTMLElement>(`[data-place="${place}"] h1`);
+    (heading ?? main.current)?.focus();
+  };
+
   return (
     <>
+      <a href="#main" className="skip-link" onClick={skipToMain}>
+        {t('readPage.skipToMain')}
+      </a>
       <header className="top">
         <span className="brand">memagent-web</span>
         <nav aria-label={t('shell.pages')} className="pages">
@@ -52,7 +63,7 @@ export function Shell() {
         </nav>
         <LanguageSwitch />
       </header>
-      <main className="places">
+      <main className="places" id="main" ref={main} tabIndex={-1}>
         <AppUpdate />
         <LostBooksNotice />
         <App place={place} />

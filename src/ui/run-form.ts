@@ -1,5 +1,6 @@
 import { needsModel } from '../engines/infos';
 import type { PromptSetId } from '../core/prompt-sets';
+import { modelKey } from '../core/estimate';
 import type { RunRecord } from './data';
 import type { ReadFormSettings } from './settings';
 
@@ -64,4 +65,44 @@ export function formSettingsOf(run: RunRecord, promptSet: PromptSetId | null): P
   if (set === 'custom') return { ...settings, promptSet: 'custom', templates: { ...run.templates } };
   const engineDefault = needsModel(run.engineId) ? 'memagent' : 'app';
   return promptSet === null && set === engineDefault ? settings : { ...settings, promptSet: set };
+}
+
+/** Where the Read form's books came from: the person chose them, or the form took them from the run shown. */
+export type BookOrigin = 'chosen' | 'run';
+
+/**
+ * The books to keep for the next visit: those the person chose on the form
+ * where they are not the run shown's, which a reload would otherwise put back
+ * on the form in their place. Null: nothing to keep (the form may follow the run).
+ */
+export function choiceToKeep(bookIds: readonly string[], origin: BookOrigin | null, run: RunRecord | null): string[] | null {
+  if (origin !== 'chosen' || bookIds.length === 0) return null;
+  return run && readsOf(run) === bookIds.join('|') ? null : [...bookIds];
+}
+
+/** A read the form would start: its books in order, engine, model (as `modelKey` names it) and chunk size. */
+export interface PlannedRead {
+  bookIds: readonly string[];
+  engineId: string;
+  model: string;
+  chunkTokens: number;
+}
+
+/**
+ * How many chunks a read would take, where a finished cut of the same books
+ * by the same engine and model at the same chunk size says it exactly (the
+ * chunker cuts a book the same way each time); null where only an estimate
+ * can say. A run whose budget cut its chunks smaller does not count.
+ */
+export function knownChunks(runs: readonly RunRecord[], read: PlannedRead): number | null {
+  const reads = read.bookIds.join('|');
+  for (const run of runs) {
+    const s = run.settings;
+    if (readsOf(run) !== reads || run.engineId !== read.engineId || modelKey(run.engineConfig) !== read.model) continue;
+    if (s.chunkTokens !== read.chunkTokens || (s.requestedChunkTokens ?? s.chunkTokens) !== read.chunkTokens || run.chunking) continue;
+    // A skim stores the chunks it reads; the book's whole count it was cut into is kept beside them.
+    const total = run.skim ? run.skim.totalChunks : run.chunks.length;
+    if (total > 0) return total;
+  }
+  return null;
 }

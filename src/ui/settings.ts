@@ -77,6 +77,15 @@ const PROBLEM_KEY = { chunkTokens: 'chunk', memoryTokens: 'memory', temperature:
   string
 >;
 
+/** A number field of the settings panel. */
+export type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent';
+
+/** What is wrong with one number field as typed (an emptied one holds NaN), said beside it; null when Read would take it. */
+export function fieldProblem(s: ReadFormSettings, field: NumericSetting | 'seed'): string | null {
+  if (field === 'skimPercent') return s.skimPercent >= 1 && s.skimPercent <= 100 ? null : i18n.t('settings.problem.skim');
+  return readSettingsProblem({ [field]: s[field] }) ? i18n.t(`settings.problem.${PROBLEM_KEY[field]}`) : null;
+}
+
 /** A problem with the settings, said so that the person can fix it; null when they are fine. */
 export function settingsProblem(s: ReadFormSettings): string | null {
   const wrong = readSettingsProblem(s);

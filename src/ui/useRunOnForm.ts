@@ -2,7 +2,8 @@ import { type RefObject, useCallback, useEffect, useEffectEvent, useRef, useStat
 import type { PromptSetId } from '../core/prompt-sets';
 import { type DocumentRecord, type RunRecord, store } from './data';
 import type { EngineChoice } from './engines/EngineChoice';
-import { formSettingsOf, questionsOf, type RunOnForm } from './run-form';
+import { keepChosenBooks, loadChosenBooks } from './chosen-books';
+import { type BookOrigin, formSettingsOf, questionsOf, type RunOnForm } from './run-form';
 import { runIdFromUrl } from './route';
 import type { ReadFormSettings } from './settings';
 import type { RunView } from './useRun';
@@ -13,9 +14,15 @@ interface Wanted {
   scroll: boolean;
 }
 
+/** A first visit takes the run its address names, or else the newest run, which the page opens. */
+function firstVisit(): Wanted {
+  return { runId: runIdFromUrl(), scroll: runIdFromUrl() !== null };
+}
+
 interface Options {
   view: RunView;
-  setBooks(books: DocumentRecord[]): void;
+  /** Puts books on the form: the run's, or the person's own choice kept from their last visit. */
+  setBooks(books: DocumentRecord[], origin: BookOrigin): void;
   /** Where the run shows: on a narrow screen, under the form. */
   runColumn: RefObject<HTMLDivElement | null>;
 }
@@ -24,11 +31,13 @@ interface Options {
  * The Read form follows the run opened on the Read page, by its address, a
  * reload, the Library or Back: its books, its questions and its settings, once
  * the run is read from storage. A run the form itself started needs nothing,
- * and a form the person changes before the run is read stays theirs.
+ * and a form the person changes before the run is read stays theirs. Books
+ * the person chose and did not read yet stay theirs after a reload: the form
+ * takes them back, and not the run shown.
  */
 export function useRunOnForm({ view, setBooks, runColumn }: Options) {
-  // A first visit takes the run its address names, or else the newest run, which the page opens.
-  const wanted = useRef<Wanted | null>({ runId: runIdFromUrl(), scroll: runIdFromUrl() !== null });
+  const [keptAtStart] = useState(loadChosenBooks);
+  const wanted = useRef<Wanted | null>(keptAtStart.length ? null : firstVisit());
   const [asked, setAsked] = useState(0);
   const [shown, setShown] = useState<RunOnForm | null>(null);
   const arrived = useRef<{ key: number; scroll: boolean }>({ key: 0, scroll: false });
@@ -39,10 +48,16 @@ export function useRunOnForm({ view, setBooks, runColumn }: Options) {
     wanted.current = { runId, scroll: true };
     setAsked((n) => n + 1);
   }, []);
+  const followShown = useCallback(() => {
+    wanted.current = firstVisit();
+    setAsked((n) => n + 1);
+  }, []);
+  const dropKept = useKeptBooks(keptAtStart, setBooks, followShown);
   /** The form is the person's (they changed it, or it started the run shown). */
   const forget = useCallback(() => {
     wanted.current = null;
-  }, []);
+    dropKept();
+  }, [dropKept]);
 
   useEffect(() => {
     const want = wanted.current;
@@ -59,7 +74,7 @@ export function useRunOnForm({ view, setBooks, runColumn }: Options) {
       if (wanted.current !== want) return;
       wanted.current = null;
       arrived.current = { key: arrived.current.key + 1, scroll: want.scroll };
-      setBooks(books);
+      setBooks(books, 'run');
       setShown({ key: arrived.current.key, run, questions: questionsOf(run, runs) });
     })();
   }, [run, view.book, view.books, asked, setBooks]);
@@ -72,6 +87,34 @@ export function useRunOnForm({ view, setBooks, runColumn }: Options) {
   }, [shown, runColumn]);
 
   return { shown, follow, forget };
+}
+
+/** The books kept from the last visit, as stored now, back on the form; where none is left, `followShown` instead. Returns what forgets them. */
+function useKeptBooks(atStart: string[], setBooks: Options['setBooks'], followShown: () => void): () => void {
+  const kept = useRef(atStart);
+  useEffect(() => {
+    const ids = kept.current;
+    if (!ids.length) return;
+    void (async () => {
+      let docs: DocumentRecord[] = [];
+      try {
+        const db = await store;
+        docs = (await Promise.all(ids.map((id) => db.getDocument(id)))).filter((d): d is DocumentRecord => d !== undefined);
+      } catch {
+        // Storage out of reach (the page says so): nothing to put back.
+      }
+      // The person chose something else meanwhile: theirs stays.
+      if (kept.current !== ids) return;
+      kept.current = [];
+      if (docs.length) return setBooks(docs, 'chosen');
+      keepChosenBooks(null);
+      followShown();
+    })();
+  }, [setBooks, followShown]);
+  // The person chose something else: the books kept are no longer theirs to put back.
+  return useCallback(() => {
+    kept.current = [];
+  }, []);
 }
 
 /** What the form sets when it takes a run. */

@@ -759,6 +759,24 @@ export const en = {
     failed: '({{n}} failed, left out)',
     chart: 'Accuracy against document length (log scale)',
   },
+  // The Read form and the run page: where the form's books came from, the fields' ranges, keyboard ways and the empty start.
+  readPage: {
+    bookFromRun: '(from the run shown)',
+    bookChosen: '(your choice)',
+    skipToMain: 'Skip to main content',
+    emptyMemory: 'Empty: the read starts with no memory, and none has been written yet.',
+    captioned: '{{label}}: {{text}}',
+    exact: {
+      aboutChunks: '{{chunks}} chunks.',
+      noModel: '{{chunks}} chunks: this engine runs no model, so the read takes moments.',
+      full: '{{chunks}} chunks: expected {{duration}} ({{per}}; {{besides}}).',
+      skim: 'Skim reads at most {{read}} of {{chunks}} chunks: expected {{duration}} instead of {{full}}, saving about {{saving}} ({{per}}; {{besides}}).',
+      fullSteps: '{{chunks}} chunks: {{duration}} of steps ({{per}}), and the time to start and answer, which no finished read has measured yet.',
+      skimSteps:
+        'Skim reads at most {{read}} of {{chunks}} chunks: {{duration}} of steps instead of {{full}}, saving about {{saving}} ({{per}}), and the time to start and answer, which no finished read has measured yet.',
+    },
+    factsAbout: 'about {{chunks}} chunks (still counting) of up to {{chunkTokens}} tokens · memory {{memoryTokens}} tokens',
+  },
 };
 
 export type Messages = typeof en;

@@ -735,4 +735,21 @@ export const zhCN: Messages = {
     failed: '（{{n}} 个失败，未计入）',
     chart: '准确率与文档长度（对数刻度）',
   },
+  readPage: {
+    bookFromRun: '（来自所显示的运行）',
+    bookChosen: '（你的选择）',
+    skipToMain: '跳到主要内容',
+    emptyMemory: '空：阅读开始时没有记忆，目前也尚未写入任何内容。',
+    captioned: '{{label}}：{{text}}',
+    exact: {
+      aboutChunks: '{{chunks}} 块。',
+      noModel: '{{chunks}} 块：此引擎不运行模型，片刻即可读完。',
+      full: '{{chunks}} 块：预计 {{duration}}（{{per}}；{{besides}}）。',
+      skim: '略读最多读 {{chunks}} 块中的 {{read}} 块：预计 {{duration}}，而不是 {{full}}，约节省 {{saving}}（{{per}}；{{besides}}）。',
+      fullSteps: '{{chunks}} 块：各步共 {{duration}}（{{per}}），另需启动和作答的时间，尚无完成的阅读测得。',
+      skimSteps:
+        '略读最多读 {{chunks}} 块中的 {{read}} 块：各步共 {{duration}}，而不是 {{full}}，约节省 {{saving}}（{{per}}），另需启动和作答的时间，尚无完成的阅读测得。',
+    },
+    factsAbout: '约 {{chunks}} 块（仍在计数），每块最多 {{chunkTokens}} 个词元 · 记忆 {{memoryTokens}} 个词元',
+  },
 };

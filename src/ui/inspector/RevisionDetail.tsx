@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { bookHeader, bookName, bookRange } from '../../core/book-set';
-import { INITIAL_MEMORY } from '../../core/prompts';
+import { INITIAL_MEMORY, isEmptyStart } from '../../core/prompts';
 import { joinHardWraps } from '../../core/prose-lines';
 import type { Span } from '../../core/text';
 import { type DocumentRecord, type RevisionRecord, type RunBook, store } from '../data';
@@ -161,6 +161,8 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
         <h3>{memory ? t('inspector.memoryAfter', { n: memory.revision.index + 1 }) : t('inspector.memory')}</h3>
         {memory?.problem ? (
           <p className="hint">{memory.problem}</p>
+        ) : ready && isEmptyStart(ready.after) ? (
+          <EmptyMemory />
         ) : (
           <pre tabIndex={0} className="text memory">
             {!revision ? t('inspector.noRevision') : ready ? <Matched text={ready.after} query={search} /> : '…'}
@@ -181,7 +183,7 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
           {ready ? ` · ${t('inspector.words', { added: ready.revision.wordsAdded, removed: ready.revision.wordsRemoved })}` : ''}
         </h3>
         <pre tabIndex={0} className="text memory diff">
-          {ready ? <DiffView before={ready.before} after={ready.after} /> : ''}
+          {ready ? <DiffView before={isEmptyStart(ready.before) ? '' : ready.before} after={isEmptyStart(ready.after) ? '' : ready.after} /> : ''}
         </pre>
       </section>
       <section aria-label={t('inspector.section')} aria-busy={sectionBusy} className="pane">
@@ -220,6 +222,16 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
         )}
       </section>
     </div>
+  );
+}
+
+/** A memory that is still the read's empty start, said as such and not shown as memory text (the prompt still sends its words). */
+export function EmptyMemory() {
+  const { t } = useTranslation();
+  return (
+    <p className="hint empty-memory">
+      <em>{t('readPage.emptyMemory')}</em>
+    </p>
   );
 }
 

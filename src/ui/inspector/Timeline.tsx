@@ -72,8 +72,8 @@ function formatMs(ms: number): string {
 /**
  * One entry per memory revision, virtualised so that thousands of revisions
  * cost what a screenful does; entries are measured as they render, so none
- * overlaps the next however its text wraps. Arrow keys, j/k, Home and End
- * move the selection.
+ * overlaps the next however its text wraps. The list is one Tab stop; arrow
+ * keys, j/k, Home and End move the selection (and focus) inside it.
  */
 export function Timeline({ revisions, total, bookLength, anchors, reasons, selected, marked, onSelect }: Props) {
   // Entries are worded in the interface's language: a switch redraws them.
@@ -145,10 +145,16 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
     requestAnimationFrame(() => scroller.current?.querySelector<HTMLButtonElement>(`[data-index="${next}"] button`)?.focus());
   };
 
+  // One Tab stop for the whole list (the arrows move inside it): the selected entry, else the last; where that one is
+  // scrolled out of the drawn entries, the first drawn one.
+  const items = virtualizer.getVirtualItems();
+  const wantedStop = selected !== null && listed ? selected : revisions.length - 1;
+  const tabStop = items.some((i) => i.index === wantedStop) ? wantedStop : (items[0]?.index ?? -1);
+
   return (
     <div className="timeline" ref={scroller} onKeyDown={onKeyDown} onWheel={scrolledByHand} onTouchMove={scrolledByHand} onPointerDown={scrolledByHand}>
       <ol aria-label={i18n.t('timeline.list')} className="revision-list" style={{ height: virtualizer.getTotalSize() }}>
-        {virtualizer.getVirtualItems().map((item) => {
+        {items.map((item) => {
           const r = revisions[item.index]!;
           const place = sectionPlace(anchors, r.start, r.end);
           const reason = reasons?.[r.index];
@@ -163,7 +169,12 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
               className={marked.has(r.index) ? 'marked' : undefined}
               style={{ transform: `translateY(${item.start}px)` }}
             >
-              <button type="button" aria-current={selected === item.index ? 'true' : undefined} onClick={() => onSelect(item.index)}>
+              <button
+                type="button"
+                tabIndex={item.index === tabStop ? 0 : -1}
+                aria-current={selected === item.index ? 'true' : undefined}
+                onClick={() => onSelect(item.index)}
+              >
                 <span className="rev-k">
                   {i18n.t('timeline.revision', { n: r.index + 1 })}
                   {marked.has(r.index) && <span className="badge"> {i18n.t('timeline.match')}</span>}
