@@ -3,7 +3,7 @@
  * back to the book's sentences (core/citations), printed after the answer and
  * kept on the journal's answer line.
  */
-import { describePlace } from '../core/anchors';
+import { sourcePlace } from '../core/anchors';
 import type { ChunkSpan } from '../core/chunker';
 import type { Citation, Unsourced } from '../core/citations/citation';
 import { Tracer } from '../core/citations/trace';
@@ -42,7 +42,7 @@ export async function traceRead(doc: ReadText, { question, chunks, memories, ans
   });
   const { citations, unsourced } = await tracer.citeAnswer(answer);
   const anchors = doc.anchors ?? [];
-  const placed = citations.map((c) => ({ ...c, place: describePlace(anchors, c.sentence?.start ?? chunks[c.revision]?.start ?? 0) }));
+  const placed = citations.map((c) => ({ ...c, place: sourcePlace(anchors, c.sentence?.start, chunks[c.revision] ?? { start: 0, end: 0 }) }));
   return renumberSources({ citations: placed, unsourced }, 1);
 }
 

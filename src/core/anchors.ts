@@ -75,6 +75,15 @@ export function sectionPlace(anchors: readonly Anchor[], start: number, end: num
 }
 
 /**
+ * Where a cited sentence is, in words: the chapter and page of the sentence itself (`sentenceStart`), which is what a
+ * reader of the paper book looks up; the section's place only where the sentence is not known (its book is not
+ * here). The app, its exports and the command line all name a source's place with this one function.
+ */
+export function sourcePlace(anchors: readonly Anchor[], sentenceStart: number | undefined, section: { start: number; end: number }): string {
+  return sentenceStart === undefined ? sectionPlace(anchors, section.start, section.end) : describePlace(anchors, sentenceStart);
+}
+
+/**
  * Anchors of a text after it was cut to [start, end): offsets move with the
  * cut; the last anchor of each kind before the cut moves to 0, since what
  * follows still belongs to that chapter and page.
