@@ -48,6 +48,8 @@ export async function traceRead(doc: ReadText, { question, chunks, memories, ans
 
 /** The sources in words, after the answer: each cited sentence quoted, with its place and the revision that wrote it down. */
 export function formatSources(sources: ReadSources, total: number): string {
+  // An answer that claims nothing from the book (a reply that answers nothing) has no sources to print.
+  if (!sources.citations.length && !sources.unsourced.length) return '';
   const lines = ['', 'Sources:'];
   sources.citations.forEach((c, i) => {
     const where = [c.place, `section ${c.revision} of ${total}`].filter(Boolean).join(' · ');
@@ -59,6 +61,5 @@ export function formatSources(sources: ReadSources, total: number): string {
       `  No source found in the book: "${u.text}" (${u.reason === 'memory' ? 'the memory holds it, no section read does' : 'the memory does not hold it'})`,
     );
   }
-  if (!sources.citations.length && !sources.unsourced.length) lines.push('  None: the answer names nothing the memory holds.');
   return `${lines.join('\n')}\n`;
 }

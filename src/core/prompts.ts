@@ -15,6 +15,9 @@ export interface PromptTemplates {
 
 export const INITIAL_MEMORY = 'No previous memory';
 
+/** What the model-free (extractive) engine replies when its memory holds nothing that answers the question. */
+export const NO_ANSWER_REPLY = 'The memory holds nothing that answers the question.';
+
 /**
  * The problem block's opening line as the checkpoints were trained on it: with
  * a space before the line break (Qwen's tokenizer reads `>` and ` \n`, not `>\n`).

@@ -1,5 +1,5 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
-import { INITIAL_MEMORY } from '../../core/prompts';
+import { INITIAL_MEMORY, NO_ANSWER_REPLY } from '../../core/prompts';
 import { sentenceSpans } from '../../core/text';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine } from '../engine';
@@ -95,7 +95,7 @@ export class ExtractiveEngine implements Engine {
   private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
     // The best sentence, then those holding the parts of the question it lacks and the second hops it names.
     const chosen = chooseSentences(problem, sentences);
-    if (chosen.length === 0) return 'The memory holds nothing that answers the question.';
+    if (chosen.length === 0) return NO_ANSWER_REPLY;
     return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
 }

@@ -292,7 +292,6 @@ export const en = {
     noSource: 'No source found in the book',
     noSourceMemory: 'The memory holds this, but no section the read went through does: it came from the model, not the book.',
     noSourceAnswer: 'The memory does not hold this: the answer step wrote it.',
-    nothing: 'The answer names nothing the memory holds.',
     cited: 'Cited sentence:',
     memory: 'Where each sentence came from',
     memoryList: 'Where the sentences of this memory came from',

@@ -279,7 +279,6 @@ export const zhCN: Messages = {
     noSource: '书中找不到出处',
     noSourceMemory: '记忆中有这条内容，但阅读过的片段中都没有：它来自模型，而不是这本书。',
     noSourceAnswer: '记忆中没有这条内容：它是回答这一步写出的。',
-    nothing: '答案没有提到记忆中的任何内容。',
     cited: '引用的句子：',
     memory: '每句话的出处',
     memoryList: '这份记忆中各句话的出处',
