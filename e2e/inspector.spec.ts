@@ -114,6 +114,9 @@ test('two runs over the same book compare side by side at the same chunk', async
   await expect(page.getByText(/memory 128 tokens/)).toBeVisible();
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
 
+  // The choice says what it is for, and the run offered names its date, book and sizes.
+  const choices = page.getByRole('combobox', { name: 'Compare with' }).getByRole('option');
+  await expect(choices).toHaveText(['Choose the other run over this book', /20\d\d.* · frankenstein\.txt · chunk \d+ \/ memory 1024$/]);
   await page.getByLabel('Compare with').selectOption({ index: 1 });
   const comparison = page.getByRole('region', { name: 'Comparison' });
   await expect(comparison).toContainText('memory 1024');

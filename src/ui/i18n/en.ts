@@ -522,12 +522,13 @@ export const en = {
   },
   compare: {
     with: 'Compare with',
-    none: 'No other run',
+    none_one: 'Choose the other run over this book',
+    none_other: 'Choose one of {{count}} other runs over this book',
     sizes: 'chunk {{chunk}} / memory {{memory}}',
     region: 'Comparison',
     heading: 'memory {{memory}} tokens — memory after chunk {{chunk}}',
-    differ: 'The runs use different chunk sizes, so the same chunk number covers different text.',
-    noRevision: 'That run has no revision at this chunk.',
+    differ: 'The runs use different chunk sizes: this is its memory after its chunk {{chunk}}, the one that read where chunk {{own}} of this run starts.',
+    noRevision: 'That run has not read this place in the book (yet).',
   },
   runSettings: {
     title: 'Run settings',

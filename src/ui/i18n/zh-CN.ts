@@ -504,12 +504,13 @@ export const zhCN: Messages = {
   },
   compare: {
     with: '对比',
-    none: '不对比其他运行',
+    none_one: '选择这本书的另一个运行',
+    none_other: '从这本书的其他 {{count}} 个运行中选择一个',
     sizes: '块 {{chunk}} / 记忆 {{memory}}',
     region: '对比',
     heading: '记忆 {{memory}} 个词元 — 第 {{chunk}} 块之后的记忆',
-    differ: '两个运行的块大小不同，因此相同的块编号对应不同的文本。',
-    noRevision: '那个运行在这一块没有修订。',
+    differ: '两个运行的块大小不同：这里是它第 {{chunk}} 块之后的记忆，即读到本运行第 {{own}} 块开头处的那一块。',
+    noRevision: '那个运行（还）没有读到书中的这个位置。',
   },
   runSettings: {
     title: '运行设置',
