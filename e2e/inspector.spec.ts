@@ -102,6 +102,10 @@ test('exports hold every revision, and a JSON export imports into another browse
   await expect(fresh.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', String(max));
   expect(await firstRevisionWith(fresh, PLANTED.code)).toBe(k);
   await expect(fresh.getByRole('region', { name: 'Section' })).toContainText('does not have the book');
+  // Its sources came with it, its book did not: following one says so where the passage would be, and takes the focus there.
+  await fresh.getByRole('region', { name: 'Sources' }).getByRole('figure').filter({ hasText: PLANTED.sentence }).getByRole('link').click();
+  const missing = fresh.getByText('The cited passage is in this run’s book, which is not in this browser: import the book (add its file) to see the passage.');
+  await expect(missing).toBeFocused();
   await context.close();
 });
 

@@ -516,6 +516,8 @@ export const en = {
     section: 'Section',
     sectionOf: 'Section {{n}} of {{total}}',
     noBook: 'This browser does not have the book of this run; add it to see its sections.',
+    citedNoBook: 'The cited passage is in this run’s book, which is not in this browser: import the book (add its file) to see the passage.',
+    citedNoBookOf: 'The cited passage is in "{{name}}", which is not in this browser: import that book (add its file) to see the passage.',
     drewOn: 'The memory drew on this sentence',
     exportJson: 'Export JSON',
     exportMd: 'Export Markdown',

@@ -498,6 +498,8 @@ export const zhCN: Messages = {
     section: '片段',
     sectionOf: '片段 {{n}} / {{total}}',
     noBook: '本浏览器中没有此运行所读的书；添加它即可查看各片段。',
+    citedNoBook: '所引用的段落在此运行的书中，而本浏览器中没有这本书：导入这本书（添加其文件）即可查看该段落。',
+    citedNoBookOf: '所引用的段落在“{{name}}”中，而本浏览器中没有这本书：导入这本书（添加其文件）即可查看该段落。',
     drewOn: '记忆引用了这句话',
     exportJson: '导出 JSON',
     exportMd: '导出 Markdown',
