@@ -86,6 +86,13 @@ test('exports hold every revision, and a JSON export imports into another browse
   expect(markdown).toContain(`**Answer:** `);
   expect(markdown).toContain(PLANTED.code);
 
+  // Imported where it is already: the Library says so beside Import run, and links to it.
+  await openPlace(page, 'Library');
+  await page.getByLabel('Import run').setInputFiles(jsonPath);
+  await expect(page.getByText('This run is already in this browser:')).toBeVisible();
+  await page.getByRole('button', { name: `Open “${PLANTED.question}”` }).click();
+  await expect(page.getByRole('region', { name: 'Run' }).getByRole('heading', { level: 2, name: PLANTED.question })).toBeVisible();
+
   // Another browser profile: fresh storage, no book.
   const context = await browser.newContext();
   const fresh = await context.newPage();

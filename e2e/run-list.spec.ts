@@ -32,4 +32,21 @@ test('the Library tells runs of one question apart by date, engine and the setti
   // Newest first: the second read, with its smaller chunks, named; the first used the defaults and names none.
   expect(names[0]).toContain('200-token chunks');
   expect(names[1]).not.toContain('-token chunks');
+
+  // The runs can be searched by question, book or date, every word matched with case and accents folded.
+  const search = page.getByLabel('Search runs');
+  await search.fill(`MARLÖWE marlowe.txt ${year}`);
+  await expect(page.getByText('2 of 2 runs match.')).toBeVisible();
+  await expect(runs).toHaveCount(2);
+  await search.fill('marlowe zebra');
+  await expect(page.getByText('No run matches “marlowe zebra”.')).toBeVisible();
+  await expect(runs).toHaveCount(0);
+  await search.fill('');
+  await expect(runs).toHaveCount(2);
+
+  // Under its book, each run names its date; the book open on the Read page says why it cannot be opened again.
+  const book = page.getByRole('listitem', { name: 'marlowe.txt' });
+  await expect(book.getByRole('list', { name: 'Runs of marlowe.txt' }).getByRole('listitem')).toHaveText([new RegExp(year), new RegExp(year)]);
+  await expect(book.getByRole('button', { name: 'Open' })).toBeDisabled();
+  await expect(book.getByRole('button', { name: 'Open' })).toHaveAccessibleDescription('This book is already open on the Read page.');
 });

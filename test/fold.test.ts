@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fold } from '../src/core/fold';
+import { fold, holdsWords } from '../src/core/fold';
 import { findAll } from '../src/core/find-text';
 import { chunkAll } from '../src/core/chunker';
 import { SkimIndex, SkimPlanner } from '../src/core/skim';
@@ -27,6 +27,14 @@ describe('matching folds case, accents and width as a reader expects', () => {
     expect(fold('Ｎａｔáｓｈａ')).toBe('natasha');
     expect(fold('ﬁre İstanbul')).toBe('fire istanbul');
     expect(fold('がくせい 学生')).toBe('がくせい 学生');
+  });
+
+  it('tells a search box whether a text holds every word typed, in any order, folded', () => {
+    const run = 'Who killed Platón Karatáev? · war-and-peace.txt · Dec 7, 2026, 1:55 PM · 2026-12-07';
+    expect(holdsWords(run, 'karataev WAR')).toBe(true);
+    expect(holdsWords(run, '2026-12-07 platon')).toBe(true);
+    expect(holdsWords(run, 'karataev zebra')).toBe(false);
+    expect(holdsWords(run, '  ')).toBe(true);
   });
 
   it('marks the characters a folded match came from in the text shown', () => {

@@ -45,3 +45,12 @@ export function foldMapped(text: string): { folded: string; from: number[]; to: 
   }
   return { folded, from, to };
 }
+
+/** Whether `text` holds every word of `query`, each matched folded (core/fold) and anywhere: a search box's test. */
+export function holdsWords(text: string, query: string): boolean {
+  const folded = fold(text);
+  return fold(query)
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((w) => folded.includes(w));
+}

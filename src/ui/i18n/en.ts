@@ -214,6 +214,15 @@ export const en = {
       done: 'Done',
     },
   },
+  runSearch: {
+    label: 'Search runs',
+    placeholder: 'Question, book or date',
+    matches_one: '{{shown}} of {{count}} run matches.',
+    matches_other: '{{shown}} of {{count}} runs match.',
+    none: 'No run matches “{{query}}”.',
+    alreadyHere: 'This run is already in this browser:',
+    openIt: 'Open “{{question}}”',
+  },
   library: {
     title: 'Library',
     intro: 'Books and runs kept in this browser, and the storage they take.',
@@ -233,6 +242,7 @@ export const en = {
     yes: 'Yes, delete',
     keep: 'Keep',
     open: 'Open',
+    openAlready: 'This book is already open on the Read page.',
     delete: 'Delete',
   },
   storage: {

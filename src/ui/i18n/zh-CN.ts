@@ -202,6 +202,15 @@ export const zhCN: Messages = {
       done: '完成',
     },
   },
+  runSearch: {
+    label: '搜索运行',
+    placeholder: '问题、书名或日期',
+    matches_one: '{{count}} 个运行中有 {{shown}} 个匹配。',
+    matches_other: '{{count}} 个运行中有 {{shown}} 个匹配。',
+    none: '没有运行匹配“{{query}}”。',
+    alreadyHere: '此运行已在本浏览器中：',
+    openIt: '打开“{{question}}”',
+  },
   library: {
     title: '书库',
     intro: '保存在本浏览器中的书和运行，以及它们占用的存储空间。',
@@ -221,6 +230,7 @@ export const zhCN: Messages = {
     yes: '是，删除',
     keep: '保留',
     open: '打开',
+    openAlready: '这本书已在“阅读”页上打开。',
     delete: '删除',
   },
   storage: {
