@@ -58,8 +58,8 @@ export function describePlace(anchors: readonly Anchor[], offset: number): strin
 
 /**
  * Where a section (a chunk, characters [start, end)) is, in words: the place it starts in, and where a chapter or
- * book begins inside it, the last it reaches: "Letter 4 – Chapter 1". The revision list, the section pane and an
- * answer's sources all name a section's place with this one function, so they agree.
+ * book begins inside it, the last it reaches: "Letter 4 – Chapter 1". The revision list and the section pane name a
+ * section's place with this one function, so they agree; a source names its sentence's own place (sourcePlace).
  */
 export function sectionPlace(anchors: readonly Anchor[], start: number, end: number): string {
   const from = describePlace(anchors, start);
