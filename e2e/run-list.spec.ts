@@ -49,4 +49,14 @@ test('the Library tells runs of one question apart by date, engine and the setti
   await expect(book.getByRole('list', { name: 'Runs of marlowe.txt' }).getByRole('listitem')).toHaveText([new RegExp(year), new RegExp(year)]);
   await expect(book.getByRole('button', { name: 'Open' })).toBeDisabled();
   await expect(book.getByRole('button', { name: 'Open' })).toHaveAccessibleDescription('This book is already open on the Read page.');
+
+  // Runs of different chunk sizes compare at the same place in the book: the last of the 200-token chunks beside the
+  // one chunk the default size cut, which holds the code.
+  await runs.first().click();
+  await page.getByRole('slider', { name: 'Revision' }).press('End');
+  await page.getByLabel('Compare with').selectOption({ index: 1 });
+  const comparison = page.getByRole('region', { name: 'Comparison' });
+  await expect(comparison.getByRole('heading')).toContainText('memory after chunk 1');
+  await expect(comparison).toContainText(/its chunk 1, the one that read where chunk \d+ of this run starts/);
+  await expect(comparison.locator('pre')).toContainText('4829137');
 });
