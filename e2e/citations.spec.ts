@@ -107,4 +107,14 @@ test('an answer lists its sources, and a source opens the inspector at its revis
   await box.press('Enter');
   const followUp = page.getByRole('list', { name: 'Follow-up answers' }).getByRole('listitem').first();
   await expect(followUp.getByRole('region', { name: 'Sources' }).getByRole('figure').filter({ hasText: FACT_1 })).toContainText(`section ${first} of ${total}`);
+
+  // A reply that answers nothing cites nothing: no Sources under it, not the reply quoted as its own unsourced claim.
+  await box.fill('What did the zebra eat?');
+  await box.press('Enter');
+  const nothing = page
+    .getByRole('list', { name: 'Follow-up answers' })
+    .getByRole('listitem')
+    .filter({ hasText: 'The memory holds nothing that answers the question.' });
+  await expect(nothing).toHaveCount(1);
+  await expect(nothing.getByRole('region', { name: 'Sources' })).toHaveCount(0);
 });

@@ -86,6 +86,13 @@ test('exports hold every revision, and a JSON export imports into another browse
   expect(markdown).toContain(`**Answer:** `);
   expect(markdown).toContain(PLANTED.code);
 
+  // Imported where it is already: the Library says so beside Import run, and links to it.
+  await openPlace(page, 'Library');
+  await page.getByLabel('Import run').setInputFiles(jsonPath);
+  await expect(page.getByText('This run is already in this browser:')).toBeVisible();
+  await page.getByRole('button', { name: `Open “${PLANTED.question}”` }).click();
+  await expect(page.getByRole('region', { name: 'Run' }).getByRole('heading', { level: 2, name: PLANTED.question })).toBeVisible();
+
   // Another browser profile: fresh storage, no book.
   const context = await browser.newContext();
   const fresh = await context.newPage();
@@ -102,6 +109,10 @@ test('exports hold every revision, and a JSON export imports into another browse
   await expect(fresh.getByRole('progressbar', { name: 'Reading progress' })).toHaveAttribute('aria-valuenow', String(max));
   expect(await firstRevisionWith(fresh, PLANTED.code)).toBe(k);
   await expect(fresh.getByRole('region', { name: 'Section' })).toContainText('does not have the book');
+  // Its sources came with it, its book did not: following one says so where the passage would be, and takes the focus there.
+  await fresh.getByRole('region', { name: 'Sources' }).getByRole('figure').filter({ hasText: PLANTED.sentence }).getByRole('link').click();
+  const missing = fresh.getByText('The cited passage is in this run’s book, which is not in this browser: import the book (add its file) to see the passage.');
+  await expect(missing).toBeFocused();
   await context.close();
 });
 
@@ -114,6 +125,9 @@ test('two runs over the same book compare side by side at the same chunk', async
   await expect(page.getByText(/memory 128 tokens/)).toBeVisible();
   await expect(page.getByRole('region', { name: 'Answer' })).toContainText(PLANTED.code);
 
+  // The choice says what it is for, and the run offered names its date, book and sizes.
+  const choices = page.getByRole('combobox', { name: 'Compare with' }).getByRole('option');
+  await expect(choices).toHaveText(['Choose the other run over this book', /20\d\d.* · frankenstein\.txt · chunk \d+ \/ memory 1024$/]);
   await page.getByLabel('Compare with').selectOption({ index: 1 });
   const comparison = page.getByRole('region', { name: 'Comparison' });
   await expect(comparison).toContainText('memory 1024');

@@ -28,6 +28,13 @@ test('a search belongs to the run it was typed on, and each match is marked in t
   const count = page.getByText(/revisions? contains? it; first written at revision \d+/);
   await search.fill('Clerval');
   await expect(count).toBeVisible();
+  // Accents, width and case are folded as a reader expects: "ＣＬÉＲＶＡＬ" finds Clerval, and marks it where it is.
+  await search.fill('');
+  await expect(count).toHaveCount(0);
+  await search.fill('ＣＬÉＲＶＡＬ');
+  await expect(count).toBeVisible();
+  await page.getByRole('button', { name: 'Go to first match' }).click();
+  await expect(page.getByRole('region', { name: 'Memory', exact: true }).getByTitle('Matches your search').first()).toHaveText('Clerval');
 
   // The first run opens with an empty search and no count from the other.
   await openRun(page, PLANTED.question);

@@ -32,4 +32,31 @@ test('the Library tells runs of one question apart by date, engine and the setti
   // Newest first: the second read, with its smaller chunks, named; the first used the defaults and names none.
   expect(names[0]).toContain('200-token chunks');
   expect(names[1]).not.toContain('-token chunks');
+
+  // The runs can be searched by question, book or date, every word matched with case and accents folded.
+  const search = page.getByLabel('Search runs');
+  await search.fill(`MARLÖWE marlowe.txt ${year}`);
+  await expect(page.getByText('2 of 2 runs match.')).toBeVisible();
+  await expect(runs).toHaveCount(2);
+  await search.fill('marlowe zebra');
+  await expect(page.getByText('No run matches “marlowe zebra”.')).toBeVisible();
+  await expect(runs).toHaveCount(0);
+  await search.fill('');
+  await expect(runs).toHaveCount(2);
+
+  // Under its book, each run names its date; the book open on the Read page says why it cannot be opened again.
+  const book = page.getByRole('listitem', { name: 'marlowe.txt' });
+  await expect(book.getByRole('list', { name: 'Runs of marlowe.txt' }).getByRole('listitem')).toHaveText([new RegExp(year), new RegExp(year)]);
+  await expect(book.getByRole('button', { name: 'Open' })).toBeDisabled();
+  await expect(book.getByRole('button', { name: 'Open' })).toHaveAccessibleDescription('This book is already open on the Read page.');
+
+  // Runs of different chunk sizes compare at the same place in the book: the last of the 200-token chunks beside the
+  // one chunk the default size cut, which holds the code.
+  await runs.first().click();
+  await page.getByRole('slider', { name: 'Revision' }).press('End');
+  await page.getByLabel('Compare with').selectOption({ index: 1 });
+  const comparison = page.getByRole('region', { name: 'Comparison' });
+  await expect(comparison.getByRole('heading')).toContainText('memory after chunk 1');
+  await expect(comparison).toContainText(/its chunk 1, the one that read where chunk \d+ of this run starts/);
+  await expect(comparison.locator('pre')).toContainText('4829137');
 });

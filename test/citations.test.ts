@@ -3,6 +3,10 @@ import { keysOf, normalizeNumbers } from '../src/core/citations/keys';
 import { splitNotes } from '../src/core/citations/notes';
 import type { Sources, TraceInput } from '../src/core/citations/citation';
 import { Tracer } from '../src/core/citations/trace';
+import { NO_ANSWER_REPLY } from '../src/core/prompts';
+import { formatSources } from '../src/cli/sources';
+import { buildExport, toMarkdown } from '../src/storage/export';
+import { RUN_ANSWER, type RunRecord } from '../src/storage/db';
 
 /** A run in miniature: the sections it read (joined as its book) and the memory after each. */
 function run(question: string, steps: readonly { section: string; memory: string }[], withBook = true): TraceInput & { book: string } {
@@ -217,6 +221,39 @@ describe('tracing an answer through the memory', () => {
       citations: [],
       unsourced: [{ text: 'Ostergaard, on the river Lune.', reason: 'answer' }],
     });
+  });
+
+  it('lists no sources for a reply that answers nothing, in the terminal or the Markdown export either', async () => {
+    const input = run('What is the capital of the northern province?', [
+      { section: prose(0), memory: 'The harbour lay still.' },
+      { section: prose(1), memory: 'The harbour lay still.' },
+    ]);
+    const none = await new Tracer(input).citeAnswer(NO_ANSWER_REPLY);
+    expect(none).toEqual({ citations: [], unsourced: [] });
+    expect(formatSources({ ...none, citations: [] }, 2)).toBe('');
+    const markdown = toMarkdown(
+      buildExport({
+        run: {
+          id: 'r',
+          question: input.question,
+          documentId: 'd',
+          engineId: 'extractive',
+          status: 'done',
+          answer: NO_ANSWER_REPLY,
+          reply: NO_ANSWER_REPLY,
+          nextChunk: 2,
+          chunks: [],
+          settings: { chunkTokens: 100, memoryTokens: 50 },
+          createdAt: 0,
+          updatedAt: 0,
+        } as unknown as RunRecord,
+        revisions: [],
+        memories: [],
+        sources: [{ runId: 'r', answer: RUN_ANSWER, memoryIndex: 1, citations: [], unsourced: none.unsourced, sections: true, tracedAt: 0 }],
+      }),
+    );
+    expect(markdown).toContain(NO_ANSWER_REPLY);
+    expect(markdown).not.toContain('Sources');
   });
 
   it('names the revision that wrote a fact down when the book is not at hand', async () => {

@@ -3,7 +3,7 @@
  * back to the book's sentences (core/citations), printed after the answer and
  * kept on the journal's answer line.
  */
-import { describePlace } from '../core/anchors';
+import { sourcePlace } from '../core/anchors';
 import type { ChunkSpan } from '../core/chunker';
 import type { Citation, Unsourced } from '../core/citations/citation';
 import { Tracer } from '../core/citations/trace';
@@ -43,12 +43,14 @@ export async function traceRead(doc: ReadText, { question, chunks, memories, ans
   });
   const { citations, unsourced } = await tracer.citeAnswer(answer);
   const anchors = doc.anchors ?? [];
-  const placed = citations.map((c) => ({ ...c, place: describePlace(anchors, c.sentence?.start ?? chunks[c.revision]?.start ?? 0) }));
+  const placed = citations.map((c) => ({ ...c, place: sourcePlace(anchors, c.sentence?.start, chunks[c.revision] ?? { start: 0, end: 0 }) }));
   return renumberSources({ citations: placed, unsourced }, 1);
 }
 
 /** The sources in words, after the answer: each cited sentence quoted, with its place and the revision that wrote it down. */
 export function formatSources(sources: ReadSources, total: number): string {
+  // An answer that claims nothing from the book (a reply that answers nothing) has no sources to print.
+  if (!sources.citations.length && !sources.unsourced.length) return '';
   const lines = ['', 'Sources:'];
   sources.citations.forEach((c, i) => {
     const where = [c.place, `section ${whole(c.revision)} of ${whole(total)}`].filter(Boolean).join(' · ');
@@ -60,6 +62,5 @@ export function formatSources(sources: ReadSources, total: number): string {
       `  No source found in the book: "${u.text}" (${u.reason === 'memory' ? 'the memory holds it, no section read does' : 'the memory does not hold it'})`,
     );
   }
-  if (!sources.citations.length && !sources.unsourced.length) lines.push('  None: the answer names nothing the memory holds.');
   return `${lines.join('\n')}\n`;
 }

@@ -58,8 +58,8 @@ export function describePlace(anchors: readonly Anchor[], offset: number): strin
 
 /**
  * Where a section (a chunk, characters [start, end)) is, in words: the place it starts in, and where a chapter or
- * book begins inside it, the last it reaches: "Letter 4 – Chapter 1". The revision list, the section pane and an
- * answer's sources all name a section's place with this one function, so they agree.
+ * book begins inside it, the last it reaches: "Letter 4 – Chapter 1". The revision list and the section pane name a
+ * section's place with this one function, so they agree; a source names its sentence's own place (sourcePlace).
  */
 export function sectionPlace(anchors: readonly Anchor[], start: number, end: number): string {
   const from = describePlace(anchors, start);
@@ -72,6 +72,15 @@ export function sectionPlace(anchors: readonly Anchor[], start: number, end: num
   const sameParts = last.book === first.book && !!lastName?.parts && lastName.parts === firstName?.parts;
   const to = [last.book !== first.book ? last.book?.label : undefined, sameParts ? last.section?.label : lastName?.name].filter(Boolean).join(' · ');
   return to && from ? `${from} – ${to}` : from || to;
+}
+
+/**
+ * Where a cited sentence is, in words: the chapter and page of the sentence itself (`sentenceStart`), which is what a
+ * reader of the paper book looks up; the section's place only where the sentence is not known (its book is not
+ * here). The app, its exports and the command line all name a source's place with this one function.
+ */
+export function sourcePlace(anchors: readonly Anchor[], sentenceStart: number | undefined, section: { start: number; end: number }): string {
+  return sentenceStart === undefined ? sectionPlace(anchors, section.start, section.end) : describePlace(anchors, sentenceStart);
 }
 
 /**

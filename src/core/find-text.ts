@@ -1,31 +1,22 @@
+import { fold, foldMapped } from './fold';
 import type { Span } from './text';
 
 /**
- * Where `needle` occurs in `text`, ignoring case as the memory search does
- * (each compared in the locale's lower case): the spans in `text`, in order,
- * none overlapping. A letter whose lower case is longer (İ) keeps the spans
- * on the original characters.
+ * Where `needle` occurs in `text`, matched as the memory search matches (core/fold: case, accents and width
+ * folded): the spans in `text`, in order, none overlapping. A match is marked on the characters it came from,
+ * however many code units they fold to (İ, "ﬁ", a letter with its accent written apart).
  */
 export function findAll(text: string, needle: string): Span[] {
-  const want = needle.toLocaleLowerCase();
+  const want = fold(needle);
   if (!want) return [];
-  let lower = '';
-  // For each code unit of `lower`, the code unit of `text` it came from.
-  const from: number[] = [];
-  for (let i = 0; i < text.length;) {
-    const ch = String.fromCodePoint(text.codePointAt(i)!);
-    const low = ch.toLocaleLowerCase();
-    lower += low;
-    for (let k = 0; k < low.length; k++) from.push(i);
-    i += ch.length;
-  }
-  from.push(text.length);
+  const { folded, from, to } = foldMapped(text);
   const spans: Span[] = [];
-  for (let at = lower.indexOf(want); at >= 0; at = lower.indexOf(want, at + want.length)) {
+  for (let at = folded.indexOf(want); at >= 0; at = folded.indexOf(want, at + want.length)) {
     const start = from[at]!;
-    // The end is where the character after the match starts in `text`.
-    const end = from[at + want.length]!;
-    if (end > start) spans.push({ start, end });
+    // A match that takes part of a character ("f" of "ﬁ") marks the whole of it; the next starts after it.
+    const end = to[at + want.length - 1]!;
+    if (spans.length && start < spans.at(-1)!.end) continue;
+    spans.push({ start, end });
   }
   return spans;
 }

@@ -15,6 +15,9 @@ export interface PromptTemplates {
 
 export const INITIAL_MEMORY = 'No previous memory';
 
+/** What the model-free (extractive) engine replies when its memory holds nothing that answers the question. */
+export const NO_ANSWER_REPLY = 'The memory holds nothing that answers the question.';
+
 /**
  * Whether a memory is still the read's empty start: the words the prompt
  * sends before anything is written (the paper's initial memory), which

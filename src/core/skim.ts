@@ -1,4 +1,5 @@
 import type { ChunkSpan } from './chunker';
+import { fold } from './fold';
 import type { ReadReason } from './read-reason';
 
 /**
@@ -21,8 +22,8 @@ const K1 = 1.2;
 const B = 0.75;
 const ENTITY_WEIGHT = 3;
 
-// Words, numbers and hyphenated keys ("quiet-river", "4829137"); runs of Han or kana as bigrams.
-const WORD = /[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu;
+// Words, numbers and hyphenated keys ("quiet-river", "4829137"), a letter's accents written apart included; runs of Han or kana as bigrams.
+const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:[-'’][\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 const POSSESSIVE = /['’]s$/;
 export const STOP = new Set(
@@ -31,9 +32,9 @@ export const STOP = new Set(
   ),
 );
 
-/** A word as a search term: lower case, curly apostrophes straight, a possessive "'s" dropped ("Ortiz's" finds "Ortiz"). */
+/** A word as a search term: folded (core/fold: "Karatáev" finds "Karataev"), curly apostrophes straight, a possessive "'s" dropped ("Ortiz's" finds "Ortiz"). */
 function term(word: string): string {
-  return word.toLowerCase().replace(/’/g, "'").replace(POSSESSIVE, '');
+  return fold(word).replace(/’/g, "'").replace(POSSESSIVE, '');
 }
 
 /** Search terms of a text: lower-cased words, hyphenated keys also as their parts. */

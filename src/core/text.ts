@@ -1,5 +1,7 @@
 /** Language-aware word splitting (Intl.Segmenter handles CJK without spaces); sentences are cut in sentences.ts. */
 
+import { fold } from './fold';
+
 export { sentenceSpans, type Span } from './sentences';
 
 const wordSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
@@ -12,10 +14,10 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
-/** Content words of `text`, lower-cased, with a plural "s" folded. */
+/** Content words of `text`, folded for matching (core/fold: case, accents, width), with a plural "s" folded. */
 export function terms(text: string): string[] {
   const out: string[] = [];
-  for (const seg of wordSegmenter.segment(text.toLowerCase())) {
+  for (const seg of wordSegmenter.segment(fold(text))) {
     if (!seg.isWordLike) continue;
     let w = seg.segment;
     if (STOPWORDS.has(w)) continue;

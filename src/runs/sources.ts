@@ -1,4 +1,4 @@
-import { type Anchor, describePlace, sectionPlace } from '../core/anchors';
+import { type Anchor, sourcePlace } from '../core/anchors';
 import { bookHeader, bookRange, runAnchors } from '../core/book-set';
 import type { Citation } from '../core/citations/citation';
 import { Tracer } from '../core/citations/trace';
@@ -165,11 +165,7 @@ export class SourceFinder {
       tracer: new Tracer({ question: run.question, memories, section }),
       revisions: revisions.length,
       sections: docs.every((d) => d !== undefined),
-      // The section's place, as the revision list names it: a sentence's own chapter may be the next one it reaches.
-      place: (c) => {
-        const rev = revisions[c.revision];
-        return rev ? sectionPlace(anchors, rev.start, rev.end) : describePlace(anchors, c.sentence?.start ?? 0);
-      },
+      place: (c) => sourcePlace(anchors, c.sentence?.start, revisions[c.revision] ?? { start: 0, end: 0 }),
     };
   }
 }

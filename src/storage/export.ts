@@ -259,7 +259,8 @@ function fence(text: string): string {
 /** An answer's sources in Markdown as the page words them: each cited sentence quoted, with its place and the revisions that wrote it down and kept it. */
 function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: number): string[] {
   const found = sources?.find((s) => s.answer === answer);
-  if (!found) return [];
+  // An answer that claims nothing from the book (a reply that answers nothing) has no sources to quote.
+  if (!found || (!found.citations.length && !found.unsourced.length)) return [];
   const lines = ['**Sources:**', ''];
   for (const c of found.citations) {
     const at = [c.place, `section ${c.revision + 1} of ${total}`].filter(Boolean).join(' · ');
@@ -285,7 +286,6 @@ function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: n
       '',
     );
   }
-  if (!found.citations.length && !found.unsourced.length) lines.push('No sentence of the book could be traced.', '');
   return lines;
 }
 

@@ -1,5 +1,6 @@
 import type { FollowUpRecord, RevisionRecord } from './schema';
 import { modelKey, type ReadTiming, type StepSample } from '../core/estimate';
+import { fold } from '../core/fold';
 import { Connection, StaleRunError } from './connection';
 
 /** What a run wrote: its revisions, their memories, and the follow-up answers to its final memory. */
@@ -77,16 +78,17 @@ export class Revisions extends Connection {
   }
 
   /**
-   * Indexes of the revisions whose memory contains `needle` (case-insensitive),
-   * read with a cursor so that no more than one memory is held at a time.
+   * Indexes of the revisions whose memory contains `needle`, compared as a reader
+   * expects (core/fold: case, accents and width folded), read with a cursor so
+   * that no more than one memory is held at a time.
    */
   searchMemories(runId: string, needle: string): Promise<number[]> {
     return this.read('the memories of the run', async () => {
-      const want = needle.toLocaleLowerCase();
+      const want = fold(needle);
       const hits: number[] = [];
       let cursor = await this.db.transaction('memories').store.openCursor(IDBKeyRange.bound([runId, 0], [runId, Infinity]));
       while (cursor) {
-        if (cursor.value.memory.toLocaleLowerCase().includes(want)) hits.push(cursor.value.index);
+        if (fold(cursor.value.memory).includes(want)) hits.push(cursor.value.index);
         cursor = await cursor.continue();
       }
       return hits;

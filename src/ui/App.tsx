@@ -13,6 +13,7 @@ import { ReadPage } from './pages/ReadPage';
 import { ReadForm } from './ReadForm';
 import { citedFromUrl, forgetRunInUrl, goTo, onHistory, type Place, revisionFromUrl, runIdFromUrl, showInUrl } from './route';
 import { RunList } from './RunList';
+import { runAlreadyHere, RunSearch } from './RunSearch';
 import { RunView } from './RunView';
 import type { ReadAction } from './ReadQuestions';
 import type { CitedMark } from './inspector/RevisionDetail';
@@ -55,6 +56,8 @@ export function App({ place }: { place: Place }) {
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
   const [cited, setCited] = useState<CitedMark | null>(() => markFromUrl());
   const [error, setError] = useState<string | null>(null);
+  // A run an import found already here: the Library links to it.
+  const [alreadyHere, setAlreadyHere] = useState<RunRecord | null>(null);
   // A file that could not be added: told beside the picker it was chosen in.
   const [fileError, setFileError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -224,14 +227,19 @@ export function App({ place }: { place: Place }) {
 
   const importRun = async (file: File) => {
     setError(null);
+    setAlreadyHere(null);
+    let text = '';
     try {
       // A huge file is refused before it is read into this tab.
       checkExportSize(file.size);
-      const id = await call(agent.importRun(await file.text()));
+      text = await file.text();
+      const id = await call(agent.importRun(text));
       await refreshRuns();
       showRun(id);
     } catch (e) {
-      setError((e as Error).message);
+      const here = text ? await runAlreadyHere(text) : undefined;
+      if (here) setAlreadyHere(here);
+      else setError((e as Error).message);
     }
   };
 
@@ -403,7 +411,11 @@ export function App({ place }: { place: Place }) {
             onError={setError}
           />
         }
-        runs={<RunList runs={runs} current={runId} onOpen={showRun} onImport={(f) => void importRun(f)} />}
+        runs={
+          <RunSearch runs={runs} found={alreadyHere} onOpen={showRun}>
+            {(shown, search) => <RunList runs={shown} current={runId} onOpen={showRun} onImport={(f) => void importRun(f)} search={search} />}
+          </RunSearch>
+        }
         storage={<StorageStatus />}
       />
       <ModelsPage active={place === 'models'} />

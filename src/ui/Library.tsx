@@ -2,7 +2,7 @@ import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
-import { formatBytes, formatDate, formatNumber, formatTokens } from './format';
+import { formatBytes, formatDate, formatNumber, formatRunBooks, formatTokens } from './format';
 import type { ImportState } from './useImport';
 import { noteDeleting, noteLibrary } from './lost-books';
 import { bookLabel } from './BookOrder';
@@ -38,7 +38,7 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
   const [chosenIds, setChosen] = useState<string[]>([]);
   const [collectionName, setCollectionName] = useState('');
   const [saved, setSaved] = useState('');
-  const ids = { strip: useId(), name: useId() };
+  const ids = { strip: useId(), name: useId(), openWhy: useId() };
   const chosen = chosenIds.flatMap((id) => docs.filter((d) => d.id === id));
 
   useEffect(() => onRunEvent((e) => e.type === 'document' && setCounted((n) => n + 1)), []);
@@ -158,7 +158,9 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                         <button type="button" className="link" onClick={() => onOpenRun(r.id)}>
                           {r.question}
                         </button>{' '}
-                        <span className="hint">{t(`runs.status.${r.status}`)}</span>
+                        <span className="hint">
+                          {[formatDate(r.createdAt), r.books ? formatRunBooks(r) : '', t(`runs.status.${r.status}`)].filter(Boolean).join(' · ')}
+                        </span>
                       </li>
                     ))}
                   </ul>
@@ -175,12 +177,18 @@ export function Library({ current, runs, imports, onOpen, onOpenRun, onDeleted, 
                   </div>
                 ) : (
                   <div className="controls">
-                    <button type="button" onClick={() => onOpen([doc])} disabled={open}>
+                    <button type="button" onClick={() => onOpen([doc])} disabled={open} aria-describedby={open ? ids.openWhy : undefined}>
                       {t('library.open')}
                     </button>
                     <button type="button" onClick={() => setConfirming(doc.id)}>
                       {t('library.delete')}
                     </button>
+                    {/* Why Open is off: said beside it, and as its description. */}
+                    {open && (
+                      <span className="hint" id={ids.openWhy}>
+                        {t('library.openAlready')}
+                      </span>
+                    )}
                   </div>
                 )}
               </li>

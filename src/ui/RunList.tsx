@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { type ReactNode, useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { RunRecord } from './data';
 import { FilePicker } from './FilePicker';
@@ -11,6 +11,8 @@ interface Props {
   current: string | null;
   onOpen(id: string): void;
   onImport(file: File): void;
+  /** Searching the runs (RunSearch), under Import run. */
+  search?: ReactNode;
 }
 
 /** Runs grouped by read: the questions of one read together (in the order asked), each other run alone; newest first. */
@@ -63,7 +65,7 @@ function ReadItem({ read, current, onOpen }: { read: readonly RunRecord[]; curre
 }
 
 /** Earlier and unfinished runs, newest first. */
-export function RunList({ runs, current, onOpen, onImport }: Props) {
+export function RunList({ runs, current, onOpen, onImport, search }: Props) {
   const { t } = useTranslation();
   return (
     <nav aria-label={t('runs.title')} className="run-list">
@@ -73,6 +75,7 @@ export function RunList({ runs, current, onOpen, onImport }: Props) {
           {t('runs.import')}
         </FilePicker>
       </div>
+      {search}
       <ul>
         {readsOf(runs).map((read) =>
           read.length === 1 ? (

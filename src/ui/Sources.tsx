@@ -1,6 +1,6 @@
 import { type MouseEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Unsourced } from '../core/citations/citation';
+import { isNoAnswer, type Unsourced } from '../core/citations/citation';
 import { type SourcesRecord, type StoredCitation, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import './sources.css';
@@ -131,6 +131,9 @@ interface Props {
 export function Sources({ runId, answer, total, onOpen }: Props) {
   const { t } = useTranslation();
   const { record, error } = useAnswerSources(runId, answer);
+  // A reply that answers nothing claims nothing from the book: no sources to list (a record traced before this knew it lists the reply itself).
+  const unsourced = record?.unsourced.filter((u) => !(u.reason === 'answer' && isNoAnswer(u.text))) ?? [];
+  if (record && record.citations.length + unsourced.length === 0) return null;
   return (
     <section aria-label={t('sources.region')} className="sources">
       <h4>{t('sources.region')}</h4>
@@ -141,18 +144,14 @@ export function Sources({ runId, answer, total, onOpen }: Props) {
       ) : (
         <>
           {!record.sections && record.citations.length > 0 && <p className="hint">{t('sources.noBook')}</p>}
-          {record.citations.length + record.unsourced.length === 0 ? (
-            <p className="hint">{t('sources.nothing')}</p>
-          ) : (
-            <div className="source-list">
-              {record.citations.map((c) => (
-                <CitationItem key={`${c.revision}:${c.sentence?.start ?? ''}`} runId={runId} citation={c} total={total} onOpen={onOpen} />
-              ))}
-              {record.unsourced.map((u, i) => (
-                <UnsourcedItem key={`u${i}`} item={u} />
-              ))}
-            </div>
-          )}
+          <div className="source-list">
+            {record.citations.map((c) => (
+              <CitationItem key={`${c.revision}:${c.sentence?.start ?? ''}`} runId={runId} citation={c} total={total} onOpen={onOpen} />
+            ))}
+            {unsourced.map((u, i) => (
+              <UnsourcedItem key={`u${i}`} item={u} />
+            ))}
+          </div>
         </>
       )}
     </section>

@@ -1,4 +1,4 @@
-import { EXTRACTIVE_NOTHING } from '../engines/extractive/info';
+import { NO_ANSWER_REPLY } from '../core/prompts';
 import { i18n } from './i18n';
 
 /**
@@ -7,5 +7,5 @@ import { i18n } from './i18n';
  * language. Any other answer is shown as written.
  */
 export function answerText(answer: string): string {
-  return answer === EXTRACTIVE_NOTHING ? i18n.t('run.extractiveNothing') : answer;
+  return answer === NO_ANSWER_REPLY ? i18n.t('run.extractiveNothing') : answer;
 }

@@ -3,6 +3,7 @@
  * sections read) and what it gives: citations of the book's sentences, and
  * what has no source in it.
  */
+import { NO_ANSWER_REPLY } from '../prompts';
 import type { Note } from './notes';
 
 /** The section a revision read: its text, and where it starts in the run's text (the book, or a set's joined text). */
@@ -67,4 +68,13 @@ export function merge(citations: readonly Citation[]): Citation[] {
     else for (const n of c.notes) if (!seen.notes.includes(n)) seen.notes.push(n);
   }
   return [...byPlace.values()].sort((a, b) => (a.sentence?.start ?? -1) - (b.sentence?.start ?? -1) || a.revision - b.revision);
+}
+
+/**
+ * Whether a reply answers nothing: empty, or the reply that says the memory holds no answer. It claims nothing
+ * from the book, so it has no sources, and is never listed as a claim of its own without one.
+ */
+export function isNoAnswer(text: string): boolean {
+  const t = text.trim();
+  return t === '' || t === NO_ANSWER_REPLY;
 }

@@ -1,7 +1,7 @@
 import { sentenceSpans, type Span } from '../text';
 import { isCjkKey, isNumberKey, keyShape, keysOf, nameKeys } from './keys';
 import { type Note, splitNotes } from './notes';
-import { type Citation, merge, type NoteTrace, type SectionText, type Sources, type TraceInput, type Unsourced } from './citation';
+import { type Citation, isNoAnswer, merge, type NoteTrace, type SectionText, type Sources, type TraceInput, type Unsourced } from './citation';
 import { KeyTimeline, staysOf } from './timeline';
 import { heldByAnswer } from './held';
 
@@ -101,6 +101,7 @@ export class Tracer {
 
   /** The sources of `answer`, written from the memory of revision `last` (the run's last by default). */
   async citeAnswer(answer: string, last = this.input.memories.length - 1): Promise<Sources> {
+    if (isNoAnswer(answer)) return { citations: [], unsourced: [] };
     if (last < 0) return { citations: [], unsourced: answerClaims(answer).length ? [{ text: answer.trim(), reason: 'answer' }] : [] };
     const view = this.view(last, answer);
     const { picked, claimed, unsourced } = this.select(answer, view);

@@ -39,7 +39,7 @@ export function rank(question: string, sentences: readonly string[]): { pool: Ca
 /** The capitalised words of a sentence past its first word, lower-cased as terms are: its names. */
 function namesOf(text: string): Set<string> {
   const names = new Set<string>();
-  const words = text.match(/[\p{L}\p{N}'’-]+/gu) ?? [];
+  const words = text.match(/[\p{L}\p{M}\p{N}'’-]+/gu) ?? [];
   for (const word of words.slice(1)) if (/^\p{Lu}/u.test(word)) for (const t of terms(word)) names.add(t);
   return names;
 }

@@ -1,9 +1,10 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
+import { NO_ANSWER_REPLY } from '../../core/prompts';
 import { nextTask } from '../../core/tasks';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine } from '../engine';
 import { chooseSentences } from './answer-sentences';
-import { EXTRACTIVE_INFO, EXTRACTIVE_NOTHING } from './info';
+import { EXTRACTIVE_INFO } from './info';
 import { memorySentences, rewriteMemory, sentencesOf, withoutInitial } from './memory-step';
 
 interface ParsedPrompt {
@@ -83,7 +84,7 @@ export class ExtractiveEngine implements Engine {
   private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
     // The best sentence, then those holding the parts of the question it lacks and the second hops it names.
     const chosen = chooseSentences(problem, sentences);
-    if (chosen.length === 0) return EXTRACTIVE_NOTHING;
+    if (chosen.length === 0) return NO_ANSWER_REPLY;
     return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
 }

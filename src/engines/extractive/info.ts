@@ -7,10 +7,3 @@ export const EXTRACTIVE_INFO: EngineInfo = {
   needsModel: false,
   standaloneTokenizer: true,
 };
-
-/**
- * The extractive engine's whole answer when no sentence of the memory bears on
- * the question. It is written into runs as the reply, in English as every
- * reply; the page shows it in the reader's language (see answer-text).
- */
-export const EXTRACTIVE_NOTHING = 'The memory holds nothing that answers the question.';

@@ -88,7 +88,7 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
         <ExportButtons run={run} />
       </div>
       {/* Beside the run's controls, not under its thousands of revisions: another run is chosen before the chunks are stepped through. */}
-      <Compare run={run} others={runs} index={shown} />
+      <Compare run={run} others={runs} index={shown} at={shown === null ? undefined : revisions[shown]} />
       {revisions.length > 0 && (
         <div className="field inline">
           <label htmlFor={ids.slider}>{t('inspector.revision')}</label>

@@ -196,7 +196,9 @@ export function RevisionDetail({ runId, revision, total, book: runBook, set, cit
               : t('inspector.section')}
           {shown && <ChunkPlace runId={runId} start={shown.revision.start} end={shown.revision.end} />}
         </h3>
-        {shown?.text === undefined ? (
+        {shown?.text === undefined && !book && !source?.loading && revision && cited?.revision === revision.index ? (
+          <MissingPassage text={set ? t('inspector.citedNoBookOf', { name: source?.name ?? '' }) : t('inspector.citedNoBook')} focus={cited.focus} />
+        ) : shown?.text === undefined ? (
           <p className="hint">
             {!revision
               ? ''
@@ -278,6 +280,23 @@ function marksOf(drawnOn: readonly Span[], cited: Span | null): Marked[] {
   }
   if (cited) out.push({ ...cited, cited: true });
   return out.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Where a source was followed to a section whose book this browser does not have: said at once, and focused (and
+ * scrolled to) as the cited sentence would be, so that following the link shows why there is no passage.
+ */
+function MissingPassage({ text, focus }: { text: string; focus: number }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  useLayoutEffect(() => {
+    ref.current?.scrollIntoView({ block: 'nearest' });
+    ref.current?.focus({ preventScroll: true });
+  }, [focus]);
+  return (
+    <p ref={ref} tabIndex={-1} role="status" className="hint cited-missing">
+      {text}
+    </p>
+  );
 }
 
 /**
