@@ -99,80 +99,101 @@ const NUMBER = /^-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/;
 const STRING = new RegExp(`^"(?:[^"\\\\${String.fromCharCode(0)}-${String.fromCharCode(0x1f)}]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*"`);
 const JSON_SPACE = /^[ \t\n\r]*/;
 
+const WORDS: readonly (readonly [string, PyValue])[] = [
+  ['null', null],
+  ['true', true],
+  ['false', false],
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['-Infinity', -Infinity],
+];
+
+/** A reader of one JSON text (see `pyJsonLoads`). */
+class JsonReader {
+  private at = 0;
+
+  constructor(private readonly text: string) {}
+
+  private space(): void {
+    this.at += JSON_SPACE.exec(this.text.slice(this.at))![0].length;
+  }
+
+  private fail(what: string): never {
+    throw new PyJsonError(`${what} at character ${this.at}`);
+  }
+
+  value(): PyValue {
+    this.space();
+    const rest = this.text.slice(this.at, this.at + 16);
+    const word = WORDS.find(([w]) => rest.startsWith(w));
+    if (word) {
+      this.at += word[0].length;
+      return word[1];
+    }
+    const c = this.text[this.at];
+    if (c === '"') return this.string();
+    if (c === '[') return this.list();
+    if (c === '{') return this.dict();
+    const n = NUMBER.exec(this.text.slice(this.at)) ?? this.fail('Expecting value');
+    this.at += n[0].length;
+    return n[1] === undefined && n[2] === undefined ? BigInt(n[0]) : Number(n[0]);
+  }
+
+  private string(): string {
+    const m = STRING.exec(this.text.slice(this.at)) ?? this.fail('Unterminated or invalid string');
+    this.at += m[0].length;
+    return JSON.parse(m[0]) as string;
+  }
+
+  /** The items of a list or dict up to `close`, each read by `item`. */
+  private items(close: string, item: () => void): void {
+    this.at++;
+    this.space();
+    if (this.text[this.at] === close) {
+      this.at++;
+      return;
+    }
+    for (;;) {
+      item();
+      this.space();
+      const c = this.text[this.at++];
+      if (c === close) return;
+      if (c !== ',') this.fail("Expecting ',' delimiter");
+    }
+  }
+
+  private list(): PyValue[] {
+    const out: PyValue[] = [];
+    this.items(']', () => out.push(this.value()));
+    return out;
+  }
+
+  private dict(): PyDict {
+    const out: PyDict = new Map();
+    this.items('}', () => {
+      this.space();
+      if (this.text[this.at] !== '"') this.fail('Expecting property name enclosed in double quotes');
+      const key = this.string();
+      this.space();
+      if (this.text[this.at++] !== ':') this.fail("Expecting ':' delimiter");
+      out.set(key, this.value());
+    });
+    return out;
+  }
+
+  whole(): PyValue {
+    const v = this.value();
+    this.space();
+    if (this.at !== this.text.length) this.fail('Extra data');
+    return v;
+  }
+}
+
 /**
  * `json.loads(text)`, keeping what JSON.parse loses: an integer stays an
  * exact int (`5` apart from `5.0`), and `NaN`, `Infinity`, `-Infinity` are
  * read as Python reads them. Duplicate keys keep the last value.
  */
 export function pyJsonLoads(text: string): PyValue {
-  let at = 0;
-  const space = () => {
-    at += JSON_SPACE.exec(text.slice(at))![0].length;
-  };
-  const fail = (what: string): never => {
-    throw new PyJsonError(`${what} at character ${at}`);
-  };
-  const value = (): PyValue => {
-    space();
-    const rest = text.slice(at, at + 16);
-    for (const [word, v] of [
-      ['null', null],
-      ['true', true],
-      ['false', false],
-      ['NaN', NaN],
-      ['Infinity', Infinity],
-      ['-Infinity', -Infinity],
-    ] as const) {
-      if (rest.startsWith(word)) {
-        at += word.length;
-        return v;
-      }
-    }
-    const c = text[at];
-    if (c === '"') {
-      const m = STRING.exec(text.slice(at)) ?? fail('Unterminated or invalid string');
-      at += m[0].length;
-      return JSON.parse(m[0]) as string;
-    }
-    if (c === '[') return list();
-    if (c === '{') return dict();
-    const n = NUMBER.exec(text.slice(at)) ?? fail('Expecting value');
-    at += n[0].length;
-    return n[1] === undefined && n[2] === undefined ? BigInt(n[0]) : Number(n[0]);
-  };
-  const list = (): PyValue[] => {
-    at++;
-    const out: PyValue[] = [];
-    space();
-    if (text[at] === ']') return (at++, out);
-    for (;;) {
-      out.push(value());
-      space();
-      if (text[at] === ',') at++;
-      else if (text[at] === ']') return (at++, out);
-      else fail("Expecting ',' delimiter");
-    }
-  };
-  const dict = (): PyDict => {
-    at++;
-    const out: PyDict = new Map();
-    space();
-    if (text[at] === '}') return (at++, out);
-    for (;;) {
-      space();
-      if (text[at] !== '"') fail('Expecting property name enclosed in double quotes');
-      const key = value() as string;
-      space();
-      if (text[at++] !== ':') fail("Expecting ':' delimiter");
-      out.set(key, value());
-      space();
-      if (text[at] === ',') at++;
-      else if (text[at] === '}') return (at++, out);
-      else fail("Expecting ',' delimiter");
-    }
-  };
-  const result = value();
-  space();
-  if (at !== text.length) fail('Extra data');
-  return result;
+  return new JsonReader(text).whole();
 }

@@ -31,7 +31,7 @@ export function bm25Tokens(text: string): string[] {
 }
 
 /** Consecutive slices of `[from, to)` of at most `size` tokens, each decoded on its own. */
-function slices(ids: readonly number[], from: number, to: number, size: number, codec: TokenCodec): TokenSpan[] {
+function slices(ids: readonly number[], [from, to]: [number, number], size: number, codec: TokenCodec): TokenSpan[] {
   const out: TokenSpan[] = [];
   for (let start = from; start < to; start += size) {
     const end = Math.min(to, start + size);
@@ -47,8 +47,8 @@ export interface InfmemDocument {
 }
 
 export function cutDocument(ids: readonly number[], codec: TokenCodec, chunkTokens = CHUNK_TOKENS, unitTokens = UNIT_TOKENS): InfmemDocument {
-  const chunks = slices(ids, 0, ids.length, chunkTokens, codec);
-  const units = chunks.flatMap((c, chunk) => slices(ids, c.start, c.end, unitTokens, codec).map((u) => ({ ...u, chunk })));
+  const chunks = slices(ids, [0, ids.length], chunkTokens, codec);
+  const units = chunks.flatMap((c, chunk) => slices(ids, [c.start, c.end], unitTokens, codec).map((u) => ({ ...u, chunk })));
   return { chunks, units };
 }
 
