@@ -171,6 +171,29 @@ describe.runIf(hasPython)('memagent read --method infmem', () => {
   }, 120_000);
 });
 
+describe('memagent read --method infmem against a server', () => {
+  it('retries a request the server failed, and says clearly when the server has no raw completions', async () => {
+    const { server } = await scriptedServer((prompt) => (kind(prompt).role === 'final' ? 'Therefore, the answer is here.' : 'STOP'));
+    try {
+      server.fail({ kind: 503 });
+      const r = await read(server, ['--early-stop', '1', '--retry-delay', '1']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/HTTP 503.*Retrying in .* \(retry 1\)/);
+      expect(r.stdout).toBe('here\n');
+    } finally {
+      await server.stop();
+    }
+    const chatOnly = await startOpenAIServer();
+    try {
+      const r = await read(chatOnly);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/\/v1\/completions answered HTTP 404 .*InfMem needs a server that answers raw completions/);
+    } finally {
+      await chatOnly.stop();
+    }
+  }, 120_000);
+});
+
 describe('memagent read --method infmem, as a command', () => {
   it('refuses a copy of the evaluation file that is not the pinned one, naming both hashes, and exits 1', async () => {
     const copy = join(dir, 'infmem-copy.py');

@@ -52,6 +52,13 @@ export async function openRawCompletions(config: OpenAIConfig, options: RawCompl
     } catch (error) {
       throw await explainFailure({ error, baseUrl, fetchImpl, checkCors: false });
     }
+    if (res.status === 404) {
+      const said = (await res.text().catch(() => '')).trim().slice(0, 200);
+      throw new ServerError(
+        `${url} answered HTTP 404${said ? ` (${said})` : ''}: InfMem needs a server that answers raw completions at /v1/completions, as vLLM does.`,
+        404,
+      );
+    }
     if (!res.ok) throw await httpError(res, url, model);
     const json = (await res.json()) as CompletionBody;
     const text = json.choices?.[0]?.text;
