@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INFMEM_FILES } from '../src/core/infmem/official-files';
 import { prepareDocument } from '../src/core/infmem/retrieval';
-import { readInfmemCommand } from '../src/cli/read-infmem';
+import { readInfmemCommand, readMethodOf } from '../src/cli/read-infmem';
 import { readFiles } from '../src/cli/read-set';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { runCli } from './support/cli';
@@ -204,6 +204,13 @@ describe('memagent read --method infmem, as a command', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`infmem\\.py was refused: its SHA-256 is [0-9a-f]{64}, not ${INFMEM_FILES.infmem.sha256}`));
   }, 60_000);
+
+  it("hands MemAgent's read its arguments without --method, which it does not take", () => {
+    expect(readMethodOf(['b.txt', '-q', 'Q'])).toEqual({ method: 'memagent', rest: ['b.txt', '-q', 'Q'] });
+    expect(readMethodOf(['b.txt', '--method', 'memagent', '-q', 'Q'])).toEqual({ method: 'memagent', rest: ['b.txt', '-q', 'Q'] });
+    expect(readMethodOf(['b.txt', '--method=infmem']).method).toBe('infmem');
+    expect(readMethodOf(['--', '--method', 'infmem'])).toEqual({ method: 'memagent', rest: ['--', '--method', 'infmem'] });
+  });
 
   it('refuses flags that the official settings fix, and an unknown method', async () => {
     const r = await runCli(['read', book, '--method', 'infmem', '-q', 'Where?', '--base-url', 'http://127.0.0.1:9/v1', '--chunk', '2000']);
