@@ -120,7 +120,14 @@ async function openServer(v: ReturnType<typeof checkedFlags>['v'], fetchImpl: ty
 function report(e: InfmemEvent, { total, earlyStop, say }: { total: number; earlyStop: number; say: (line: string) => void }): void {
   if (e.kind === 'plan') {
     const asked = e.retrievals.map((r) => `${JSON.stringify(r.query)}${r.fallback ? ` (the question: ${r.fallback})` : ''}`).join(', ');
-    say(`chunk ${e.index + 1} of ${total}: ${e.stop || !asked ? `planner voted to stop (${e.votes} of ${earlyStop} in a row)` : `planner searched ${asked}`}`);
+    // A reply without STOP votes only when it holds no call at all; a call to another tool retrieves nothing.
+    const what =
+      e.stop || e.votes > 0
+        ? `planner voted to stop (${e.votes} of ${earlyStop} in a row)`
+        : asked
+          ? `planner searched ${asked}`
+          : 'planner called no search tool';
+    say(`chunk ${e.index + 1} of ${total}: ${what}`);
     if (e.ends) say(`Stopped before chunk ${e.index + 1}: ${earlyStop} votes in a row. Answering from the memory.`);
   } else if (e.kind === 'write') {
     say(
