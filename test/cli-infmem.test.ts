@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INFMEM_FILES } from '../src/core/infmem/official-files';
 import { prepareDocument } from '../src/core/infmem/retrieval';
+import { resolveInfmemPrompts } from '../src/cli/infmem-files';
 import { readInfmemCommand, readMethodOf } from '../src/cli/read-infmem';
 import { readFiles } from '../src/cli/read-set';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
@@ -67,7 +68,7 @@ function kind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 
   return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
 }
 
-async function read(server: OpenAITestServer, extra: string[] = []) {
+async function read(server: OpenAITestServer, extra: string[] = [], cache = 'cache') {
   const out = capture();
   const err = capture();
   const specs = await infmemStandinSpecs();
@@ -75,7 +76,7 @@ async function read(server: OpenAITestServer, extra: string[] = []) {
   const code = await readInfmemCommand(
     [...args, '--question', 'Where was the logbook kept?', '--prompts-base', mirror.url, '--fncall-base', mirror.url, ...extra],
     () => 0,
-    { specs, cacheDir: join(dir, 'cache'), stdout: out.stream, stderr: err.stream },
+    { specs, cacheDir: join(dir, cache), stdout: out.stream, stderr: err.stream },
   );
   return { code, stdout: out.text(), stderr: err.text() };
 }
@@ -156,8 +157,13 @@ describe.runIf(hasPython)('memagent read --method infmem', () => {
       return stage === 1 ? '<think>\nDone.\n</think>' : 'Therefore, the answer is under the chapel.';
     });
     try {
-      // Offline now: the files come from the cache the first read filled.
-      const r = await read(server, ['--prompts-base', 'http://127.0.0.1:9/', '--fncall-base', 'http://127.0.0.1:9/']);
+      // The files fetched once into a cache; the read then finds them there with the mirrors gone.
+      const fetched = await resolveInfmemPrompts(
+        { 'prompts-base': mirror.url, 'fncall-base': mirror.url },
+        { specs: await infmemStandinSpecs(), cacheDir: join(dir, 'cache-offline') },
+      );
+      expect(fetched.sources.infmem).toBe(`${mirror.url}/${INFMEM_FILES.infmem.path}`);
+      const r = await read(server, ['--prompts-base', 'http://127.0.0.1:9/', '--fncall-base', 'http://127.0.0.1:9/'], 'cache-offline');
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/prompts: cache /);
       const writers = server.completionBodies.filter((b) => kind(String(b.prompt)).role === 'writer' && kind(String(b.prompt)).stage === 1);
