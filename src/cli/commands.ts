@@ -9,6 +9,7 @@ import { evalCommand } from './eval';
 import { COMMAND_HELP, HELP } from './help';
 import { modelsCommand } from './models';
 import { readCommand } from './read';
+import { readInfmemCommand, readMethodOf } from './read-infmem';
 
 export interface Command {
   name: string;
@@ -21,7 +22,16 @@ export interface Command {
 }
 
 export const COMMANDS: readonly Command[] = [
-  { name: 'read', summary: 'read a book through the memory loop and answer a question', help: COMMAND_HELP.read, run: readCommand },
+  {
+    name: 'read',
+    summary: 'read a book through the memory loop and answer a question',
+    help: COMMAND_HELP.read,
+    // --method infmem reads the InfMem way (read-infmem.ts); MemAgent's read never sees the flag.
+    run: async (argv, help) => {
+      const { method, rest } = readMethodOf(argv);
+      return method === 'infmem' ? readInfmemCommand(argv, help) : readCommand(rest, help);
+    },
+  },
   { name: 'eval', summary: 'accuracy against document length: generated tasks or RULER-HotpotQA files', help: COMMAND_HELP.eval, run: evalCommand },
   { name: 'models', summary: 'list, download or delete the models kept for --engine webllm', run: modelsCommand },
 ];

@@ -20,7 +20,10 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
   memagent read <file> --question TEXT --question TEXT … [options]
   memagent read <file> --questions-file FILE [options]
                        (several questions: the book is read once, each question with its own
-                       memory, their steps written together)`;
+                       memory, their steps written together)
+  memagent read <file> --method infmem --question TEXT --base-url URL [--model NAME] [infmem options]
+                       (InfMem's read: a planner retrieves from the whole book and may stop early;
+                       the server must answer raw /v1/completions, as vLLM does; see docs/infmem.md)`;
 
 const EVAL_USAGE = `  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
                        (the engine when none is named: no --engine, --base-url or --model)
@@ -88,7 +91,19 @@ const READ_OPTIONS = `read:
                        retries (${REQUESTS_AT_ONCE.min} to ${REQUESTS_AT_ONCE.max}, default ${REQUESTS_AT_ONCE.default}, as the app's "Requests in flight at once")
   --json               print the answer and its sources as one JSON line, not in words
                        (the journal's answer line holds the same sources); with several
-                       questions one line per question in order, {"type":"failed",…} for one that failed`;
+                       questions one line per question in order, {"type":"failed",…} for one that failed
+
+read --method infmem (InfMem's official settings: chunks of 5,000 tokens, units of 500, 4 retrieved;
+  one question; --chunk, --memory, --prompts, --engine and --context do not apply):
+  --method M           memagent (the default) or infmem
+  --early-stop N       stop votes in a row that end the read before the next chunk (default 3)
+  --thinking on|off    two-stage thinking as InfMem's evaluation runs it (default on)
+  --prompts-file PATH  a local copy of InfMem's taskutils/memory_eval/utils/infmem.py (checked by its SHA-256)
+  --fncall-file PATH   a local copy of Qwen-Agent's qwen_agent/llm/fncall_prompts/qwen_fncall_prompt.py
+  --prompts-base URL   a mirror serving <URL>/taskutils/memory_eval/utils/infmem.py
+  --fncall-base URL    a mirror serving <URL>/qwen_agent/llm/fncall_prompts/qwen_fncall_prompt.py
+                       (default: both fetched from GitHub at pinned commits and kept in the cache)
+  --temperature X, --top-p X   default 0 and 1 (the HotpotQA evaluation's)`;
 
 const EVAL_OPTIONS = `eval:
   --concurrency N      samples read at once (default 8): a batching server turns them into throughput

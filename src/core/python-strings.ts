@@ -11,8 +11,8 @@ export class PythonSourceError extends Error {
   override name = 'PythonSourceError';
 }
 
-type Token =
-  | { kind: 'name'; text: string; column: number }
+export type Token =
+  | { kind: 'name' | 'number'; text: string; column: number }
   | { kind: 'string'; value: string | null; column: number }
   | { kind: 'op'; text: string; column: number }
   | { kind: 'newline' };
@@ -89,10 +89,10 @@ export function unescapePython(body: string, where = ''): string {
 }
 
 /**
- * Splits Python source into the tokens needed here: names, string literals
+ * Splits Python source into the tokens needed here: names, numbers, string literals
  * (decoded; null for bytes and f-strings), operators and logical line ends.
  */
-function tokenize(raw: string): Token[] {
+export function tokenize(raw: string): Token[] {
   // Python reads source with universal newlines and skips a byte-order mark.
   const source = raw.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const tokens: Token[] = [];
@@ -144,9 +144,9 @@ function tokenize(raw: string): Token[] {
       i = j + quote.length;
       continue;
     }
-    const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(source.slice(i, i + 256));
+    const name = /^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9_.]*)/.exec(source.slice(i, i + 256));
     if (name) {
-      tokens.push({ kind: 'name', text: name[0], column });
+      tokens.push({ kind: /^[0-9]/.test(name[0]) ? 'number' : 'name', text: name[0], column });
       i += name[0].length;
       continue;
     }

@@ -35,8 +35,23 @@ export interface OpenAIServerOptions {
   tokenize?: boolean;
   /** Keep each chat request's JSON body in the log, to check requests byte for byte. */
   keepBodies?: boolean;
+  /**
+   * Answers raw text completions (`POST /v1/completions`, as InfMem sends them) with what this returns for
+   * each request's body, in arrival order; without it that endpoint is not served (404).
+   */
+  completions?: (body: CompletionBody, index: number) => string;
   /** Rewrites each reply before it is sent, as a model with other habits would answer (spaces around it, a <think> part). */
   reply?: (text: string, messages: readonly ChatMessage[]) => string;
+}
+
+/** A raw completion request's body, as a client sent it. */
+export interface CompletionBody {
+  model?: unknown;
+  prompt?: unknown;
+  max_tokens?: unknown;
+  temperature?: unknown;
+  top_p?: unknown;
+  [key: string]: unknown;
 }
 
 /** What a held-request rule sees of a chat request. */
@@ -79,6 +94,8 @@ export class OpenAITestServer {
   readonly log: RequestRecord[] = [];
   /** Every chat request's JSON body, in arrival order: what the client sent, byte for byte once parsed. */
   readonly chatBodies: Record<string, unknown>[] = [];
+  /** Every raw completion request's JSON body, in arrival order. */
+  readonly completionBodies: CompletionBody[] = [];
   private readonly failures: Failure[] = [];
   private readonly sockets = new Set<Socket>();
   private server: Server | null = null;
@@ -240,6 +257,7 @@ export class OpenAITestServer {
       }
       if (path === '/v1/models' && req.method === 'GET') return this.models(req, res);
       if (path === '/tokenize' && req.method === 'POST' && this.options.tokenize !== false) return await this.tokenize(req, res);
+      if (path === '/v1/completions' && req.method === 'POST' && this.options.completions) return await this.completion(req, res, this.options.completions);
       if (path === '/v1/chat/completions' && req.method === 'POST') {
         this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
         try {
@@ -253,6 +271,25 @@ export class OpenAITestServer {
       if (!res.headersSent) this.error(req, res, 500, e instanceof Error ? e.message : String(e), 'InternalServerError');
       else res.destroy();
     }
+  }
+
+  /** One raw completion, answered by the test's script (usage counted with the real tokenizer). */
+  private async completion(req: IncomingMessage, res: ServerResponse, script: NonNullable<OpenAIServerOptions['completions']>): Promise<void> {
+    const body = (await this.body(req)) as CompletionBody;
+    const index = this.completionBodies.push(body) - 1;
+    const failure = this.failures.shift();
+    if (failure) return this.error(req, res, typeof failure.kind === 'number' ? failure.kind : 503, 'Injected failure', 'ServiceUnavailableError');
+    const { tokenizer } = await this.engine!;
+    const text = script(body, index);
+    const usage = { prompt_tokens: tokenizer.count(String(body.prompt ?? '')), completion_tokens: tokenizer.count(text) };
+    this.send(req, res, 200, {
+      id: `cmpl-${index}`,
+      object: 'text_completion',
+      created: 1_700_000_000,
+      model: this.model,
+      choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    });
   }
 
   private models(req: IncomingMessage, res: ServerResponse): void {

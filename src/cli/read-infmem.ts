@@ -1,0 +1,195 @@
+/**
+ * `memagent read <file> --method infmem`: a book read the InfMem way against
+ * an OpenAI-compatible server's raw completions endpoint, with the official
+ * prompts read from the pinned files, every request as InfMem's evaluation
+ * sends it. The answer goes to stdout, the steps to stderr.
+ */
+import { isAbortError } from '../core/generation';
+import { type InfmemEvent, infmemLoop } from '../core/infmem/loop';
+import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
+import { prepareDocument } from '../core/infmem/retrieval';
+import { openAIConfig } from '../engines/openai/http';
+import { openRawCompletions } from '../engines/openai/completions';
+import { loadQwenTokenizer } from '../engines/qwen-tokenizer';
+import { seconds } from './engine';
+import { parseFlags, UsageError, wholeNumber } from './flags';
+import { type InfmemFileEnvironment, resolveInfmemPrompts } from './infmem-files';
+import { readFiles } from './read-set';
+
+export type ReadMethod = 'memagent' | 'infmem';
+
+/**
+ * The reading method `--method` names (MemAgent's unless given), and the
+ * arguments without it for MemAgent's read, which has no such flag.
+ */
+export function readMethodOf(argv: readonly string[]): { method: ReadMethod; rest: string[] } {
+  const rest: string[] = [];
+  let method: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (a === '--method') method = argv[++i] ?? '';
+    else if (a.startsWith('--method=')) method = a.slice('--method='.length);
+    else rest.push(a);
+  }
+  if (method !== undefined && method !== 'memagent' && method !== 'infmem') {
+    throw new UsageError(`--method is memagent (the default) or infmem, not "${method}".`);
+  }
+  return { method: (method ?? 'memagent') as ReadMethod, rest };
+}
+
+const INFMEM_OPTIONS = {
+  question: { type: 'string', short: 'q' },
+  method: { type: 'string' },
+  'early-stop': { type: 'string' },
+  thinking: { type: 'string' },
+  'fncall-file': { type: 'string' },
+  'fncall-base': { type: 'string' },
+  'keep-gutenberg': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+/** Flags of MemAgent's read that InfMem's official settings fix, refused rather than ignored. */
+const FIXED: readonly [string, string][] = [
+  ['chunk', 'InfMem reads chunks of 5,000 tokens with units of 500, as its evaluation does'],
+  ['memory', 'InfMem gives each thought and each reply 1,024 tokens, as its evaluation does'],
+  ['prompts', 'InfMem reads its prompts from its own file; give a copy with --prompts-file'],
+  ['engine', 'InfMem needs a server (--base-url) that answers raw completions'],
+  ['context', 'InfMem sends the whole prompt, as its evaluation does'],
+];
+
+function thinkingOf(value: string | undefined): boolean {
+  if (value === undefined || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new UsageError(`--thinking is on (the default, as InfMem's evaluation runs) or off, not "${value}".`);
+}
+
+function unitNumber(flag: string, value: string | undefined, fallback: number, max?: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || (max !== undefined && n > max)) {
+    throw new UsageError(`--${flag} must be a number from 0${max !== undefined ? ` to ${max}` : ''}, got "${value}".`);
+  }
+  return n;
+}
+
+export interface InfmemCliEnvironment extends InfmemFileEnvironment {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** The read's flags, checked before the book is read or a server asked. */
+function checkedFlags(argv: string[]) {
+  const { values: v, positionals } = parseFlags(argv, INFMEM_OPTIONS);
+  for (const [flag, why] of FIXED) if (v[flag as keyof typeof v] !== undefined) throw new UsageError(`--${flag} does not go with --method infmem: ${why}.`);
+  if (!positionals[0]) throw new UsageError('Name the file to read: memagent read <file> --method infmem --question "..." --base-url URL');
+  if (!v['base-url'])
+    throw new UsageError('--method infmem needs --base-url, the address of an OpenAI-compatible server that answers /v1/completions (vLLM does).');
+  const question = v.question ?? '';
+  if (!question.trim()) throw new UsageError('Give the question with --question "...": the planner and the memory work towards it.');
+  return {
+    v,
+    files: positionals,
+    question,
+    earlyStop: wholeNumber('early-stop', v['early-stop'], 1) ?? DEFAULT_EARLY_STOP,
+    thinking: thinkingOf(v.thinking),
+    temperature: unitNumber('temperature', v.temperature, 0),
+    topP: unitNumber('top-p', v['top-p'], 1, 1),
+  };
+}
+
+/** The server's raw completions, with the retry flags. */
+async function openServer(v: ReturnType<typeof checkedFlags>['v'], fetchImpl: typeof fetch | undefined, say: (line: string) => void) {
+  const retries = wholeNumber('retries', v.retries);
+  const delay = wholeNumber('retry-delay', v['retry-delay']);
+  const config = openAIConfig(
+    { baseUrl: v['base-url']!, ...(v.model && { model: v.model }) },
+    v['api-key'] ?? process.env.MEMAGENT_API_KEY ?? process.env.OPENAI_API_KEY,
+  );
+  return openRawCompletions(config, {
+    ...(fetchImpl && { fetch: fetchImpl }),
+    retry: { ...(retries !== undefined && { maxRetries: retries }), ...(delay !== undefined && { baseDelayMs: delay }) },
+    onRetry: (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`),
+  });
+}
+
+/** One step of the read in words, on stderr. */
+function report(e: InfmemEvent, { total, earlyStop, say }: { total: number; earlyStop: number; say: (line: string) => void }): void {
+  if (e.kind === 'plan') {
+    const asked = e.retrievals.map((r) => `${JSON.stringify(r.query)}${r.fallback ? ` (the question: ${r.fallback})` : ''}`).join(', ');
+    // A reply without STOP votes only when it holds no call at all; a call to another tool retrieves nothing.
+    const what =
+      e.stop || e.votes > 0
+        ? `planner voted to stop (${e.votes} of ${earlyStop} in a row)`
+        : asked
+          ? `planner searched ${asked}`
+          : 'planner called no search tool';
+    say(`chunk ${e.index + 1} of ${total}: ${what}`);
+    if (e.ends) say(`Stopped before chunk ${e.index + 1}: ${earlyStop} votes in a row. Answering from the memory.`);
+  } else if (e.kind === 'write') {
+    say(
+      `chunk ${e.index + 1} of ${total}: memory written (${e.memory.length.toLocaleString('en')} characters${e.units.length ? `, with ${e.units.length} retrieved units` : ''})`,
+    );
+  } else if (!e.answer) {
+    say('The reply gives no answer in the form "the answer is …"; the whole reply follows.');
+  }
+}
+
+export async function readInfmemCommand(argv: string[], printHelp: () => number, environment: InfmemCliEnvironment = {}): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) return printHelp();
+  const { v, files, question, earlyStop, thinking, temperature, topP } = checkedFlags(argv);
+  const stdout = environment.stdout ?? process.stdout;
+  const stderr = environment.stderr ?? process.stderr;
+  const say = (line: string) => v.quiet || stderr.write(`${line}\n`);
+  const prompts = await resolveInfmemPrompts(v, environment);
+  const doc = await readFiles(files, { stripGutenberg: !v['keep-gutenberg'] });
+  const server = await openServer(v, environment.fetch, say);
+  const document = prepareDocument(doc.text, await loadQwenTokenizer());
+  const total = document.chunks.length;
+  say(
+    `${doc.name}: ${total} chunks of up to 5,000 tokens, ${document.units.length} retrieval units; InfMem, early stop ${earlyStop}, thinking ${thinking ? 'on' : 'off'}; ` +
+      `${server.model} at ${server.baseUrl}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}.`,
+  );
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.once('SIGINT', onSigint);
+  const t0 = performance.now();
+  try {
+    const loop = infmemLoop({
+      document,
+      question,
+      ...prompts,
+      completer: server.completer,
+      chat: { family: 'qwen3' },
+      thinking,
+      earlyStop,
+      temperature,
+      topP,
+      signal: stop.signal,
+    });
+    for await (const e of loop) {
+      report(e, { total, earlyStop, say });
+      if (e.kind === 'answer') {
+        say(`Read ${e.step} of ${total} chunks in ${seconds(performance.now() - t0)} with ${server.stats.requests} requests.`);
+        stdout.write(
+          v.json
+            ? `${JSON.stringify({ type: 'answer', question, answer: e.answer, final: e.final, step: e.step, chunks: total })}\n`
+            : `${e.answer || e.final}\n`,
+        );
+      }
+    }
+    return 0;
+  } catch (e) {
+    if (isAbortError(e) && stop.signal.aborted) {
+      stderr.write('Stopped.\n');
+      return 130;
+    }
+    stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The InfMem loop, as its official evaluation runs it. Before each chunk a
+ * planner either asks for BM25 retrieval over the whole document or votes
+ * to stop; enough votes in a row end the read before that chunk is written.
+ * Otherwise a writer rewrites the memory from the chunk, the retrieved units
+ * and the memory so far. A final request answers from the memory.
+ */
+import { extractAnswer, memoryFromReply } from '../answer';
+import { abortError } from '../generation';
+import { pyStrip } from '../pytext';
+import { chatText, type ChatTextOptions } from './chat-text';
+import type { InfmemTemplates } from './official-files';
+import { pyFormat } from './py-format';
+import { parsePlannerReply, type Retrieval, retrievalsOf } from './planner-reply';
+import { historyText, StopCounter } from './planner-state';
+import { type InfmemDocument, UnitIndex } from './retrieval';
+import { type RawCompleter, type Reply, replyTo } from './thinking';
+
+export interface InfmemLoopInput {
+  document: InfmemDocument;
+  question: string;
+  templates: InfmemTemplates;
+  /** The planner's system message (fncall-system.ts). */
+  toolSystem: string;
+  completer: RawCompleter;
+  chat: Pick<ChatTextOptions, 'family' | 'defaultSystem'>;
+  thinking: boolean;
+  /** Votes in a row that end the read (the official evaluation's EARLY_STOP). */
+  earlyStop: number;
+  temperature: number;
+  topP: number;
+  signal?: AbortSignal;
+}
+
+/** The planner's reply before chunk `index`: what it asked for, and whether its vote ended the read. */
+export interface PlanEvent {
+  kind: 'plan';
+  index: number;
+  reply: Reply;
+  stop: boolean;
+  retrievals: Retrieval[];
+  /** Votes to stop in a row so far (this reply's included). */
+  votes: number;
+  /** Whether the read ends here, before chunk `index` is written. */
+  ends: boolean;
+}
+
+export interface WriteEvent {
+  kind: 'write';
+  index: number;
+  reply: Reply;
+  memory: string;
+  /** The units retrieved for this chunk (the last call's), in rank order; empty when nothing was retrieved. */
+  units: number[];
+}
+
+export interface InfmemAnswerEvent {
+  kind: 'answer';
+  reply: Reply;
+  /** The final reply after its thought. */
+  final: string;
+  /** The answer in it ("the answer is …"); '' when it gives none. */
+  answer: string;
+  /** Chunks the read got to: the one it stopped before counts, as the official `step` does. */
+  step: number;
+}
+
+export type InfmemEvent = PlanEvent | WriteEvent | InfmemAnswerEvent;
+
+export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<InfmemEvent, void, void> {
+  const { document, templates, completer, signal } = input;
+  const question = pyStrip(input.question);
+  const chat = { ...input.chat, thinking: input.thinking };
+  const options = { thinking: input.thinking, thinkClose: templates.thinkClose, temperature: input.temperature, topP: input.topP, signal };
+  const ask = async (user: string, system: string | null) => {
+    if (signal?.aborted) throw abortError();
+    const reply = await replyTo(completer, chatText(user, system, chat), options);
+    if (signal?.aborted) throw abortError();
+    return reply;
+  };
+  const index = new UnitIndex(document.units);
+  const counter = new StopCounter(input.earlyStop);
+  const history: Retrieval[] = [];
+  const total = document.chunks.length;
+  let memory = templates.initialMemory;
+  let step = total;
+
+  for (let t = 0; t < total; t++) {
+    const hist = historyText(t, total, history);
+    const plan = await ask(pyFormat(templates.planner, { prompt: question, memory, retrieval_history: hist }), input.toolSystem);
+    const parsed = parsePlannerReply(plan.text);
+    const ends = counter.vote(parsed.stop, parsed.calls.length);
+    const retrievals = ends ? [] : retrievalsOf(parsed, question);
+    yield { kind: 'plan', index: t, reply: plan, stop: parsed.stop, retrievals, votes: counter.votes, ends };
+    if (ends) {
+      step = t + 1;
+      break;
+    }
+    // Every call enters the history; only the last one's units reach the writer.
+    let units: number[] = [];
+    for (const r of retrievals) {
+      history.push(r);
+      units = index.retrieve(r.query);
+    }
+    const slots = { prompt: question, retrieval_history: hist, retrieve: index.block(units), chunk: document.chunks[t]!.text, memory };
+    const write = await ask(pyFormat(templates.writer, slots), null);
+    memory = memoryFromReply(write.text, 'verbatim');
+    yield { kind: 'write', index: t, reply: write, memory, units };
+  }
+
+  const reply = await ask(pyFormat(templates.final, { prompt: question, memory }), null);
+  const final = memoryFromReply(reply.text, 'verbatim');
+  yield { kind: 'answer', reply, final, answer: extractAnswer(final, 'recurrent') ?? '', step };
+}
