@@ -6,11 +6,11 @@
  * terms and the names the memory holds that were not searched for yet,
  * never asking a query it asked before.
  */
+import { TOOL_NAME } from '../../core/infmem/planner-reply';
 import { nameMentions } from '../../core/skim';
 import { terms } from '../../core/text';
 import { memorySentences, withoutInitial } from './memory-step';
 
-export const RETRIEVE_TOOL = 'retrievesearch';
 export const STOP_REPLY = 'STOP';
 /** The question's rarest terms a query starts from. */
 const QUESTION_TERMS = 3;
@@ -39,7 +39,7 @@ export function unitTermCounts(units: readonly string[]): Map<string, number> {
 /** The planner's reply: `STOP`, or one `retrievesearch` call whose arguments are JSON. */
 export function plannerReply(view: PlannerView): string {
   const query = plannerQuery(view);
-  return query === null ? STOP_REPLY : `✿FUNCTION✿: ${RETRIEVE_TOOL}\n✿ARGS✿: ${JSON.stringify({ query })}`;
+  return query === null ? STOP_REPLY : `✿FUNCTION✿: ${TOOL_NAME}\n✿ARGS✿: ${JSON.stringify({ query })}`;
 }
 
 /** The query to ask, or null for a STOP: the memory already answers, or every query left was asked before. */
