@@ -1,8 +1,8 @@
-import { type DragEvent, type SetStateAction, useCallback, useEffect, useRef, useState } from 'react';
+import { type SetStateAction, useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { EngineInfo } from '../engines/engine';
 import { importTokenizerEngine } from '../engines/infos';
-import { checkExportSize, type DocumentRecord, type RunRecord, store } from './data';
+import { type DocumentRecord, type RunRecord, store } from './data';
 import { agent, call, onRunEvent } from './client';
 import { FieldError } from './FieldError';
 import { ImportProgress } from './ImportProgress';
@@ -13,7 +13,7 @@ import { ReadPage } from './pages/ReadPage';
 import { ReadForm } from './ReadForm';
 import { citedFromUrl, forgetRunInUrl, goTo, onHistory, type Place, revisionFromUrl, runIdFromUrl, showInUrl } from './route';
 import { RunList } from './RunList';
-import { runAlreadyHere, RunSearch } from './RunSearch';
+import { RunSearch } from './RunSearch';
 import { RunView } from './RunView';
 import type { ReadAction } from './ReadQuestions';
 import type { CitedMark } from './inspector/RevisionDetail';
@@ -25,6 +25,8 @@ import { useReadSubmit } from './useReadSubmit';
 import { useRun } from './useRun';
 import { useRunOnForm } from './useRunOnForm';
 import { useFocusRun } from './useFocusRun';
+import { useFileDrop } from './useFileDrop';
+import { useRunImport } from './useRunImport';
 import { keepChosenBooks } from './chosen-books';
 import { type BookOrigin, choiceToKeep } from './run-form';
 
@@ -56,8 +58,6 @@ export function App({ place }: { place: Place }) {
   const [selected, setSelected] = useState<number | null>(revisionFromUrl);
   const [cited, setCited] = useState<CitedMark | null>(() => markFromUrl());
   const [error, setError] = useState<string | null>(null);
-  // A run an import found already here: the Library links to it.
-  const [alreadyHere, setAlreadyHere] = useState<RunRecord | null>(null);
   // A file that could not be added: told beside the picker it was chosen in.
   const [fileError, setFileError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -225,23 +225,10 @@ export function App({ place }: { place: Place }) {
     setCited(mark && revision !== null ? { revision, ...mark, focus: 1 } : null);
   };
 
-  const importRun = async (file: File) => {
-    setError(null);
-    setAlreadyHere(null);
-    let text = '';
-    try {
-      // A huge file is refused before it is read into this tab.
-      checkExportSize(file.size);
-      text = await file.text();
-      const id = await call(agent.importRun(text));
-      await refreshRuns();
-      showRun(id);
-    } catch (e) {
-      const here = text ? await runAlreadyHere(text) : undefined;
-      if (here) setAlreadyHere(here);
-      else setError((e as Error).message);
-    }
-  };
+  const { alreadyHere, importRun } = useRunImport(async (id) => {
+    await refreshRuns();
+    showRun(id);
+  }, setError);
 
   const control = (action: 'pauseRun' | 'resumeRun' | 'cancelRun') => async () => {
     if (!runId) return false;
@@ -254,17 +241,22 @@ export function App({ place }: { place: Place }) {
     }
   };
 
+  /** After a deletion: back to where the run was opened from (the Library, or the Read page), which says what went. */
+  const leaveDeleted = async (question: string) => {
+    forgetRunInUrl();
+    setRunId(null);
+    setDeleted({ question, place: runFrom });
+    if (runFrom !== place) goTo(runFrom, { run: null, rev: null, cite: null }, () => deletedNotice.current);
+    await refreshRuns();
+  };
+
   /** Deletes the run shown (RunDelete asked first) and goes back to where it was opened from: the Library, or the Read page. */
   const deleteRun = async () => {
     if (!runId) return;
     const question = view.run?.question ?? '';
     try {
       await call(agent.deleteRun(runId));
-      forgetRunInUrl();
-      setRunId(null);
-      setDeleted({ question, place: runFrom });
-      if (runFrom !== place) goTo(runFrom, { run: null, rev: null, cite: null }, () => deletedNotice.current);
-      await refreshRuns();
+      await leaveDeleted(question);
     } catch (e) {
       setError((e as Error).message);
     }
@@ -279,11 +271,7 @@ export function App({ place }: { place: Place }) {
       else if (action === 'cancel') await call(agent.cancelRead(readId));
       else {
         await call(agent.deleteRead(readId));
-        forgetRunInUrl();
-        setRunId(null);
-        setDeleted({ question: questions.join(' · '), place: runFrom });
-        if (runFrom !== place) goTo(runFrom, { run: null, rev: null, cite: null }, () => deletedNotice.current);
-        await refreshRuns();
+        await leaveDeleted(questions.join(' · '));
       }
       return true;
     } catch (e) {
@@ -302,27 +290,12 @@ export function App({ place }: { place: Place }) {
       </p>
     );
 
-  // Files dragged over the page: a drop target shows until they are dropped or leave. Enter and leave come for
-  // every element crossed, so they are counted.
-  const [dragging, setDragging] = useState(0);
-  const carriesFiles = (e: DragEvent) => e.dataTransfer.types.includes('Files');
-  const onDragEnter = (e: DragEvent) => {
-    if (carriesFiles(e)) setDragging((n) => n + 1);
-  };
-  const onDragLeave = (e: DragEvent) => {
-    if (carriesFiles(e)) setDragging((n) => Math.max(0, n - 1));
-  };
-
-  const onDrop = (e: DragEvent) => {
-    e.preventDefault();
-    setDragging(0);
-    const files = [...e.dataTransfer.files];
-    if (files.length === 0) return;
+  const drop = useFileDrop((files) => {
     // The books become the Read form's, in the order dropped; the Library shows their import as well.
     if (place !== 'library') goTo('read');
     forget();
     void addFiles(files);
-  };
+  });
 
   const errorAlert = error && (
     <p role="alert" className="error">
@@ -333,8 +306,8 @@ export function App({ place }: { place: Place }) {
   const libraryAlert = errorAlert || <FieldError message={fileError} />;
 
   return (
-    <div className="app" onDragOver={(e) => e.preventDefault()} onDragEnter={onDragEnter} onDragLeave={onDragLeave} onDrop={onDrop}>
-      {dragging > 0 && (
+    <div className="app" {...drop.handlers}>
+      {drop.dragging && (
         <div className="drop-target" role="status">
           {t('read.dropHere')}
         </div>
