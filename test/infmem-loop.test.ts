@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { chatText } from '../src/core/infmem/chat-text';
-import { type InfmemEvent, infmemLoop } from '../src/core/infmem/loop';
+import { type InfmemEvent, infmemLoop, modelSteps } from '../src/core/infmem/loop';
 import { cutDocument } from '../src/core/infmem/retrieval';
 import type { CompletionRequest, RawCompleter } from '../src/core/infmem/thinking';
 import { hasPython, runPython } from './support/python';
@@ -39,18 +39,8 @@ async function read(replies: readonly string[], options: { earlyStop: number; th
   const document = cutDocument(codec.encode(BOOK), codec, 120, 40);
   const completer = scripted(replies);
   const events: InfmemEvent[] = [];
-  for await (const e of infmemLoop({
-    document,
-    question: QUESTION,
-    templates,
-    toolSystem,
-    completer,
-    chat: { family: 'qwen3' },
-    temperature: 0,
-    topP: 1,
-    ...options,
-  }))
-    events.push(e);
+  const steps = modelSteps({ templates, toolSystem, completer, chat: { family: 'qwen3' }, temperature: 0, topP: 1, thinking: options.thinking });
+  for await (const e of infmemLoop({ document, question: QUESTION, steps, earlyStop: options.earlyStop })) events.push(e);
   const python = hasPython
     ? runPython<{ requests: { prompt: string; max_tokens: number }[]; final: string; step: number }>(INFMEM_REFERENCE, {
         infmem: INFMEM_STANDIN_PATH,

@@ -23,7 +23,9 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
                        memory, their steps written together)
   memagent read <file> --method infmem --question TEXT --base-url URL [--model NAME] [infmem options]
                        (InfMem's read: a planner retrieves from the whole book and may stop early;
-                       the server must answer raw /v1/completions, as vLLM does; see docs/infmem.md)`;
+                       the server must answer raw /v1/completions, as vLLM does; see docs/infmem.md)
+  memagent read <file> --method infmem --question TEXT --engine extractive
+                       (the same loop by the extractive engine's fixed rules: no model, no server)`;
 
 const EVAL_USAGE = `  memagent eval --engine extractive [--tasks LIST] [--lengths LIST] [options]
                        (the engine when none is named: no --engine, --base-url or --model)
@@ -94,7 +96,7 @@ const READ_OPTIONS = `read:
                        questions one line per question in order, {"type":"failed",…} for one that failed
 
 read --method infmem (InfMem's official settings: chunks of 5,000 tokens, units of 500, 4 retrieved;
-  one question; --chunk, --memory, --prompts, --engine and --context do not apply):
+  one question; --chunk, --memory, --prompts and --context do not apply; --engine only as extractive):
   --method M           memagent (the default) or infmem
   --early-stop N       stop votes in a row that end the read before the next chunk (default 3)
   --thinking on|off    two-stage thinking as InfMem's evaluation runs it (default on)

@@ -5,12 +5,13 @@
  * sends it. The answer goes to stdout, the steps to stderr.
  */
 import { isAbortError } from '../core/generation';
-import { type InfmemEvent, infmemLoop } from '../core/infmem/loop';
+import { type InfmemEvent, infmemLoop, type InfmemSteps, modelSteps } from '../core/infmem/loop';
 import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
-import { prepareDocument } from '../core/infmem/retrieval';
+import { type InfmemDocument, prepareDocument } from '../core/infmem/retrieval';
+import { extractiveInfmemSteps } from '../engines/extractive/infmem-steps';
 import { openAIConfig } from '../engines/openai/http';
 import { openRawCompletions } from '../engines/openai/completions';
-import { loadQwenTokenizer } from '../engines/qwen-tokenizer';
+import { loadQwenTokenizer, type QwenTokenizer } from '../engines/qwen-tokenizer';
 import { seconds } from './engine';
 import { parseFlags, UsageError, wholeNumber } from './flags';
 import { type InfmemFileEnvironment, resolveInfmemPrompts } from './infmem-files';
@@ -57,7 +58,6 @@ const FIXED: readonly [string, string][] = [
   ['chunk', 'InfMem reads chunks of 5,000 tokens with units of 500, as its evaluation does'],
   ['memory', 'InfMem gives each thought and each reply 1,024 tokens, as its evaluation does'],
   ['prompts', 'InfMem reads its prompts from its own file; give a copy with --prompts-file'],
-  ['engine', 'InfMem needs a server (--base-url) that answers raw completions'],
   ['context', 'InfMem sends the whole prompt, as its evaluation does'],
 ];
 
@@ -86,12 +86,19 @@ function checkedFlags(argv: string[]) {
   const { values: v, positionals } = parseFlags(argv, INFMEM_OPTIONS);
   for (const [flag, why] of FIXED) if (v[flag as keyof typeof v] !== undefined) throw new UsageError(`--${flag} does not go with --method infmem: ${why}.`);
   if (!positionals[0]) throw new UsageError('Name the file to read: memagent read <file> --method infmem --question "..." --base-url URL');
-  if (!v['base-url'])
-    throw new UsageError('--method infmem needs --base-url, the address of an OpenAI-compatible server that answers /v1/completions (vLLM does).');
+  const extractive = v.engine === 'extractive';
+  if (v.engine !== undefined && !extractive)
+    throw new UsageError(`--method infmem reads with a server (--base-url) or with --engine extractive, not --engine ${v.engine}.`);
+  if (!extractive && !v['base-url'])
+    throw new UsageError(
+      '--method infmem needs --base-url, the address of an OpenAI-compatible server that answers /v1/completions (vLLM does), or --engine extractive (fixed rules, no model).',
+    );
+  if (extractive && v['base-url']) throw new UsageError('--engine extractive reads without a server: leave out --base-url.');
   const question = v.question ?? '';
   if (!question.trim()) throw new UsageError('Give the question with --question "...": the planner and the memory work towards it.');
   return {
     v,
+    extractive,
     files: positionals,
     question,
     earlyStop: wholeNumber('early-stop', v['early-stop'], 1) ?? DEFAULT_EARLY_STOP,
@@ -138,42 +145,58 @@ function report(e: InfmemEvent, { total, earlyStop, say }: { total: number; earl
   }
 }
 
+/** What the read's steps come from: the extractive engine's rules, or a model through the official prompts. */
+interface StepsReader {
+  about: string;
+  steps(signal: AbortSignal): InfmemSteps;
+  /** Said after the read's time: the requests it sent, where it sent any. */
+  requests(): string;
+}
+
+function extractiveReader(document: InfmemDocument, tokenizer: QwenTokenizer): StepsReader {
+  return {
+    about: 'the extractive engine (fixed rules, no model: a stand-in for the planner and writer)',
+    steps: () => extractiveInfmemSteps(document, tokenizer),
+    requests: () => '',
+  };
+}
+
+async function modelReader(flags: ReturnType<typeof checkedFlags>, environment: InfmemCliEnvironment, say: (line: string) => void): Promise<StepsReader> {
+  const { v, thinking, temperature, topP } = flags;
+  const prompts = await resolveInfmemPrompts(v, environment);
+  const server = await openServer(v, environment.fetch, say);
+  return {
+    about: `thinking ${thinking ? 'on' : 'off'}; ${server.model} at ${server.baseUrl}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
+    steps: (signal) => modelSteps({ ...prompts, completer: server.completer, chat: { family: 'qwen3' }, thinking, temperature, topP, signal }),
+    requests: () => ` with ${server.stats.requests.toLocaleString('en')} requests`,
+  };
+}
+
 export async function readInfmemCommand(argv: string[], printHelp: () => number, environment: InfmemCliEnvironment = {}): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) return printHelp();
-  const { v, files, question, earlyStop, thinking, temperature, topP } = checkedFlags(argv);
+  const flags = checkedFlags(argv);
+  const { v, files, question, earlyStop } = flags;
   const stdout = environment.stdout ?? process.stdout;
   const stderr = environment.stderr ?? process.stderr;
   const say = (line: string) => v.quiet || stderr.write(`${line}\n`);
-  const prompts = await resolveInfmemPrompts(v, environment);
   const doc = await readFiles(files, { stripGutenberg: !v['keep-gutenberg'] });
-  const server = await openServer(v, environment.fetch, say);
-  const document = prepareDocument(doc.text, await loadQwenTokenizer());
+  const tokenizer = await loadQwenTokenizer();
+  const document = prepareDocument(doc.text, tokenizer);
   const total = document.chunks.length;
+  const reader = flags.extractive ? extractiveReader(document, tokenizer) : await modelReader(flags, environment, say);
   say(
-    `${doc.name}: ${total} chunks of up to 5,000 tokens, ${document.units.length} retrieval units; InfMem, early stop ${earlyStop}, thinking ${thinking ? 'on' : 'off'}; ` +
-      `${server.model} at ${server.baseUrl}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}.`,
+    `${doc.name}: ${total.toLocaleString('en')} chunks of up to 5,000 tokens, ${document.units.length.toLocaleString('en')} retrieval units; InfMem, early stop ${earlyStop}; ${reader.about}.`,
   );
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   process.once('SIGINT', onSigint);
   const t0 = performance.now();
   try {
-    const loop = infmemLoop({
-      document,
-      question,
-      ...prompts,
-      completer: server.completer,
-      chat: { family: 'qwen3' },
-      thinking,
-      earlyStop,
-      temperature,
-      topP,
-      signal: stop.signal,
-    });
+    const loop = infmemLoop({ document, question, steps: reader.steps(stop.signal), earlyStop, signal: stop.signal });
     for await (const e of loop) {
       report(e, { total, earlyStop, say });
       if (e.kind === 'answer') {
-        say(`Read ${e.step} of ${total} chunks in ${seconds(performance.now() - t0)} with ${server.stats.requests} requests.`);
+        say(`Read ${e.step.toLocaleString('en')} of ${total.toLocaleString('en')} chunks in ${seconds(performance.now() - t0)}${reader.requests()}.`);
         stdout.write(
           v.json
             ? `${JSON.stringify({ type: 'answer', question, answer: e.answer, final: e.final, step: e.step, chunks: total })}\n`

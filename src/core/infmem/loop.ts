@@ -16,20 +16,73 @@ import { historyText, StopCounter } from './planner-state';
 import { type InfmemDocument, UnitIndex } from './retrieval';
 import { type RawCompleter, type Reply, replyTo } from './thinking';
 
+/** What the planner is shown before chunk `index`. */
+export interface PlanView {
+  question: string;
+  memory: string;
+  /** Every search asked so far, oldest first. */
+  history: readonly Retrieval[];
+  /** The history as the official prompt writes it. */
+  hist: string;
+}
+
+/** What the writer is given for a chunk. */
+export interface WriteView {
+  question: string;
+  memory: string;
+  hist: string;
+  /** The units retrieved for this chunk, in rank order, and the block the official prompt writes of them. */
+  units: readonly number[];
+  retrieved: string;
+  chunk: string;
+}
+
+/**
+ * How each of InfMem's three calls gets its reply: a model through the
+ * official prompts (`modelSteps`), or the extractive engine's fixed rules.
+ */
+export interface InfmemSteps {
+  /** The memory a read starts from. */
+  initialMemory: string;
+  plan(view: PlanView): Promise<Reply>;
+  write(view: WriteView): Promise<Reply>;
+  answer(view: { question: string; memory: string }): Promise<Reply>;
+}
+
 export interface InfmemLoopInput {
   document: InfmemDocument;
   question: string;
+  steps: InfmemSteps;
+  /** Votes in a row that end the read (the official evaluation's EARLY_STOP). */
+  earlyStop: number;
+  signal?: AbortSignal;
+}
+
+/** A model's steps: each call's official prompt rendered as its chat text and continued by a raw completer. */
+export interface ModelStepsInput {
   templates: InfmemTemplates;
   /** The planner's system message (fncall-system.ts). */
   toolSystem: string;
   completer: RawCompleter;
   chat: Pick<ChatTextOptions, 'family' | 'defaultSystem'>;
   thinking: boolean;
-  /** Votes in a row that end the read (the official evaluation's EARLY_STOP). */
-  earlyStop: number;
   temperature: number;
   topP: number;
   signal?: AbortSignal;
+}
+
+export function modelSteps(input: ModelStepsInput): InfmemSteps {
+  const { templates, completer, signal } = input;
+  const chat = { ...input.chat, thinking: input.thinking };
+  const options = { thinking: input.thinking, thinkClose: templates.thinkClose, temperature: input.temperature, topP: input.topP, signal };
+  const ask = (user: string, system: string | null) => replyTo(completer, chatText(user, system, chat), options);
+  return {
+    initialMemory: templates.initialMemory,
+    plan: (v) => ask(pyFormat(templates.planner, { prompt: v.question, memory: v.memory, retrieval_history: v.hist }), input.toolSystem),
+    write: (v) =>
+      ask(pyFormat(templates.writer, { prompt: v.question, retrieval_history: v.hist, retrieve: v.retrieved, chunk: v.chunk, memory: v.memory }), null),
+    answer: (v) => ask(pyFormat(templates.final, { prompt: v.question, memory: v.memory }), null),
+  };
 }
 
 /** The planner's reply before chunk `index`: what it asked for, and whether its vote ended the read. */
@@ -68,26 +121,24 @@ export interface InfmemAnswerEvent {
 export type InfmemEvent = PlanEvent | WriteEvent | InfmemAnswerEvent;
 
 export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<InfmemEvent, void, void> {
-  const { document, templates, completer, signal } = input;
+  const { document, steps, signal } = input;
   const question = pyStrip(input.question);
-  const chat = { ...input.chat, thinking: input.thinking };
-  const options = { thinking: input.thinking, thinkClose: templates.thinkClose, temperature: input.temperature, topP: input.topP, signal };
-  const ask = async (user: string, system: string | null) => {
+  const asked = async (reply: Promise<Reply>) => {
+    const done = await reply;
     if (signal?.aborted) throw abortError();
-    const reply = await replyTo(completer, chatText(user, system, chat), options);
-    if (signal?.aborted) throw abortError();
-    return reply;
+    return done;
   };
   const index = new UnitIndex(document.units);
   const counter = new StopCounter(input.earlyStop);
   const history: Retrieval[] = [];
   const total = document.chunks.length;
-  let memory = templates.initialMemory;
+  let memory = steps.initialMemory;
   let step = total;
 
   for (let t = 0; t < total; t++) {
+    if (signal?.aborted) throw abortError();
     const hist = historyText(t, total, history);
-    const plan = await ask(pyFormat(templates.planner, { prompt: question, memory, retrieval_history: hist }), input.toolSystem);
+    const plan = await asked(steps.plan({ question, memory, history, hist }));
     const parsed = parsePlannerReply(plan.text);
     const ends = counter.vote(parsed.stop, parsed.calls.length);
     const retrievals = ends ? [] : retrievalsOf(parsed, question);
@@ -102,13 +153,14 @@ export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<Infmem
       history.push(r);
       units = index.retrieve(r.query);
     }
-    const slots = { prompt: question, retrieval_history: hist, retrieve: index.block(units), chunk: document.chunks[t]!.text, memory };
-    const write = await ask(pyFormat(templates.writer, slots), null);
+    if (signal?.aborted) throw abortError();
+    const write = await asked(steps.write({ question, memory, hist, units, retrieved: index.block(units), chunk: document.chunks[t]!.text }));
     memory = memoryFromReply(write.text, 'verbatim');
     yield { kind: 'write', index: t, reply: write, memory, units };
   }
 
-  const reply = await ask(pyFormat(templates.final, { prompt: question, memory }), null);
+  if (signal?.aborted) throw abortError();
+  const reply = await asked(steps.answer({ question, memory }));
   const final = memoryFromReply(reply.text, 'verbatim');
   yield { kind: 'answer', reply, final, answer: extractAnswer(final, 'recurrent') ?? '', step };
 }

@@ -1,3 +1,4 @@
+import { NO_ANSWER_REPLY } from '../../core/prompts';
 import { terms } from '../../core/text';
 
 /** A sentence of the memory, ranked against the question. */
@@ -102,4 +103,11 @@ function preferred(a: Option, b: Option): boolean {
   if (a.lacking !== b.lacking) return a.lacking > b.lacking;
   if (a.c.score !== b.c.score) return a.c.score > b.c.score;
   return a.c.order < b.c.order;
+}
+
+/** The engine's answer from `sentences`: the best sentence, then those holding the parts of the question it lacks and the second hops it names. */
+export function answerFrom(problem: string, sentences: readonly string[], boxed: boolean): string {
+  const chosen = chooseSentences(problem, sentences);
+  if (chosen.length === 0) return NO_ANSWER_REPLY;
+  return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
 }

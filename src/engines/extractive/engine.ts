@@ -1,9 +1,8 @@
 import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
-import { NO_ANSWER_REPLY } from '../../core/prompts';
 import { nextTask } from '../../core/tasks';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine } from '../engine';
-import { chooseSentences } from './answer-sentences';
+import { answerFrom } from './answer-sentences';
 import { EXTRACTIVE_INFO } from './info';
 import { memorySentences, rewriteMemory, sentencesOf, withoutInitial } from './memory-step';
 
@@ -62,9 +61,9 @@ export class ExtractiveEngine implements Engine {
     const boxed = prompt.slice(0, prompt.search(/<problem> *\n/)).includes('\\boxed') || prompt.slice(lastBlock).includes('\\boxed');
     const text =
       parsed.memory === undefined
-        ? this.answer(parsed.problem, sentencesOf(parsed.section ?? ''), boxed) // the whole document at once: answer from it directly
+        ? answerFrom(parsed.problem, sentencesOf(parsed.section ?? ''), boxed) // the whole document at once: answer from it directly
         : parsed.section === undefined
-          ? this.answer(parsed.problem, memorySentences(withoutInitial(parsed.memory)), boxed)
+          ? answerFrom(parsed.problem, memorySentences(withoutInitial(parsed.memory)), boxed)
           : this.update(parsed, options.maxTokens);
     options.onToken?.(text);
     return {
@@ -79,12 +78,5 @@ export class ExtractiveEngine implements Engine {
 
   private update(p: ParsedPrompt, maxTokens: number): string {
     return rewriteMemory(p.problem, p.memory ?? '', [p.section ?? ''], { tokenizer: this.tokenizer, maxTokens });
-  }
-
-  private answer(problem: string, sentences: readonly string[], boxed: boolean): string {
-    // The best sentence, then those holding the parts of the question it lacks and the second hops it names.
-    const chosen = chooseSentences(problem, sentences);
-    if (chosen.length === 0) return NO_ANSWER_REPLY;
-    return boxed ? `From the memory: \\boxed{${chosen.join(' ')}}` : `From the memory, the answer is ${chosen.join(' ')}`;
   }
 }
