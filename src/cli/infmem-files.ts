@@ -5,8 +5,7 @@
  * --fncall-base) and kept in the cache for offline use. Every copy is
  * checked against its pinned SHA-256 before anything of it is used.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { fnCallSystem } from '../core/infmem/fncall-system';
 import {
   defaultInfmemBase,
@@ -21,7 +20,7 @@ import {
 } from '../core/infmem/official-files';
 import { promptsBaseProblem } from '../core/prompt-sets';
 import { UsageError } from './flags';
-import { defaultCacheDir } from './prompts';
+import { cachePath, defaultCacheDir, keep } from './prompts';
 
 export interface InfmemFileFlags {
   'prompts-file'?: string;
@@ -49,21 +48,6 @@ const FLAGS: Readonly<Record<InfmemFileId, { file: keyof InfmemFileFlags; base: 
   infmem: { file: 'prompts-file', base: 'prompts-base' },
   fncall: { file: 'fncall-file', base: 'fncall-base' },
 };
-
-function cachePath(dir: string, spec: InfmemFileSpec): string {
-  return join(dir, 'prompts', `${spec.sha256}-${spec.path.split('/').pop()}`);
-}
-
-function keep(dir: string, spec: InfmemFileSpec, bytes: Uint8Array): void {
-  const path = cachePath(dir, spec);
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(`${path}.part`, bytes);
-    renameSync(`${path}.part`, path);
-  } catch {
-    // No cache (a read-only home): the file is fetched again next time.
-  }
-}
 
 /** How to get a pinned file where it cannot be fetched. */
 function howToGet(id: InfmemFileId, spec: InfmemFileSpec): string {

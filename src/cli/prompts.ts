@@ -67,7 +67,8 @@ export function defaultCacheDir(): string {
   return process.env.MEMAGENT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'memagent');
 }
 
-function cachePath(dir: string, spec: PromptFileSpec): string {
+/** Where a pinned file is cached: named by its hash and file name. */
+export function cachePath(dir: string, spec: { sha256: string; path: string }): string {
   return join(dir, 'prompts', `${spec.sha256}-${spec.path.split('/').pop()}`);
 }
 
@@ -82,7 +83,8 @@ async function fromCache(dir: string, spec: PromptFileSpec): Promise<PromptSet |
   }
 }
 
-function keep(dir: string, spec: PromptFileSpec, bytes: Uint8Array): void {
+/** Keeps a pinned file in the cache; where there is none (a read-only home), it is fetched again next time. */
+export function keep(dir: string, spec: { sha256: string; path: string }, bytes: Uint8Array): void {
   const path = cachePath(dir, spec);
   try {
     mkdirSync(dirname(path), { recursive: true });
