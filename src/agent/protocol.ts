@@ -1,5 +1,5 @@
 import type { SpeedRecord } from '../core/estimate';
-import type { ReadSettings } from '../core/plan';
+import type { InfmemMethod, ReadSettings } from '../core/plan';
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 import type { BatchLimit, EngineConfig, EngineInfo } from '../engines/engine';
@@ -70,6 +70,8 @@ export interface RunRequest extends Partial<ReadSettings> {
    * follow names the memory finds, and with lookBack also to earlier chunks.
    */
   skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
+  /** Read the InfMem way (absent: MemAgent's): a planner searches the whole book before each chunk and may stop the read early. */
+  method?: InfmemMethod;
 }
 
 /** What the Read form asks before a read: how many of its questions one batch holds on this device (see AgentApi.batchSize). */

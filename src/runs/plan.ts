@@ -1,7 +1,9 @@
 import type { ChunkLists } from '../core/chunk-lists';
 import { chunkCount } from '../core/estimate';
 import { bookName } from '../core/book-set';
-import { planRead, questionPlan, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
+import { infmemProblem, planRead, questionPlan, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
+import { CHUNK_TOKENS } from '../core/infmem/retrieval';
+import { REPLY_TOKENS } from '../core/infmem/thinking';
 import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
@@ -39,6 +41,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
   const { store, library, engines } = deps;
+  infmemRefusal(request);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
   // A set is laid out from its books' records; only a skim, which ranks every chunk first, reads them all now.
   const ids = request.documentIds;
@@ -54,7 +57,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const templates = { ...prompts.set.templates };
   const problem = templateProblem(templates);
   if (problem) throw new RequestError(problem);
-  const settings = planSettings(asked, engine, templates.update, questions);
+  const settings = request.method ? infmemSettings(asked, engine) : planSettings(asked, engine, templates.update, questions);
   // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
   // A skim ranks every chunk first, so it cuts the whole book before it starts.
   const pipelined = !skim;
@@ -87,6 +90,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       chunks,
       ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, chunkCount(doc.tokens, settings.chunkTokens)) } } : {}),
       ...skimOf(skim, request, allChunks.length),
+      ...(request.method && { method: { ...request.method } }),
       status: 'running',
       nextChunk: 0,
       memory: prompts.set.initialMemory,
@@ -116,6 +120,27 @@ export function planSettings(
   } catch (e) {
     throw new RequestError((e as Error).message);
   }
+}
+
+/** Engines whose InfMem steps the app has: the extractive engine's stand-ins (a model's read runs from the command line). */
+const INFMEM_ENGINES: readonly string[] = ['extractive'];
+
+/** Refuses, in words, an InfMem read the app cannot make. */
+function infmemRefusal(request: Omit<RunRequest, 'question'>): void {
+  const method = request.method;
+  if (!method) return;
+  const problem = infmemProblem(method);
+  if (problem) throw new RequestError(problem);
+  if (!INFMEM_ENGINES.includes(request.engineId))
+    throw new RequestError(
+      'InfMem reads in the app with the extractive engine only, for now: choose it as the engine, or read with MemAgent. With a model, InfMem reads from the command line (memagent read --method infmem).',
+    );
+  if (request.skim) throw new RequestError('InfMem chooses what to read itself, and may stop early: turn Skim off, or read with MemAgent.');
+}
+
+/** An InfMem read's plan: its chunks and replies are the method's (5,000 and 1,024 tokens), whatever the form asks. */
+function infmemSettings(asked: ReadSettings, engine: Pick<Engine, 'contextWindow'>): RunSettings {
+  return { ...asked, requestedChunkTokens: CHUNK_TOKENS, chunkTokens: CHUNK_TOKENS, memoryTokens: REPLY_TOKENS, contextTokens: engine.contextWindow };
 }
 
 /** A skimming run's plan as stored on it: the skim's settings, what the request asked of it and the book's chunks. */

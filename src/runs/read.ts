@@ -18,6 +18,7 @@ import type { JobContext } from '../jobs/host';
 import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
+import { infmemJob } from './read-infmem';
 import { loadSet, SetChunkSource, setChunks, SetText } from './book-set';
 import type { SourceFinder } from './sources';
 
@@ -188,6 +189,8 @@ export class RunReader {
     this.starting.delete(runId);
     const loaded = await store.getRun(runId);
     if (!loaded || loaded.status !== 'running' || signal.aborted) return releaseImports();
+    const trace = () => this.deps.sources?.trace(runId, [RUN_ANSWER]) ?? Promise.resolve();
+    if (loaded.method) return infmemJob(this.deps, { run: loaded, job, bookText: (r) => this.bookText(r), release: releaseImports, trace });
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
     let source: BookSource | undefined;
