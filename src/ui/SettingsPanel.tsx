@@ -3,47 +3,9 @@ import { useTranslation } from 'react-i18next';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
 import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
 import { ErrorAlert } from './engines/fields';
-import { fieldProblem, type NumericSetting, type ReadFormSettings } from './settings';
-
-interface Props {
-  settings: ReadFormSettings;
-  onChange(change: Partial<ReadFormSettings>): void;
-}
-
-/** One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed. */
-function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; step: number }) {
-  const id = useId();
-  const errorId = `${id}-error`;
-  const value = props.settings[props.name];
-  const problem = fieldProblem(props.settings, props.name);
-  return (
-    <div className="field">
-      <label htmlFor={id}>{props.label}</label>
-      <input
-        id={id}
-        type="number"
-        min={props.min}
-        max={props.max}
-        step={props.step}
-        value={Number.isNaN(value) ? '' : value}
-        aria-invalid={problem ? true : undefined}
-        aria-describedby={problem ? errorId : undefined}
-        onChange={(e) => props.onChange({ [props.name]: e.target.valueAsNumber })}
-      />
-      <ErrorAlert message={problem} id={errorId} />
-    </div>
-  );
-}
-
-function CheckField({ label, checked, onChange }: { label: string; checked: boolean; onChange(checked: boolean): void }) {
-  const id = useId();
-  return (
-    <div className="field check">
-      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
-      <label htmlFor={id}>{label}</label>
-    </div>
-  );
-}
+import { fieldProblem } from './settings';
+import { MethodField } from './MethodField';
+import { CheckField, NumberField, type Props } from './SettingFields';
 
 function TemplateField(props: { label: string; rows: number; value: string; placeholder?: string; onChange(v: string): void }) {
   const id = useId();
@@ -78,12 +40,18 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
     onChange({ promptSet: 'custom', templates: { ...(shown ?? DEFAULT_TEMPLATES), [which]: value } });
   return (
     <section aria-label={t('settings.region')} className="settings">
-      <div className="row">
-        <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} min={100} max={100000} step={100} />
-        <NumberField {...field} name="memoryTokens" label={t('settings.memory')} min={64} max={8192} step={64} />
-      </div>
-      <CheckField label={t('settings.skim')} checked={settings.skim} onChange={(skim) => onChange({ skim })} />
-      {settings.skim && (
+      <MethodField {...field} engineId={engineId} />
+      {/* InfMem fixes its chunk and memory sizes, and chooses what to read itself. */}
+      {settings.method !== 'infmem' && (
+        <>
+          <div className="row">
+            <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} min={100} max={100000} step={100} />
+            <NumberField {...field} name="memoryTokens" label={t('settings.memory')} min={64} max={8192} step={64} />
+          </div>
+          <CheckField label={t('settings.skim')} checked={settings.skim} onChange={(skim) => onChange({ skim })} />
+        </>
+      )}
+      {settings.skim && settings.method !== 'infmem' && (
         <>
           <div className="row">
             <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} step={1} />

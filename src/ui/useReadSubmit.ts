@@ -6,7 +6,8 @@ import { agent, call } from './client';
 import type { DocumentRecord } from './data';
 import type { ReadRequest } from './ReadForm';
 import { engineUi } from './engines';
-import { settingsProblem } from './settings';
+import { methodOf, settingsProblem } from './settings';
+import { INFMEM_ENGINE } from './MethodField';
 import { offerReadNotice } from './useReadNotices';
 
 export interface ReadSubmitOptions {
@@ -36,6 +37,7 @@ export function useReadSubmit({ books, setError, setBusy, openRun, refreshRuns, 
     if (empty > 0) return setError(t('read.emptyQuestion', { n: empty + 1 }));
     const problem = settingsProblem(request) ?? engineUi(request.engineId).configProblem?.(request.engineConfig);
     if (problem) return setError(problem);
+    if (request.method === 'infmem' && request.engineId !== INFMEM_ENGINE) return setError(t('infmem.needsExtractive'));
     // Still inside the Read button's event: the one moment a page may ask to notify.
     offerReadNotice(request.estimateMs);
     setBusy(true);
@@ -49,9 +51,12 @@ export function useReadSubmit({ books, setError, setBusy, openRun, refreshRuns, 
         ...readSettings(request),
         prompts: request.promptSet ?? 'auto',
         templates: request.promptSet === 'custom' ? request.templates : undefined,
-        skim: request.skim
-          ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
-          : undefined,
+        method: methodOf(request),
+        // InfMem chooses what to read itself: a skim is MemAgent's alone.
+        skim:
+          request.skim && request.method !== 'infmem'
+            ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
+            : undefined,
       });
       openRun(ids[0]!);
       await refreshRuns();
