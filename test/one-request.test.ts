@@ -7,13 +7,13 @@ import { DEFAULT_TEMPLATES, INITIAL_MEMORY, updatePrompt } from '../src/core/pro
 import type { Tokenizer } from '../src/core/tokenizer';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { QWEN25_DEFAULT_SYSTEM, templateDefaultSystem, webllmSystemMessage } from '../src/engines/webllm/system-message';
-import { fetchTokenizerConfig, TOKENIZER_CONFIG_CACHE } from '../src/engines/webllm/tokenizer-config';
+import { QWEN25_DEFAULT_SYSTEM, templateDefaultSystem, webllmSystemMessage } from '../src/engines/webllm/models/system-message';
+import { fetchTokenizerConfig, TOKENIZER_CONFIG_CACHE } from '../src/engines/webllm/models/tokenizer-config';
 import { chatOverhead, createWebLLMEngine } from '../src/engines/webllm/engine';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
-import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
+import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
 import { type WebLLMDeps } from '../src/engines/webllm/resolve';
-import { qwenModels } from '../src/engines/webllm/models';
+import { qwenModels } from '../src/engines/webllm/models/models';
 import { WllamaEngine } from '../src/engines/wllama/engine';
 import { WllamaHost } from '../src/engines/wllama/host';
 import { type CompletionChunk, type CompletionParams, type LoadParams, type WllamaRuntime } from '../src/engines/wllama/runtime';

@@ -4,14 +4,14 @@ import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { GpuCapability } from '../src/engines/webllm/webgpu';
+import type { GpuCapability } from '../src/engines/webllm/check/webgpu';
 import { chatOverhead, createWebLLMEngine, MIN_WINDOW, WebLLMEngine } from '../src/engines/webllm/engine';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
 import { SHIPPED_WEBLLM } from '../src/engines/webllm/versions';
 import { DeviceLostError } from '../src/engines/errors';
-import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
+import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
 import { type WebLLMDeps } from '../src/engines/webllm/resolve';
-import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models';
+import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models/models';
 import { until } from './helpers';
 
 let tok: Tokenizer;

@@ -3,24 +3,24 @@ import { untilAborted } from '../../core/abort';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
 import { Turns } from '../../core/turns';
-import { speedOfStream, type StreamTiming } from './calibration';
-import { Downloads } from './downloads';
-import { downloadModel } from './model-download';
-import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './mlc';
+import { speedOfStream, type StreamTiming } from './check/calibration';
+import { Downloads } from './models/downloads';
+import { downloadModel } from './models/model-download';
+import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './driver/mlc';
 import { stepRequest, webllmRequest } from '../request';
 import { explainError } from './explain-error';
-import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
+import { appConfigFor, type ModelEntry, reportModelProgress } from './models/models';
 import { seededRandom } from '../../core/random';
-import { type SpeculationPlan, SpeculativeDecoder } from './speculate';
-import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver';
-import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './self-check';
+import { type SpeculationPlan, SpeculativeDecoder } from './driver/speculate';
+import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver/driver';
+import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './check/self-check';
 import type { Sampling } from '../../core/speculative';
-import { batchBlocker, type BatchPipeline } from './driver-batch';
-import { batchOnPipeline, type SessionBatch } from './session-batch';
-import type { SessionRequest } from './session-request';
+import { batchBlocker, type BatchPipeline } from './driver/driver-batch';
+import { batchOnPipeline, type SessionBatch } from './driver/session-batch';
+import type { SessionRequest } from './driver/session-request';
 import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion, writtenTokens } from './versions';
 
-export type { SessionRequest } from './session-request';
+export type { SessionRequest } from './driver/session-request';
 
 /** The self-check's request: how it is sent, and the read's sampling it compares WebLLM's with. */
 export interface SpeculationCheck {

@@ -5,17 +5,17 @@
  * batch, the requests in turns as single requests. WebLLM's errors come out
  * explained as a single request's would.
  */
-import { DeviceLostError } from '../errors';
-import { stepRequest, webllmRequest } from '../request';
+import { DeviceLostError } from '../../errors';
+import { stepRequest, webllmRequest } from '../../request';
 import { type BatchOutcome, writeBatch } from './batch-writer';
 import { batchBlocker, type BatchPipeline, endBatch, webllmBatchModel } from './driver-batch';
 import { canVerifyPipeline } from './driver';
-import { type ErrorContext, explainError } from './explain-error';
+import { type ErrorContext, explainError } from '../explain-error';
 import type { SessionRequest } from './session-request';
 import type { Mlc } from './mlc';
-import type { ModelEntry } from './models';
-import type { WebLLMVersion } from './versions';
-import type { GenerateResult } from '../../core/generation';
+import type { ModelEntry } from '../models/models';
+import type { WebLLMVersion } from '../versions';
+import type { GenerateResult } from '../../../core/generation';
 
 /** What a batch wrote; `batched` false where the requests took turns, `lost` where the device was lost. */
 export interface SessionBatch extends BatchOutcome {

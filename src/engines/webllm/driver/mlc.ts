@@ -2,7 +2,7 @@
  * The part of WebLLM's MLCEngine the GPU session drives, as an interface:
  * unit tests and benchmarks put a stub or a probe in its place.
  */
-import type { WebLLMAppConfig } from './versions';
+import type { WebLLMAppConfig } from '../versions';
 
 /** The slice of WebLLM's MLCEngine used here; unit tests put a stub in its place. */
 export interface Mlc {

@@ -11,11 +11,11 @@
  * still in it. All of the model is reached through BatchModel (batch-model.ts;
  * driver-batch.ts on WebLLM), so this runs on a fake in tests.
  */
-import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
-import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
-import { cleanUpAfter } from '../../core/failures';
-import { seededRandom } from '../../core/random';
-import { verifyPass } from '../../core/speculative';
+import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../../core/generation';
+import { DEFAULT_LOOKUP, lookupDraft } from '../../../core/prompt-lookup';
+import { cleanUpAfter } from '../../../core/failures';
+import { seededRandom } from '../../../core/random';
+import { verifyPass } from '../../../core/speculative';
 import type { BatchKernels, BatchModel, PreparedSequence, SequenceWriter } from './batch-model';
 import { draftLengthFor, type SpeculationPlan } from './speculate';
 
