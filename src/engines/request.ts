@@ -89,9 +89,13 @@ export function webllmRequest(step: StepRequest): Record<string, unknown> {
  * own (general.sampling.*): each is set here.
  */
 export function llamaCppParams(step: StepRequest): Record<string, unknown> & { messages: ChatMessage[]; max_tokens: number } {
+  return { messages: step.messages, ...llamaCppSampling(step) };
+}
+
+/** llama.cpp's sampling for a request: what a step asks, every other sampler set neutral. */
+export function llamaCppSampling(step: Omit<StepRequest, 'messages'>): Record<string, unknown> & { max_tokens: number } {
   return {
-    messages: step.messages,
-    ...sampling(step),
+    ...sampling({ ...step, messages: [] }),
     max_tokens: step.maxTokens,
     top_k: NEUTRAL_SAMPLING.topKOffLlamaCpp,
     min_p: NEUTRAL_SAMPLING.minP,

@@ -46,6 +46,15 @@ export async function openRawCompletions(config: OpenAIConfig, options: RawCompl
   if (config.model && models.length && !models.some((m) => m.id === config.model)) {
     throw new ServerError(`The server has no model "${config.model}"; it serves ${models.map((m) => m.id).join(', ')}. Name one of them with --model.`, 404);
   }
+  return rawCompletions({ config, baseUrl, model }, { ...options, fetch: fetchImpl });
+}
+
+/** A completer for a server already connected to: its address and the model the requests name. */
+export function rawCompletions(
+  { config, baseUrl, model }: { config: OpenAIConfig; baseUrl: string; model: string },
+  options: RawCompletionsOptions = {},
+): RawCompletionsServer {
+  const fetchImpl = options.fetch ?? ((input: string | URL | Request, init?: RequestInit) => fetch(input, init));
   const policy = { ...DEFAULT_RETRY, ...options.retry };
   const stats: RawCompletionsServer['stats'] = { requests: 0, retries: 0, endpoint: 'completions' };
   const post = async (url: string, body: string, signal?: AbortSignal) => {
