@@ -2,6 +2,7 @@ import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult
 import type { SpeedMeasurement } from '../../core/estimate';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { BatchRequest } from '../../core/batch';
+import type { RawCompleter } from '../../core/infmem/thinking';
 import type { BatchLimit, Engine, EngineConfig } from '../engine';
 import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './driver/batch-limit';
 import type { BatchSplit } from './driver/batch-writer';
@@ -114,6 +115,19 @@ export class WebLLMEngine implements Engine {
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
   }
+
+  /** Raw completions: a prompt the caller rendered (InfMem's chat text) continued as it is, on the same loaded model. */
+  readonly completer: RawCompleter = {
+    complete: async (request) => {
+      if (request.signal?.aborted) throw abortError();
+      const prompt = this.tokenizer.count(request.prompt);
+      // The prompt carries its own chat template: no overhead to add.
+      if (prompt + request.maxTokens > this.limit) throw this.overLimit(prompt + request.maxTokens);
+      const window = Math.max(this.planned, this.windowFor(prompt + request.maxTokens));
+      const { text, usage } = await this.gpu.complete(this.model, window, request);
+      return { text, promptTokens: usage.promptTokens || prompt, completionTokens: usage.completionTokens || this.tokenizer.count(text) };
+    },
+  };
 
   /**
    * Several questions' requests of one step written together, one sequence

@@ -7,7 +7,8 @@ import { speedOfStream, type StreamTiming } from './check/calibration';
 import { Downloads } from './models/downloads';
 import { downloadModel } from './models/model-download';
 import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './driver/mlc';
-import { stepRequest, webllmRequest } from '../request';
+import { stepRequest, webllmRequest, webllmSampling } from '../request';
+import type { CompletionRequest } from '../../core/infmem/thinking';
 import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models/models';
 import { seededRandom } from '../../core/random';
@@ -196,6 +197,16 @@ export class GpuSession {
     return this.holding({ model, window, signal: request.options.signal }, (mlc) => this.send(mlc, model, request));
   }
 
+  /** A raw completion on the model: the prompt continued as it is (a method that renders its own chat text, InfMem). */
+  async complete(model: ModelEntry, window: number, request: CompletionRequest): Promise<GenerateResult> {
+    const body = {
+      prompt: request.prompt,
+      ...webllmSampling({ maxTokens: request.maxTokens, temperature: request.temperature, topP: request.topP }),
+    };
+    const options = request.signal ? { signal: request.signal } : {};
+    return this.holding({ model, window, ...options }, async (mlc) => (await this.stream(mlc, model, body, options, 'text')).result);
+  }
+
   /**
    * Several requests written together, one sequence each in one batch (see
    * session-batch.ts), under the lock: each settled on its own, with its token
@@ -302,6 +313,7 @@ export class GpuSession {
     model: ModelEntry,
     request: Record<string, unknown>,
     options: Pick<GenerateOptions, 'signal' | 'onToken'>,
+    endpoint: 'chat' | 'text' = 'chat',
   ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
     const { signal } = options;
     const loadedWindow = this.loaded?.window;
@@ -310,7 +322,9 @@ export class GpuSession {
     try {
       if (signal?.aborted) throw abortError();
       const timing: StreamTiming = { sentAt: performance.now(), endedAt: 0, pieces: 0 };
-      const result = await readStream(await mlc.chat.completions.create(request), timing, options.onToken);
+      const api = endpoint === 'chat' ? mlc.chat.completions : mlc.completions;
+      if (!api) throw new Error('This WebLLM build has no raw completions (engine.completions).');
+      const result = await readStream(await api.create(request), timing, options.onToken);
       timing.endedAt = performance.now();
       if (signal?.aborted) result.finishReason = 'abort';
       this.lastTokens = replyTokens(loadedPipeline(mlc, model.id));
@@ -337,7 +351,7 @@ async function readStream(
   let usage: StreamChunk['usage'];
   for await (const chunk of chunks) {
     const choice = chunk.choices[0];
-    const delta = choice?.delta?.content;
+    const delta = choice?.delta?.content ?? choice?.text;
     if (delta) {
       timing.firstTokenAt ??= performance.now();
       timing.pieces++;
