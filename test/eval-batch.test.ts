@@ -134,11 +134,12 @@ describe('how many samples an evaluation reads together', () => {
     expect(step).toBeGreaterThan(5000 + 2 * 1024);
     expect(step).toBeLessThan(8000);
     const sizes = QWEN_BUILDS.map((b) => ({ id: b.id, window: limitAt(shapeOf(b), QWEN_CONTEXT_LIMIT).size, step: limitAt(shapeOf(b), step).size }));
-    const heldOne = sizes.filter((s) => s.window === 1);
-    expect(heldOne.map((s) => s.id)).toContain(QWEN_7B_F16.id);
-    expect(heldOne.length).toBeGreaterThanOrEqual(4);
-    for (const s of heldOne) expect(s.step, s.id).toBeGreaterThan(1);
-    for (const s of sizes) expect(s.step, s.id).toBeGreaterThanOrEqual(s.window);
+    // At Qwen's 32K window every q4 build held one sample; at one step, three to eight.
+    for (const s of sizes) {
+      expect(s.window, s.id).toBe(1);
+      expect(s.step, s.id).toBeGreaterThanOrEqual(3);
+      expect(s.step, s.id).toBeLessThanOrEqual(8);
+    }
     // A dataset evaluation's step is sized the same way.
     const item = methodStepTokens(methodSettings({ method: 'recurrent', templates: STAND_IN_TEMPLATES }), count);
     expect(limitAt(shapeOf(QWEN_7B_F16), item).size).toBeGreaterThan(1);
