@@ -1,5 +1,9 @@
 import 'fake-indexeddb/auto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { checkDatasetFiles, planDatasetEval, runDatasetEval } from '../src/cli/eval-data';
 import type { BatchRequest } from '../src/core/batch';
 import type { ChatMessage, GenerateOptions, GenerateResult } from '../src/core/generation';
 import type { BatchLimit, Engine } from '../src/engines/engine';
@@ -191,5 +195,32 @@ describe('how many samples an evaluation reads together', () => {
       ['vt', null, 'The model wrote no reply to this step.'],
       ['vt', null, 'The model wrote no reply to this step.'],
     ]);
+  });
+});
+
+describe('memagent eval --data on an engine that batches', () => {
+  it('reads as many items together as one batch of the step holds, says so, and fails an item alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memagent-eval-batch-'));
+    try {
+      const file = join(dir, 'eval_50.json');
+      writeFileSync(file, JSON.stringify([...LIST_ITEMS, ...LINE_ITEMS]));
+      const plan = planDatasetEval({ data: [file], settings: { chunkTokens: 120 }, concurrency: 1 });
+      await checkDatasetFiles(plan);
+      // The third item's question: its requests fail, the other three read on in the same batches.
+      const engine = new BatchingEngine(tok, shapeOf(QWEN_7B_F16), 'Oda Brand');
+      const said: string[] = [];
+      let out = '';
+      const code = await runDatasetEval(plan, engine, { say: (l) => said.push(l), out: (t) => (out += t), write: () => undefined, describeEngine: 'stand-in' });
+      expect(code).toBe(0);
+      expect(said[0]).toMatch(/^At most 8 samples are read together: 8 questions of [\d,]+ tokens at most in one batch/);
+      expect(out).toContain('; 8 at a time.');
+      // --concurrency 1 gives way to the batch: all four items in each step's batch.
+      expect(engine.batches[0]).toBe(4);
+      expect(said.filter((l) => l.includes('failed, left out of the averages: The model wrote no reply to this step.'))).toHaveLength(1);
+      expect(said.filter((l) => l.includes(' sub_em '))).toHaveLength(3);
+      expect(out).toContain('4 items read, 3 scored');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
