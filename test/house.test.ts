@@ -189,7 +189,6 @@ const FUNCTION_LINES = 60;
 
 /** Functions longer than that from before the rule, at the length they had then: each may shrink, none may grow. */
 const LONG_BEFORE: Readonly<Record<string, number>> = {
-  'src/cli/read.ts readCommand': 192,
   'src/runs/read.ts read': 160,
   'src/engines/webllm/models/model-fetch.ts fetchFile': 165,
   'src/library/stream-import.ts streamTextFile': 126,
