@@ -203,8 +203,8 @@ export class GpuSession {
       prompt: request.prompt,
       ...webllmSampling({ maxTokens: request.maxTokens, temperature: request.temperature, topP: request.topP }),
     };
-    const options = request.signal ? { signal: request.signal } : {};
-    return this.holding({ model, window, ...options }, async (mlc) => (await this.stream(mlc, model, body, options, 'text')).result);
+    const signal = request.signal ? { signal: request.signal } : {};
+    return this.holding({ model, window, ...signal }, async (mlc) => (await this.stream(mlc, model, body, { ...signal, endpoint: 'text' })).result);
   }
 
   /**
@@ -312,8 +312,7 @@ export class GpuSession {
     mlc: Mlc,
     model: ModelEntry,
     request: Record<string, unknown>,
-    options: Pick<GenerateOptions, 'signal' | 'onToken'>,
-    endpoint: 'chat' | 'text' = 'chat',
+    options: Pick<GenerateOptions, 'signal' | 'onToken'> & { endpoint?: 'chat' | 'text' },
   ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
     const { signal } = options;
     const loadedWindow = this.loaded?.window;
@@ -322,7 +321,7 @@ export class GpuSession {
     try {
       if (signal?.aborted) throw abortError();
       const timing: StreamTiming = { sentAt: performance.now(), endedAt: 0, pieces: 0 };
-      const api = endpoint === 'chat' ? mlc.chat.completions : mlc.completions;
+      const api = options.endpoint === 'text' ? mlc.completions : mlc.chat.completions;
       if (!api) throw new Error('This WebLLM build has no raw completions (engine.completions).');
       const result = await readStream(await api.create(request), timing, options.onToken);
       timing.endedAt = performance.now();
