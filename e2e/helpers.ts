@@ -285,6 +285,14 @@ export async function heldAt(page: Page, index: number): Promise<void> {
   await page.waitForFunction((i) => (window as unknown as { __held?: { index: number }[] }).__held?.some((h) => h.index === i) ?? false, index);
 }
 
+/** How many runs have their step held at chunk `index` (after `holdSteps` in this page). */
+export function heldRuns(page: Page, index: number): Promise<number> {
+  return page.evaluate(
+    (i) => new Set((window as unknown as { __held?: { runId: string; index: number }[] }).__held?.filter((h) => h.index === i).map((h) => h.runId)).size,
+    index,
+  );
+}
+
 /** Lets every held step go on, and holds no more. */
 export async function releaseSteps(page: Page): Promise<void> {
   await page.evaluate((channel) => new BroadcastChannel(channel).postMessage({ type: 'release' }), HOLD_CHANNEL);
