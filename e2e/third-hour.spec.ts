@@ -126,7 +126,7 @@ test('a third hour in the command line: Ctrl-C stops a read with exit code 130, 
   const dir = mkdtempSync(join(tmpdir(), 'memagent-third-hour-'));
   try {
     const out = join(dir, 'frankenstein.memagent.jsonl');
-    // Frankenstein in 150-token chunks: over 1,000 steps, far from the end when the first one is out.
+    // Frankenstein in 100-token chunks: over 1,000 steps, far from the end when the first one is out.
     const read = ['read', 'data/haystack/frankenstein.txt', '--engine', 'extractive', '--chunk', '100', '--memory', '256', '--progress', 'lines', '--out', out];
     const first = startCli([...read, '-q', 'Who is Elizabeth?'], { via: 'bin' });
     await first.waitForStderr(/^chunk 1\/[\d,]+ /m);
