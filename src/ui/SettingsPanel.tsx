@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
+import { READ_LIMITS } from '../core/plan';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
 import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
 import { ErrorAlert } from './engines/fields';
@@ -10,8 +11,12 @@ interface Props {
   onChange(change: Partial<ReadFormSettings>): void;
 }
 
-/** One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed. */
-function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; step: number }) {
+/**
+ * One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed.
+ * Its range is the one Read checks, and its step 1 for whole numbers, else any: the browser silently refuses to submit a value off
+ * the step, and Read takes every value in range (a chunk of 150 tokens, a memory of 1,000, top p 0.92).
+ */
+function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; whole: boolean }) {
   const id = useId();
   const errorId = `${id}-error`;
   const value = props.settings[props.name];
@@ -24,7 +29,7 @@ function NumberField(props: Props & { name: NumericSetting; label: string; min: 
         type="number"
         min={props.min}
         max={props.max}
-        step={props.step}
+        step={props.whole ? 1 : 'any'}
         value={Number.isNaN(value) ? '' : value}
         aria-invalid={problem ? true : undefined}
         aria-describedby={problem ? errorId : undefined}
@@ -79,14 +84,14 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
   return (
     <section aria-label={t('settings.region')} className="settings">
       <div className="row">
-        <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} min={100} max={100000} step={100} />
-        <NumberField {...field} name="memoryTokens" label={t('settings.memory')} min={64} max={8192} step={64} />
+        <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} {...READ_LIMITS.chunkTokens} />
+        <NumberField {...field} name="memoryTokens" label={t('settings.memory')} {...READ_LIMITS.memoryTokens} />
       </div>
       <CheckField label={t('settings.skim')} checked={settings.skim} onChange={(skim) => onChange({ skim })} />
       {settings.skim && (
         <>
           <div className="row">
-            <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} step={1} />
+            <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} whole={false} />
             <CheckField label={t('settings.follow')} checked={settings.skimFollow} onChange={(skimFollow) => onChange({ skimFollow })} />
             {settings.skimFollow && (
               <CheckField label={t('settings.lookBack')} checked={settings.skimLookBack} onChange={(skimLookBack) => onChange({ skimLookBack })} />
@@ -98,8 +103,8 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
       <details className="more">
         <summary>{t('settings.more')}</summary>
         <div className="row">
-          <NumberField {...field} name="temperature" label={t('settings.temperature')} min={0} max={2} step={0.05} />
-          <NumberField {...field} name="topP" label={t('settings.topP')} min={0.05} max={1} step={0.05} />
+          <NumberField {...field} name="temperature" label={t('settings.temperature')} {...READ_LIMITS.temperature} />
+          <NumberField {...field} name="topP" label={t('settings.topP')} {...READ_LIMITS.topP} />
           <div className="field">
             <label htmlFor={seedId}>{t('settings.seed')}</label>
             <input
