@@ -2,7 +2,8 @@
  * Several requests written together, one sequence each in one paged KV
  * cache: their prompts prefilled in shared passes (at most a prefill chunk
  * of tokens a pass), then each pass writes one token for every request still
- * writing, or, where a request drafts (prompt lookup, as speculate.ts does),
+ * writing, or, where a request drafts (prompt lookup, as speculate.ts does;
+ * how far each drafts is chosen for the whole batch, batch-speculate.ts),
  * its last token and draft verified with everyone else's in one pass, its
  * rejected tail popped from its own sequence. Each request samples with its
  * own settings and stops on its own (a stop token or string, its cap, the
@@ -284,18 +285,14 @@ class BatchRun {
       const members = [...this.live];
       const drafts = this.planPass(members);
       const parts = members.map((m, i) => ({ seq: m.seq, tokens: [m.writer.written().at(-1)!, ...drafts[i]!] }));
+      const drafted = drafts.reduce((n, d) => n + d.length, 0);
       const started = performance.now();
-      const speculating = drafts.some((d) => d.length > 0);
-      const rows = speculating ? await this.kernels.verify(parts) : (await this.kernels.decode(parts)).map((r) => [r]);
+      const rows = drafted ? await this.kernels.verify(parts) : (await this.kernels.decode(parts)).map((r) => [r]);
       this.passes.write++;
       const passes = members.map((m, i) => this.stepOne(m, () => this.writePass(m, drafts[i]!, rows[i]!)));
       const took = seconds(started);
-      members.forEach((m, i) => this.learn(m, drafts[i]!, passes[i], { took, speculating }));
-      if (speculating)
-        this.costs.observePass(
-          drafts.reduce((n, d) => n + d.length, 0),
-          took,
-        );
+      members.forEach((m, i) => this.learn(m, drafts[i]!, passes[i], { took, speculating: drafted > 0 }));
+      if (drafted) this.costs.observePass(drafted, took);
       else this.costs.observeDecode(took);
       this.settle(members);
     }
