@@ -45,12 +45,12 @@ interface Pass {
 }
 
 /** A fake of the batched kernels over caches of token ids, on the stand-in clock; the passes it ran. */
-function countingModel(prompts: number[][], maxTokens: number): { model: BatchModel; passes: Pass[] } {
+function countingModel(prompts: number[][], caps: readonly number[]): { model: BatchModel; passes: Pass[] } {
   const passes: Pass[] = [];
   const model: BatchModel = {
     chunk: 256,
     window: 4096,
-    prepare: async (i) => ({ prompt: prompts[i]!, writer: writer(maxTokens) }),
+    prepare: async (i) => ({ prompt: prompts[i]!, writer: writer(caps[i]!) }),
     open: (capacities) => {
       const caches = capacities.map(() => [] as number[]);
       const run = (kind: string, parts: readonly SequenceTokens[]) => {
@@ -78,10 +78,10 @@ const PROMPTS = [
 ];
 const TOKENS = 100;
 
-/** Both prompts' requests written in one batch, each with its plan (none: plain decoding); the clock's milliseconds it took. */
-async function write(plans: (SpeculationPlan | undefined)[]) {
-  const { model, passes: log } = countingModel(PROMPTS, TOKENS);
-  const items: BatchItem[] = plans.map((plan) => ({ options: { maxTokens: TOKENS, temperature: 0 }, ...(plan && { plan }) }));
+/** Both prompts' requests written in one batch, each with its plan (none: plain decoding) and cap; the clock's milliseconds it took. */
+async function write(plans: (SpeculationPlan | undefined)[], caps = [TOKENS, TOKENS]) {
+  const { model, passes: log } = countingModel(PROMPTS, caps);
+  const items: BatchItem[] = plans.map((plan, i) => ({ options: { maxTokens: caps[i]!, temperature: 0 }, ...(plan && { plan }) }));
   const start = clock.ms;
   const out = await writeBatch(model, items);
   return { ...out, log, ms: clock.ms - start, end: clock.ms };
@@ -147,6 +147,26 @@ describe('speculation inside a batch, on a stand-in clock', () => {
     // It still compared its drafts with the tokens it wrote, as a plain step does alone.
     expect(rider.estimate().shadowPasses).toBeGreaterThan(0);
     expect(rider.next()).toBe(0);
+  });
+
+  it('drafts nothing for a member that copies while one whose drafts are wrong has as far to go: the batch ends when that one does', async () => {
+    const plain = await write([undefined, undefined]);
+    const out = await write([adaptivePlan(new DraftLength()), adaptivePlan(new DraftLength(), wrongDraft)]);
+    expect(out.tokens).toEqual(plain.tokens);
+    expect(out.drafted).toBeLessThan(10);
+    expect(out.ms).toBeLessThanOrEqual(plain.ms * 1.05);
+  });
+
+  it('drafts for a member that copies and has further to go than one whose drafts are wrong, faster than plain', async () => {
+    const caps = [TOKENS, 30];
+    const plain = await write([undefined, undefined], caps);
+    const out = await write([adaptivePlan(new DraftLength()), adaptivePlan(new DraftLength(), wrongDraft)], caps);
+    expect(out.tokens).toEqual(plain.tokens);
+    // The copying one writes its 100 tokens in the passes the other's 30 take.
+    const copied = value(out.results[0])!.usage.writing!;
+    expect(copied.accepted).toBeGreaterThan(TOKENS / 2);
+    expect(copied.passes).toBeLessThanOrEqual(30);
+    expect(out.ms).toBeLessThan(plain.ms * 0.8);
   });
 
   it('times a pass from its forward to the last member’s tokens sampled, on decode and verify passes alike', async () => {

@@ -373,11 +373,10 @@ class BatchRun {
   }
 }
 
-/** A member's offer for the next pass: what its plan drafts in the room it has (its cap, the window), and its tuner's kept rates. */
+/** A member's offer for the next pass: what its plan drafts, the tokens its cap and the window leave it, and its tuner's kept rates. */
 function offerOf(m: Member, window: number): DraftOffer {
   const written = m.writer.written();
-  // The pass writes one more than it keeps.
-  return offerFor(m.item.plan, m.prompt, written, Math.min(m.item.options.maxTokens - written.length - 1, window - m.cached - 1));
+  return offerFor(m.item.plan, m.prompt, written, Math.min(m.item.options.maxTokens - written.length, window - m.cached));
 }
 
 /** A finished member's result, as the session reports a single request's. */
