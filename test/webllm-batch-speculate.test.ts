@@ -169,6 +169,16 @@ describe('speculation inside a batch, on a stand-in clock', () => {
     expect(out.ms).toBeLessThan(plain.ms * 0.8);
   });
 
+  it('starts from the pass costs its members’ tuners measured', async () => {
+    const firstPass = async (options: ConstructorParameters<typeof DraftLength>[0]) => {
+      const out = await write([adaptivePlan(new DraftLength(options)), adaptivePlan(new DraftLength(options))]);
+      return out.log.find((p) => p.kind !== 'prefill')!.kind;
+    };
+    // 60 % kept: at the H200's costs a plain pass writes faster; where a verify pass costs 50 ms and a drafted token 0.1 ms, a draft does.
+    expect(await firstPass({ priorKept: 0.6 })).toBe('decode');
+    expect(await firstPass({ priorKept: 0.6, priorCost: { base: 0.05, perToken: 0.0001 } })).toBe('verify');
+  });
+
   it('times a pass from its forward to the last member’s tokens sampled, on decode and verify passes alike', async () => {
     const cases: [string, (SpeculationPlan | undefined)[]][] = [
       ['decode', [undefined, undefined]],
