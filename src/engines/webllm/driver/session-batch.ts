@@ -74,12 +74,14 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
 
 /** Requests one after another, each as the session sends it, each settled on its own: where a batch cannot be written. */
 async function inTurns(requests: readonly SessionRequest[], send: BatchOnPipeline['send']): Promise<BatchOutcome> {
-  const outcome: BatchOutcome = { results: [], tokens: [], passes: { prefill: 0, write: 0 } };
+  const outcome: BatchOutcome = { results: [], tokens: [], passes: { prefill: 0, write: 0 }, drafted: 0, kept: 0 };
   for (const request of requests) {
     try {
       const { result, tokens } = await send(request);
       outcome.results.push({ status: 'fulfilled', value: result });
       outcome.tokens.push(tokens);
+      outcome.drafted += result.usage.writing?.drafted ?? 0;
+      outcome.kept += result.usage.writing?.accepted ?? 0;
     } catch (reason) {
       outcome.results.push({ status: 'rejected', reason });
       outcome.tokens.push([]);
