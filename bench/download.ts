@@ -5,7 +5,7 @@
  * resuming with Range against starting the shard over (the baseline: the same
  * CDN without byte ranges).
  */
-import { downloadModel } from '../src/engines/webllm/model-download';
+import { downloadModel } from '../src/engines/webllm/models/model-download';
 import type { CdnPreset } from '../test/support/cdn-host';
 import { FakeCaches } from '../test/support/fake-caches';
 import { startModelHost } from '../test/support/model-host';

@@ -8,10 +8,10 @@ import { chunkAll } from '../src/core/chunker';
 import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES, templateOverhead, updatePrompt } from '../src/core/prompts';
 import type { EngineConfig } from '../src/engines/engine';
-import { checkWebGPU } from '../src/engines/webllm/webgpu';
+import { checkWebGPU } from '../src/engines/webllm/check/webgpu';
 import { createWebLLMEngine } from '../src/engines/webllm/engine';
 import { session } from '../src/engines/webllm/gpu-session';
-import { onModelProgress } from '../src/engines/webllm/models';
+import { onModelProgress } from '../src/engines/webllm/models/models';
 
 const NEEDLE = 'The vault code for the Marlowe archive is 4829137.';
 const QUESTION = 'What is the vault code for the Marlowe archive?';

@@ -30,6 +30,14 @@ export async function addBook(page: Locator, path: string, name: string, timeout
   await page.getByText(`${name} — `).waitFor(timeout);
 }
 
+/** Ticks exactly `names` in the checkbox group `group`. */
+export async function tickOnly(page: Locator, group: string, names: readonly string[]): Promise<void> {
+  const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');
+  const n = await boxes.count();
+  for (let i = 0; i < n; i++) await boxes.nth(i).setChecked(false);
+  for (const name of names) await page.getByRole('group', { name: group }).getByRole('checkbox', { name, exact: true }).setChecked(true);
+}
+
 /** Asks the question about the open book and presses Read. */
 export async function read(page: Locator, question: string): Promise<void> {
   await page.getByLabel('Question').fill(question);

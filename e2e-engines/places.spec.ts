@@ -1,20 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from './fixtures';
-import { addBook, features, fileFor, openPlace, progress, read, stored } from './app';
-import { expectCount, expectText, type Locator } from './screen';
+import { addBook, features, fileFor, openPlace, progress, read, stored, tickOnly } from './app';
+import { expectCount, expectText } from './screen';
 import { CORPUS } from '../e2e/helpers';
 import { LIST_ITEMS } from '../test/fixtures/hotpotqa';
 
 const fixturesPort = Number(process.env.E2E_FIXTURES_PORT ?? Number(process.env.E2E_PORT ?? 4173) + 25);
 const MODEL_URL = `http://127.0.0.1:${fixturesPort}/llama-2-tiny-random.gguf`;
-
-/** Ticks exactly `names` in the checkbox group `group`. */
-async function tickOnly(page: Locator, group: string, names: readonly string[]): Promise<void> {
-  const boxes = page.getByRole('group', { name: group }).getByRole('checkbox');
-  const n = await boxes.count();
-  for (let i = 0; i < n; i++) await boxes.nth(i).setChecked(false);
-  for (const name of names) await page.getByRole('group', { name: group }).getByRole('checkbox', { name, exact: true }).setChecked(true);
-}
 
 /**
  * Evaluate with a generated task and with a dataset file, one sweep per press;

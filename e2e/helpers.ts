@@ -254,30 +254,41 @@ export async function connectServer(page: Page, baseUrl: string): Promise<void> 
 }
 
 /**
+ * The hold on local engines' steps, as plain functions run in the page, so that any driver can evaluate them (Playwright
+ * here, the other engines' drivers in e2e-engines). See holdSteps.
+ */
+export const stepHold = {
+  /** Holds every run's step from chunk `index` on; resolves once the page's worker has the gate in place. */
+  hold: ({ channel, index }: { channel: string; index: number }): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const w = window as unknown as { __held?: { runId: string; index: number }[]; __holdChannel?: BroadcastChannel };
+      w.__held ??= [];
+      const c = (w.__holdChannel ??= new BroadcastChannel(channel));
+      // The worker may not listen yet: ask again until it says the gate is in place.
+      const ask = setInterval(() => c.postMessage({ type: 'hold', index }), 50);
+      c.onmessage = (e: MessageEvent<{ type: string; runId: string; index: number }>) => {
+        if (e.data.type === 'held') w.__held!.push({ runId: e.data.runId, index: e.data.index });
+        if (e.data.type === 'holding' && e.data.index === index) {
+          clearInterval(ask);
+          resolve();
+        }
+      };
+      c.postMessage({ type: 'hold', index });
+    }),
+  /** How many runs have had their step held at chunk `index`. */
+  runs: (index: number): number =>
+    new Set((window as unknown as { __held?: { runId: string; index: number }[] }).__held?.filter((h) => h.index === index).map((h) => h.runId)).size,
+  /** Lets every held step go on, and holds no more. */
+  release: (channel: string): void => new BroadcastChannel(channel).postMessage({ type: 'release' }),
+};
+
+/**
  * Holds every run's step from chunk `index` on, in every tab (see HoldMessage): a run with a local engine
  * waits there, its step in hand, until `releaseSteps` or a later hold. Resolves once this page's worker has
  * the gate in place; the page keeps a list of the steps held (`heldSteps`).
  */
 export async function holdSteps(page: Page, index: number): Promise<void> {
-  await page.evaluate(
-    ({ channel, index }) =>
-      new Promise<void>((resolve) => {
-        const w = window as unknown as { __held?: { runId: string; index: number }[]; __holdChannel?: BroadcastChannel };
-        w.__held ??= [];
-        const c = (w.__holdChannel ??= new BroadcastChannel(channel));
-        // The worker may not listen yet: ask again until it says the gate is in place.
-        const ask = setInterval(() => c.postMessage({ type: 'hold', index }), 50);
-        c.onmessage = (e: MessageEvent<{ type: string; runId: string; index: number }>) => {
-          if (e.data.type === 'held') w.__held!.push({ runId: e.data.runId, index: e.data.index });
-          if (e.data.type === 'holding' && e.data.index === index) {
-            clearInterval(ask);
-            resolve();
-          }
-        };
-        c.postMessage({ type: 'hold', index });
-      }),
-    { channel: HOLD_CHANNEL, index },
-  );
+  await page.evaluate(stepHold.hold, { channel: HOLD_CHANNEL, index });
 }
 
 /** Waits until a run holds at chunk `index` (after `holdSteps` in this page). */
@@ -285,9 +296,14 @@ export async function heldAt(page: Page, index: number): Promise<void> {
   await page.waitForFunction((i) => (window as unknown as { __held?: { index: number }[] }).__held?.some((h) => h.index === i) ?? false, index);
 }
 
+/** How many runs have their step held at chunk `index` (after `holdSteps` in this page). */
+export function heldRuns(page: Page, index: number): Promise<number> {
+  return page.evaluate(stepHold.runs, index);
+}
+
 /** Lets every held step go on, and holds no more. */
 export async function releaseSteps(page: Page): Promise<void> {
-  await page.evaluate((channel) => new BroadcastChannel(channel).postMessage({ type: 'release' }), HOLD_CHANNEL);
+  await page.evaluate(stepHold.release, HOLD_CHANNEL);
 }
 
 /**

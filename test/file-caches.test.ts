@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CACHE_NAMES, downloadModel, modelCacheState } from '../src/engines/webllm/model-download';
+import { CACHE_NAMES, downloadModel, modelCacheState } from '../src/engines/webllm/models/model-download';
 import { FileCaches } from '../src/engines/webllm/node/file-caches';
-import { appConfigFor, customEntry } from '../src/engines/webllm/models';
+import { appConfigFor, customEntry } from '../src/engines/webllm/models/models';
 import { WEBLLM_0_2_79 } from '../src/engines/webllm/versions';
 
 let dir: string;

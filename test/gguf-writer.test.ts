@@ -6,7 +6,7 @@ import { gguf as readGguf } from '@huggingface/gguf';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GgmlType, type GgufTensor, gguf, ggufHeader, tensorBytes, writeGguf } from '../bench/gpu/peer/gguf-writer';
 import { f16Bits, qwen2ShapeOf, qwen2Tensors, WEIGHT_SCALE, writeMadeUpQwen2 } from '../bench/gpu/peer/qwen2-gguf';
-import { libraryMetadata } from '../src/engines/webllm/library-metadata';
+import { libraryMetadata } from '../src/engines/webllm/models/library-metadata';
 
 const dir = mkdtempSync(join(tmpdir(), 'gguf-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

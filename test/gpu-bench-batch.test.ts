@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerateResult } from '../src/core/generation';
 import type { GpuSession, SessionRequest } from '../src/engines/webllm/gpu-session';
-import type { ModelEntry } from '../src/engines/webllm/models';
+import type { ModelEntry } from '../src/engines/webllm/models/models';
 import { describeBatch, measureBatch, questionMessages } from '../bench/gpu/batch';
 import { BenchUsageError, parseBenchArgs } from '../bench/gpu/options';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bytesPerDecodeStep, decodeLimit, deviceBandwidth } from '../bench/gpu/bandwidth';
 import { BenchUsageError, parseBenchArgs, SHAPES, shapeOf } from '../bench/gpu/options';
-import { libraryMetadata } from '../src/engines/webllm/library-metadata';
+import { libraryMetadata } from '../src/engines/webllm/models/library-metadata';
 import { LIBRARY_PATH } from './support/synthetic-model';
 
 const DEFAULTS = { library: 'lib.wasm', tokenizer: 'tokenizer.json', text: 'book.txt', cacheDir: '/cache', out: 'out.json' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NaNLogitsError, RuntimeProbe } from '../bench/gpu/probe';
-import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
+import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
 import { WEBLLM_0_2_79, WEBLLM_0_2_86 } from '../src/engines/webllm/versions';
 
 /** A stand-in for WebLLM's chat pipeline: one prefill, then decode steps that take the times given (ms, on a fake clock). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DraftLength, MAX_DRAFT } from '../src/core/draft-length';
 import type { GenerateResult } from '../src/core/generation';
 import type { GpuSession } from '../src/engines/webllm/gpu-session';
-import type { ModelEntry } from '../src/engines/webllm/models';
+import type { ModelEntry } from '../src/engines/webllm/models/models';
 import { describeSpeculation, describeSuite, measureSpeculation, planFor, type SpeculationRecord, type WritingFigure } from '../bench/gpu/speculate';
 
 const PLAIN = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14];

@@ -189,11 +189,10 @@ const FUNCTION_LINES = 60;
 
 /** Functions longer than that from before the rule, at the length they had then: each may shrink, none may grow. */
 const LONG_BEFORE: Readonly<Record<string, number>> = {
-  'src/cli/read.ts readCommand': 192,
   'src/runs/read.ts read': 160,
-  'src/engines/webllm/model-fetch.ts fetchFile': 165,
+  'src/engines/webllm/models/model-fetch.ts fetchFile': 165,
   'src/library/stream-import.ts streamTextFile': 126,
-  'src/engines/webllm/model-download.ts downloadModel': 108,
+  'src/engines/webllm/models/model-download.ts downloadModel': 108,
   'src/library/library.ts ingestOwned': 96,
   'src/ingest/epub.ts readEpub': 85,
   'src/cli/eval.ts evalCommand': 84,

@@ -4,7 +4,7 @@
  * the stand-in files, with the same scripted replies.
  */
 import { describe, expect, it } from 'vitest';
-import { chatText } from '../src/core/infmem/chat-text';
+import { chatText, chatTurnsOf } from '../src/core/infmem/chat-text';
 import { type InfmemEvent, infmemLoop, modelSteps } from '../src/core/infmem/loop';
 import { cutDocument } from '../src/core/infmem/retrieval';
 import type { CompletionRequest, RawCompleter } from '../src/core/infmem/thinking';
@@ -118,5 +118,19 @@ describe('the chat text', () => {
     expect(chatText('hi', 'TOOLS', { family: 'qwen2.5', thinking: false, defaultSystem: 'SYS' })).toBe(
       '<|im_start|>system\nTOOLS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
     );
+  });
+
+  it('reads a rendered request back into its messages and the assistant turn begun, for a server with only a chat endpoint', () => {
+    const thinkingOff = chatText('multi\nline', 'TOOLS', { family: 'qwen3', thinking: false });
+    expect(chatTurnsOf(thinkingOff)).toEqual({
+      messages: [
+        { role: 'system', content: 'TOOLS' },
+        { role: 'user', content: 'multi\nline' },
+      ],
+      prefix: '<think>\n\n</think>\n\n',
+    });
+    const secondStage = chatText('q', null, { family: 'qwen3', thinking: true }) + '<think>\nA thought.\n</think>';
+    expect(chatTurnsOf(secondStage)).toEqual({ messages: [{ role: 'user', content: 'q' }], prefix: '<think>\nA thought.\n</think>' });
+    expect(() => chatTurnsOf('<|im_start|>user\nq<|im_end|>\n')).toThrow(/open assistant turn/);
   });
 });

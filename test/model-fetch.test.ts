@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { fetchFile, type FetchOptions, ModelDownloadError, parseContentRange } from '../src/engines/webllm/model-fetch';
-import { PARTS_CACHE, PartStore } from '../src/engines/webllm/model-parts';
+import { fetchFile, type FetchOptions, ModelDownloadError, parseContentRange } from '../src/engines/webllm/models/model-fetch';
+import { PARTS_CACHE, PartStore } from '../src/engines/webllm/models/model-parts';
 import { droppingBody, FakeCaches } from './support/fake-caches';
 
 const URL_A = 'https://hub.example/org/M/resolve/main/params_shard_0.bin';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CACHE_NAMES, downloadModel, type DownloadOptions } from '../src/engines/webllm/model-download';
-import { PARTS_CACHE } from '../src/engines/webllm/model-parts';
+import { CACHE_NAMES, downloadModel, type DownloadOptions } from '../src/engines/webllm/models/model-download';
+import { PARTS_CACHE } from '../src/engines/webllm/models/model-parts';
 import { CDN_PRESETS, cdnFiles } from './support/cdn-host';
 import { BROKEN_LIBRARY, chatConfig, shardBytes, tokenizerJson, weightsIndex } from './support/model-files';
 import { type ModelHost, SHARD_BYTES, SHARDS, startModelHost } from './support/model-host';

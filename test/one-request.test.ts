@@ -7,16 +7,16 @@ import { DEFAULT_TEMPLATES, INITIAL_MEMORY, updatePrompt } from '../src/core/pro
 import type { Tokenizer } from '../src/core/tokenizer';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { QWEN25_DEFAULT_SYSTEM, templateDefaultSystem, webllmSystemMessage } from '../src/engines/webllm/system-message';
-import { fetchTokenizerConfig, TOKENIZER_CONFIG_CACHE } from '../src/engines/webllm/tokenizer-config';
+import { QWEN25_DEFAULT_SYSTEM, templateDefaultSystem, webllmSystemMessage } from '../src/engines/webllm/models/system-message';
+import { fetchTokenizerConfig, TOKENIZER_CONFIG_CACHE } from '../src/engines/webllm/models/tokenizer-config';
 import { chatOverhead, createWebLLMEngine } from '../src/engines/webllm/engine';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
-import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
+import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
 import { type WebLLMDeps } from '../src/engines/webllm/resolve';
-import { qwenModels } from '../src/engines/webllm/models';
+import { qwenModels } from '../src/engines/webllm/models/models';
 import { WllamaEngine } from '../src/engines/wllama/engine';
 import { WllamaHost } from '../src/engines/wllama/host';
-import { type CompletionChunk, type CompletionParams, type LoadParams, type WllamaRuntime } from '../src/engines/wllama/runtime';
+import { type CompletionChunk, type CompletionParams, type RawParams, type RawReply, type LoadParams, type WllamaRuntime } from '../src/engines/wllama/runtime';
 import { FakeCaches } from './support/fake-caches';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { runCli } from './support/cli';
@@ -126,6 +126,11 @@ class CapturingRuntime implements WllamaRuntime {
       timings: { cache_n: 0, prompt_n: 30, prompt_ms: 1, prompt_per_second: 1, predicted_n: 1, predicted_per_second: 1 },
     });
   }
+  async createCompletion(options: RawParams & { stream: false }): Promise<RawReply> {
+    this.raw.push(options);
+    return { choices: [{ text: 'noted', finish_reason: 'stop' }] };
+  }
+  raw: RawParams[] = [];
 }
 
 const memagentCli = (args: string[]) => runCli(args);

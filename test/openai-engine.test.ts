@@ -54,6 +54,31 @@ describe('OpenAI-compatible engine', () => {
     await expect(createOpenAIEngine({ baseUrl: server.url, model: 'qwen-72b' }, tok)).rejects.toThrow(/does not serve "qwen-72b".*memagent-test/);
   });
 
+  it('continues a prompt as given at the same server and model, retried like a chat request', async () => {
+    const raw = await startOpenAIServer({ completions: (body) => `continued ${String(body.prompt).length}` });
+    try {
+      const engine = await createOpenAIEngine({ baseUrl: raw.url }, tok, { retry: FAST });
+      raw.fail({ kind: 503 });
+      const result = await engine.completer.complete({
+        prompt: '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+        maxTokens: 7,
+        temperature: 0.7,
+        topP: 0.95,
+      });
+      expect(result.text).toBe('continued 52');
+      expect(raw.completionBodies.at(-1)).toEqual({
+        model: 'memagent-test',
+        prompt: '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+        max_tokens: 7,
+        temperature: 0.7,
+        top_p: 0.95,
+      });
+      expect(raw.completionBodies).toHaveLength(2);
+    } finally {
+      await raw.stop();
+    }
+  });
+
   it('a mistake in what the person entered is theirs to fix, not a server error with a made-up status', async () => {
     for (const config of [{ baseUrl: 'not an address' }, { baseUrl: 'ftp://127.0.0.1/v1' }, { baseUrl: server.url, model: 'qwen-72b' }]) {
       const error = await createOpenAIEngine(config, tok).catch((e: unknown) => e);

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { drawFrom, samplingDistribution, type Sampling } from '../src/core/speculative';
-import { compareGreedy, compareSampling, type Sampler, SELF_CHECK_DRAFT, SELF_CHECK_TOKENS, selfCheck, topMargin } from '../src/engines/webllm/self-check';
-import type { SpeculationPlan } from '../src/engines/webllm/speculate';
+import {
+  compareGreedy,
+  compareSampling,
+  type Sampler,
+  SELF_CHECK_DRAFT,
+  SELF_CHECK_TOKENS,
+  selfCheck,
+  topMargin,
+} from '../src/engines/webllm/check/self-check';
+import type { SpeculationPlan } from '../src/engines/webllm/driver/speculate';
 
 const READ: Sampling = { temperature: 0.7, topP: 0.95 };
 /** A row of logits with a clear order: token i's logit falls with i. */

@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelKey, type SpeedMeasurement } from '../src/core/estimate';
-import { engineConfigFor, customEntry } from '../src/engines/webllm/models';
+import { engineConfigFor, customEntry } from '../src/engines/webllm/models/models';
 import { cpuDevice } from '../src/engines/wllama/models';
 import { measureWllama } from '../src/engines/wllama/speed';
 import { modelShelf } from '../src/jobs/model-shelf';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { f16SafeScales, scaleFor } from '../src/engines/webllm/f16-safe';
-import { libraryMetadata } from '../src/engines/webllm/library-metadata';
-import { chatConfig, madeUpModel, SHARD_LIMIT, shardBytes, weightsIndex } from '../src/engines/webllm/made-up-model';
+import { f16SafeScales, scaleFor } from '../src/engines/webllm/models/f16-safe';
+import { libraryMetadata } from '../src/engines/webllm/models/library-metadata';
+import { chatConfig, madeUpModel, SHARD_LIMIT, shardBytes, weightsIndex } from '../src/engines/webllm/models/made-up-model';
 import { LIBRARY_PATH, TOKENIZER_PATH } from './support/synthetic-model';
 
 const library = new Uint8Array(readFileSync(LIBRARY_PATH));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AdapterLike, checkWebGPU, FALLBACK_WARNING, type GpuLike } from '../src/engines/webllm/webgpu';
+import { type AdapterLike, checkWebGPU, FALLBACK_WARNING, type GpuLike } from '../src/engines/webllm/check/webgpu';
 import { bufferLimits } from '../src/engines/webllm/engine';
 
 const features = (...names: string[]) => new Set(names);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type BatchPipeline, prepareSequence } from '../src/engines/webllm/driver-batch';
-import type { Mlc } from '../src/engines/webllm/mlc';
+import { type BatchPipeline, prepareSequence } from '../src/engines/webllm/driver/driver-batch';
+import type { Mlc } from '../src/engines/webllm/driver/mlc';
 import { WEBLLM_0_2_79, WEBLLM_0_2_86 } from '../src/engines/webllm/versions';
 
 const STOP_TOKEN = 9;

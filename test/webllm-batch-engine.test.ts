@@ -4,7 +4,7 @@ import type { Tokenizer } from '../src/core/tokenizer';
 import { ContextWindowExceededError } from '../src/engines/errors';
 import { WebLLMEngine } from '../src/engines/webllm/engine';
 import type { GpuSession, SessionRequest } from '../src/engines/webllm/gpu-session';
-import type { ModelEntry } from '../src/engines/webllm/models';
+import type { ModelEntry } from '../src/engines/webllm/models/models';
 
 const tokenizer = { count: (text: string) => text.split(' ').length } as Tokenizer;
 const MODEL = { id: 'qwen', label: 'Qwen', custom: false } as ModelEntry;

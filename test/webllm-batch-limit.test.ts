@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchLimitFor, kvShape, MAX_BATCH } from '../src/engines/webllm/batch-limit';
+import { batchLimitFor, kvShape, MAX_BATCH } from '../src/engines/webllm/driver/batch-limit';
 
 const MiB = 1024 ** 2;
 /** Qwen2.5-7B's shape as the q4f32_1 library keeps it: 28 layers, 4 KV heads of 128. */

@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { GenerateOptions, GenerateResult } from '../src/core/generation';
 import { samplingDistribution } from '../src/core/speculative';
-import { type BatchItem, writeBatch } from '../src/engines/webllm/batch-writer';
-import type { BatchKernels, BatchModel, SequenceTokens, SequenceWriter } from '../src/engines/webllm/batch-model';
-import { adaptivePlan, fixedPlan } from '../src/engines/webllm/speculate';
+import { type BatchItem, writeBatch } from '../src/engines/webllm/driver/batch-writer';
+import type { BatchKernels, BatchModel, SequenceTokens, SequenceWriter } from '../src/engines/webllm/driver/batch-model';
+import { adaptivePlan, fixedPlan } from '../src/engines/webllm/driver/speculate';
 import { DraftLength } from '../src/core/draft-length';
 
 const VOCAB = 12;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GpuCapability } from '../src/engines/webllm/webgpu';
+import type { GpuCapability } from '../src/engines/webllm/check/webgpu';
 import { i18n } from '../src/ui/i18n';
 import { cannotRunHere } from '../src/ui/engines/webllm/cannot-run';
 

@@ -9,8 +9,8 @@ import {
   modelCacheState,
   ModelDownloadError,
   WEIGHTS_INDEX,
-} from '../src/engines/webllm/model-download';
-import { PARTS_CACHE, PartStore } from '../src/engines/webllm/model-parts';
+} from '../src/engines/webllm/models/model-download';
+import { PARTS_CACHE, PartStore } from '../src/engines/webllm/models/model-parts';
 import { droppingBody, FakeCaches } from './support/fake-caches';
 
 const MODEL = { modelUrl: 'https://hf.example/org/Model-MLC/resolve/main/', libUrl: 'https://libs.example/Qwen2-7B.wasm' };

@@ -4,14 +4,14 @@ import { memoryLoop } from '../src/core/loop';
 import { DEFAULT_TEMPLATES } from '../src/core/prompts';
 import type { Tokenizer } from '../src/core/tokenizer';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
-import type { GpuCapability } from '../src/engines/webllm/webgpu';
+import type { GpuCapability } from '../src/engines/webllm/check/webgpu';
 import { chatOverhead, createWebLLMEngine, MIN_WINDOW, WebLLMEngine } from '../src/engines/webllm/engine';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
 import { SHIPPED_WEBLLM } from '../src/engines/webllm/versions';
-import { DeviceLostError } from '../src/engines/errors';
-import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
+import { ContextWindowExceededError, DeviceLostError } from '../src/engines/errors';
+import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
 import { type WebLLMDeps } from '../src/engines/webllm/resolve';
-import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models';
+import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models/models';
 import { until } from './helpers';
 
 let tok: Tokenizer;
@@ -78,8 +78,16 @@ class StubMlc implements Mlc {
       },
     },
   };
+  /** Raw completions stream their pieces as `text`, as WebLLM's do. */
+  completions = {
+    create: async (request: Record<string, unknown>) => {
+      this.requests.push(request);
+      this.stop = false;
+      return this.stream('text');
+    },
+  };
 
-  private async *stream(): AsyncGenerator<StreamChunk> {
+  private async *stream(shape: 'chat' | 'text' = 'chat'): AsyncGenerator<StreamChunk> {
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
     try {
@@ -91,7 +99,7 @@ class StubMlc implements Mlc {
         }
         if (this.streamError) throw this.streamError;
         this.written++;
-        yield { choices: [{ delta: { content: w }, finish_reason: null }] };
+        yield { choices: [shape === 'chat' ? { delta: { content: w }, finish_reason: null } : { text: w, finish_reason: null }] };
         this.markStarted();
       }
       yield { choices: [{ delta: {}, finish_reason: this.finish }] };
@@ -276,6 +284,31 @@ describe('the WebLLM engine: generation', () => {
       finishReason: 'stop',
       usage: { promptTokens: 120, completionTokens: 3, prefillTokensPerSecond: 900, decodeTokensPerSecond: 30, timeToFirstTokenSeconds: 0.4 },
     });
+  });
+
+  it('continues a raw prompt as given, without a chat template, on the same loaded model and lock', async () => {
+    const { engine, mlc } = setup();
+    const prompt = '<|im_start|>user\nWho met Bob?<|im_end|>\n<|im_start|>assistant\n';
+    const [result] = await Promise.all([
+      engine.completer.complete({ prompt, maxTokens: 64, temperature: 0.7, topP: 0.95 }),
+      engine.generate(user('a'), { maxTokens: 8 }),
+    ]);
+    expect(mlc.requests[0]).toEqual({
+      prompt,
+      max_tokens: 64,
+      temperature: 0.7,
+      top_p: 0.95,
+      repetition_penalty: 1,
+      presence_penalty: 0,
+      frequency_penalty: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(result).toEqual({ text: 'Alice met Bob.', promptTokens: 120, completionTokens: 3 });
+    expect(mlc.maxActive).toBe(1);
+    await expect(engine.completer.complete({ prompt: 'word '.repeat(40_000), maxTokens: 8, temperature: 0, topP: 1 })).rejects.toThrow(
+      ContextWindowExceededError,
+    );
   });
 
   it('passes on finish_reason "length" (a memory cut at the cap)', async () => {

@@ -10,7 +10,7 @@ import {
   engineConfigFor,
   entryFromConfig,
   qwenModels,
-} from '../src/engines/webllm/models';
+} from '../src/engines/webllm/models/models';
 
 const models = qwenModels(prebuiltAppConfig.model_list);
 

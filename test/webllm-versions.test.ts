@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import type { ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContextWindowExceededError, ContextWindowShortError, fromWire, wireError } from '../src/engines/errors';
-import { CACHE_NAMES, downloadModel } from '../src/engines/webllm/model-download';
+import { CACHE_NAMES, downloadModel } from '../src/engines/webllm/models/model-download';
 import { explainError } from '../src/engines/webllm/explain-error';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
-import type { Mlc, StreamChunk } from '../src/engines/webllm/mlc';
-import { appConfigFor, customEntry } from '../src/engines/webllm/models';
+import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
+import { appConfigFor, customEntry } from '../src/engines/webllm/models/models';
 import { loadedContextWindow, SHIPPED_WEBLLM, WEBLLM_0_2_79, WEBLLM_0_2_86, type WebLLMVersion } from '../src/engines/webllm/versions';
 import { FakeCaches } from './support/fake-caches';
 

@@ -10,6 +10,8 @@ import {
   type CompletionParams,
   cachedAsset,
   type LoadParams,
+  type RawParams,
+  type RawReply,
   RUNTIME_CACHE,
   type WllamaDeps,
   type WllamaRuntime,
@@ -51,6 +53,7 @@ class StubRuntime implements WllamaRuntime {
   static created: StubRuntime[] = [];
   params: (LoadParams & { url?: string; files?: number }) | null = null;
   requests: CompletionParams[] = [];
+  raw: RawParams[] = [];
   exited = false;
   busy = false;
   overlapped = false;
@@ -80,6 +83,14 @@ class StubRuntime implements WllamaRuntime {
   }
   async exit() {
     this.exited = true;
+  }
+  async createCompletion(options: RawParams & { stream: false }): Promise<RawReply> {
+    this.raw.push(options);
+    const prompt = words.count(options.prompt);
+    if (prompt >= this.params!.n_ctx)
+      throw new Error(`request (${prompt} tokens) exceeds the available context size (${this.params!.n_ctx} tokens), try increasing it`);
+    const reply = (this.o.reply ?? ['memory', 'words', 'here']).slice(0, options.max_tokens);
+    return { choices: [{ text: reply.join(' '), finish_reason: 'stop' }], usage: { prompt_tokens: prompt, completion_tokens: reply.length } };
   }
   async createChatCompletion(options: CompletionParams & { stream: true; onData(chunk: CompletionChunk): void }) {
     if (this.exited) throw new Error('Module is not initialized');
@@ -229,6 +240,32 @@ describe('WllamaEngine', () => {
     expect(qwen.count(reply.join(' '))).toBeGreaterThan(64);
     expect(qwen.count(result.text.trim())).toBeLessThanOrEqual(64);
     expect(result.finishReason).toBe('length');
+  });
+
+  it('continues a raw prompt as given, with the sampling asked for and every other sampler neutral', async () => {
+    const engine = await WllamaEngine.create(URL_CONFIG, deps({ reply: ['a', 'b', 'c'] }), new WllamaHost());
+    const prompt = '<|im_start|>user\nwhere is it<|im_end|>\n<|im_start|>assistant\n';
+    const result = await engine.completer.complete({ prompt, maxTokens: 2, temperature: 0.7, topP: 0.95 });
+    expect(result).toEqual({ text: 'a b', promptTokens: 5, completionTokens: 2 });
+    const sent = StubRuntime.created.at(-1)!.raw.at(-1)!;
+    expect(sent).toMatchObject({
+      prompt,
+      max_tokens: 2,
+      temperature: 0.7,
+      top_p: 0.95,
+      top_k: 0,
+      min_p: 0,
+      repeat_penalty: 1,
+      cache_prompt: true,
+      stream: false,
+    });
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(
+      isAbortError(await engine.completer.complete({ prompt, maxTokens: 2, temperature: 0, topP: 1, signal: aborted.signal }).catch((e: unknown) => e)),
+    ).toBe(true);
+    const long = 'word '.repeat(40_000);
+    await expect(engine.completer.complete({ prompt: long, maxTokens: 2, temperature: 0, topP: 1 })).rejects.toThrow(/nothing was cut/);
   });
 
   it('stops at once on abort, with the abort error, and the model answers the next request', async () => {

@@ -10,7 +10,7 @@ import { Evaluator } from '../src/runs/evaluator';
 import { batchSize } from '../src/runs/batch-size';
 import { EngineCache } from '../src/jobs/engines';
 import type { ModelService } from '../src/engines/webllm/manager';
-import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models';
+import type { CustomModelSpec, ModelProgress } from '../src/engines/webllm/models/models';
 import { Store } from '../src/storage/db';
 import { modelShelf } from '../src/jobs/model-shelf';
 import {

@@ -5,7 +5,7 @@
  * name (which the adapter does report) is looked up among the makers'
  * published figures below, or the figure is given with --bandwidth-gbps.
  */
-import type { LibraryMetadata } from '../../src/engines/webllm/library-metadata';
+import type { LibraryMetadata } from '../../src/engines/webllm/models/library-metadata';
 
 /** Published peak memory bandwidth, GB/s (10^9 bytes), by a pattern of the device's name. */
 const KNOWN: readonly [RegExp, string, number][] = [

@@ -7,7 +7,7 @@
  * prompt, so a plain step written at temperature 0 is its reply one by one.
  */
 import type { ChatMessage, GenerateResult } from '../../src/core/generation';
-import type { SpeculationPlan } from '../../src/engines/webllm/speculate';
+import type { SpeculationPlan } from '../../src/engines/webllm/driver/speculate';
 import { modeName, planFor, type PlainReply, type SpeculateMode, type SpeculationBench } from './speculate';
 
 /** One way of writing the N replies, as measured. */

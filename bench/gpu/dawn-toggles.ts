@@ -8,7 +8,7 @@
  */
 import { createRequire } from 'node:module';
 import { type AdapterReport, dawnAddonPath, describeAdapter } from '../../src/engines/webllm/node/dawn';
-import type { GpuLike } from '../../src/engines/webllm/webgpu';
+import type { GpuLike } from '../../src/engines/webllm/check/webgpu';
 import { BenchUsageError } from './options';
 
 export interface DawnTogglesReport {

@@ -7,7 +7,7 @@
  * timed on the GPU where the adapter can (kernel-clock.ts), and a sampler
  * that meets NaN logits is reported as such.
  */
-import type { Mlc, MlcFactory, StreamChunk } from '../../src/engines/webllm/mlc';
+import type { Mlc, MlcFactory, StreamChunk } from '../../src/engines/webllm/driver/mlc';
 import { WEBLLM_0_2_86, type WebLLMVersion } from '../../src/engines/webllm/versions';
 import type { GpuKernelTimes, KernelClock } from './kernel-clock';
 

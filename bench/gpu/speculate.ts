@@ -15,10 +15,10 @@
  */
 import type { ChatMessage, GenerateResult } from '../../src/core/generation';
 import type { GpuSession } from '../../src/engines/webllm/gpu-session';
-import type { ModelEntry } from '../../src/engines/webllm/models';
+import type { ModelEntry } from '../../src/engines/webllm/models/models';
 import type { DraftEstimate } from '../../src/core/draft-length';
-import { adaptivePlan, fixedPlan, type SpeculationPlan } from '../../src/engines/webllm/speculate';
-import { truncateCache, verifyForward } from '../../src/engines/webllm/driver';
+import { adaptivePlan, fixedPlan, type SpeculationPlan } from '../../src/engines/webllm/driver/speculate';
+import { truncateCache, verifyForward } from '../../src/engines/webllm/driver/driver';
 import { BenchUsageError } from './options';
 
 export type SpeculateMode = { kind: 'ngram' } | { kind: 'oracle' } | { kind: 'partial'; share: number };

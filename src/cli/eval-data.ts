@@ -5,15 +5,26 @@
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { isAbortError } from '../core/generation';
+import { isAbortError, type TextGenerator } from '../core/generation';
 import type { ReadSettings } from '../core/plan';
 import { APP_PROMPT_SET, promptRecord } from '../core/prompt-sets';
-import { templateOverhead } from '../core/prompts';
 import { CUTTER_LABELS } from '../core/token-slices';
 import type { Engine } from '../engines/engine';
 import { type DatasetItem, DatasetError, readDataset } from '../eval/dataset';
 import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, promptsUsed, summarizeFiles } from '../eval/dataset-report';
-import { defaultMethod, type ItemResult, isMethodId, METHOD_CUTTER, METHOD_IDS, type MethodSettings, methodSettings, readItem } from '../eval/method';
+import {
+  defaultMethod,
+  type ItemResult,
+  isMethodId,
+  METHOD_CUTTER,
+  METHOD_IDS,
+  type MethodSettings,
+  methodSettings,
+  methodStepTokens,
+  readItem,
+} from '../eval/method';
+import { stopsEverySample } from '../engines/sample-groups';
+import { runReaders, sampleSteps } from './eval-groups';
 import { paperF1 } from '../eval/paper-score';
 import { promptSetName, type ResolvedPrompts } from './prompts';
 import { whole } from './numbers';
@@ -78,9 +89,6 @@ export function planDatasetEval(args: DatasetEvalArgs): DatasetPlan {
   };
 }
 
-/** A generous bound on a HotpotQA question, for checking that a step fits before reading. */
-const QUESTION_TOKENS_BOUND = 128;
-
 /** One file's items, up to `samples` of them. */
 async function* fileItems(plan: DatasetPlan, f: DatasetPlan['files'][number]): AsyncGenerator<DatasetItem> {
   let n = 0;
@@ -131,14 +139,9 @@ export interface DatasetEvalIO {
   end?(): void;
 }
 
-/**
- * Reads every item with `concurrency` in flight (a batching server serves them
- * together), prints the table and writes the JSON. Returns the exit code.
- */
-export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: DatasetEvalIO): Promise<number> {
-  const { settings } = plan;
-  const overhead = templateOverhead(settings.templates.update, (s) => engine.tokenizer.count(s));
-  const step = overhead + QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens;
+/** One step of the method's tokens, refused where the engine's window cannot hold it. */
+function stepTokens(settings: MethodSettings, engine: Engine): number {
+  const step = methodStepTokens(settings, (s) => engine.tokenizer.count(s));
   if (step > engine.contextWindow) {
     throw new DatasetArgsError(
       `One step of the method needs up to ${step.toLocaleString('en')} tokens (a ${settings.chunkTokens.toLocaleString('en')}-token chunk, ` +
@@ -146,10 +149,23 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
         `the engine holds ${engine.contextWindow.toLocaleString('en')}. Serve the model with a longer context, or give a smaller --chunk.`,
     );
   }
+  return step;
+}
+
+/**
+ * Reads every item with `concurrency` in flight (a batching server serves them
+ * together), or, on an engine that batches itself, as many as one batch of
+ * the method's step holds; prints the table and writes the JSON. Returns the
+ * exit code.
+ */
+export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: DatasetEvalIO): Promise<number> {
+  const { settings } = plan;
+  const steps = await sampleSteps(engine, stepTokens(settings, engine), io.say);
+  const readers = steps?.size ?? plan.concurrency;
   io.out(
     `${io.describeEngine}; method ${settings.method}, chunks of ${settings.chunkTokens.toLocaleString('en')} tokens (${CUTTER_LABELS[METHOD_CUTTER]}), ` +
       `max ${settings.memoryTokens.toLocaleString('en')} tokens per reply, temperature ${settings.temperature}, top p ${settings.topP}; ` +
-      `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${whole(plan.concurrency)} at a time.\n\n`,
+      `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${whole(readers)} at a time.\n\n`,
   );
 
   const stop = new AbortController();
@@ -161,7 +177,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
   let done = 0;
   let failure: unknown;
   io.begin?.();
-  const reader = async () => {
+  const reader = async (generator: TextGenerator) => {
     while (!stop.signal.aborted) {
       let next: IteratorResult<{ file: string; item: DatasetItem }>;
       try {
@@ -174,7 +190,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
       if (next.done) return;
       const { file, item } = next.value;
       try {
-        const r = await readItem(item, file, settings, { generator: engine, tokenizer: engine.tokenizer, signal: stop.signal });
+        const r = await readItem(item, file, settings, { generator, tokenizer: engine.tokenizer, signal: stop.signal, fatal: stopsEverySample });
         results.push(r);
         const secs = `${(r.ms / 1000).toFixed(1)} s`;
         const at = `[${whole(++done)}/${total ? whole(total) : '?'}] [${file} #${whole(r.index + 1)}]`;
@@ -189,7 +205,7 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
       }
     }
   };
-  await Promise.all(Array.from({ length: plan.concurrency }, reader));
+  await runReaders(engine, steps, readers, reader);
   process.off('SIGINT', onSigint);
   io.end?.();
 

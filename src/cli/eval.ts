@@ -7,17 +7,20 @@
 import { closeSync, existsSync, writeSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TextGenerator } from '../core/generation';
 import type { Engine } from '../engines/engine';
 import { EXTRACTIVE_INFO } from '../engines/extractive/info';
 import { Haystack } from '../eval/haystack';
 import { formatLength, parseLengths } from '../eval/lengths';
 import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../eval/report';
-import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec, type SweepSpec } from '../eval/sweep';
+import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec, type SweepSpec, sweepStepTokens } from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, settingsFlags, UsageError, wholeNumber } from './flags';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds, withDefaultEngine } from './engine';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
+import { runReaders, sampleSteps } from './eval-groups';
+import { stopsEverySample } from '../engines/sample-groups';
 import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
 import type { ResolvedPrompts } from './prompts';
@@ -138,35 +141,30 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   const queue = [...planned];
   let failure: unknown;
   const t0 = performance.now();
+  const steps = await sampleSteps(engine, sweepStepTokens(spec, { contextWindow: engine.contextWindow, count: (s) => engine.tokenizer.count(s) }), say);
   progress.begin();
   // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
   const onStep =
-    concurrency === 1 && progress.mode === 'bar'
+    (steps?.size ?? concurrency) === 1 && progress.mode === 'bar'
       ? (s: { chunk: number; chunks: number }) =>
           progress.inner(`samples ${whole(results.length)}/${whole(planned.length)} · chunk ${whole(s.chunk)}/${whole(s.chunks)} of the next`)
       : undefined;
-  const ctx = { generator: engine, tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep };
-  // N readers take samples off one queue: N requests in flight, which a batching server serves together.
-  const reader = async () => {
+  const ctx = { tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep, fatal: stopsEverySample };
+  // N readers take samples off one queue: N requests in flight, which a batching server serves together (see runReaders).
+  const reader = async (generator: TextGenerator) => {
     while (queue.length > 0 && !stop.signal.aborted) {
       const sample = queue.shift()!;
       try {
-        const r = await runSample(spec, sample, ctx);
+        const r = await runSample(spec, sample, { ...ctx, generator });
         results.push(r);
-        const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : 'skipped (too long for the engine)';
-        const label = `${r.task} ${formatLength(r.length)} #${whole(r.index + 1)}`;
-        progress.sample(`[${whole(results.length)}/${whole(planned.length)}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, {
-          done: results.length,
-          total: planned.length,
-          label,
-        });
+        progress.sample(...sampleLine(r, results.length, planned.length));
       } catch (e) {
         if (!stop.signal.aborted) failure = e;
         stop.abort();
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, planned.length) }, reader));
+  await runReaders(engine, steps, Math.min(concurrency, planned.length), reader);
   process.off('SIGINT', onSigint);
   progress.done();
 
@@ -196,6 +194,13 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
     return 130;
   }
   return 0;
+}
+
+/** A finished sample's progress line, and what the progress bar shows of it. */
+function sampleLine(r: SampleResult, done: number, total: number): [string, { done: number; total: number; label: string }] {
+  const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : r.failed ? `failed: ${r.failed}` : 'skipped (too long for the engine)';
+  const label = `${r.task} ${formatLength(r.length)} #${whole(r.index + 1)}`;
+  return [`[${whole(done)}/${whole(total)}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, { done, total, label }];
 }
 
 /** `eval --data`: dataset files by the paper's method (eval-data.ts). */

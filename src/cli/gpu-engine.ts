@@ -19,7 +19,7 @@ import {
   type ModelEntry,
   onModelProgress,
   QWEN_CONTEXT_LIMIT,
-} from '../engines/webllm/models';
+} from '../engines/webllm/models/models';
 import { NodeWebLLM, type NodeWebLLMOptions } from '../engines/webllm/node/runtime';
 import { SHIPPED_WEBLLM, versionForLibrary, WEBLLM_VERSIONS, webllmVersion, type WebLLMVersion } from '../engines/webllm/versions';
 import { UsageError } from './flags';

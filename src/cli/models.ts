@@ -7,8 +7,8 @@
  *   memagent models download [--model ID | --model-url URL --model-lib URL] [--webllm VERSION]
  *   memagent models delete ID [--webllm VERSION]
  */
-import { deleteModelFiles, modelCacheState } from '../engines/webllm/model-download';
-import { formatBytes } from '../engines/webllm/model-fetch';
+import { deleteModelFiles, modelCacheState } from '../engines/webllm/models/model-download';
+import { formatBytes } from '../engines/webllm/models/model-fetch';
 import { FileCaches } from '../engines/webllm/node/file-caches';
 import { webllmVersion } from '../engines/webllm/versions';
 import { parseFlags, UsageError } from './flags';

@@ -120,6 +120,7 @@ async function openServer(v: ReturnType<typeof checkedFlags>['v'], fetchImpl: ty
     ...(fetchImpl && { fetch: fetchImpl }),
     retry: { ...(retries !== undefined && { maxRetries: retries }), ...(delay !== undefined && { baseDelayMs: delay }) },
     onRetry: (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`),
+    onChatFallback: say,
   });
 }
 
@@ -168,7 +169,8 @@ async function modelReader(flags: ReturnType<typeof checkedFlags>, environment: 
   return {
     about: `thinking ${thinking ? 'on' : 'off'}; ${server.model} at ${server.baseUrl}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
     steps: (signal) => modelSteps({ ...prompts, completer: server.completer, chat: { family: 'qwen3' }, thinking, temperature, topP, signal }),
-    requests: () => ` with ${server.stats.requests.toLocaleString('en')} requests`,
+    requests: () =>
+      ` with ${server.stats.requests.toLocaleString('en')} requests${server.stats.endpoint === 'chat' ? ' to the chat endpoint (not raw completions)' : ''}`,
   };
 }
 

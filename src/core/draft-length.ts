@@ -26,11 +26,9 @@
  * Pure: it is fed numbers, never reads a clock.
  */
 
-/** Seconds of one verify pass drafting k tokens: base + perToken·k. */
-export interface CostLine {
-  base: number;
-  perToken: number;
-}
+import { type CostLine, PassCosts } from './pass-costs';
+
+export { type CostLine, fitLine } from './pass-costs';
 
 /**
  * Before this device has been measured: an NVIDIA H200 ran a forward over k
@@ -101,43 +99,6 @@ export function bestDraft(kept: readonly number[], cost: { verify: CostLine; dec
     }
   }
   return best;
-}
-
-/** Weighted sums of (x, y) points, enough for a least-squares line. */
-export interface LineSums {
-  w: number;
-  x: number;
-  y: number;
-  xx: number;
-  xy: number;
-}
-
-const NO_SUMS: LineSums = { w: 0, x: 0, y: 0, xx: 0, xy: 0 };
-
-/** A point of a least-squares fit, of weight `w` (1 where not given). */
-export interface WeightedPoint {
-  x: number;
-  y: number;
-  w?: number;
-}
-
-/** `sums` with `point` added, every earlier point's weight first multiplied by `keep`. */
-export function addPoint(sums: LineSums, point: WeightedPoint, keep = 1): LineSums {
-  const { x, y, w = 1 } = point;
-  return { w: sums.w * keep + w, x: sums.x * keep + w * x, y: sums.y * keep + w * y, xx: sums.xx * keep + w * x * x, xy: sums.xy * keep + w * x * y };
-}
-
-/** The weighted least-squares line through the summed points; undefined where they do not span two x values. */
-export function fitSums(s: LineSums): CostLine | undefined {
-  const det = s.w * s.xx - s.x * s.x;
-  if (!(s.w > 0) || !(det > 1e-12 * s.w * s.xx)) return undefined;
-  const perToken = (s.w * s.xy - s.x * s.y) / det;
-  return { base: (s.y - perToken * s.x) / s.w, perToken };
-}
-
-/** The weighted least-squares line through `points`. */
-export function fitLine(points: readonly WeightedPoint[]): CostLine | undefined {
-  return fitSums(points.reduce<LineSums>((s, p) => addPoint(s, p), NO_SUMS));
 }
 
 /** One verify pass as the tuner learns from it. */
@@ -229,8 +190,7 @@ class Survival {
 export class DraftLength {
   private readonly options: DraftLengthOptions;
   private readonly survival: Survival;
-  private sums: LineSums = NO_SUMS;
-  private decode = { w: 0, y: 0 };
+  private readonly costs: PassCosts;
   private verifyPasses = 0;
   private decodeSteps = 0;
   private shadowPasses = 0;
@@ -241,6 +201,7 @@ export class DraftLength {
   constructor(options: Partial<DraftLengthOptions> = {}) {
     this.options = { ...DRAFT_LENGTH_DEFAULTS, ...options };
     this.survival = new Survival(this.options);
+    this.costs = new PassCosts(this.options);
   }
 
   /** Learns from one verify pass. */
@@ -253,17 +214,12 @@ export class DraftLength {
     for (let j = 0; j < pass.accepted; j++) this.survival.add(j, true);
     if (rejected && pass.accepted < pass.drafted) this.survival.add(pass.accepted, false);
     this.verifyPasses++;
-    if (pass.seconds !== undefined && Number.isFinite(pass.seconds) && pass.seconds >= 0) {
-      this.sums = addPoint(this.sums, { x: pass.drafted, y: pass.seconds }, this.options.costMemory);
-    }
+    if (pass.seconds !== undefined) this.costs.observePass(pass.drafted, pass.seconds);
   }
 
   /** Learns from one plain decode step's wall time. */
   observeDecode(seconds: number): void {
-    if (!Number.isFinite(seconds) || seconds < 0) return;
-    const keep = this.options.costMemory;
-    this.decode = { w: this.decode.w * keep + 1, y: this.decode.y * keep + seconds };
-    this.decodeSteps++;
+    if (this.costs.observeDecode(seconds)) this.decodeSteps++;
   }
 
   /** Whether a draft is being compared with plain decoding: then the engine need not draft again. */
@@ -301,36 +257,6 @@ export class DraftLength {
   }
 
   /**
-   * c(k) fitted to the timed passes, with the prior line scaled to their
-   * level as two light pseudo-points either side of their mean k; with no
-   * timed pass, the prior line scaled by the decode steps' level.
-   */
-  cost(): CostLine {
-    const { priorCost: p, priorPasses, priorDecode } = this.options;
-    const s = this.sums;
-    if (s.w <= 0) {
-      const scale = this.decode.w > 0 ? this.decode.y / this.decode.w / priorDecode : 1;
-      return { base: scale * p.base, perToken: scale * p.perToken };
-    }
-    const scale = this.verifyScale();
-    const mean = s.x / s.w;
-    const spread = Math.max(1, Math.sqrt(Math.max(0, s.xx / s.w - mean * mean)));
-    let withPrior = s;
-    for (const x of [mean - spread, mean + spread]) withPrior = addPoint(withPrior, { x, y: scale * (p.base + p.perToken * x), w: priorPasses / 2 });
-    const fit = fitSums(withPrior);
-    if (!fit || !Number.isFinite(fit.base) || !Number.isFinite(fit.perToken)) return { base: scale * p.base, perToken: scale * p.perToken };
-    // Noise can tilt the line downwards; then longer drafts cost nothing extra, as far as the data tells.
-    if (fit.perToken < 0) return { base: withPrior.y / withPrior.w, perToken: 0 };
-    return { base: Math.max(0, fit.base), perToken: fit.perToken };
-  }
-
-  /** Seconds of a plain step: measured, else the prior's ratio to the timed verify passes. */
-  decodeCost(): number {
-    if (this.decode.w > 0) return this.decode.y / this.decode.w;
-    return (this.sums.w > 0 ? this.verifyScale() : 1) * this.options.priorDecode;
-  }
-
-  /**
    * The K for the next pass, in [0, cap]: 0 is a plain decode step. `cap`
    * is the room the pass has (the reply's cap, the window): a K chosen for
    * more room and then cut to it can be slower than plain decoding. While a
@@ -339,10 +265,24 @@ export class DraftLength {
    * (copying, once begun, tends to go on).
    */
   next(cap: number = MAX_DRAFT): number {
+    return bestDraft(this.ratesAhead(), { verify: this.cost(), decode: this.decodeCost() }, Math.min(cap, MAX_DRAFT));
+  }
+
+  /** h(j) for the positions a pass now would draft: after those of the draft being compared that were kept (see next). */
+  ratesAhead(): number[] {
     const rates = this.keptRates();
     const from = this.shadowing ? this.shadowAt : 0;
-    const ahead = [...rates.slice(from), ...Array<number>(from).fill(rates[MAX_DRAFT - 1]!)];
-    return bestDraft(ahead, { verify: this.cost(), decode: this.decodeCost() }, Math.min(cap, MAX_DRAFT));
+    return [...rates.slice(from), ...Array<number>(from).fill(rates[MAX_DRAFT - 1]!)];
+  }
+
+  /** c(k) fitted to the timed passes (see PassCosts). */
+  cost(): CostLine {
+    return this.costs.cost();
+  }
+
+  /** Seconds of a plain step (see PassCosts). */
+  decodeCost(): number {
+    return this.costs.decodeCost();
   }
 
   estimate(): DraftEstimate {
@@ -356,10 +296,5 @@ export class DraftLength {
       decodeSteps: this.decodeSteps,
       shadowPasses: this.shadowPasses,
     };
-  }
-
-  private verifyScale(): number {
-    const { priorCost: p } = this.options;
-    return this.sums.y / (p.base * this.sums.w + p.perToken * this.sums.x);
   }
 }

@@ -1,5 +1,6 @@
 import type { BatchRequest } from '../core/batch';
 import type { GenerateResult, TextGenerator } from '../core/generation';
+import type { RawCompleter } from '../core/infmem/thinking';
 import type { Tokenizer } from '../core/tokenizer';
 
 /** One runtime that can read: a model (or a heuristic) behind the loop's generate call. */
@@ -35,6 +36,11 @@ export interface Engine extends TextGenerator {
   batchLimit?(contextTokens: number): Promise<BatchLimit>;
   /** After a DeviceLostError: free what is left so the next request loads afresh; `attempt` counts losses in a row. */
   recover?(attempt: number): Promise<void>;
+  /**
+   * Continues a prompt exactly as given (a raw completion), for a method that
+   * renders its own chat text (InfMem). Absent: the engine takes chat messages only.
+   */
+  readonly completer?: RawCompleter;
 }
 
 /**

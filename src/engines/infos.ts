@@ -1,7 +1,7 @@
 import type { EngineInfo } from './engine';
 import { EXTRACTIVE_INFO } from './extractive/info';
 import { OPENAI_INFO } from './openai/info';
-import { WEBLLM_INFO } from './webllm/models';
+import { WEBLLM_INFO } from './webllm/models/models';
 import { WLLAMA_INFO } from './wllama/models';
 
 /**

@@ -72,9 +72,13 @@ export function openAIBody(step: StepRequest, model: string): Record<string, unk
 
 /** WebLLM's request. Its sampler has no top-k or min-p; its repetition penalty defaults to the model config's. */
 export function webllmRequest(step: StepRequest): Record<string, unknown> {
+  return { messages: step.messages, ...webllmSampling(step) };
+}
+
+/** WebLLM's sampling for a request: what a step asks, penalties neutral, streamed with its usage. */
+export function webllmSampling(step: Omit<StepRequest, 'messages'>): Record<string, unknown> {
   return {
-    messages: step.messages,
-    ...sampling(step), // max_tokens always: WebLLM's default is unlimited
+    ...sampling({ ...step, messages: [] }), // max_tokens always: WebLLM's default is unlimited
     presence_penalty: NEUTRAL_SAMPLING.presencePenalty,
     frequency_penalty: NEUTRAL_SAMPLING.frequencyPenalty,
     repetition_penalty: NEUTRAL_SAMPLING.repetitionPenalty,
@@ -89,9 +93,13 @@ export function webllmRequest(step: StepRequest): Record<string, unknown> {
  * own (general.sampling.*): each is set here.
  */
 export function llamaCppParams(step: StepRequest): Record<string, unknown> & { messages: ChatMessage[]; max_tokens: number } {
+  return { messages: step.messages, ...llamaCppSampling(step) };
+}
+
+/** llama.cpp's sampling for a request: what a step asks, every other sampler set neutral. */
+export function llamaCppSampling(step: Omit<StepRequest, 'messages'>): Record<string, unknown> & { max_tokens: number } {
   return {
-    messages: step.messages,
-    ...sampling(step),
+    ...sampling({ ...step, messages: [] }),
     max_tokens: step.maxTokens,
     top_k: NEUTRAL_SAMPLING.topKOffLlamaCpp,
     min_p: NEUTRAL_SAMPLING.minP,

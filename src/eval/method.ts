@@ -2,7 +2,7 @@ import { type AnswerStyle, extractAnswer } from '../core/answer';
 import { abortError, isAbortError, type TextGenerator, withOwnTuner } from '../core/generation';
 import { memoryLoop, paperLoopMethod } from '../core/loop';
 import { DEFAULT_READ_SETTINGS, type ReadSettings } from '../core/plan';
-import type { PromptTemplates } from '../core/prompts';
+import { type PromptTemplates, templateOverhead } from '../core/prompts';
 import { type ChunkCutter, sliceTokens } from '../core/token-slices';
 import type { Tokenizer } from '../core/tokenizer';
 import type { DatasetItem } from './dataset';
@@ -87,6 +87,20 @@ export interface MethodContext {
   now?: () => number;
   /** After each memory update: for progress inside long items. */
   onStep?(step: { chunk: number; chunks: number }): void;
+  /** Whether a failure means the engine itself cannot go on (see SweepContext.fatal): it is thrown, not kept as the item's. */
+  fatal?(error: unknown): boolean;
+}
+
+/** A generous bound on a HotpotQA question, for sizing a step before the items are read. */
+export const ITEM_QUESTION_TOKENS_BOUND = 128;
+
+/**
+ * The most tokens one step of the method holds: the update template, a
+ * question, the chunk, the memory and as long a reply. The engine's window
+ * must hold it, and batches are sized at it.
+ */
+export function methodStepTokens(settings: Pick<MethodSettings, 'templates' | 'chunkTokens' | 'memoryTokens'>, count: (text: string) => number): number {
+  return templateOverhead(settings.templates.update, count) + ITEM_QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens;
 }
 
 /**
@@ -136,6 +150,7 @@ export async function readItem(item: DatasetItem, file: string, settings: Method
     }
   } catch (e) {
     if (isAbortError(e) || ctx.signal?.aborted) throw abortError();
+    if (ctx.fatal?.(e)) throw e;
     result.failed = e instanceof Error ? e.message : String(e);
   }
   if (!result.failed && result.reply === '') result.failed = 'The model returned an empty answer.';

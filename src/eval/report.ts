@@ -65,13 +65,19 @@ export function formatTables(spec: Pick<SweepSpec, 'tasks' | 'lengths'>, cells: 
     detail.push([
       c.task,
       formatLength(c.length),
-      c.skipped ? `${c.scored}/${c.planned} (${c.skipped} too long)` : `${c.scored}/${c.planned}`,
+      `${c.scored}/${c.planned}${notScored(c)}`,
       formatPercent(c.accuracy),
       formatMs(c.meanChunkMs),
       formatRate(c.tokensPerSecond),
     ]);
   }
   return `${alignTable(pivot)}\n\n${alignTable(detail)}\n`;
+}
+
+/** Why some of a cell's samples have no score: " (1 too long, 2 failed)", or nothing. */
+function notScored(c: CellSummary): string {
+  const parts = [c.skipped ? `${c.skipped} too long` : '', c.failed ? `${c.failed} failed` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
 function csvField(v: string | number | null | undefined): string {

@@ -1,8 +1,7 @@
 import { extractAnswer } from '../core/answer';
 import { chunkAll } from '../core/chunker';
-import { abortError, type TextGenerator, withOwnTuner } from '../core/generation';
+import { abortError, isAbortError, type TextGenerator, withOwnTuner } from '../core/generation';
 import { memoryLoop } from '../core/loop';
-import { type BatchSender, StepBatcher } from '../core/batch';
 import { DEFAULT_READ_SETTINGS, planRead, type ReadSettings } from '../core/plan';
 import { DEFAULT_TEMPLATES, type PromptTemplates, renderTemplate, templateOverhead } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
@@ -10,6 +9,7 @@ import type { Haystack } from './haystack';
 import { hashSeed } from './rng';
 import { type Scores, scoreAnswer } from './score';
 import { generateSample, type TaskId } from './tasks';
+import { readTogether, type Together } from './together';
 
 /** "memory": the MemAgent loop; "full": the whole document in one prompt, for engines whose window holds it. */
 export type ReadingMode = 'memory' | 'full';
@@ -92,9 +92,12 @@ export interface SampleResult {
   references: string[];
   reply: string;
   answer: string;
-  /** Null when the sample could not be read (see `skipped`). */
+  /** Null when the sample could not be read (see `skipped` and `failed`). */
   scores: Scores | null;
+  /** Why the document was not read: too long for the engine's window (full mode). */
   skipped?: string;
+  /** Why reading failed: a request of this sample failed (after the engine's retries) while the others read on. */
+  failed?: string;
   /** Requests that read the document: chunks in memory mode, 1 in full mode. */
   chunks: number;
   /** Time of those requests together. */
@@ -118,8 +121,33 @@ export interface SweepContext {
   now?: () => number;
   /** After each reading step of a sample: for progress within long samples. */
   onStep?(step: { ordinal: number; chunk: number; chunks: number }): void;
-  /** Reads up to `size` samples together, their steps written in one batch by `send` (see StepBatcher); one at a time without. */
-  together?: { send: BatchSender; size: number };
+  /** Reads up to `size` samples together, their steps written in one batch by `send` (see readTogether); one at a time without. */
+  together?: Together;
+  /**
+   * Whether a failed request means the engine itself cannot go on (a lost
+   * GPU, an unreachable server): that ends the sweep. Any other failure
+   * fails its sample alone, the reason on its row. Without it, every failure
+   * fails its sample alone.
+   */
+  fatal?(error: unknown): boolean;
+}
+
+/** Enough for any question the generators ask: steps are planned and batches sized with it before the questions are made. */
+export const QUESTION_TOKENS_BOUND = 96;
+
+/**
+ * The most tokens one request of the sweep holds: in memory mode one step
+ * (the update template, a question, the chunk, the memory and the reply, as
+ * the read plans it); in full mode the longest document with its prompt and
+ * reply, at most the window. Batches are sized at this, not the whole window.
+ */
+export function sweepStepTokens(spec: SweepSpec, room: { contextWindow: number; count(text: string): number }): number {
+  if (spec.mode === 'full') {
+    const longest = Math.max(0, ...spec.lengths);
+    const need = templateOverhead(FULL_CONTEXT_TEMPLATE, room.count) + QUESTION_TOKENS_BOUND + longest + spec.memoryTokens;
+    return Math.min(room.contextWindow, need);
+  }
+  return planRead(spec, { ...room, updateTemplate: spec.templates.update, questionTokens: QUESTION_TOKENS_BOUND }).contextTokens;
 }
 
 /** Generates one sample, reads it in the spec's mode and scores the answer. */
@@ -140,14 +168,22 @@ export async function runSample(spec: SweepSpec, planned: PlannedSample, ctx: Sw
     references: sample.references,
     generateMs: now() - t0,
   };
-  const read = spec.mode === 'full' ? await readFull(spec, planned, ctx, sample) : await readWithMemory(spec, planned, ctx, sample);
-  if ('skipped' in read) {
-    return { ...base, reply: '', answer: '', scores: null, skipped: read.skipped, chunks: 0, chunkMs: 0, answerMs: 0, promptTokens: 0, completionTokens: 0 };
+  let read: Reading;
+  try {
+    read = spec.mode === 'full' ? await readFull(spec, planned, ctx, sample) : await readWithMemory(spec, planned, ctx, sample);
+  } catch (e) {
+    if (isAbortError(e) || ctx.signal?.aborted) throw abortError();
+    if (ctx.fatal?.(e)) throw e;
+    read = { failed: e instanceof Error ? e.message : String(e) };
+  }
+  if ('skipped' in read || 'failed' in read) {
+    return { ...base, reply: '', answer: '', scores: null, ...read, chunks: 0, chunkMs: 0, answerMs: 0, promptTokens: 0, completionTokens: 0 };
   }
   return { ...base, ...read, scores: scoreAnswer(sample.metric, read.answer, sample.references) };
 }
 
-type Reading = Pick<SampleResult, 'reply' | 'answer' | 'chunks' | 'chunkMs' | 'answerMs' | 'promptTokens' | 'completionTokens'> | { skipped: string };
+type Reading =
+  Pick<SampleResult, 'reply' | 'answer' | 'chunks' | 'chunkMs' | 'answerMs' | 'promptTokens' | 'completionTokens'> | { skipped: string } | { failed: string };
 
 interface Generated {
   document: string;
@@ -219,31 +255,16 @@ async function readFull(spec: SweepSpec, planned: PlannedSample, ctx: SweepConte
 }
 
 /**
- * Reads every planned sample not in `done`, yielding each result, in order,
- * as it is scored. With `ctx.together`, the samples are read in groups, each
- * group's samples (each its own book and question) chunk by chunk together.
+ * Reads every planned sample not in `done`, yielding each result as it is
+ * scored: in order one at a time, or with `ctx.together` up to its size at
+ * once (each its own book and question), chunk by chunk together, each
+ * yielded as it ends. A sample whose request fails is yielded with why
+ * (`failed`) and the others read on; a stop, or a failure `ctx.fatal` names,
+ * ends the sweep.
  */
-export async function* runSweep(spec: SweepSpec, ctx: SweepContext, done: ReadonlySet<number> = new Set()): AsyncGenerator<SampleResult, void, void> {
+export function runSweep(spec: SweepSpec, ctx: SweepContext, done: ReadonlySet<number> = new Set()): AsyncGenerator<SampleResult, void, void> {
   const todo = planSweep(spec).filter((p) => !done.has(p.ordinal));
-  const size = Math.max(1, ctx.together?.size ?? 1);
-  for (let i = 0; i < todo.length; i += size) {
-    const group = todo.slice(i, i + size);
-    if (group.length === 1 || !ctx.together) {
-      yield await runSample(spec, group[0]!, ctx);
-      continue;
-    }
-    const batch = new StepBatcher(ctx.together.send);
-    const reads = group.map((planned) => {
-      const member = batch.join();
-      return runSample(spec, planned, { ...ctx, generator: member }).finally(() => member.leave());
-    });
-    try {
-      for (const read of reads) yield await read;
-    } finally {
-      // A sample that failed (or a stop) ends the sweep: the rest of its group is let finish before it is reported.
-      await Promise.allSettled(reads);
-    }
-  }
+  return readTogether(todo, ctx.together, (planned, generator) => runSample(spec, planned, generator ? { ...ctx, generator } : ctx));
 }
 
 /** One task × length cell of the results table. */
@@ -261,7 +282,10 @@ export interface CellSummary {
   meanChunkMs: number | null;
   /** Prompt and reply tokens the engine processed per second of generation. */
   tokensPerSecond: number | null;
+  /** Samples too long for the engine (full mode). */
   skipped: number;
+  /** Samples whose reading failed (see SampleResult.failed). */
+  failed: number;
 }
 
 function mean(values: readonly number[]): number | null {
@@ -293,7 +317,8 @@ export function summarize(spec: Pick<SweepSpec, 'tasks' | 'lengths' | 'samples'>
         f1: optional((s) => s.f1),
         meanChunkMs: chunks ? scored.reduce((n, r) => n + r.chunkMs, 0) / chunks : null,
         tokensPerSecond: ms > 0 ? (tokens * 1000) / ms : null,
-        skipped: cell.length - scored.length,
+        skipped: cell.filter((r) => r.skipped !== undefined).length,
+        failed: cell.filter((r) => r.failed !== undefined).length,
       });
     }
   }

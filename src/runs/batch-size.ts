@@ -2,7 +2,7 @@ import { readSettings, readSettingsProblem } from '../core/plan';
 import { APP_PROMPT_SET, isFileSet } from '../core/prompt-sets';
 import { BudgetError } from '../core/budget';
 import type { EngineConfig } from '../engines/engine';
-import { WEBLLM_INFO } from '../engines/webllm/models';
+import { WEBLLM_INFO } from '../engines/webllm/models/models';
 import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
 import type { BatchSize, BatchSizeRequest } from '../agent/protocol';

@@ -1,14 +1,15 @@
 import { BudgetError } from '../core/budget';
 import type { TextGenerator } from '../core/generation';
 import { planRead, readSettingsProblem } from '../core/plan';
-import { templateOverhead, templateProblem } from '../core/prompts';
+import { templateProblem } from '../core/prompts';
 import { type Engine, withoutSecrets } from '../engines/engine';
 import { promptsUsed } from '../eval/dataset-report';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
-import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodSettings, methodSettings, readItem } from '../eval/method';
-import { planSweep, runSweep, sweepSpec } from '../eval/sweep';
+import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodSettings, methodSettings, methodStepTokens, readItem } from '../eval/method';
+import { planSweep, QUESTION_TOKENS_BOUND, runSweep, sweepSpec, sweepStepTokens } from '../eval/sweep';
+import { readTogether } from '../eval/together';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import { type DatasetSampleRecord, type EvaluationHaystack, type EvaluationRecord, type EvaluationSampleRecord, type Store } from '../storage/db';
 import type { EvaluationEvent } from '../agent/events';
@@ -18,7 +19,7 @@ import { RequestError } from '../jobs/request-error';
 import { storeDatasetFiles } from './dataset-files';
 import { choosePromptSet, type PromptLibrary } from './prompt-files';
 import type { DatasetRequest, EvaluationRequest } from '../agent/protocol';
-import { batchSender } from '../engines/batch-sender';
+import { sampleGroup, stopsEverySample, togetherOf } from '../engines/sample-groups';
 
 /** The part of the Store an evaluation uses (an in-memory one serves in tests). */
 export type EvaluationStore = Pick<
@@ -49,9 +50,6 @@ export interface EvaluatorDeps {
   /** The MemAgent prompt files; without it dataset evaluations use this app's wording or edited templates. */
   prompts?: Pick<PromptLibrary, 'resolve'>;
 }
-
-/** Enough for any question the generators ask: used to check the budget before a sweep starts. */
-const QUESTION_TOKENS_BOUND = 96;
 
 /** What reading a dataset evaluation's items needs besides the evaluation: its method, its engine, the items done, and who hears of each step. */
 interface DatasetRead {
@@ -173,7 +171,7 @@ export class Evaluator {
     if (!Number.isInteger(settings.memoryTokens) || settings.memoryTokens < 1) throw new RequestError('The memory size must be a whole number of tokens.');
     const engineConfig = withoutSecrets(request.engineConfig);
     const engine = await this.deps.engines.open(request.engineId, engineConfig);
-    const step = methodStepTokens(settings, engine);
+    const step = methodStepTokens(settings, (s) => engine.tokenizer.count(s));
     if (step > engine.contextWindow) {
       throw new RequestError(
         `One step of the method needs up to ${step.toLocaleString('en')} tokens (a ${settings.chunkTokens.toLocaleString('en')}-token chunk, ` +
@@ -263,21 +261,40 @@ export class Evaluator {
     return h;
   }
 
-  /** Reads a dataset evaluation's unfinished items in order, storing each with the evaluation's progress. */
+  /**
+   * Reads a dataset evaluation's unfinished items, storing each with the
+   * evaluation's progress as it is scored: in order one at a time, or as many
+   * together as one batch of the method's step holds, as generated samples are.
+   */
   private async readDataset(evaluation: EvaluationRecord, job: JobContext, { settings, engine, finished, step }: DatasetRead): Promise<void> {
     const { signal } = job;
-    if (finished.size < evaluation.total) await engine.prepare?.(methodStepTokens(settings, engine), signal);
+    if (finished.size >= evaluation.total) return;
+    const stepTokens = methodStepTokens(settings, (s) => engine.tokenizer.count(s));
+    await engine.prepare?.(stepTokens, signal);
+    const items = this.unreadItems(evaluation, finished);
+    const together = togetherOf(engine, await sampleGroup(engine, stepTokens));
+    const reads = readTogether(items, together, async ({ ordinal, item }, generator) => ({
+      ordinal,
+      result: await readItem(item, item.file, settings, {
+        generator: heedingStops(generator ?? engine),
+        tokenizer: engine.tokenizer,
+        signal,
+        onStep: ({ chunk, chunks }) => step(ordinal, chunk, chunks),
+        fatal: stopsEverySample,
+      }),
+    }));
+    for await (const { ordinal, result } of reads) {
+      await this.commit({ ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() }, job);
+    }
+  }
+
+  /** The stored items not yet read, in order, each fetched as it is wanted. */
+  private async *unreadItems(evaluation: EvaluationRecord, finished: ReadonlySet<number>) {
     for (let ordinal = 0; ordinal < evaluation.total; ordinal++) {
       if (finished.has(ordinal)) continue;
       const item = await this.deps.store.getDatasetItem(evaluation.id, ordinal);
       if (!item) throw new Error(`Item ${ordinal + 1} of this evaluation's dataset files is no longer stored. Start the evaluation again with the files.`);
-      const result = await readItem(item, item.file, settings, {
-        generator: heedingStops(engine),
-        tokenizer: engine.tokenizer,
-        signal,
-        onStep: ({ chunk, chunks }) => step(ordinal, chunk, chunks),
-      });
-      await this.commit({ ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() }, job);
+      yield { ordinal, item };
     }
   }
 
@@ -294,10 +311,13 @@ export class Evaluator {
       await this.readDataset(evaluation, job, { settings: evaluation.dataset.settings, engine, finished, step });
     } else {
       const essay = await this.essay(evaluation.haystack);
-      // An engine that writes several sequences in one pass reads as many samples together as one batch of its whole
-      // window holds, each its own book and question. A server's samples go one at a time, each stored as it ends.
-      const limit = engine.generateBatch ? await engine.batchLimit?.(engine.contextWindow).catch(() => undefined) : undefined;
-      const size = engine.generateBatch ? (limit?.size ?? 1) : 1;
+      // An engine that writes several sequences in one pass reads as many samples together as one batch of the sweep's
+      // step holds, each its own book and question. A server's samples go one at a time, each stored as it ends.
+      const group = await sampleGroup(
+        engine,
+        sweepStepTokens(evaluation.spec, { contextWindow: engine.contextWindow, count: (s) => engine.tokenizer.count(s) }),
+      );
+      const together = togetherOf(engine, group);
       const sweep = runSweep(
         evaluation.spec,
         {
@@ -307,7 +327,8 @@ export class Evaluator {
           essay,
           signal,
           onStep: ({ ordinal, chunk, chunks }) => step(ordinal, chunk, chunks),
-          ...(size > 1 && { together: { send: batchSender(engine), size } }),
+          fatal: stopsEverySample,
+          ...(together && { together }),
         },
         finished,
       );
@@ -361,11 +382,4 @@ function nextTask(): Promise<void> {
     };
     channel.port2.postMessage(null);
   });
-}
-
-/** The most tokens one step of the method holds: template, a question, the chunk, the memory and the reply. */
-function methodStepTokens(settings: MethodSettings, engine: Engine): number {
-  return (
-    templateOverhead(settings.templates.update, (s) => engine.tokenizer.count(s)) + QUESTION_TOKENS_BOUND + settings.chunkTokens + 2 * settings.memoryTokens
-  );
 }

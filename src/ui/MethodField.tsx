@@ -23,7 +23,7 @@ export function MethodField({ settings, onChange, engineId }: Props & { engineId
       {infmem && (
         <>
           <div className="row">
-            <NumberField settings={settings} onChange={onChange} name="earlyStop" label={t('infmem.earlyStop')} min={1} max={MAX_EARLY_STOP} step={1} />
+            <NumberField settings={settings} onChange={onChange} name="earlyStop" label={t('infmem.earlyStop')} min={1} max={MAX_EARLY_STOP} whole />
             <CheckField label={t('infmem.thinking')} checked={settings.thinking} onChange={(thinking) => onChange({ thinking })} />
           </div>
           <p className="hint">{t('infmem.hint')}</p>

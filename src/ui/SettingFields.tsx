@@ -7,8 +7,12 @@ export interface Props {
   onChange(change: Partial<ReadFormSettings>): void;
 }
 
-/** One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed. */
-export function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; step: number }) {
+/**
+ * One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed.
+ * Its range is the one Read checks, and its step 1 for whole numbers, else any: the browser silently refuses to submit a value off
+ * the step, and Read takes every value in range (a chunk of 150 tokens, a memory of 1,000, top p 0.92).
+ */
+export function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; whole: boolean }) {
   const id = useId();
   const errorId = `${id}-error`;
   const value = props.settings[props.name];
@@ -21,7 +25,7 @@ export function NumberField(props: Props & { name: NumericSetting; label: string
         type="number"
         min={props.min}
         max={props.max}
-        step={props.step}
+        step={props.whole ? 1 : 'any'}
         value={Number.isNaN(value) ? '' : value}
         aria-invalid={problem ? true : undefined}
         aria-describedby={problem ? errorId : undefined}

@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
+import { READ_LIMITS } from '../core/plan';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
 import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
 import { ErrorAlert } from './engines/fields';
@@ -45,8 +46,8 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
       {settings.method !== 'infmem' && (
         <>
           <div className="row">
-            <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} min={100} max={100000} step={100} />
-            <NumberField {...field} name="memoryTokens" label={t('settings.memory')} min={64} max={8192} step={64} />
+            <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} {...READ_LIMITS.chunkTokens} />
+            <NumberField {...field} name="memoryTokens" label={t('settings.memory')} {...READ_LIMITS.memoryTokens} />
           </div>
           <CheckField label={t('settings.skim')} checked={settings.skim} onChange={(skim) => onChange({ skim })} />
         </>
@@ -54,7 +55,7 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
       {settings.skim && settings.method !== 'infmem' && (
         <>
           <div className="row">
-            <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} step={1} />
+            <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} whole={false} />
             <CheckField label={t('settings.follow')} checked={settings.skimFollow} onChange={(skimFollow) => onChange({ skimFollow })} />
             {settings.skimFollow && (
               <CheckField label={t('settings.lookBack')} checked={settings.skimLookBack} onChange={(skimLookBack) => onChange({ skimLookBack })} />
@@ -66,8 +67,8 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
       <details className="more">
         <summary>{t('settings.more')}</summary>
         <div className="row">
-          <NumberField {...field} name="temperature" label={t('settings.temperature')} min={0} max={2} step={0.05} />
-          <NumberField {...field} name="topP" label={t('settings.topP')} min={0.05} max={1} step={0.05} />
+          <NumberField {...field} name="temperature" label={t('settings.temperature')} {...READ_LIMITS.temperature} />
+          <NumberField {...field} name="topP" label={t('settings.topP')} {...READ_LIMITS.topP} />
           <div className="field">
             <label htmlFor={seedId}>{t('settings.seed')}</label>
             <input

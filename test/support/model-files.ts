@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { qwenConvTemplate } from '../../src/engines/webllm/made-up-model';
+import { qwenConvTemplate } from '../../src/engines/webllm/models/made-up-model';
 
 /**
  * The files of a stand-in MLC conversion, as the test hosts serve them:

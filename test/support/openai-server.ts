@@ -42,6 +42,8 @@ export interface OpenAIServerOptions {
   completions?: (body: CompletionBody, index: number) => string;
   /** Rewrites each reply before it is sent, as a model with other habits would answer (spaces around it, a <think> part). */
   reply?: (text: string, messages: readonly ChatMessage[]) => string;
+  /** Answers chat requests with what this returns for their messages, as a model would, instead of the extractive engine. */
+  chatScript?: (messages: readonly ChatMessage[]) => string;
 }
 
 /** A raw completion request's body, as a client sent it. */
@@ -360,7 +362,8 @@ export class OpenAITestServer {
         'BadRequestError',
       );
     }
-    const generated = await engine.generate(messages, { maxTokens });
+    const script = this.options.chatScript;
+    const generated = script ? { text: script(messages) } : await engine.generate(messages, { maxTokens });
     const result = this.options.reply ? { ...generated, text: this.options.reply(generated.text, messages) } : generated;
     // Split the reply into the pieces a model would stream, at most max_tokens of them.
     const pieces: { text: string; tokens: number }[] = [];

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { type MadeUpModel, madeUpModel } from '../../src/engines/webllm/made-up-model';
+import { type MadeUpModel, madeUpModel } from '../../src/engines/webllm/models/made-up-model';
 
 /**
- * The made-up model (src/engines/webllm/made-up-model.ts) of the one model
+ * The made-up model (src/engines/webllm/models/made-up-model.ts) of the one model
  * library at hand, served under Hugging Face's layout by the test model host,
  * under a name each test picks: /synthetic/<name>/resolve/main/{mlc-chat-config.json,
  * tokenizer.json, tokenizer_config.json, ndarray-cache.json, tensor-cache.json,

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { libraryMetadata } from '../../../src/engines/webllm/library-metadata';
+import { libraryMetadata } from '../../../src/engines/webllm/models/library-metadata';
 import { comparePeer, describeComparison, type PeerComparison, type WebLLMFigure } from './compare';
 import { type PeerBackend, type PeerRecord, runLlamaPeer } from './llama-peer';
 import { qwen2ShapeOf } from './qwen2-gguf';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { libraryMetadata } from '../../../src/engines/webllm/library-metadata';
+import { libraryMetadata } from '../../../src/engines/webllm/models/library-metadata';
 import { peerGgufPath } from './bench-peer';
 import { comparePeer, describeComparison, type WebLLMFigure } from './compare';
 import { type PeerBackend, type PeerRequest, runLlamaPeer } from './llama-peer';

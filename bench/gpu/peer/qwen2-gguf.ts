@@ -11,7 +11,7 @@
  * for the 7B's 3,584), and the residual stream grows by about that per layer:
  * far inside f16's range through every layer, so an f16 path cannot overflow.
  */
-import type { LibraryMetadata } from '../../../src/engines/webllm/library-metadata';
+import type { LibraryMetadata } from '../../../src/engines/webllm/models/library-metadata';
 import { GgmlType, type GgufTensor, type GgufValue, gguf, tensorBytes, writeGguf } from './gguf-writer';
 
 export interface Qwen2Shape {

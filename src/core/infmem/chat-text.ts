@@ -33,3 +33,27 @@ export function chatText(user: string, system: string | null, options: ChatTextO
   if (options.family === 'qwen3' && !options.thinking) text += '<think>\n\n</think>\n\n';
   return text;
 }
+
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
+
+/**
+ * The messages a rendered request holds, and the start of the assistant's turn
+ * after them (an empty thought, or a thought to continue): what a server with
+ * only a chat endpoint is sent instead of the text.
+ */
+export function chatTurnsOf(text: string): { messages: ChatTurn[]; prefix: string } {
+  const messages: ChatTurn[] = [];
+  const turn = /<\|im_start\|>(\w+)\n([\s\S]*?)<\|im_end\|>\n/y;
+  let at = 0;
+  for (let m = turn.exec(text); m; m = turn.exec(text)) {
+    messages.push({ role: m[1]!, content: m[2]! });
+    at = turn.lastIndex;
+  }
+  const rest = text.slice(at);
+  const open = '<|im_start|>assistant\n';
+  if (!rest.startsWith(open)) throw new Error('The request does not end with an open assistant turn, so it cannot be sent as chat messages.');
+  return { messages, prefix: rest.slice(open.length) };
+}

@@ -3,8 +3,11 @@
  * which InfMem needs where a chat API cannot serve it (its second thinking
  * stage continues a half-written assistant turn). The body holds exactly the
  * fields InfMem's official code sends: model, prompt, max_tokens, temperature,
- * top_p.
+ * top_p. A server without that endpoint is sent the same conversation as chat
+ * messages instead, and the caller is told: its own template renders them, so
+ * the requests are no longer the official ones byte for byte.
  */
+import { chatTurnsOf } from '../../core/infmem/chat-text';
 import type { CompletionRequest, CompletionResult, RawCompleter } from '../../core/infmem/thinking';
 import { ServerError } from '../errors';
 import { listModels } from './connect';
@@ -16,6 +19,8 @@ export interface RawCompletionsOptions {
   fetch?: typeof fetch;
   retry?: Partial<RetryPolicy>;
   onRetry?(notice: RetryNotice): void;
+  /** Told once, when the server has no raw completions and chat requests are sent instead. */
+  onChatFallback?(message: string): void;
 }
 
 export interface RawCompletionsServer {
@@ -23,12 +28,12 @@ export interface RawCompletionsServer {
   /** The model the requests name: the one asked for, else the first the server lists. */
   model: string;
   baseUrl: string;
-  /** Requests sent so far, and the retries they took. */
-  stats: { requests: number; retries: number };
+  /** Requests sent so far, the retries they took, and the endpoint they went to. */
+  stats: { requests: number; retries: number; endpoint: 'completions' | 'chat' };
 }
 
 interface CompletionBody {
-  choices?: { text?: unknown }[];
+  choices?: { text?: unknown; message?: { content?: unknown } }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
 }
 
@@ -41,34 +46,41 @@ export async function openRawCompletions(config: OpenAIConfig, options: RawCompl
   if (config.model && models.length && !models.some((m) => m.id === config.model)) {
     throw new ServerError(`The server has no model "${config.model}"; it serves ${models.map((m) => m.id).join(', ')}. Name one of them with --model.`, 404);
   }
-  const url = `${baseUrl}/completions`;
+  return rawCompletions({ config, baseUrl, model }, { ...options, fetch: fetchImpl });
+}
+
+/** A completer for a server already connected to: its address and the model the requests name. */
+export function rawCompletions(
+  { config, baseUrl, model }: { config: OpenAIConfig; baseUrl: string; model: string },
+  options: RawCompletionsOptions = {},
+): RawCompletionsServer {
+  const fetchImpl = options.fetch ?? ((input: string | URL | Request, init?: RequestInit) => fetch(input, init));
   const policy = { ...DEFAULT_RETRY, ...options.retry };
-  const stats = { requests: 0, retries: 0 };
-  const once = async (request: CompletionRequest): Promise<CompletionResult> => {
-    const body = JSON.stringify({ model, prompt: request.prompt, max_tokens: request.maxTokens, temperature: request.temperature, top_p: request.topP });
-    let res: Response;
+  const stats: RawCompletionsServer['stats'] = { requests: 0, retries: 0, endpoint: 'completions' };
+  const post = async (url: string, body: string, signal?: AbortSignal) => {
     try {
-      res = await fetchImpl(url, { method: 'POST', headers: await headersFor(config, true), body, signal: request.signal });
+      return await fetchImpl(url, { method: 'POST', headers: await headersFor(config, true), body, signal });
     } catch (error) {
       throw await explainFailure({ error, baseUrl, fetchImpl, checkCors: false });
     }
-    if (res.status === 404) {
+  };
+  const sampling = (r: CompletionRequest) => ({ max_tokens: r.maxTokens, temperature: r.temperature, top_p: r.topP });
+  const once = async (request: CompletionRequest): Promise<CompletionResult> => {
+    if (stats.endpoint === 'completions') {
+      const url = `${baseUrl}/completions`;
+      const res = await post(url, JSON.stringify({ model, prompt: request.prompt, ...sampling(request) }), request.signal);
+      if (res.status !== 404) return resultOf(res, url, model, 'text');
       const said = (await res.text().catch(() => '')).trim().slice(0, 200);
-      throw new ServerError(
-        `${url} answered HTTP 404${said ? ` (${said})` : ''}: InfMem needs a server that answers raw completions at /v1/completions, as vLLM does.`,
-        404,
+      stats.endpoint = 'chat';
+      options.onChatFallback?.(
+        `${url} answered HTTP 404${said ? ` (${said})` : ''}: this server has no raw completions, so InfMem's requests go to ${baseUrl}/chat/completions as messages. The server's own chat template renders them, so they are not byte for byte what InfMem's official code sends.`,
       );
     }
-    if (!res.ok) throw await httpError(res, url, model);
-    const json = (await res.json()) as CompletionBody;
-    const text = json.choices?.[0]?.text;
-    if (typeof text !== 'string') throw new ServerError(`${url} answered without choices[0].text: is it an OpenAI-compatible completions endpoint?`, 502);
-    const usage = json.usage ?? {};
-    return {
-      text,
-      ...(typeof usage.prompt_tokens === 'number' && { promptTokens: usage.prompt_tokens }),
-      ...(typeof usage.completion_tokens === 'number' && { completionTokens: usage.completion_tokens }),
-    };
+    const { messages, prefix } = chatTurnsOf(request.prompt);
+    // The assistant's turn already begun (an empty thought, or the thought to continue) goes last, for the server to continue.
+    const turns = prefix ? [...messages, { role: 'assistant', content: prefix }] : messages;
+    const url = `${baseUrl}/chat/completions`;
+    return resultOf(await post(url, JSON.stringify({ model, messages: turns, ...sampling(request), stream: false }), request.signal), url, model, 'message');
   };
   const completer: RawCompleter = {
     complete: async (request) => {
@@ -79,4 +91,24 @@ export async function openRawCompletions(config: OpenAIConfig, options: RawCompl
     },
   };
   return { completer, model, baseUrl, stats };
+}
+
+/** A reply's text and token counts; an answer that is not an OpenAI-compatible reply fails with what was missing. */
+async function resultOf(res: Response, url: string, model: string, shape: 'text' | 'message'): Promise<CompletionResult> {
+  if (!res.ok) throw await httpError(res, url, model);
+  const json = (await res.json()) as CompletionBody;
+  const choice = json.choices?.[0];
+  const text = shape === 'text' ? choice?.text : choice?.message?.content;
+  if (typeof text !== 'string') {
+    throw new ServerError(
+      `${url} answered without ${shape === 'text' ? 'choices[0].text' : 'choices[0].message.content'}: is it an OpenAI-compatible endpoint?`,
+      502,
+    );
+  }
+  const usage = json.usage ?? {};
+  return {
+    text,
+    ...(typeof usage.prompt_tokens === 'number' && { promptTokens: usage.prompt_tokens }),
+    ...(typeof usage.completion_tokens === 'number' && { completionTokens: usage.completion_tokens }),
+  };
 }

@@ -1,8 +1,10 @@
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError, type Usage } from '../../core/generation';
 import type { Tokenizer } from '../../core/tokenizer';
+import type { RawCompleter } from '../../core/infmem/thinking';
 import type { Engine } from '../engine';
 import { ServerError, ServerUnreachableError } from '../errors';
 import { openAIBody, stepRequest } from '../request';
+import { rawCompletions } from './completions';
 import { connectServer, type ServerInfo } from './connect';
 import { explainFailure, listenForPolicyRefusals } from './diagnose';
 import { headersFor, httpError, type OpenAIConfig, positiveInt } from './http';
@@ -41,6 +43,8 @@ export class OpenAIEngine implements Engine {
   private readonly fetchImpl: typeof fetch;
   /** Until one request has gone through, a failure without a response may be the browser refusing the server (CORS). */
   private corsChecked = false;
+  /** Raw completions at the same server and model (its chat endpoint where it has none), retried as chat requests are. */
+  readonly completer: RawCompleter;
 
   constructor(
     readonly server: ServerInfo,
@@ -54,6 +58,11 @@ export class OpenAIEngine implements Engine {
     this.requestsAtOnce = config.requestsAtOnce ?? REQUESTS_AT_ONCE.default;
     // Browsers refuse fetch called as a method of another object ("Illegal invocation").
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    const { baseUrl, model } = server;
+    this.completer = rawCompletions(
+      { config, baseUrl, model },
+      { fetch: this.fetchImpl, retry: this.retry, ...(options.onRetry && { onRetry: options.onRetry }) },
+    ).completer;
     listenForPolicyRefusals();
   }
 

@@ -2,22 +2,23 @@ import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult
 import type { SpeedMeasurement } from '../../core/estimate';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { BatchRequest } from '../../core/batch';
+import type { RawCompleter } from '../../core/infmem/thinking';
 import type { BatchLimit, Engine, EngineConfig } from '../engine';
-import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './batch-limit';
-import type { BatchSplit } from './batch-writer';
+import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './driver/batch-limit';
+import type { BatchSplit } from './driver/batch-writer';
 import { ContextWindowExceededError } from '../errors';
-import type { GpuCapability } from './webgpu';
-import type { ChatConfigLike } from './model-download';
-import { webllmSystemMessage } from './system-message';
+import type { GpuCapability } from './check/webgpu';
+import type { ChatConfigLike } from './models/model-download';
+import { webllmSystemMessage } from './models/system-message';
 import { type GpuSession, session } from './gpu-session';
-import { calibrationMessages, CALIBRATION_REPLY_TOKENS } from './calibration';
+import { calibrationMessages, CALIBRATION_REPLY_TOKENS } from './check/calibration';
 import { defaultDeps, resolveModel, tokenizerOf, type WebLLMDeps } from './resolve';
-import type { ModelEntry } from './models';
+import type { ModelEntry } from './models/models';
 import { modelKey } from '../../core/estimate';
 import type { SpeedShelf } from '../speed-shelf';
-import { adaptivePlan, type SpeculationPlan } from './speculate';
+import { adaptivePlan, type SpeculationPlan } from './driver/speculate';
 import { DraftLength } from '../../core/draft-length';
-import { type SpeculationSetting, speculationVerdict } from './speculation-check';
+import { type SpeculationSetting, speculationVerdict } from './check/speculation-check';
 
 /** One MemAgent step in training took ~8K tokens; never less, whatever a small chunk would allow. */
 export const MIN_WINDOW = 8192;
@@ -114,6 +115,19 @@ export class WebLLMEngine implements Engine {
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
   }
+
+  /** Raw completions: a prompt the caller rendered (InfMem's chat text) continued as it is, on the same loaded model. */
+  readonly completer: RawCompleter = {
+    complete: async (request) => {
+      if (request.signal?.aborted) throw abortError();
+      const prompt = this.tokenizer.count(request.prompt);
+      // The prompt carries its own chat template: no overhead to add.
+      if (prompt + request.maxTokens > this.limit) throw this.overLimit(prompt + request.maxTokens);
+      const window = Math.max(this.planned, this.windowFor(prompt + request.maxTokens));
+      const { text, usage } = await this.gpu.complete(this.model, window, request);
+      return { text, promptTokens: usage.promptTokens || prompt, completionTokens: usage.completionTokens || this.tokenizer.count(text) };
+    },
+  };
 
   /**
    * Several questions' requests of one step written together, one sequence

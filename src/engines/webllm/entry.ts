@@ -1,5 +1,5 @@
 import type { EngineEntry } from '../entry';
-import { WEBLLM_INFO } from './models';
+import { WEBLLM_INFO } from './models/models';
 
 /** WebLLM on this GPU. */
 export const WEBLLM: EngineEntry = {

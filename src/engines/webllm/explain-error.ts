@@ -1,6 +1,6 @@
 import { ContextWindowShortError, errorNamed } from '../errors';
-import type { ModelEntry } from './models';
-import { ModelDownloadError } from './model-download';
+import type { ModelEntry } from './models/models';
+import { ModelDownloadError } from './models/model-download';
 import { SHIPPED_WEBLLM, type WebLLMVersion } from './versions';
 
 /** Where an error happened: loading or writing, in which window, with which WebLLM. */

@@ -3,24 +3,25 @@ import { untilAborted } from '../../core/abort';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
 import { Turns } from '../../core/turns';
-import { speedOfStream, type StreamTiming } from './calibration';
-import { Downloads } from './downloads';
-import { downloadModel } from './model-download';
-import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './mlc';
-import { stepRequest, webllmRequest } from '../request';
+import { speedOfStream, type StreamTiming } from './check/calibration';
+import { Downloads } from './models/downloads';
+import { downloadModel } from './models/model-download';
+import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './driver/mlc';
+import { stepRequest, webllmRequest, webllmSampling } from '../request';
+import type { CompletionRequest } from '../../core/infmem/thinking';
 import { explainError } from './explain-error';
-import { appConfigFor, type ModelEntry, reportModelProgress } from './models';
+import { appConfigFor, type ModelEntry, reportModelProgress } from './models/models';
 import { seededRandom } from '../../core/random';
-import { type SpeculationPlan, SpeculativeDecoder } from './speculate';
-import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver';
-import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './self-check';
+import { type SpeculationPlan, SpeculativeDecoder } from './driver/speculate';
+import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver/driver';
+import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './check/self-check';
 import type { Sampling } from '../../core/speculative';
-import { batchBlocker, type BatchPipeline } from './driver-batch';
-import { batchOnPipeline, type SessionBatch } from './session-batch';
-import type { SessionRequest } from './session-request';
+import { batchBlocker, type BatchPipeline } from './driver/driver-batch';
+import { batchOnPipeline, type SessionBatch } from './driver/session-batch';
+import type { SessionRequest } from './driver/session-request';
 import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion, writtenTokens } from './versions';
 
-export type { SessionRequest } from './session-request';
+export type { SessionRequest } from './driver/session-request';
 
 /** The self-check's request: how it is sent, and the read's sampling it compares WebLLM's with. */
 export interface SpeculationCheck {
@@ -196,6 +197,16 @@ export class GpuSession {
     return this.holding({ model, window, signal: request.options.signal }, (mlc) => this.send(mlc, model, request));
   }
 
+  /** A raw completion on the model: the prompt continued as it is (a method that renders its own chat text, InfMem). */
+  async complete(model: ModelEntry, window: number, request: CompletionRequest): Promise<GenerateResult> {
+    const body = {
+      prompt: request.prompt,
+      ...webllmSampling({ maxTokens: request.maxTokens, temperature: request.temperature, topP: request.topP }),
+    };
+    const signal = request.signal ? { signal: request.signal } : {};
+    return this.holding({ model, window, ...signal }, async (mlc) => (await this.stream(mlc, model, body, { ...signal, endpoint: 'text' })).result);
+  }
+
   /**
    * Several requests written together, one sequence each in one batch (see
    * session-batch.ts), under the lock: each settled on its own, with its token
@@ -301,7 +312,7 @@ export class GpuSession {
     mlc: Mlc,
     model: ModelEntry,
     request: Record<string, unknown>,
-    options: Pick<GenerateOptions, 'signal' | 'onToken'>,
+    options: Pick<GenerateOptions, 'signal' | 'onToken'> & { endpoint?: 'chat' | 'text' },
   ): Promise<{ result: GenerateResult; timing: StreamTiming; tokens: number[] }> {
     const { signal } = options;
     const loadedWindow = this.loaded?.window;
@@ -310,7 +321,9 @@ export class GpuSession {
     try {
       if (signal?.aborted) throw abortError();
       const timing: StreamTiming = { sentAt: performance.now(), endedAt: 0, pieces: 0 };
-      const result = await readStream(await mlc.chat.completions.create(request), timing, options.onToken);
+      const api = options.endpoint === 'text' ? mlc.completions : mlc.chat.completions;
+      if (!api) throw new Error('This WebLLM build has no raw completions (engine.completions).');
+      const result = await readStream(await api.create(request), timing, options.onToken);
       timing.endedAt = performance.now();
       if (signal?.aborted) result.finishReason = 'abort';
       this.lastTokens = replyTokens(loadedPipeline(mlc, model.id));
@@ -337,7 +350,7 @@ async function readStream(
   let usage: StreamChunk['usage'];
   for await (const chunk of chunks) {
     const choice = chunk.choices[0];
-    const delta = choice?.delta?.content;
+    const delta = choice?.delta?.content ?? choice?.text;
     if (delta) {
       timing.firstTokenAt ??= performance.now();
       timing.pieces++;

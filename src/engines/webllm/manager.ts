@@ -1,5 +1,5 @@
-import { deleteModelFiles, modelCacheState, type CacheState } from './model-download';
-import { checkWebGPU, type GpuCapability } from './webgpu';
+import { deleteModelFiles, modelCacheState, type CacheState } from './models/model-download';
+import { checkWebGPU, type GpuCapability } from './check/webgpu';
 import { createWebLLMEngine } from './engine';
 import { type GpuSession, session } from './gpu-session';
 import {
@@ -15,7 +15,7 @@ import {
   type ModelProgress,
   onModelProgress,
   prebuiltModels,
-} from './models';
+} from './models/models';
 import type { EngineConfig } from '../engine';
 import type { SpeedShelf } from '../speed-shelf';
 import { modelKey, type SpeedRecord } from '../../core/estimate';

@@ -1,13 +1,13 @@
 import type { Tokenizer } from '../../core/tokenizer';
 import type { EngineConfig } from '../engine';
-import { type ChatConfigLike, ensureConfigAndTokenizer } from './model-download';
-import type { TokenizerConfigLike } from './system-message';
-import { fetchTokenizerConfig } from './tokenizer-config';
-import { checkWebGPU, type GpuCapability } from './webgpu';
-import { loadModelTokenizer } from './tokenizer';
+import { type ChatConfigLike, ensureConfigAndTokenizer } from './models/model-download';
+import type { TokenizerConfigLike } from './models/system-message';
+import { fetchTokenizerConfig } from './models/tokenizer-config';
+import { checkWebGPU, type GpuCapability } from './check/webgpu';
+import { loadModelTokenizer } from './models/tokenizer';
 import { GpuFeatureError, WebGPUUnavailableError } from '../errors';
 import { type GpuSession, session } from './gpu-session';
-import { chooseModel, entryFromConfig, type ModelEntry, prebuiltModels, QWEN_CONTEXT_LIMIT } from './models';
+import { chooseModel, entryFromConfig, type ModelEntry, prebuiltModels, QWEN_CONTEXT_LIMIT } from './models/models';
 
 export interface WebLLMDeps {
   checkGpu(): Promise<GpuCapability>;

@@ -1,10 +1,11 @@
 import type { SpeedMeasurement } from '../../core/estimate';
+import type { CompletionRequest, CompletionResult, RawCompleter } from '../../core/infmem/thinking';
 import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult, isAbortError } from '../../core/generation';
 import { DEFAULT_READ_SETTINGS } from '../../core/plan';
 import type { Tokenizer } from '../../core/tokenizer';
 import type { Engine, EngineConfig } from '../engine';
 import { ContextWindowExceededError, ModelRuntimeError } from '../errors';
-import { llamaCppParams, stepRequest } from '../request';
+import { llamaCppParams, llamaCppSampling, stepRequest } from '../request';
 import { defaultHost, type LoadProgress, type WllamaHost } from './host';
 import { effectiveThreads, isQwenVocabulary, parseWllamaConfig, WLLAMA_ENGINE_ID, type WllamaSettings } from './models';
 import { browserDeps, type CompletionChunk, type LoadParams, type WllamaDeps, type WllamaRuntime } from './runtime';
@@ -164,19 +165,7 @@ export class WllamaEngine implements Engine {
         },
       });
     } catch (e) {
-      if (isAbortError(e) || signal?.aborted) throw abortError();
-      const message = e instanceof Error ? e.message : String(e);
-      const over = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(message);
-      if (over) {
-        throw new ContextWindowExceededError(
-          `This step's prompt is ${over[1]} tokens for this model, more than the ${over[2]}-token context it was loaded with; ` +
-            'nothing was cut. Choose a smaller chunk size or memory size and start the run again.',
-          { cause: e },
-        );
-      }
-      // A crashed runtime cannot answer again: the next request loads the model afresh.
-      if (e instanceof Error && e.name === 'WllamaRuntimeError') await this.host.unload();
-      throw new ModelRuntimeError(`llama.cpp stopped with an error: ${message}`, { cause: e });
+      throw await this.failure(e, signal);
     }
     if (signal?.aborted) throw abortError();
 
@@ -206,6 +195,48 @@ export class WllamaEngine implements Engine {
       usage.timeToFirstTokenSeconds = timings.prompt_ms / 1000;
     }
     return { text, finishReason, usage };
+  }
+
+  /** What llama.cpp's failure means for the run: an abort, a context too small (nothing was cut), or a crashed runtime. */
+  private async failure(e: unknown, signal: AbortSignal | undefined): Promise<Error> {
+    if (isAbortError(e) || signal?.aborted) return abortError();
+    const message = e instanceof Error ? e.message : String(e);
+    const over = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(message);
+    if (over) {
+      return new ContextWindowExceededError(
+        `This step's prompt is ${over[1]} tokens for this model, more than the ${over[2]}-token context it was loaded with; ` +
+          'nothing was cut. Choose a smaller chunk size or memory size and start the run again.',
+        { cause: e },
+      );
+    }
+    // A crashed runtime cannot answer again: the next request loads the model afresh.
+    if (e instanceof Error && e.name === 'WllamaRuntimeError') await this.host.unload();
+    return new ModelRuntimeError(`llama.cpp stopped with an error: ${message}`, { cause: e });
+  }
+
+  /** Raw completions: a prompt rendered by the caller (InfMem's chat text), continued by the model, one request at a time. */
+  readonly completer: RawCompleter = {
+    complete: (request) => {
+      if (request.signal?.aborted) return Promise.reject(abortError());
+      return this.host.exclusive(() => this.completeNow(request));
+    },
+  };
+
+  private async completeNow(request: CompletionRequest): Promise<CompletionResult> {
+    const { signal, maxTokens } = request;
+    if (signal?.aborted) throw abortError();
+    const factor = this.qwenVocabulary ? 1 : Math.max(this.factor, this.measuredFactor * 1.1);
+    const { runtime } = await this.ensureLoaded(Math.ceil(this.tokenizer.count(request.prompt) * factor) + maxTokens + slackTokens(maxTokens));
+    let reply;
+    try {
+      const sampling = llamaCppSampling({ maxTokens, temperature: request.temperature, topP: request.topP });
+      reply = await runtime.createCompletion({ prompt: request.prompt, ...sampling, cache_prompt: true, abortSignal: signal, stream: false });
+    } catch (e) {
+      throw await this.failure(e, signal);
+    }
+    if (signal?.aborted) throw abortError();
+    const usage = reply.usage;
+    return { text: reply.choices[0]?.text ?? '', ...(usage && { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }) };
   }
 
   /** Reads a few hundred tokens and writes 32, uncached: this device's speed with this model and thread count. */

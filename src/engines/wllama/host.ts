@@ -1,6 +1,6 @@
 import { Turns } from '../../core/turns';
 import { ModelLoadError } from '../errors';
-import { ModelDownloadError } from '../webllm/model-fetch';
+import { ModelDownloadError } from '../webllm/models/model-fetch';
 import type { ModelSource } from './models';
 import type { LoadParams, WllamaDeps, WllamaRuntime } from './runtime';
 

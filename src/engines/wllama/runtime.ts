@@ -20,6 +20,8 @@ export interface WllamaRuntime {
   getLoadedContextInfo(): { n_ctx: number; n_ctx_train: number; n_vocab: number; metadata: Record<string, string> };
   getNumThreads(): number;
   createChatCompletion(options: CompletionParams & { stream: true; onData(chunk: CompletionChunk): void }): Promise<void>;
+  /** A prompt continued as it is (llama.cpp parses the chat template's special tokens in it). */
+  createCompletion(options: RawParams & { stream: false }): Promise<RawReply>;
   exit(): Promise<void>;
 }
 
@@ -49,6 +51,14 @@ export interface CompletionParams {
   ignore_eos?: boolean;
   cache_prompt?: boolean;
   abortSignal?: AbortSignal;
+}
+
+/** A raw completion's parameters: the chat parameters with a prompt in place of messages. */
+export type RawParams = Omit<CompletionParams, 'messages'> & { prompt: string };
+
+export interface RawReply {
+  choices: { text: string; finish_reason: string | null }[];
+  usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
 export interface CompletionChunk {

@@ -296,22 +296,15 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
         </>
       )}
       {(mode === 'memory' || dataset) && (
+        // Any whole number in range: a step of 100 (or 64) had the browser refuse 150 (or 1,000) without a word from the app.
         <div className="row">
           <div className="field">
             <label htmlFor={ids.chunk}>{t('settings.chunk')}</label>
-            <input
-              id={ids.chunk}
-              type="number"
-              min={100}
-              max={100000}
-              step={100}
-              value={chunkTokens}
-              onChange={(e) => setChunkTokens(e.target.valueAsNumber)}
-            />
+            <input id={ids.chunk} type="number" min={100} max={100000} step={1} value={chunkTokens} onChange={(e) => setChunkTokens(e.target.valueAsNumber)} />
           </div>
           <div className="field">
             <label htmlFor={ids.memory}>{t('settings.memory')}</label>
-            <input id={ids.memory} type="number" min={64} max={8192} step={64} value={memoryTokens} onChange={(e) => setMemoryTokens(e.target.valueAsNumber)} />
+            <input id={ids.memory} type="number" min={64} max={8192} step={1} value={memoryTokens} onChange={(e) => setMemoryTokens(e.target.valueAsNumber)} />
           </div>
         </div>
       )}

@@ -36,6 +36,7 @@ export function ResultsTable({ cells }: { cells: readonly CellSummary[] }) {
               <td>
                 {c.finished}/{c.planned}
                 {c.skipped > 0 && ` ${t('results.tooLong', { n: c.skipped })}`}
+                {c.failed > 0 && ` ${t('results.failed', { n: c.failed })}`}
               </td>
               <td>{percent(c.accuracy)}</td>
               {qa && <td>{percent(c.exactMatch)}</td>}

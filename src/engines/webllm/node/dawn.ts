@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
-import { type AdapterLike, checkWebGPU, type GpuCapability, type GpuLike } from '../webgpu';
+import { type AdapterLike, checkWebGPU, type GpuCapability, type GpuLike } from '../check/webgpu';
 
 /** What `dawn.node` exports. */
 interface DawnModule {

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { EMSCRIPTEN_NODE_CHECK, EMSCRIPTEN_RUNTIMES, type WebLLMVersion } from '../versions';
-import type { MlcFactory } from '../mlc';
+import type { MlcFactory } from '../driver/mlc';
 
 /** The parts of a WebLLM module used outside the browser. */
 export interface WebLLMModule {

@@ -179,7 +179,7 @@ export function OpenAISettings({ config, onChange }: EngineSettingsProps) {
       <NumberField
         label={t('openai.window')}
         min={1024}
-        step={1024}
+        step={1}
         value={fields.contextWindow}
         placeholder={server ? String(server.serverContextWindow) : t('openai.asReported')}
         onChange={(contextWindow) => update({ contextWindow })}

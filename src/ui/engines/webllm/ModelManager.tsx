@@ -213,7 +213,8 @@ function CustomModelForm({ onSaved, onError }: { onSaved(): void; onError(messag
             id={id.limit}
             type="number"
             min={8192}
-            step={1024}
+            max={1_048_576}
+            step={1}
             value={Number.isNaN(limit) ? '' : limit}
             onChange={(e) => setLimit(e.target.valueAsNumber)}
           />

@@ -1,4 +1,4 @@
-import type { GpuCapability } from '../../../engines/webllm/webgpu';
+import type { GpuCapability } from '../../../engines/webllm/check/webgpu';
 import { i18n } from '../../i18n';
 
 /**

@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { useEffect, useState, useSyncExternalStore } from 'react';
-import type { GpuCapability } from '../../../engines/webllm/webgpu';
-import type { ModelProgress } from '../../../engines/webllm/models';
+import type { GpuCapability } from '../../../engines/webllm/check/webgpu';
+import type { ModelProgress } from '../../../engines/webllm/models/models';
 import type { ModelList } from '../../../engines/webllm/manager';
 import { agent, call } from '../../client';
 

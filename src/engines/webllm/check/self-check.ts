@@ -15,8 +15,8 @@
  * either end of its share of [0, 1) must give that token, so the two
  * cumulative distributions agree within SAMPLING_TOLERANCE there.
  */
-import { type Sampling, samplingDistribution } from '../../core/speculative';
-import { fixedPlan, type SpeculationPlan } from './speculate';
+import { type Sampling, samplingDistribution } from '../../../core/speculative';
+import { fixedPlan, type SpeculationPlan } from '../driver/speculate';
 
 export const SELF_CHECK_TOKENS = 48;
 export const SELF_CHECK_DRAFT = 16;

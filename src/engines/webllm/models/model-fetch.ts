@@ -6,7 +6,7 @@
  * index for shards; for other files the body itself where a compressed
  * Content-Length could mislead.
  */
-import { retryAfterMs, sleep } from '../../core/abort';
+import { retryAfterMs, sleep } from '../../../core/abort';
 import type { PartStore } from './model-parts';
 
 export type DownloadErrorKind = 'not-found' | 'network' | 'offline' | 'quota' | 'invalid';

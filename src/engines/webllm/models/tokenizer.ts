@@ -1,5 +1,5 @@
-import type { Tokenizer } from '../../core/tokenizer';
-import { QwenTokenizer } from '../qwen-tokenizer';
+import type { Tokenizer } from '../../../core/tokenizer';
+import { QwenTokenizer } from '../../qwen-tokenizer';
 
 /** The part of @mlc-ai/web-tokenizers' Tokenizer (the library WebLLM itself uses) that counting needs. */
 export interface WasmTokenizer {

@@ -1,8 +1,8 @@
-import { abortError } from '../../core/generation';
-import { untilAborted } from '../../core/abort';
+import { abortError } from '../../../core/generation';
+import { untilAborted } from '../../../core/abort';
 import { downloadModel, scopeTuning } from './model-download';
 import { type ModelEntry, reportModelProgress } from './models';
-import type { WebLLMVersion } from './versions';
+import type { WebLLMVersion } from '../versions';
 
 /** A model's download in progress, and who waits on it. */
 interface Download {

@@ -5,17 +5,17 @@
  * batch, the requests in turns as single requests. WebLLM's errors come out
  * explained as a single request's would.
  */
-import { DeviceLostError } from '../errors';
-import { stepRequest, webllmRequest } from '../request';
+import { DeviceLostError } from '../../errors';
+import { stepRequest, webllmRequest } from '../../request';
 import { type BatchOutcome, writeBatch } from './batch-writer';
 import { batchBlocker, type BatchPipeline, endBatch, webllmBatchModel } from './driver-batch';
 import { canVerifyPipeline } from './driver';
-import { type ErrorContext, explainError } from './explain-error';
+import { type ErrorContext, explainError } from '../explain-error';
 import type { SessionRequest } from './session-request';
 import type { Mlc } from './mlc';
-import type { ModelEntry } from './models';
-import type { WebLLMVersion } from './versions';
-import type { GenerateResult } from '../../core/generation';
+import type { ModelEntry } from '../models/models';
+import type { WebLLMVersion } from '../versions';
+import type { GenerateResult } from '../../../core/generation';
 
 /** What a batch wrote; `batched` false where the requests took turns, `lost` where the device was lost. */
 export interface SessionBatch extends BatchOutcome {
@@ -74,12 +74,14 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
 
 /** Requests one after another, each as the session sends it, each settled on its own: where a batch cannot be written. */
 async function inTurns(requests: readonly SessionRequest[], send: BatchOnPipeline['send']): Promise<BatchOutcome> {
-  const outcome: BatchOutcome = { results: [], tokens: [], passes: { prefill: 0, write: 0 } };
+  const outcome: BatchOutcome = { results: [], tokens: [], passes: { prefill: 0, write: 0 }, drafted: 0, kept: 0 };
   for (const request of requests) {
     try {
       const { result, tokens } = await send(request);
       outcome.results.push({ status: 'fulfilled', value: result });
       outcome.tokens.push(tokens);
+      outcome.drafted += result.usage.writing?.drafted ?? 0;
+      outcome.kept += result.usage.writing?.accepted ?? 0;
     } catch (reason) {
       outcome.results.push({ status: 'rejected', reason });
       outcome.tokens.push([]);

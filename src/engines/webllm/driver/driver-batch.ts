@@ -12,12 +12,12 @@
  * batch-writer.ts orchestrates these operations through the BatchModel that
  * webllmBatchModel gives.
  */
-import { applyPenalties, samplingDistribution } from '../../core/speculative';
-import type { FinishReason } from '../../core/generation';
+import { applyPenalties, samplingDistribution } from '../../../core/speculative';
+import type { FinishReason } from '../../../core/generation';
 import type { BatchKernels, BatchModel, PreparedSequence, SequenceTokens, SequenceWriter } from './batch-model';
 import { type GenConfig, type Packed, type Tensor, type VerifyPipeline } from './driver';
 import type { Mlc } from './mlc';
-import { commitToken, penaltiesOf, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
+import { commitToken, penaltiesOf, samplingOf, verifyBlocker, type WebLLMVersion } from '../versions';
 
 /** WebLLM's pipeline as a batch reads it: the single-sequence driver's fields and the request state it keeps. */
 export interface BatchPipeline extends VerifyPipeline {

@@ -12,13 +12,13 @@
  * streams, hears interrupts between passes and reports usage as usual. All
  * of the model's state is reached through a WritingDriver (driver.ts).
  */
-import type { WritingStats } from '../../core/generation';
-import { DraftLength, MAX_DRAFT } from '../../core/draft-length';
-import { cleanUpAfter } from '../../core/failures';
-import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
-import { verifyPass } from '../../core/speculative';
+import type { WritingStats } from '../../../core/generation';
+import { DraftLength, MAX_DRAFT } from '../../../core/draft-length';
+import { cleanUpAfter } from '../../../core/failures';
+import { DEFAULT_LOOKUP, lookupDraft } from '../../../core/prompt-lookup';
+import { verifyPass } from '../../../core/speculative';
 import { type GenConfig, pipelineDriver, type VerifyPipeline, type WritingDriver } from './driver';
-import type { WebLLMVersion } from './versions';
+import type { WebLLMVersion } from '../versions';
 
 export interface SpeculationPlan {
   /** Drafted tokens per pass at most: K itself where there is no tuner. */

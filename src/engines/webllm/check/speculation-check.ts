@@ -1,8 +1,8 @@
-import type { SpeculationVerdict } from '../../core/estimate';
-import type { Sampling } from '../../core/speculative';
-import type { SpeedShelf } from '../speed-shelf';
-import type { GpuSession } from './gpu-session';
-import type { ModelEntry } from './models';
+import type { SpeculationVerdict } from '../../../core/estimate';
+import type { Sampling } from '../../../core/speculative';
+import type { SpeedShelf } from '../../speed-shelf';
+import type { GpuSession } from '../gpu-session';
+import type { ModelEntry } from '../models/models';
 
 /** A run's speculative-writing setting, and where its self-check's verdict is kept. */
 export interface SpeculationSetting {

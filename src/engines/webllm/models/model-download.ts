@@ -15,7 +15,7 @@ import { PartStore } from './model-parts';
 
 export { type DownloadErrorKind, ModelDownloadError } from './model-fetch';
 
-import { SHIPPED_WEBLLM, WEIGHTS_INDEX_NAMES, type WebLLMVersion } from './versions';
+import { SHIPPED_WEBLLM, WEIGHTS_INDEX_NAMES, type WebLLMVersion } from '../versions';
 
 export const CACHE_NAMES = { config: 'webllm/config', wasm: 'webllm/wasm', model: 'webllm/model' } as const;
 

@@ -1,6 +1,6 @@
-import type { EngineConfig, EngineInfo } from '../engine';
-import type { GpuCapability } from './webgpu';
-import { type ModelRecordLike, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from './versions';
+import type { EngineConfig, EngineInfo } from '../../engine';
+import type { GpuCapability } from '../check/webgpu';
+import { type ModelRecordLike, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from '../versions';
 
 export type { ModelRecordLike };
 

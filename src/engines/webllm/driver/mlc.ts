@@ -2,7 +2,7 @@
  * The part of WebLLM's MLCEngine the GPU session drives, as an interface:
  * unit tests and benchmarks put a stub or a probe in its place.
  */
-import type { WebLLMAppConfig } from './versions';
+import type { WebLLMAppConfig } from '../versions';
 
 /** The slice of WebLLM's MLCEngine used here; unit tests put a stub in its place. */
 export interface Mlc {
@@ -10,12 +10,15 @@ export interface Mlc {
   unload(): Promise<void>;
   interruptGenerate(): unknown;
   chat: { completions: { create(request: Record<string, unknown>): Promise<AsyncIterable<StreamChunk>> } };
+  /** Raw completions: a prompt continued as it is, without the model's chat template. */
+  completions?: { create(request: Record<string, unknown>): Promise<AsyncIterable<StreamChunk>> };
   /** MLCEngine's decode step, which a speculative request replaces for its duration. */
   decode?(pipeline: unknown, genConfig: unknown): Promise<unknown>;
 }
 
 export interface StreamChunk {
-  choices: { delta?: { content?: string | null }; finish_reason?: string | null }[];
+  /** A chat reply's piece is in `delta`; a raw completion's in `text`. */
+  choices: { delta?: { content?: string | null }; text?: string | null; finish_reason?: string | null }[];
   usage?: {
     prompt_tokens: number;
     completion_tokens: number;

@@ -1,4 +1,4 @@
-import type { ChatMessage, GenerateOptions } from '../../core/generation';
+import type { ChatMessage, GenerateOptions } from '../../../core/generation';
 import type { SpeculationPlan } from './speculate';
 
 /** One step's request as the session sends it. */

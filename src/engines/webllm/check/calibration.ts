@@ -1,6 +1,6 @@
-import type { SpeedMeasurement } from '../../core/estimate';
-import type { ChatMessage, GenerateResult } from '../../core/generation';
-import type { Tokenizer } from '../../core/tokenizer';
+import type { SpeedMeasurement } from '../../../core/estimate';
+import type { ChatMessage, GenerateResult } from '../../../core/generation';
+import type { Tokenizer } from '../../../core/tokenizer';
 
 /**
  * About a thousand prompt tokens, which with the chat template still fit one of

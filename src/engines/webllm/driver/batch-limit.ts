@@ -4,7 +4,7 @@
  * fit both the memory set aside for it and the GPU's largest buffer (the
  * paged cache keeps each layer's pages in one buffer).
  */
-import type { BatchLimit } from '../engine';
+import type { BatchLimit } from '../../engine';
 
 /** More questions than this in one pass gain little and hold every one of them up to the slowest. */
 export const MAX_BATCH = 8;

@@ -3,8 +3,8 @@
  * request's prompt and writing state, and one cache with the batched kernels
  * on it. driver-batch.ts gives them on WebLLM; tests give fakes.
  */
-import type { FinishReason } from '../../core/generation';
-import type { Distribution } from '../../core/speculative';
+import type { FinishReason } from '../../../core/generation';
+import type { Distribution } from '../../../core/speculative';
 
 /** One request's writing state: WebLLM's stop rules and text for it (see driver-batch.ts). */
 export interface SequenceWriter {

@@ -7,10 +7,10 @@
  * WebLLM's public API (speculative writing, batches) is an orchestration
  * over the operations of the two.
  */
-import { applyPenalties, type Distribution, type Sampling, samplingDistribution } from '../../core/speculative';
-import { cleanUpQuietly } from '../../core/failures';
+import { applyPenalties, type Distribution, type Sampling, samplingDistribution } from '../../../core/speculative';
+import { cleanUpQuietly } from '../../../core/failures';
 import type { Mlc } from './mlc';
-import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from './versions';
+import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from '../versions';
 
 /** A tensor as tvmjs gives it: on the GPU or the CPU. */
 export interface Tensor {

@@ -2,7 +2,8 @@
  * Several requests written together, one sequence each in one paged KV
  * cache: their prompts prefilled in shared passes (at most a prefill chunk
  * of tokens a pass), then each pass writes one token for every request still
- * writing, or, where a request drafts (prompt lookup, as speculate.ts does),
+ * writing, or, where a request drafts (prompt lookup, as speculate.ts does;
+ * how far each drafts is chosen for the whole batch, batch-speculate.ts),
  * its last token and draft verified with everyone else's in one pass, its
  * rejected tail popped from its own sequence. Each request samples with its
  * own settings and stops on its own (a stop token or string, its cap, the
@@ -11,13 +12,14 @@
  * still in it. All of the model is reached through BatchModel (batch-model.ts;
  * driver-batch.ts on WebLLM), so this runs on a fake in tests.
  */
-import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../core/generation';
-import { DEFAULT_LOOKUP, lookupDraft } from '../../core/prompt-lookup';
-import { cleanUpAfter } from '../../core/failures';
-import { seededRandom } from '../../core/random';
-import { verifyPass } from '../../core/speculative';
+import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../../core/generation';
+import { cleanUpAfter } from '../../../core/failures';
+import type { PassCosts } from '../../../core/pass-costs';
+import { seededRandom } from '../../../core/random';
+import { type PassResult, verifyPass } from '../../../core/speculative';
 import type { BatchKernels, BatchModel, PreparedSequence, SequenceWriter } from './batch-model';
-import { draftLengthFor, type SpeculationPlan } from './speculate';
+import { batchCosts, chooseDrafts, type DraftOffer, offerFor } from './batch-speculate';
+import type { SpeculationPlan } from './speculate';
 
 /** One request of a batch as the session gives it. */
 export interface BatchItem {
@@ -32,6 +34,9 @@ export interface BatchOutcome {
   tokens: number[][];
   /** Forward passes run: prefill and writing. */
   passes: { prefill: number; write: number };
+  /** Tokens drafted in verify passes, and of those the tokens kept, summed over the requests. */
+  drafted: number;
+  kept: number;
   /** A forward pass's failure (a lost device, say): every request still writing was rejected with it. */
   failure?: unknown;
   /** Where a cache for the whole batch could not be allocated: the requests were written in smaller groups. */
@@ -87,8 +92,10 @@ class BatchRun {
   private readonly results: PromiseSettledResult<GenerateResult>[];
   private readonly tokens: number[][];
   private readonly passes = { prefill: 0, write: 0 };
+  private readonly drafts = { drafted: 0, kept: 0 };
   private live: Member[] = [];
   private kernels!: BatchKernels;
+  private costs!: PassCosts;
   private split: BatchSplit | undefined;
 
   constructor(
@@ -101,8 +108,8 @@ class BatchRun {
 
   async run(): Promise<BatchOutcome> {
     const failed = await this.writeGroup(await this.prepareAll());
-    const { results, tokens, passes, split } = this;
-    return { results, tokens, passes, ...(failed && { failure: failed.error }), ...(split !== undefined && { split }) };
+    const { results, tokens, passes, split, drafts } = this;
+    return { results, tokens, passes, ...drafts, ...(failed && { failure: failed.error }), ...(split !== undefined && { split }) };
   }
 
   /**
@@ -203,20 +210,26 @@ class BatchRun {
     for (const m of this.live) if (m.item.options.signal?.aborted) this.leave(m, { status: 'rejected', reason: abortError() });
   }
 
-  /** Samples and commits `m`'s tokens of a pass (`run`), streams its new text, and lets it leave once stopped; a throw fails `m` alone. */
-  private stepOne(m: Member, run: () => void) {
+  /** Samples and commits `m`'s tokens of a pass (`run`) and streams its new text; a throw fails `m` alone (then undefined). */
+  private stepOne<T>(m: Member, run: () => T): T | undefined {
     try {
-      run();
+      const out = run();
       const text = m.writer.text();
       if (text.startsWith(m.shown) && text.length > m.shown.length) {
         const delta = text.slice(m.shown.length);
         m.shown = text;
         m.item.options.onToken?.(delta);
       }
-      if (m.writer.stopped()) this.leave(m, { status: 'fulfilled', value: resultOf(m) });
+      return out;
     } catch (e) {
       this.leave(m, { status: 'rejected', reason: e });
+      return undefined;
     }
+  }
+
+  /** Members of a pass that stopped in it leave the batch, the pass's time counted. */
+  private settle(members: readonly Member[]) {
+    for (const m of members) if (this.live.includes(m) && m.writer.stopped()) this.leave(m, { status: 'fulfilled', value: resultOf(m) });
   }
 
   /** Prompts packed into passes of at most a chunk, a long prompt split across passes; a finished prompt writes its first token, as WebLLM's prefill does. */
@@ -237,11 +250,9 @@ class BatchRun {
       const started = performance.now();
       const rows = await this.kernels.prefill(parts.map((p) => ({ seq: p.m.seq, tokens: p.tokens })));
       this.passes.prefill++;
-      const took = seconds(started);
       parts.forEach(({ m, tokens: piece }, i) => {
         m.filled += piece.length;
         m.cached += piece.length;
-        m.prefillSeconds += took;
         if (m.filled < m.prompt.length) return;
         this.stepOne(m, () => {
           const p = m.writer.distribution(rows[i]!);
@@ -253,31 +264,73 @@ class BatchRun {
           );
         });
       });
+      // As WebLLM's prefill time, the first token's sampling included.
+      const took = seconds(started);
+      for (const { m } of parts) m.prefillSeconds += took;
+      this.settle(parts.map((p) => p.m));
     }
   }
 
-  /** One pass for every member still writing, each with its own draft where it speculates. */
+  /**
+   * One pass for every member still writing, each with the draft chosen for
+   * it (see batch-speculate.ts): a verify pass where any drafts, else a
+   * decode pass. Its time runs from the forward to the last member's tokens
+   * sampled and committed, as a single request's step is timed.
+   */
   private async writePasses() {
+    this.costs = batchCosts(this.live.flatMap((m) => m.item.plan?.tuner ?? []));
     while (this.live.length) {
       this.dropAborted();
       if (!this.live.length) break;
-      let room = this.model.chunk - this.live.length;
-      const drafts = this.live.map((m) => {
-        const draft = draftFor(m, this.model, Math.max(0, room));
-        room -= draft.length;
-        return draft;
-      });
-      const parts = this.live.map((m, i) => ({ seq: m.seq, tokens: [m.writer.written().at(-1)!, ...drafts[i]!] }));
+      const members = [...this.live];
+      const drafts = this.planPass(members);
+      const parts = members.map((m, i) => ({ seq: m.seq, tokens: [m.writer.written().at(-1)!, ...drafts[i]!] }));
+      const drafted = drafts.reduce((n, d) => n + d.length, 0);
       const started = performance.now();
-      const speculating = drafts.some((d) => d.length > 0);
-      const rows = speculating ? await this.kernels.verify(parts) : (await this.kernels.decode(parts)).map((r) => [r]);
+      const rows = drafted ? await this.kernels.verify(parts) : (await this.kernels.decode(parts)).map((r) => [r]);
       this.passes.write++;
+      const passes = members.map((m, i) => this.stepOne(m, () => this.writePass(m, drafts[i]!, rows[i]!)));
       const took = seconds(started);
-      for (const [i, m] of [...this.live].entries()) {
-        m.decodeSeconds += took;
-        this.stepOne(m, () => this.writePass(m, drafts[i]!, rows[i]!, took));
-      }
+      members.forEach((m, i) => this.learn(m, drafts[i]!, passes[i], { took, speculating: drafted > 0 }));
+      if (drafted) this.costs.observePass(drafted, took);
+      else this.costs.observeDecode(took);
+      this.settle(members);
     }
+  }
+
+  /**
+   * Each member's draft for the next pass, chosen together, no more in all
+   * than the pass's chunk holds. A member that drafts nothing still offers its
+   * draft to its tuner, to be compared with what it writes, as a single
+   * request's plain step does.
+   */
+  private planPass(members: readonly Member[]): (readonly number[])[] {
+    const offers = members.map((m) => offerOf(m, this.model.window));
+    const ks = chooseDrafts(offers, this.costs);
+    let room = this.model.chunk - members.length;
+    return members.map((m, i) => {
+      const k = Math.max(0, Math.min(ks[i]!, room));
+      room -= k;
+      const tuner = m.item.plan?.tuner;
+      if (!k && tuner && !tuner.shadowing) tuner.shadow(offers[i]!.draft);
+      return offers[i]!.draft.slice(0, k);
+    });
+  }
+
+  /**
+   * What a member's tuner learns from a pass it wrote in (not one that failed
+   * it): a drafted pass's time and tokens kept, or a decode pass's time. A
+   * member that drafted nothing in a verify pass learns no time from it: a
+   * verify pass costs more than the decode step it would have taken alone.
+   */
+  private learn(m: Member, draft: readonly number[], pass: PassResult | undefined, timing: { took: number; speculating: boolean }) {
+    m.decodeSeconds += timing.took;
+    const tuner = m.item.plan?.tuner;
+    if (!pass || !tuner) return;
+    // A pass can stop on a kept token: then no drafted token was rejected.
+    const rejected = pass.accepted < draft.length && pass.written > pass.accepted;
+    if (draft.length) tuner.observePass({ drafted: draft.length, accepted: pass.accepted, rejected, seconds: timing.took });
+    else if (!timing.speculating) tuner.observeDecode(timing.took);
   }
 
   /**
@@ -285,8 +338,9 @@ class BatchRun {
    * token plain decoding writes), and pops the rest from the member's sequence:
    * however it ends, the sequence then holds what plain decoding's would.
    */
-  private writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[], took: number): void {
+  private writePass(m: Member, draft: readonly number[], rows: readonly Float32Array[]): PassResult {
     const base = m.cached;
+    const before = m.writer.written().length;
     let written = 0;
     const keep = () => {
       const pass = verifyPass(
@@ -303,16 +357,11 @@ class BatchRun {
       m.stats.passes++;
       m.stats.drafted += draft.length;
       m.stats.accepted += pass.accepted;
-      const tuner = m.item.plan?.tuner;
-      if (draft.length) {
-        // A pass can stop on a kept token: then no drafted token was rejected.
-        tuner?.observePass({
-          drafted: draft.length,
-          accepted: pass.accepted,
-          rejected: pass.accepted < draft.length && written > pass.accepted,
-          seconds: took,
-        });
-      } else tuner?.observeDecode(took);
+      this.drafts.drafted += draft.length;
+      this.drafts.kept += pass.accepted;
+      // A draft offered to the tuner instead is compared with the token written (a stop token is not written).
+      if (!draft.length && m.writer.written().length > before) m.item.plan?.tuner?.observeWritten(m.writer.written().at(-1)!);
+      return pass;
     };
     // The pass appended the last token and the draft; plain decoding would hold base + written.
     const pop = () => {
@@ -320,24 +369,14 @@ class BatchRun {
       if (extra > 0) this.kernels.popn(m.seq, extra);
       m.cached = base + written;
     };
-    cleanUpAfter('Popping a failed pass’s drafts from its sequence', keep, pop);
+    return cleanUpAfter('Popping a failed pass’s drafts from its sequence', keep, pop);
   }
 }
 
-/** Up to the member's K drafted tokens where it speculates, no more than its cap, the window, and `room` in the pass allow. */
-function draftFor(m: Member, model: BatchModel, room: number): readonly number[] {
-  const plan = m.item.plan;
-  if (!plan) return [];
+/** A member's offer for the next pass: what its plan drafts, the tokens its cap and the window leave it, and its tuner's kept rates. */
+function offerOf(m: Member, window: number): DraftOffer {
   const written = m.writer.written();
-  const cap = Math.min(
-    room,
-    m.item.options.maxTokens - written.length - 1, // the pass writes one more than it keeps
-    model.window - m.cached - 1,
-  );
-  const k = draftLengthFor(plan, cap);
-  if (k <= 0) return [];
-  if (plan.draft) return plan.draft(written).slice(0, k);
-  return lookupDraft(m.prompt, written, { maxNgram: plan.maxNgram || DEFAULT_LOOKUP.maxNgram, minNgram: 1, maxDraft: k });
+  return offerFor(m.item.plan, m.prompt, written, Math.min(m.item.options.maxTokens - written.length, window - m.cached));
 }
 
 /** A finished member's result, as the session reports a single request's. */
