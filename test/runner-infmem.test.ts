@@ -146,9 +146,10 @@ describe('An InfMem read in the worker', () => {
     expect(() => parseExport(JSON.stringify(bad))).toThrow(/revisions\.0\.plan\.retrieved\.0.*ends after it starts/);
   }, 60_000);
 
-  it('refuses an engine without InfMem steps, a skim and an early stop out of range, in words', async () => {
+  it('refuses an engine that cannot continue a rendered prompt, a skim and an early stop out of range, in words', async () => {
     const { runner, request } = await setup();
-    await expect(runner.start(request({ engineId: 'openai' }))).rejects.toThrow(/extractive engine only.*memagent read --method infmem/);
+    // This runner's engine for every id is the extractive one, which continues no rendered prompt: as a model's engine, it is refused.
+    await expect(runner.start(request({ engineId: 'openai' }))).rejects.toThrow(/renders itself, and the openai engine takes chat messages only/);
     await expect(runner.start(request({ skim: { keep: 0.1, followMemory: false } }))).rejects.toThrow(/turn Skim off/);
     await expect(runner.start(request({ method: { ...INFMEM, earlyStop: 0 } }))).rejects.toThrow(/Stop after N votes.*1 to 100/);
   });

@@ -14,6 +14,9 @@ import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
 import { loadSet, type PlannedSet, planSet, setChunks, setName } from './book-set';
 import { choosePromptSet, type PromptLibrary } from './prompt-files';
+import { InfmemFileError } from '../core/infmem/official-files';
+import type { InfmemFileLibrary } from './infmem-files';
+import { infmemChat } from './infmem-chat';
 import type { PromptChoice, RunRequest } from '../agent/protocol';
 
 export interface PlanDeps {
@@ -22,6 +25,8 @@ export interface PlanDeps {
   engines: EngineCache;
   lists: ChunkLists;
   prompts?: PromptLibrary;
+  /** InfMem's pinned files; without it InfMem reads with the extractive engine only. */
+  infmemFiles?: InfmemFileLibrary;
   newId?(): string;
 }
 
@@ -53,6 +58,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const text = set ? setText : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
   if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
   const engine = await engines.open(request.engineId, request.engineConfig);
+  const infmemModel = request.method && (await infmemModelOf(deps, engine, request));
   const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
   const templates = { ...prompts.set.templates };
   const problem = templateProblem(templates);
@@ -91,6 +97,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, chunkCount(doc.tokens, settings.chunkTokens)) } } : {}),
       ...skimOf(skim, request, allChunks.length),
       ...(request.method && { method: { ...request.method } }),
+      ...(infmemModel && { infmemModel }),
       status: 'running',
       nextChunk: 0,
       memory: prompts.set.initialMemory,
@@ -122,20 +129,35 @@ export function planSettings(
   }
 }
 
-/** Engines whose InfMem steps the app has: the extractive engine's stand-ins (a model's read runs from the command line). */
-const INFMEM_ENGINES: readonly string[] = ['extractive'];
-
 /** Refuses, in words, an InfMem read the app cannot make. */
 function infmemRefusal(request: Omit<RunRequest, 'question'>): void {
   const method = request.method;
   if (!method) return;
   const problem = infmemProblem(method);
   if (problem) throw new RequestError(problem);
-  if (!INFMEM_ENGINES.includes(request.engineId))
-    throw new RequestError(
-      'InfMem reads in the app with the extractive engine only, for now: choose it as the engine, or read with MemAgent. With a model, InfMem reads from the command line (memagent read --method infmem).',
-    );
   if (request.skim) throw new RequestError('InfMem chooses what to read itself, and may stop early: turn Skim off, or read with MemAgent.');
+}
+
+/**
+ * What an InfMem read with a model records before anything is stored: its
+ * chat text, and its two prompt files, which must be here or be fetched now.
+ * The extractive engine needs neither; an engine that cannot continue a
+ * rendered prompt is refused.
+ */
+async function infmemModelOf(deps: PlanDeps, engine: Engine, request: Omit<RunRequest, 'question'>): Promise<RunRecord['infmemModel']> {
+  if (request.engineId === 'extractive') return undefined;
+  if (!engine.completer)
+    throw new RequestError(
+      `InfMem sends prompts it renders itself, and the ${request.engineId} engine takes chat messages only: choose another engine, or read with MemAgent.`,
+    );
+  if (!deps.infmemFiles) throw new RequestError("InfMem's prompt files cannot be fetched or kept here: read with the extractive engine, or with MemAgent.");
+  try {
+    const { sources } = await deps.infmemFiles.prompts();
+    return { family: infmemChat(engine, request.engineConfig).family, files: sources };
+  } catch (e) {
+    if (e instanceof InfmemFileError) throw new RequestError(e.message);
+    throw e;
+  }
 }
 
 /** An InfMem read's plan: its chunks and replies are the method's (5,000 and 1,024 tokens), whatever the form asks. */

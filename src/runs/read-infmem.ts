@@ -6,7 +6,8 @@
  * with the same votes and searches. A read that stops early is done, its
  * unread chunks left as they are, with where it stopped.
  */
-import { type InfmemEvent, infmemLoop, type InfmemResume, type InfmemSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
+import { type InfmemEvent, infmemLoop, type InfmemResume, type InfmemSteps, modelSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
+import type { RawCompleter } from '../core/infmem/thinking';
 import { type InfmemDocument, prepareDocument, type TokenSpan } from '../core/infmem/retrieval';
 import { pyStrip } from '../core/pytext';
 import { diffMemory } from '../core/memory-diff';
@@ -17,6 +18,9 @@ import type { RunEvent } from '../agent/events';
 import type { RetrievedPassage, RunProgress, RunRecord, StepPlan, Store } from '../storage/db';
 import type { JobContext } from '../jobs/host';
 import type { StepHold } from '../jobs/step-hold';
+import { RequestError } from '../jobs/request-error';
+import type { InfmemFileLibrary } from './infmem-files';
+import { infmemChat } from './infmem-chat';
 
 /** Characters of a passage kept on its step, to show without reading the book. */
 const EXCERPT_CHARS = 240;
@@ -25,6 +29,8 @@ export interface InfmemReadDeps {
   store: Store;
   publish(event: RunEvent): void;
   hold?: StepHold;
+  /** InfMem's pinned files, for a model's read (the extractive engine needs none). */
+  infmemFiles?: Pick<InfmemFileLibrary, 'prompts'>;
 }
 
 /** A span of tokens placed in the run's text: its characters. */
@@ -58,10 +64,50 @@ export function placeDocument(text: string, document: InfmemDocument): { chunks:
   return { chunks, units };
 }
 
-/** The steps of an engine that InfMem reads with in the app; the plan refuses any other before it is stored. */
-function stepsFor(engine: Engine, engineId: string, document: InfmemDocument): InfmemSteps {
-  if (engineId !== 'extractive') throw new Error('InfMem reads in the app with the extractive engine only. Start a new read with it, or with MemAgent.');
-  return extractiveInfmemSteps(document, engine.tokenizer);
+interface StepsInput {
+  engine: Engine;
+  run: RunRecord;
+  document: InfmemDocument;
+  signal: AbortSignal;
+}
+
+/**
+ * The steps of the run's engine: the extractive engine's stand-ins, or a
+ * model's raw completions through the official prompts, rendered in the chat
+ * text the run recorded. The first request a server answers at its chat
+ * endpoint (it has no raw completions) is noted on the run.
+ */
+async function stepsFor(deps: InfmemReadDeps, { engine, run, document, signal }: StepsInput): Promise<InfmemSteps> {
+  if (run.engineId === 'extractive') return extractiveInfmemSteps(document, engine.tokenizer);
+  const raw = engine.completer;
+  if (!raw) throw new RequestError(`InfMem sends prompts it renders itself, and the ${run.engineId} engine takes chat messages only: read with MemAgent.`);
+  if (!deps.infmemFiles) throw new RequestError("InfMem's prompt files cannot be had here: read with the extractive engine, or with MemAgent.");
+  const prompts = await deps.infmemFiles.prompts();
+  let noted = run.infmemModel?.endpoint === 'chat';
+  const completer: RawCompleter = {
+    complete: async (request) => {
+      const result = await raw.complete(request);
+      if (result.endpoint === 'chat' && !noted) {
+        noted = true;
+        await deps.store.updateRun(run.id, (now) => ({
+          infmemModel: { ...(now.infmemModel ?? { family: 'qwen3', files: prompts.sources }), endpoint: 'chat' },
+        }));
+        deps.publish({ type: 'status', runId: run.id, status: 'running' });
+      }
+      return result;
+    },
+  };
+  const { temperature, topP } = run.settings;
+  return modelSteps({
+    templates: prompts.templates,
+    toolSystem: prompts.toolSystem,
+    completer,
+    chat: infmemChat(engine, run.engineConfig, run.infmemModel?.family),
+    thinking: run.method?.thinking ?? true,
+    temperature,
+    topP,
+    signal,
+  });
 }
 
 export interface InfmemRead {
@@ -85,7 +131,7 @@ export async function readInfmem(deps: InfmemReadDeps, { run: loaded, text, engi
     await store.updateRun(runId, () => ({ chunks, chunking: undefined }));
     publish({ type: 'chunks', runId, known: chunks.length, done: true });
   }
-  const steps = stepsFor(engine, loaded.engineId, document);
+  const steps = await stepsFor(deps, { engine, run: loaded, document, signal });
   let run: RunProgress = loaded;
   const held: InfmemSteps = {
     ...steps,

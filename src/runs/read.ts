@@ -18,7 +18,7 @@ import type { JobContext } from '../jobs/host';
 import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
-import { infmemJob } from './read-infmem';
+import { infmemJob, type InfmemReadDeps } from './read-infmem';
 import { loadSet, SetChunkSource, setChunks, SetText } from './book-set';
 import type { SourceFinder } from './sources';
 
@@ -30,6 +30,8 @@ export interface RunReaderDeps {
   hold?: StepHold;
   /** Traces an answer's sources once it is stored; without it, none are. */
   sources?: Pick<SourceFinder, 'trace'>;
+  /** InfMem's pinned files, for a model's InfMem read. */
+  infmemFiles?: InfmemReadDeps['infmemFiles'];
 }
 
 /** Where a run's book comes from (see RunReader.bookInput). */

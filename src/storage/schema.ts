@@ -137,6 +137,8 @@ export interface RunRecord {
   method?: InfmemMethod;
   /** An InfMem read's planner state after chunk nextChunk − 1, and where the read stopped (see InfmemProgress). */
   infmem?: InfmemProgress;
+  /** An InfMem read with a model: how its requests were rendered and sent, and where its prompt files came from (absent for the extractive engine). */
+  infmemModel?: InfmemModelRecord;
   status: RunStatus;
   /** Index of the next chunk to read; equals chunks.length once every chunk is read. */
   nextChunk: number;
@@ -148,6 +150,16 @@ export interface RunRecord {
   createdAt: number;
   updatedAt: number;
   finishedAt?: number;
+}
+
+/** What an InfMem read with a model records of its requests. */
+export interface InfmemModelRecord {
+  /** The chat text the app rendered each prompt in (Qwen3's, or Qwen2.5's with the model's default system message). */
+  family: 'qwen3' | 'qwen2.5';
+  /** Where each of the two pinned files came from: the URL it was fetched from, or "imported <name>". */
+  files: { infmem: string; fncall: string };
+  /** Set once a server without raw completions was sent the requests at its chat endpoint instead. */
+  endpoint?: 'chat';
 }
 
 /** One search of an InfMem planner, as its history keeps it. */
