@@ -2,9 +2,8 @@ import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MAX_EARLY_STOP } from '../core/plan';
 import { CheckField, NumberField, type Props } from './SettingFields';
-
-/** The engine whose InfMem steps the app has (the worker refuses any other). */
-export const INFMEM_ENGINE = 'extractive';
+import { engineUi } from './engines';
+import { InfmemFilesField } from './InfmemFilesField';
 
 /** How the book is read: MemAgent's loop, or InfMem's, with its early stop and thinking. */
 export function MethodField({ settings, onChange, engineId }: Props & { engineId: string }) {
@@ -27,7 +26,8 @@ export function MethodField({ settings, onChange, engineId }: Props & { engineId
             <CheckField label={t('infmem.thinking')} checked={settings.thinking} onChange={(thinking) => onChange({ thinking })} />
           </div>
           <p className="hint">{t('infmem.hint')}</p>
-          {engineId !== INFMEM_ENGINE && <p className="hint">{t('infmem.needsExtractive')}</p>}
+          {/* A model reads with InfMem's own prompts; the extractive engine needs none. */}
+          {!engineUi(engineId).noModel && <InfmemFilesField settings={settings} onChange={onChange} />}
         </>
       )}
     </>

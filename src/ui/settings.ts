@@ -15,6 +15,8 @@ export interface ReadFormSettings extends Omit<ReadSettings, 'seed'> {
   promptSet: PromptSetId | null;
   /** A mirror of the MemAgent repository's files at the pinned commit; empty for raw.githubusercontent.com. */
   promptsBase: string;
+  /** Mirrors of InfMem's two pinned files (its evaluation file, Qwen-Agent's function-call words); empty for raw.githubusercontent.com. */
+  infmemBases: { infmem: string; fncall: string };
   /** Skim mode: read only the most relevant chunks. Off by default. */
   skim: boolean;
   /** Share of chunks chosen by rank, in percent (neighbours come on top). */
@@ -37,6 +39,7 @@ export const DEFAULT_SETTINGS: ReadFormSettings = {
   templates: { ...DEFAULT_TEMPLATES },
   promptSet: null,
   promptsBase: '',
+  infmemBases: { infmem: '', fncall: '' },
   skim: false,
   skimPercent: 5,
   skimFollow: true,

@@ -7,7 +7,6 @@ import type { DocumentRecord } from './data';
 import type { ReadRequest } from './ReadForm';
 import { engineUi } from './engines';
 import { methodOf, settingsProblem } from './settings';
-import { INFMEM_ENGINE } from './MethodField';
 import { offerReadNotice } from './useReadNotices';
 
 export interface ReadSubmitOptions {
@@ -37,7 +36,6 @@ export function useReadSubmit({ books, setError, setBusy, openRun, refreshRuns, 
     if (empty > 0) return setError(t('read.emptyQuestion', { n: empty + 1 }));
     const problem = settingsProblem(request) ?? engineUi(request.engineId).configProblem?.(request.engineConfig);
     if (problem) return setError(problem);
-    if (request.method === 'infmem' && request.engineId !== INFMEM_ENGINE) return setError(t('infmem.needsExtractive'));
     // Still inside the Read button's event: the one moment a page may ask to notify.
     offerReadNotice(request.estimateMs);
     setBusy(true);

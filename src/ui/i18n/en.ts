@@ -795,8 +795,7 @@ export const en = {
     infmem: 'InfMem',
     earlyStop: 'Stop after N votes',
     thinking: 'Thinking',
-    hint: "InfMem plans before each chunk: it searches the whole book for passages (BM25) or votes to stop, and the read ends early once the planner votes to stop that many times in a row. Chunks are 5,000 tokens and the memory 1,024, as the method fixes them. In the app it reads with the extractive engine's stand-ins (fixed rules, no model); thinking applies to a model's calls only.",
-    needsExtractive: 'InfMem reads in the app with the extractive engine only, for now: choose it as the engine, or read with MemAgent.',
+    hint: "InfMem plans before each chunk: it searches the whole book for passages (BM25) or votes to stop, and the read ends early once the planner votes to stop that many times in a row. Chunks are 5,000 tokens and the memory 1,024, as the method fixes them. A model reads with InfMem's official prompts, each request rendered by the app; the extractive engine reads with fixed rules instead (no model), and thinking applies to a model's calls only.",
     earlyStopProblem: '"Stop after N votes" must be a whole number from 1 to 100.',
     noSkim: 'InfMem chooses what to read itself: skim mode is not used.',
     plan: 'Plan before this chunk',
@@ -815,6 +814,20 @@ export const en = {
     mayStop: 'InfMem may stop early, before the last chunk: the time above is for reading the whole book.',
     pastStops_one: 'The last InfMem read with this engine and model stopped after {{share}}% of its chunks.',
     pastStops_other: 'The last {{count}} InfMem reads with this engine and model stopped on average after {{share}}% of their chunks.',
+  },
+  infmemFiles: {
+    region: 'InfMem prompt files',
+    about:
+      "A model reads InfMem's way with the official prompts, which the app does not ship: it reads them from two pinned files, InfMem's infmem.py ({{infmem}}) and Qwen-Agent's qwen_fncall_prompt.py ({{fncall}}), fetched once and kept in this browser, or imported from a copy. No part of your book is sent to fetch them.",
+    how: 'To get {{name}} without this app fetching it, download it from the address below and press Import InfMem file, or serve a copy and give its folder as its mirror:',
+    fetch: 'Fetch InfMem files',
+    import: 'Import InfMem file',
+    mirror: 'Mirror of {{name}}',
+    bothHere: 'Both InfMem files are here and match their pinned SHA-256.',
+    imported: '"{{file}}" is {{name}} at its pinned commit: kept.',
+    runRequests: "InfMem's requests were rendered in {{family}}'s chat text, with prompts from {{infmem}} and function-call words from {{fncall}}.",
+    chatFallback:
+      "This server has no raw completions endpoint (/v1/completions answered 404), so InfMem's requests went to its chat endpoint as messages. The server's own chat template rendered them, so they are not byte for byte what InfMem's official code sends.",
   },
 };
 

@@ -770,8 +770,7 @@ export const zhCN: Messages = {
     infmem: 'InfMem',
     earlyStop: '投票 N 次后停止',
     thinking: '思考',
-    hint: 'InfMem 在每一块之前先做计划：在整本书中检索段落（BM25），或投票停止；规划器连续投票停止达到该次数时，阅读提前结束。块为 5,000 个词元、记忆为 1,024 个词元，由该方法固定。应用中它用抽取式引擎的替代规则阅读（固定规则，无模型）；“思考”只作用于模型的调用。',
-    needsExtractive: '目前应用中的 InfMem 只能用抽取式引擎阅读：请选择该引擎，或改用 MemAgent 阅读。',
+    hint: 'InfMem 在每一块之前先做计划：在整本书中检索段落（BM25），或投票停止；规划器连续投票停止达到该次数时，阅读提前结束。块为 5,000 个词元、记忆为 1,024 个词元，由该方法固定。模型使用 InfMem 的官方提示词阅读，每个请求由应用渲染；抽取式引擎则按固定规则阅读（无模型），“思考”只作用于模型的调用。',
     earlyStopProblem: '“投票 N 次后停止”必须是 1 到 100 之间的整数。',
     noSkim: 'InfMem 自行选择要读的内容：不使用略读模式。',
     plan: '本块之前的计划',
@@ -790,5 +789,19 @@ export const zhCN: Messages = {
     mayStop: 'InfMem 可能在最后一块之前提前停止：上面的时间是读完整本书的时间。',
     pastStops_one: '用此引擎和模型的上一次 InfMem 阅读在读完 {{share}}% 的块后停止。',
     pastStops_other: '用此引擎和模型的最近 {{count}} 次 InfMem 阅读平均在读完 {{share}}% 的块后停止。',
+  },
+  infmemFiles: {
+    region: 'InfMem 提示词文件',
+    about:
+      '模型以 InfMem 的方式阅读时使用其官方提示词，应用本身不附带这些内容：提示词读取自两个固定版本的文件，即 InfMem 的 infmem.py（{{infmem}}）和 Qwen-Agent 的 qwen_fncall_prompt.py（{{fncall}}），获取一次后保存在此浏览器中，也可从副本导入。获取它们不会发送书中的任何内容。',
+    how: '若不让本应用获取 {{name}}：请从下面的地址下载后点击“导入 InfMem 文件”，或自行提供副本并把其所在文件夹填为该文件的镜像：',
+    fetch: '获取 InfMem 文件',
+    import: '导入 InfMem 文件',
+    mirror: '{{name}} 的镜像',
+    bothHere: '两个 InfMem 文件都已就绪，且与固定的 SHA-256 一致。',
+    imported: '“{{file}}”是固定提交中的 {{name}}：已保存。',
+    runRequests: 'InfMem 的请求以 {{family}} 的对话格式渲染，提示词来自 {{infmem}}，函数调用说明来自 {{fncall}}。',
+    chatFallback:
+      '此服务器没有原始补全端点（/v1/completions 返回 404），因此 InfMem 的请求以消息形式发送到其对话端点。这些消息由服务器自己的对话模板渲染，因此与 InfMem 官方代码发送的请求并非逐字节相同。',
   },
 };
