@@ -19,8 +19,10 @@ import { openAIConfig } from '../src/engines/openai/http';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRequest } from '../src/agent/protocol';
 import { InfmemFileLibrary } from '../src/runs/infmem-files';
+import { buildExport, parseExport } from '../src/storage/export';
 import { infmemChat } from '../src/runs/infmem-chat';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
+import { QWEN25_DEFAULT_SYSTEM } from '../src/engines/webllm/models/system-message';
 import type { Store } from '../src/storage/db';
 import { FNCALL_STANDIN, INFMEM_STANDIN, standinPrompts } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
@@ -69,6 +71,20 @@ function script(prompt: string): string {
   return 'Therefore, the answer is the archive under the chapel.';
 }
 
+interface Sampling {
+  temperature: number;
+  topP: number;
+}
+
+/** A model as a test reads with it: its chat text, thinking or not, and its replies. */
+interface Model {
+  chat: Parameters<typeof modelSteps>[0]['chat'];
+  thinking: boolean;
+  script(prompt: string): string;
+}
+
+const QWEN3: Model = { chat: { family: 'qwen3' }, thinking: true, script };
+
 /** A request sent as chat messages, rendered back into the text a raw completion would have carried. */
 function rendered(messages: readonly ChatMessage[]): string {
   const last = messages[messages.length - 1]!;
@@ -77,15 +93,15 @@ function rendered(messages: readonly ChatMessage[]): string {
 }
 
 /** What the core's loop sends for this text with the stand-in prompts and the same replies: the prompts the run must send. */
-async function expectedPrompts(text: string, earlyStop: number, temperature: number, topP: number): Promise<string[]> {
+async function expectedPrompts(text: string, earlyStop: number, sampling: Sampling, model: Model = QWEN3): Promise<string[]> {
   const sent: string[] = [];
   const completer: RawCompleter = {
     complete: async (r) => {
       sent.push(r.prompt);
-      return { text: script(r.prompt) };
+      return { text: model.script(r.prompt) };
     },
   };
-  const steps = modelSteps({ ...prompts, completer, chat: { family: 'qwen3' }, thinking: true, temperature, topP });
+  const steps = modelSteps({ ...prompts, completer, chat: model.chat, thinking: model.thinking, ...sampling });
   for await (const e of infmemLoop({ document: prepareDocument(text, tok), question: QUESTION, steps, earlyStop })) void e;
   return sent;
 }
@@ -114,7 +130,7 @@ async function setup(server: OpenAITestServer, withFiles = true) {
     engineConfig: { baseUrl: server.url, model: server.model },
     method: { kind: 'infmem', earlyStop: 2, thinking: true },
   };
-  const finished = (runId: string) => until(async () => ['done', 'error'].includes((await parts.store.getRun(runId))?.status ?? ''));
+  const finished = (runId: string) => until(async () => ['done', 'failed'].includes((await parts.store.getRun(runId))?.status ?? ''));
   return { ...parts, text, request, finished };
 }
 
@@ -139,7 +155,7 @@ describe("A model's InfMem read in the worker", () => {
     // Planner, writer, planner, final: each in two thinking stages, each the prompt the core renders.
     const sent = server.completionBodies.map((b) => b.prompt);
     expect(sent).toHaveLength(8);
-    expect(sent).toEqual(await expectedPrompts(text, 2, temperature, topP));
+    expect(sent).toEqual(await expectedPrompts(text, 2, { temperature, topP }));
     expect(server.chatBodies).toHaveLength(0);
     const revisions = await store.listRevisions(runId);
     expect(revisions.map((r) => r.plan?.votes)).toEqual([1]);
@@ -155,8 +171,11 @@ describe("A model's InfMem read in the worker", () => {
     expect(run.status, run.error).toBe('done');
     expect(run.answer).toBe('the archive under the chapel');
     expect(run.infmemModel?.endpoint).toBe('chat');
+    // An export carries it, and imports back with it.
+    const json = JSON.stringify(buildExport({ run, revisions: await store.listRevisions(runId), memories: await store.listMemories(runId) }));
+    expect(parseExport(json).run.infmemModel).toEqual(run.infmemModel);
     const { temperature, topP } = run.settings;
-    expect(server.chatBodies.map((b) => rendered(b.messages as ChatMessage[]))).toEqual(await expectedPrompts(text, 2, temperature, topP));
+    expect(server.chatBodies.map((b) => rendered(b.messages as ChatMessage[]))).toEqual(await expectedPrompts(text, 2, { temperature, topP }));
   }, 60_000);
 
   it('without the files and offline, refuses the read naming how to get them, and stores nothing', async () => {
@@ -179,4 +198,45 @@ describe("A model's InfMem read in the worker", () => {
     // A run keeps the chat text it began with.
     expect(infmemChat(engine, { model: 'Qwen2.5-7B' }, 'qwen3')).toEqual({ family: 'qwen3' });
   });
+
+  it("continues the same rendered prompts on an in-browser engine, in Qwen2.5's chat text for a Qwen2.5 model, without thinking when it is off", async () => {
+    const answers = (prompt: string) => {
+      const { role } = kind(prompt);
+      return role === 'planner' ? 'STOP' : role === 'writer' ? 'The logbook: in the archive.' : 'Therefore, the answer is the archive.';
+    };
+    const sent: string[] = [];
+    // llama.cpp's runtime stands in as its completer: the prompt it is given, continued.
+    const completer: RawCompleter = {
+      complete: async (r) => {
+        sent.push(r.prompt);
+        return { text: answers(r.prompt) };
+      },
+    };
+    const engine = Object.assign(new ExtractiveEngine(tok), { completer });
+    let give!: (store: Store) => void;
+    const files = new InfmemFileLibrary(new Promise<Store>((r) => (give = r)), { specs, fetch: offline });
+    const { store, runner, library } = await testRunner(engine, tok, { infmemFiles: files });
+    give(store);
+    await files.import('infmem.py', INFMEM_STANDIN);
+    await files.import('qwen_fncall_prompt.py', FNCALL_STANDIN);
+    const doc = await library.ingest('logbook.txt', new TextEncoder().encode(bookText()), 'extractive');
+    const runId = await runner.start({
+      documentId: doc.id,
+      question: QUESTION,
+      engineId: 'wllama',
+      engineConfig: { modelUrl: 'https://example.org/qwen2.5-7b-instruct-q4_k_m.gguf' },
+      method: { kind: 'infmem', earlyStop: 2, thinking: false },
+    });
+    await until(async () => ['done', 'failed'].includes((await store.getRun(runId))?.status ?? ''));
+    const run = (await store.getRun(runId))!;
+    expect(run.status, run.error).toBe('done');
+    expect(run.answer).toBe('the archive');
+    expect(run.infmemModel?.family).toBe('qwen2.5');
+    const qwen25: Model = { chat: infmemChat(engine, run.engineConfig), thinking: false, script: answers };
+    expect(qwen25.chat).toEqual({ family: 'qwen2.5', defaultSystem: QWEN25_DEFAULT_SYSTEM });
+    // Planner, writer, planner, final: one request each, every one opening with the model's default system message or the planner's.
+    expect(sent).toHaveLength(4);
+    expect(sent).toEqual(await expectedPrompts((await store.getText(doc.id))!, 2, { temperature: run.settings.temperature, topP: run.settings.topP }, qwen25));
+    expect(sent[1]).toMatch(/^<\|im_start\|>system\nYou are Qwen/);
+  }, 60_000);
 });

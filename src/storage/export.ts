@@ -84,6 +84,13 @@ const RunSchema = v.object({
   chunks: v.array(SpanSchema),
   method: v.optional(v.object({ kind: v.literal('infmem'), earlyStop: v.pipe(v.number(), v.integer(), v.minValue(1)), thinking: v.boolean() })),
   infmem: v.optional(InfmemSchema),
+  infmemModel: v.optional(
+    v.object({
+      family: v.picklist(['qwen3', 'qwen2.5']),
+      files: v.object({ infmem: v.string(), fncall: v.string() }),
+      endpoint: v.optional(v.literal('chat')),
+    }),
+  ),
   status: v.picklist(['running', 'paused', 'cancelled', 'done', 'failed']),
   nextChunk: count,
   memory: v.string(),
