@@ -75,7 +75,8 @@ interface StepsInput {
  * The steps of the run's engine: the extractive engine's stand-ins, or a
  * model's raw completions through the official prompts, rendered in the chat
  * text the run recorded. The first request a server answers at its chat
- * endpoint (it has no raw completions) is noted on the run.
+ * endpoint (it has no raw completions) is noted on the run; the page reads it
+ * with the step that follows.
  */
 async function stepsFor(deps: InfmemReadDeps, { engine, run, document, signal }: StepsInput): Promise<InfmemSteps> {
   if (run.engineId === 'extractive') return extractiveInfmemSteps(document, engine.tokenizer);
@@ -92,7 +93,6 @@ async function stepsFor(deps: InfmemReadDeps, { engine, run, document, signal }:
         await deps.store.updateRun(run.id, (now) => ({
           infmemModel: { ...(now.infmemModel ?? { family: 'qwen3', files: prompts.sources }), endpoint: 'chat' },
         }));
-        deps.publish({ type: 'status', runId: run.id, status: 'running' });
       }
       return result;
     },
