@@ -1,5 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
-import { bookWith } from './helpers';
+import { bookWith, connectServer, storedCounts, withOwnServer } from './helpers';
 
 /** The role of <mark>, which Playwright finds (ARIA 1.3's "mark") though its list of role names in TypeScript lacks it. */
 const MARK = 'mark' as Parameters<Page['getByRole']>[0];
@@ -56,4 +56,44 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(mark).toHaveCount(1);
   await expect(mark).toBeFocused();
   await expect(page).toHaveURL(/[?&]rev=1\b.*[?&]cite=\d+-\d+/);
+});
+
+test('InfMem with a server needs its two pinned files: the form says they are missing, a mirror without them and another file are refused, and Read says how to get them', async ({
+  page,
+}) => {
+  await withOwnServer(async (server) => {
+    await page.goto('/');
+    await page
+      .getByLabel('Document')
+      .setInputFiles({ name: 'logbook.txt', mimeType: 'text/plain', buffer: Buffer.from('The logbook was kept in the archive.') });
+    await page.getByText(/logbook\.txt — .*tokens/).waitFor();
+    await page.getByLabel('Question').fill('Where was the logbook kept?');
+    await connectServer(page, server.url);
+    await page.getByRole('combobox', { name: 'Method' }).selectOption('infmem');
+    const files = page.getByRole('region', { name: 'InfMem prompt files' });
+    await expect(files).toContainText('infmem.py: not here yet.');
+    await expect(files).toContainText('qwen_fncall_prompt.py: not here yet.');
+
+    // Mirrors that do not hold them (the test server's own address): the worker fetches from there, and says why it failed.
+    const mirror = `${server.url}/no-mirror`;
+    for (const name of ['infmem.py', 'qwen_fncall_prompt.py']) {
+      await files.getByLabel(`Mirror of ${name}`).fill(mirror);
+      await files.getByLabel(`Mirror of ${name}`).press('Enter');
+    }
+    await expect(files.getByText(`${mirror}/taskutils/memory_eval/utils/infmem.py`)).toBeVisible();
+    await expect(files.getByText(`${mirror}/qwen_agent/llm/fncall_prompts/qwen_fncall_prompt.py`)).toBeVisible();
+    await files.getByRole('button', { name: 'Fetch InfMem files' }).click();
+    await expect(files.getByRole('alert')).toContainText(`infmem.py: not here yet — ${mirror}/taskutils/memory_eval/utils/infmem.py could not be fetched`);
+
+    // A file that is neither pinned file is refused by its hash.
+    const chooser = page.waitForEvent('filechooser');
+    await files.getByRole('button', { name: 'Import InfMem file' }).click();
+    await (await chooser).setFiles({ name: 'infmem.py', mimeType: 'text/x-python', buffer: Buffer.from('PROMPT = "not the pinned file"\n') });
+    await expect(files.getByRole('alert')).toContainText(/"infmem\.py" was refused: its SHA-256 is [0-9a-f]{64}, which is not that of infmem\.py/);
+
+    // Read is refused in words that say how to get them, and nothing is stored.
+    await page.getByRole('button', { name: 'Read' }).click();
+    await expect(page.getByRole('alert').filter({ hasText: 'go online, set a mirror, or download' })).toContainText('and import it (infmem.py)');
+    expect((await storedCounts(page)).runs).toBe(0);
+  });
 });

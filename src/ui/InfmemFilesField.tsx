@@ -17,7 +17,7 @@ function describeFile(f: InfmemFileStatus): string {
     const source = f.source?.startsWith('imported') ? f.source : i18n.t('prompts.fetchedFrom', { source: f.source });
     return i18n.t('prompts.fileHere', { name, sha: f.sha256.slice(0, 12), source, when });
   }
-  return f.error ? i18n.t('prompts.fileMissingBecause', { name, error: f.error }) : i18n.t('prompts.fileMissing', { name });
+  return f.error ? i18n.t('infmemFiles.missingBecause', { name, error: f.error }) : i18n.t('infmemFiles.missing', { name });
 }
 
 /** One file's mirror: kept in the settings when the field is left or Enter is pressed. */

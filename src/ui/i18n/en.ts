@@ -820,6 +820,8 @@ export const en = {
     about:
       "A model reads InfMem's way with the official prompts, which the app does not ship: it reads them from two pinned files, InfMem's infmem.py ({{infmem}}) and Qwen-Agent's qwen_fncall_prompt.py ({{fncall}}), fetched once and kept in this browser, or imported from a copy. No part of your book is sent to fetch them.",
     how: 'To get {{name}} without this app fetching it, download it from the address below and press Import InfMem file, or serve a copy and give its folder as its mirror:',
+    missing: '{{name}}: not here yet.',
+    missingBecause: '{{name}}: not here yet — {{error}}',
     fetch: 'Fetch InfMem files',
     import: 'Import InfMem file',
     mirror: 'Mirror of {{name}}',

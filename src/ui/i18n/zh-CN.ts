@@ -795,6 +795,8 @@ export const zhCN: Messages = {
     about:
       '模型以 InfMem 的方式阅读时使用其官方提示词，应用本身不附带这些内容：提示词读取自两个固定版本的文件，即 InfMem 的 infmem.py（{{infmem}}）和 Qwen-Agent 的 qwen_fncall_prompt.py（{{fncall}}），获取一次后保存在此浏览器中，也可从副本导入。获取它们不会发送书中的任何内容。',
     how: '若不让本应用获取 {{name}}：请从下面的地址下载后点击“导入 InfMem 文件”，或自行提供副本并把其所在文件夹填为该文件的镜像：',
+    missing: '{{name}}：尚未获取。',
+    missingBecause: '{{name}}：尚未获取 — {{error}}',
     fetch: '获取 InfMem 文件',
     import: '导入 InfMem 文件',
     mirror: '{{name}} 的镜像',
