@@ -212,7 +212,10 @@ describe("A model's InfMem read in the worker", () => {
         return { text: answers(r.prompt) };
       },
     };
-    const engine = Object.assign(new ExtractiveEngine(tok), { completer });
+    // It loads once, before its first request, with room for the writer's largest request.
+    const prepared: { tokens: number; requestsBefore: number }[] = [];
+    const prepare = async (tokens: number) => void prepared.push({ tokens, requestsBefore: sent.length });
+    const engine = Object.assign(new ExtractiveEngine(tok), { completer, prepare });
     let give!: (store: Store) => void;
     const files = new InfmemFileLibrary(new Promise<Store>((r) => (give = r)), { specs, fetch: offline });
     const { store, runner, library } = await testRunner(engine, tok, { infmemFiles: files });
@@ -237,6 +240,9 @@ describe("A model's InfMem read in the worker", () => {
     // Planner, writer, planner, final: one request each, every one opening with the model's default system message or the planner's.
     expect(sent).toHaveLength(4);
     expect(sent).toEqual(await expectedPrompts((await store.getText(doc.id))!, 2, { temperature: run.settings.temperature, topP: run.settings.topP }, qwen25));
+    expect(prepared).toHaveLength(1);
+    expect(prepared[0]!.requestsBefore).toBe(0);
+    expect(prepared[0]!.tokens).toBeGreaterThanOrEqual(Math.max(...sent.map((p) => tok.count(p))) + 1024);
     expect(sent[1]).toMatch(/^<\|im_start\|>system\nYou are Qwen/);
   }, 60_000);
 });

@@ -7,8 +7,8 @@
  * unread chunks left as they are, with where it stopped.
  */
 import { type InfmemEvent, infmemLoop, type InfmemResume, type InfmemSteps, modelSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
-import type { RawCompleter } from '../core/infmem/thinking';
-import { type InfmemDocument, prepareDocument, type TokenSpan } from '../core/infmem/retrieval';
+import { type RawCompleter, REPLY_TOKENS, THINK_TOKENS } from '../core/infmem/thinking';
+import { CHUNK_TOKENS, type InfmemDocument, prepareDocument, RETRIEVED_UNITS, type TokenSpan, UNIT_TOKENS } from '../core/infmem/retrieval';
 import { pyStrip } from '../core/pytext';
 import { diffMemory } from '../core/memory-diff';
 import type { Tokenizer } from '../core/tokenizer';
@@ -84,6 +84,11 @@ async function stepsFor(deps: InfmemReadDeps, { engine, run, document, signal }:
   if (!raw) throw new RequestError(`InfMem sends prompts it renders itself, and the ${run.engineId} engine takes chat messages only: read with MemAgent.`);
   if (!deps.infmemFiles) throw new RequestError("InfMem's prompt files cannot be had here: read with the extractive engine, or with MemAgent.");
   const prompts = await deps.infmemFiles.prompts();
+  // An engine whose window is set at load (WebLLM) loads once with room for the writer's request (chunk, passages,
+  // memory, thought and reply) rather than growing request by request; only a long search history needs more.
+  const count = (text: string) => engine.tokenizer.count(text);
+  const writer = CHUNK_TOKENS + RETRIEVED_UNITS * UNIT_TOKENS + REPLY_TOKENS + THINK_TOKENS + REPLY_TOKENS;
+  await engine.prepare?.(writer + count(prompts.templates.writer) + count(run.question), signal);
   let noted = run.infmemModel?.endpoint === 'chat';
   const completer: RawCompleter = {
     complete: async (request) => {
