@@ -72,6 +72,34 @@ describe('InfMem read by the extractive engine’s stand-ins', () => {
     expect(answer.step).toBeLessThan(total);
   });
 
+  it('a read resumed from the state a write left goes on exactly as the read that was never stopped', async () => {
+    const whole = await read(3);
+    const writes = whole.filter((e) => e.kind === 'write');
+    const first = writes[0]!;
+    // The state after chunk 1: one search in the history, no votes yet.
+    expect(first).toMatchObject({ votes: 0, history: [expect.objectContaining({ query: expect.stringContaining('ortiz') })] });
+    const second = writes[1]!;
+    expect(second.votes).toBe(1);
+    const resumed: InfmemEvent[] = [];
+    const resume = { nextChunk: second.index + 1, memory: second.memory, votes: second.votes, history: second.history };
+    for await (const e of infmemLoop({ document, question: QUESTION, steps: extractiveInfmemSteps(document, tokenizer), earlyStop: 3, resume }))
+      resumed.push(e);
+    const after = whole.slice(whole.indexOf(second) + 1);
+    expect(resumed.map((e) => e.kind)).toEqual(after.map((e) => e.kind));
+    expect(resumed.at(-1)).toMatchObject({ kind: 'answer', step: 4, answer: expect.stringContaining('under the old mill at Calloway') });
+    // Resumed with no votes carried, the same state stops one chunk later: the counter is part of the state.
+    const fresh: InfmemEvent[] = [];
+    for await (const e of infmemLoop({
+      document,
+      question: QUESTION,
+      steps: extractiveInfmemSteps(document, tokenizer),
+      earlyStop: 3,
+      resume: { ...resume, votes: 0 },
+    }))
+      fresh.push(e);
+    expect(fresh.at(-1)).toMatchObject({ kind: 'answer', step: 5 });
+  });
+
   it('with an early stop of 1, stops before writing anything when the first plan already votes', async () => {
     // The planted fact is searched for first, so one vote cannot come before a write; a question the memory "holds"
     // from the start (none of its words can be searched) votes at once.

@@ -65,6 +65,12 @@ describe("the form's settings of a run", () => {
     expect(formSettingsOf(run({ settings: { ...SETTINGS, seed: 42 } }), null).seed).toBe(42);
   });
 
+  it("are an InfMem read's method, early stop and thinking, and MemAgent's for a run without a method", () => {
+    expect(formSettingsOf(run(), null)).toMatchObject({ method: 'memagent' });
+    const method = { kind: 'infmem', earlyStop: 2, thinking: false } as const;
+    expect(formSettingsOf(run({ method }), null)).toMatchObject({ method: 'infmem', earlyStop: 2, thinking: false });
+  });
+
   it('are a skim as the form took it, in percent', () => {
     const skim = { keep: 0.07, neighbours: 1, followMemory: true, lookBack: true, totalChunks: 90 };
     expect(formSettingsOf(run({ skim }), null)).toMatchObject({ skim: true, skimPercent: 7, skimFollow: true, skimLookBack: true });

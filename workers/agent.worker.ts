@@ -32,6 +32,8 @@ import { StepHold } from '../src/jobs/step-hold';
 import { Watchers } from '../src/jobs/watchers';
 import { loadApiKey, saveApiKey } from '../src/storage/secrets';
 import { PromptLibrary } from '../src/runs/prompt-files';
+import { InfmemFileLibrary } from '../src/runs/infmem-files';
+import type { InfmemFileId } from '../src/core/infmem/official-files';
 import { hashBesideWith } from '../src/ingest/hash-beside';
 import { exposeOnce } from './expose-once';
 import { tellQuietly, warnFailure } from '../src/core/failures';
@@ -75,6 +77,8 @@ void tokenizerFor('extractive')
 const prompts = new PromptLibrary(store);
 /** Fetches the prompt files still missing, in the background: called where the app goes online anyway. */
 const fetchPromptsAnyway = () => void prompts.refresh().catch(() => undefined);
+// InfMem's two pinned files, kept beside them: fetched when asked or when a model's InfMem read needs them.
+const infmemFiles = new InfmemFileLibrary(store);
 
 /** Runs `work` holding Web Lock `name`, waiting for it while another tab holds it: one tab writes a job or stores a book. */
 const withLock = (name: string, work: () => Promise<void>) => navigator.locks.request(name, () => work());
@@ -101,7 +105,7 @@ const house = store.then(async (s) => {
     estimateStorage: () => estimateStorage(),
     hashBeside,
   });
-  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts, hold });
+  const runs = new Runs({ store: s, library, engines, publish, withLock, prompts, infmemFiles, hold });
   const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts });
   // Pauses and cancels from other tabs, and a standby for each job another tab starts reading.
   channel.onmessage = (e: MessageEvent<RunEvent>) => runs.handleControl(e.data);
@@ -224,6 +228,10 @@ const api = {
   promptSets: () => attempt(() => prompts.sets()),
   fetchPromptFiles: () => attempt(async () => (await prompts.refresh(), prompts.status())),
   importPromptFile: (file: File) => attempt(async () => (await prompts.import(file.name, new Uint8Array(await file.arrayBuffer()))).id),
+  setInfmemBase: (id: InfmemFileId, base: string) => attempt(async () => infmemFiles.setBase(id, base)),
+  infmemFiles: () => attempt(() => infmemFiles.status()),
+  fetchInfmemFiles: () => attempt(() => infmemFiles.fetchMissing()),
+  importInfmemFile: (file: File) => attempt(async () => infmemFiles.import(file.name, new Uint8Array(await file.arrayBuffer()))),
 } satisfies AgentApi;
 
 exposeOnce(globalThis, () => Comlink.expose(api));

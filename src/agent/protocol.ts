@@ -1,5 +1,6 @@
 import type { SpeedRecord } from '../core/estimate';
-import type { ReadSettings } from '../core/plan';
+import type { InfmemFileId } from '../core/infmem/official-files';
+import type { InfmemMethod, ReadSettings } from '../core/plan';
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
 import type { BatchLimit, EngineConfig, EngineInfo } from '../engines/engine';
@@ -70,6 +71,8 @@ export interface RunRequest extends Partial<ReadSettings> {
    * follow names the memory finds, and with lookBack also to earlier chunks.
    */
   skim?: { keep: number; followMemory: boolean; lookBack?: boolean };
+  /** Read the InfMem way (absent: MemAgent's): a planner searches the whole book before each chunk and may stop the read early. */
+  method?: InfmemMethod;
 }
 
 /** What the Read form asks before a read: how many of its questions one batch holds on this device (see AgentApi.batchSize). */
@@ -99,6 +102,20 @@ export interface PromptFileStatus {
   source?: string;
   savedAt?: number;
   /** Why the last fetch failed, if it did and the file is still missing. */
+  error?: string;
+}
+
+/** One of InfMem's two pinned files as this browser has it. */
+export interface InfmemFileStatus {
+  id: InfmemFileId;
+  path: string;
+  sha256: string;
+  /** Where it is fetched from now (the pinned commit, or the mirror set). */
+  url: string;
+  have: boolean;
+  source?: string;
+  savedAt?: number;
+  /** Why the last fetch failed, while no copy is here. */
   error?: string;
 }
 
@@ -244,4 +261,12 @@ export interface AgentApi {
   fetchPromptFiles(): Promise<Outcome<PromptFileStatus[]>>;
   /** A local copy of a pinned prompt file, checked by its hash before anything is kept. */
   importPromptFile(file: File): Promise<Outcome<PromptSetId>>;
+  /** The mirror for one of InfMem's two files (empty: the pinned commit's raw file). */
+  setInfmemBase(id: InfmemFileId, base: string): Promise<Outcome<void>>;
+  /** InfMem's two pinned files: here or not, where from, and why the last fetch failed. */
+  infmemFiles(): Promise<Outcome<InfmemFileStatus[]>>;
+  /** Fetches InfMem's files still missing now; the status says what failed. */
+  fetchInfmemFiles(): Promise<Outcome<InfmemFileStatus[]>>;
+  /** A local copy of either of InfMem's files, known by its hash before anything is kept. */
+  importInfmemFile(file: File): Promise<Outcome<InfmemFileId>>;
 }

@@ -79,6 +79,28 @@ export function readSettingsProblem(s: Partial<Record<ReadSettingName, number | 
   return null;
 }
 
+/**
+ * InfMem's read (docs/infmem.md): before each chunk a planner searches the
+ * whole book or votes to stop, and `earlyStop` votes in a row end the read.
+ * Chunks of 5,000 tokens and replies of 1,024 are fixed by the method.
+ */
+export interface InfmemMethod {
+  kind: 'infmem';
+  /** Votes to stop in a row that end the read. */
+  earlyStop: number;
+  /** Two-stage thinking for a model's calls (the extractive engine has none to make). */
+  thinking: boolean;
+}
+
+/** The largest early stop the form and the worker take: a vote a chunk, so more only matters for books of that many chunks. */
+export const MAX_EARLY_STOP = 100;
+
+/** What is wrong with an InfMem method, said so that the person can fix it; null when it is fine. */
+export function infmemProblem(method: InfmemMethod): string | null {
+  const n = method.earlyStop;
+  return Number.isInteger(n) && n >= 1 && n <= MAX_EARLY_STOP ? null : `"Stop after N votes" must be a whole number from 1 to ${MAX_EARLY_STOP}.`;
+}
+
 /** What a read was planned with: its settings and the budget the engine's window allows. Stored with each run. */
 export interface ReadPlan extends ReadSettings {
   /** The chunk size asked for; `chunkTokens` is what the budget allowed. */

@@ -18,6 +18,9 @@ import {
 } from '../core/infmem/official-files';
 import { promptsBaseProblem, sha256Hex } from '../core/prompt-sets';
 import type { Store } from '../storage/db';
+import type { InfmemFileStatus } from '../agent/protocol';
+
+export type { InfmemFileStatus };
 
 export interface InfmemPromptsInUse {
   templates: Awaited<ReturnType<typeof readInfmemFile>>;
@@ -25,19 +28,6 @@ export interface InfmemPromptsInUse {
   toolSystem: string;
   /** Where each kept copy came from (a URL, or the name of an imported file). */
   sources: Record<InfmemFileId, string>;
-}
-
-export interface InfmemFileStatus {
-  id: InfmemFileId;
-  path: string;
-  sha256: string;
-  /** Where it is fetched from now (the pinned commit, or the mirror set). */
-  url: string;
-  have: boolean;
-  source?: string;
-  savedAt?: number;
-  /** Why the last fetch failed, while no copy is here. */
-  error?: string;
 }
 
 export interface InfmemFileOptions {
@@ -134,6 +124,12 @@ export class InfmemFileLibrary {
     await this.check(id, bytes);
     await this.keep(id, bytes, `imported ${name}`);
     return id;
+  }
+
+  /** Fetches each file not kept yet; a failure is kept for the status to say, not thrown. */
+  async fetchMissing(): Promise<InfmemFileStatus[]> {
+    for (const id of IDS) if (!(await this.kept(id))) await this.fetch(id).catch(() => undefined);
+    return this.status();
   }
 
   async status(): Promise<InfmemFileStatus[]> {

@@ -1,7 +1,9 @@
 import type { ChunkLists } from '../core/chunk-lists';
 import { chunkCount } from '../core/estimate';
 import { bookName } from '../core/book-set';
-import { planRead, questionPlan, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
+import { infmemProblem, planRead, questionPlan, type ReadSettings, readSettings, readSettingsProblem } from '../core/plan';
+import { CHUNK_TOKENS } from '../core/infmem/retrieval';
+import { REPLY_TOKENS } from '../core/infmem/thinking';
 import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
@@ -12,6 +14,9 @@ import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
 import { loadSet, type PlannedSet, planSet, setChunks, setName } from './book-set';
 import { choosePromptSet, type PromptLibrary } from './prompt-files';
+import { InfmemFileError } from '../core/infmem/official-files';
+import type { InfmemFileLibrary } from './infmem-files';
+import { infmemChat } from './infmem-chat';
 import type { PromptChoice, RunRequest } from '../agent/protocol';
 
 export interface PlanDeps {
@@ -20,6 +25,8 @@ export interface PlanDeps {
   engines: EngineCache;
   lists: ChunkLists;
   prompts?: PromptLibrary;
+  /** InfMem's pinned files; without it InfMem reads with the extractive engine only. */
+  infmemFiles?: InfmemFileLibrary;
   newId?(): string;
 }
 
@@ -39,6 +46,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
   const { store, library, engines } = deps;
+  infmemRefusal(request);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
   // A set is laid out from its books' records; only a skim, which ranks every chunk first, reads them all now.
   const ids = request.documentIds;
@@ -50,11 +58,12 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const text = set ? setText : doc && (skim || !library.arriving(doc.id) ? await library.bookText(doc) : '');
   if (!doc || text === undefined) throw new RequestError('That document is no longer stored. Add the file again.');
   const engine = await engines.open(request.engineId, request.engineConfig);
+  const infmemModel = request.method && (await infmemModelOf(deps, engine, request));
   const prompts = await choosePromptSet(deps.prompts, promptChoice(request), request.engineId, request.templates);
   const templates = { ...prompts.set.templates };
   const problem = templateProblem(templates);
   if (problem) throw new RequestError(problem);
-  const settings = planSettings(asked, engine, templates.update, questions);
+  const settings = request.method ? infmemSettings(asked, engine) : planSettings(asked, engine, templates.update, questions);
   // The book is cut while it is read: the first step starts as soon as the first chunk is cut.
   // A skim ranks every chunk first, so it cuts the whole book before it starts.
   const pipelined = !skim;
@@ -87,6 +96,8 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
       chunks,
       ...(pipelined ? { chunking: { estimate: set ? set.chunksAbout(settings.chunkTokens) : Math.max(1, chunkCount(doc.tokens, settings.chunkTokens)) } } : {}),
       ...skimOf(skim, request, allChunks.length),
+      ...(request.method && { method: { ...request.method } }),
+      ...(infmemModel && { infmemModel }),
       status: 'running',
       nextChunk: 0,
       memory: prompts.set.initialMemory,
@@ -116,6 +127,42 @@ export function planSettings(
   } catch (e) {
     throw new RequestError((e as Error).message);
   }
+}
+
+/** Refuses, in words, an InfMem read the app cannot make. */
+function infmemRefusal(request: Omit<RunRequest, 'question'>): void {
+  const method = request.method;
+  if (!method) return;
+  const problem = infmemProblem(method);
+  if (problem) throw new RequestError(problem);
+  if (request.skim) throw new RequestError('InfMem chooses what to read itself, and may stop early: turn Skim off, or read with MemAgent.');
+}
+
+/**
+ * What an InfMem read with a model records before anything is stored: its
+ * chat text, and its two prompt files, which must be here or be fetched now.
+ * The extractive engine needs neither; an engine that cannot continue a
+ * rendered prompt is refused.
+ */
+async function infmemModelOf(deps: PlanDeps, engine: Engine, request: Omit<RunRequest, 'question'>): Promise<RunRecord['infmemModel']> {
+  if (request.engineId === 'extractive') return undefined;
+  if (!engine.completer)
+    throw new RequestError(
+      `InfMem sends prompts it renders itself, and the ${request.engineId} engine takes chat messages only: choose another engine, or read with MemAgent.`,
+    );
+  if (!deps.infmemFiles) throw new RequestError("InfMem's prompt files cannot be fetched or kept here: read with the extractive engine, or with MemAgent.");
+  try {
+    const { sources } = await deps.infmemFiles.prompts();
+    return { family: infmemChat(engine, request.engineConfig).family, files: sources };
+  } catch (e) {
+    if (e instanceof InfmemFileError) throw new RequestError(e.message);
+    throw e;
+  }
+}
+
+/** An InfMem read's plan: its chunks and replies are the method's (5,000 and 1,024 tokens), whatever the form asks. */
+function infmemSettings(asked: ReadSettings, engine: Pick<Engine, 'contextWindow'>): RunSettings {
+  return { ...asked, requestedChunkTokens: CHUNK_TOKENS, chunkTokens: CHUNK_TOKENS, memoryTokens: REPLY_TOKENS, contextTokens: engine.contextWindow };
 }
 
 /** A skimming run's plan as stored on it: the skim's settings, what the request asked of it and the book's chunks. */

@@ -18,6 +18,7 @@ import type { JobContext } from '../jobs/host';
 import type { StepHold } from '../jobs/step-hold';
 import { mark } from '../jobs/marks';
 import { WritingStream } from './writing-stream';
+import { infmemJob, type InfmemReadDeps } from './read-infmem';
 import { loadSet, SetChunkSource, setChunks, SetText } from './book-set';
 import type { SourceFinder } from './sources';
 
@@ -29,6 +30,8 @@ export interface RunReaderDeps {
   hold?: StepHold;
   /** Traces an answer's sources once it is stored; without it, none are. */
   sources?: Pick<SourceFinder, 'trace'>;
+  /** InfMem's pinned files, for a model's InfMem read. */
+  infmemFiles?: InfmemReadDeps['infmemFiles'];
 }
 
 /** Where a run's book comes from (see RunReader.bookInput). */
@@ -188,6 +191,8 @@ export class RunReader {
     this.starting.delete(runId);
     const loaded = await store.getRun(runId);
     if (!loaded || loaded.status !== 'running' || signal.aborted) return releaseImports();
+    const trace = () => this.deps.sources?.trace(runId, [RUN_ANSWER]) ?? Promise.resolve();
+    if (loaded.method) return infmemJob(this.deps, { run: loaded, job, bookText: (r) => this.bookText(r), release: releaseImports, trace });
     let run: RunProgress = loaded;
     let writing: WritingStream | undefined;
     let source: BookSource | undefined;

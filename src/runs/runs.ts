@@ -13,6 +13,7 @@ import { relinkBooks } from './book-set';
 import type { MemorySources, RunRequest } from '../agent/protocol';
 import { planRuns } from './plan';
 import type { PromptLibrary } from './prompt-files';
+import type { InfmemFileLibrary } from './infmem-files';
 import { RunReader } from './read';
 import { SourceFinder } from './sources';
 
@@ -26,6 +27,8 @@ export interface RunsDeps {
   newId?(): string;
   /** The MemAgent prompt files; without it only this app's wording and edited templates can be used. */
   prompts?: PromptLibrary;
+  /** InfMem's pinned files; without it InfMem reads with the extractive engine only. */
+  infmemFiles?: InfmemFileLibrary;
   /** Where a step waits while a test holds it (see StepHold). */
   hold?: StepHold;
 }

@@ -22,6 +22,25 @@ const ReasonSchema = v.variant('by', [
 
 const SpanSchema = v.object({ start: count, end: count, tokens: count, reason: v.optional(ReasonSchema) });
 
+// An InfMem read's searches, its planner's state and where it stopped (absent on MemAgent's reads and older exports).
+const RetrievalSchema = v.object({ query: v.string(), topK: v.string(), fallback: v.optional(v.string()) });
+const InfmemSchema = v.object({
+  votes: count,
+  history: v.array(RetrievalSchema),
+  stopped: v.optional(v.object({ index: count, votes: count })),
+});
+const PlanSchema = v.object({
+  stop: v.boolean(),
+  queries: v.array(v.string()),
+  votes: count,
+  retrieved: v.array(
+    v.pipe(
+      v.object({ chunk: count, start: count, end: count, excerpt: v.pipe(v.string(), v.maxLength(10_000)) }),
+      v.check((p) => p.start <= p.end, 'a passage ends after it starts'),
+    ),
+  ),
+});
+
 const RunSchema = v.object({
   id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
   documentId: v.string(),
@@ -63,6 +82,15 @@ const RunSchema = v.object({
     }),
   ),
   chunks: v.array(SpanSchema),
+  method: v.optional(v.object({ kind: v.literal('infmem'), earlyStop: v.pipe(v.number(), v.integer(), v.minValue(1)), thinking: v.boolean() })),
+  infmem: v.optional(InfmemSchema),
+  infmemModel: v.optional(
+    v.object({
+      family: v.picklist(['qwen3', 'qwen2.5']),
+      files: v.object({ infmem: v.string(), fncall: v.string() }),
+      endpoint: v.optional(v.literal('chat')),
+    }),
+  ),
   status: v.picklist(['running', 'paused', 'cancelled', 'done', 'failed']),
   nextChunk: count,
   memory: v.string(),
@@ -93,6 +121,7 @@ const RevisionSchema = v.object({
   decodeTokensPerSecond: v.optional(num),
   timeToFirstTokenSeconds: v.optional(num),
   writing: v.optional(v.object({ passes: num, drafted: num, accepted: num })),
+  plan: v.optional(PlanSchema),
 });
 
 // A question asked of the run's final memory after the read (absent in older exports).

@@ -70,9 +70,10 @@ export class Runs extends Connection {
   /**
    * Commits one revision and its memory and advances the run in a single
    * transaction. Refuses a revision that is not the run's next chunk, so that no
-   * chunk is stored twice even if two writers race.
+   * chunk is stored twice even if two writers race. `infmem`: an InfMem
+   * read's planner state, committed with the memory it goes with.
    */
-  commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks']): Promise<RunProgress> {
+  commitRevision(revision: RevisionRecord, memory: string, chunks?: RunRecord['chunks'], infmem?: RunRecord['infmem']): Promise<RunProgress> {
     return this.guard(`revision ${revision.index + 1}`, async (failure) => {
       // The chunk list is in the transaction only when it changes: a reader of it never holds up a commit.
       const tx = this.db.transaction(chunks ? ['runs', 'runChunks', 'revisions', 'memories'] : ['runs', 'revisions', 'memories'], 'readwrite');
@@ -85,7 +86,7 @@ export class Runs extends Connection {
         await tx.done.catch(() => undefined);
         throw new StaleRunError(`Revision ${revision.index + 1} of run ${revision.runId} is not the next one (${run ? run.nextChunk + 1 : 'no run'}).`);
       }
-      const next: RunProgress = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt };
+      const next: RunProgress = { ...run, nextChunk: revision.index + 1, memory, updatedAt: revision.committedAt, ...(infmem && { infmem }) };
       await Promise.all([
         tx.objectStore('revisions').add(revision),
         tx.objectStore('memories').add({ runId: revision.runId, index: revision.index, memory }),

@@ -1,7 +1,7 @@
 import type { Anchor } from '../core/anchors';
 import type { Citation, Unsourced } from '../core/citations/citation';
 import type { BookSpan } from '../core/book-set';
-import type { ReadPlan } from '../core/plan';
+import type { InfmemMethod, ReadPlan } from '../core/plan';
 import type { PlannedChunk } from '../core/read-reason';
 import type { FinishReason, WritingStats } from '../core/generation';
 import type { PromptRecord } from '../core/prompt-sets';
@@ -133,6 +133,12 @@ export interface RunRecord {
   chunking?: { estimate: number };
   /** Present when the run skims: how the chunks were chosen from the whole book. */
   skim?: SkimPlan;
+  /** Present on an InfMem read (absent: MemAgent's, as every run stored before InfMem was). */
+  method?: InfmemMethod;
+  /** An InfMem read's planner state after chunk nextChunk − 1, and where the read stopped (see InfmemProgress). */
+  infmem?: InfmemProgress;
+  /** An InfMem read with a model: how its requests were rendered and sent, and where its prompt files came from (absent for the extractive engine). */
+  infmemModel?: InfmemModelRecord;
   status: RunStatus;
   /** Index of the next chunk to read; equals chunks.length once every chunk is read. */
   nextChunk: number;
@@ -144,6 +150,57 @@ export interface RunRecord {
   createdAt: number;
   updatedAt: number;
   finishedAt?: number;
+}
+
+/** What an InfMem read with a model records of its requests. */
+export interface InfmemModelRecord {
+  /** The chat text the app rendered each prompt in (Qwen3's, or Qwen2.5's with the model's default system message). */
+  family: 'qwen3' | 'qwen2.5';
+  /** Where each of the two pinned files came from: the URL it was fetched from, or "imported <name>". */
+  files: { infmem: string; fncall: string };
+  /** Set once a server without raw completions was sent the requests at its chat endpoint instead. */
+  endpoint?: 'chat';
+}
+
+/** One search of an InfMem planner, as its history keeps it. */
+export interface StoredRetrieval {
+  query: string;
+  /** `str(top_k)` as the planner asked for it (recorded, not used: four passages are retrieved). */
+  topK: string;
+  /** Why the call's arguments were not used (the question was), where they were not. */
+  fallback?: string;
+}
+
+/** What an InfMem read carries from chunk to chunk besides its memory: with nextChunk and memory, all a resume needs. */
+export interface InfmemProgress {
+  /** Votes to stop in a row after the last plan. */
+  votes: number;
+  /** Every search so far, oldest first. */
+  history: StoredRetrieval[];
+  /** Where the read ended early: before chunk `index` (from 0), with the votes that ended it. */
+  stopped?: { index: number; votes: number };
+}
+
+/** A passage InfMem retrieved for a chunk: a 500-token unit of the book, by its characters in the run's text. */
+export interface RetrievedPassage {
+  /** The chunk the passage lies in (from 0): read already, or not. */
+  chunk: number;
+  start: number;
+  end: number;
+  /** Its first words, to show without reading the book. */
+  excerpt: string;
+}
+
+/** An InfMem planner's decision before a chunk: its searches, or a vote to stop, and what was retrieved. */
+export interface StepPlan {
+  /** The planner voted to stop (the read went on: too few votes in a row yet). */
+  stop: boolean;
+  /** The queries it searched for, in order; empty for a stop vote or a reply with no search. */
+  queries: string[];
+  /** Votes to stop in a row after this plan. */
+  votes: number;
+  /** The passages the writer was given with the chunk, in rank order. */
+  retrieved: RetrievedPassage[];
 }
 
 /** A run without its chunk list: what committing a revision reads and writes. */
@@ -177,6 +234,8 @@ export interface RevisionRecord {
   timeToFirstTokenSeconds?: number;
   /** Passes and drafted tokens, where the engine wrote speculatively; absent otherwise. */
   writing?: WritingStats;
+  /** An InfMem read's plan before this chunk; absent on MemAgent's. */
+  plan?: StepPlan;
 }
 
 export interface MemoryRecord {

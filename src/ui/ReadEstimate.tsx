@@ -10,6 +10,7 @@ import { engineUi, type SpeedApart } from './engines';
 import { formatDuration, formatNumber, formatSpeed } from './format';
 import { i18n } from './i18n';
 import { knownChunks } from './run-form';
+import { estimatedSettings, infmemNote } from './infmem-estimate';
 import { type ReadFormSettings, settingsProblem } from './settings';
 import { sentences } from './sentences';
 import type { RunRecord } from './data';
@@ -62,12 +63,13 @@ interface EngineEstimateProps extends Props {
 }
 
 function EngineEstimate(props: EngineEstimateProps) {
-  const { books, engineId, engineConfig = NO_CONFIG, settings, onEstimate, useSpeedApart, notMeasured, noModel, cannotRun, questions = 1 } = props;
+  const { books, engineId, engineConfig = NO_CONFIG, settings: asked, onEstimate, useSpeedApart, notMeasured, noModel, cannotRun, questions = 1 } = props;
   const { t } = useTranslation();
   const [samples, setSamples] = useState<StepSample[] | null>(null);
   const [beside, setBeside] = useState<BesideSteps | undefined>(undefined);
   const [runs, setRuns] = useState<readonly RunRecord[]>([]);
   const model = modelKey(engineConfig);
+  const settings = estimatedSettings(asked);
   const apart = useSpeedApart(engineConfig);
 
   useEffect(() => {
@@ -101,8 +103,8 @@ function EngineEstimate(props: EngineEstimateProps) {
 
   if (!plan) return null;
   const { chunks, promptTokens, full, skim, read } = plan;
-  // Said after every figure: it counts each question's steps, which an engine writing them together may beat.
-  const several = questions > 1 ? t('estimate.questions', { count: questions }) : '';
+  // Said after every figure: it counts each question's steps, which an engine writing them together may beat; an InfMem read may stop early.
+  const several = sentences(questions > 1 ? t('estimate.questions', { count: questions }) : '', infmemNote(asked, runs, engineId, model));
   if (!full || cannotRun) {
     const words = cannotRun
       ? sentences(t(say('aboutChunks'), { chunks }), t('estimate.cannotRun'))

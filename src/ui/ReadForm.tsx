@@ -1,13 +1,11 @@
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
-import { AddBooks, BookFiles } from './AddBooks';
-import { BookOrder } from './BookOrder';
+import { BookField } from './BookField';
 import { useTranslation } from 'react-i18next';
 import type { BatchSizeRequest } from '../agent/protocol';
 import type { EngineConfig, EngineInfo } from '../engines/engine';
 import { ENGINE_UI, engineUi, useEngineBatchSize, useEngineCannotRun, usePreferredEngine } from './engines';
-import { EngineFields, useEngineChoice } from './engines/EngineChoice';
+import { type EngineChoice, EngineFields, useEngineChoice } from './engines/EngineChoice';
 import type { DocumentRecord } from './data';
-import { formatBytes, formatTokens } from './format';
 import { engineText } from './i18n';
 import { type ReadFormSettings, useReadSettings } from './settings';
 import { ReadEstimate } from './ReadEstimate';
@@ -72,10 +70,60 @@ function batchRequest(engineId: string, engineConfig: EngineConfig, settings: Re
   return { engineId, engineConfig, chunkTokens, memoryTokens, prompts: promptSet ?? 'auto', templates: promptSet === 'custom' ? templates : undefined };
 }
 
+/** The engine choice, its settings and each engine's note beside it. */
+function EngineField(props: {
+  engines: readonly EngineInfo[];
+  choice: EngineChoice;
+  document: DocumentRecord | null;
+  books: readonly DocumentRecord[];
+  settings: ReadFormSettings;
+}) {
+  const { engines, choice, document, books, settings } = props;
+  const engineId = choice.engine?.id ?? '';
+  const onGpu = Boolean(choice.engine && engineUi(engineId).onThisGpu);
+  return (
+    <div className="field">
+      <EngineFields engines={engines} choice={choice} />
+      {Object.entries(ENGINE_UI).map(
+        ([id, { Note }]) =>
+          Note && (
+            <Note
+              key={id}
+              engineId={engineId}
+              config={choice.configs[id] ?? {}}
+              document={document}
+              books={books}
+              settings={settings}
+              chosenOnGpu={onGpu}
+              onChoose={choice.choose}
+            />
+          ),
+      )}
+    </div>
+  );
+}
+
+/** Read, off where the engine cannot run in this browser, with why beside it. */
+function ReadButton({ disabled, engine }: { disabled: boolean; engine: EngineInfo | undefined }) {
+  const { t } = useTranslation();
+  const off = useId();
+  const cannotRun = useEngineCannotRun(engine?.id ?? '');
+  return (
+    <div className="read-submit">
+      <button type="submit" disabled={disabled || Boolean(cannotRun)} aria-describedby={cannotRun ? off : undefined}>
+        {t('read.read')}
+      </button>
+      {cannotRun && engine && (
+        <p id={off} className="hint">
+          {t('read.cannotRead', { engine: engineText(engine.id, 'label', engine.label) })}
+        </p>
+      )}
+    </div>
+  );
+}
+
 /** Everything a read needs: the book (or books, in order), the question, the engine and the two sizes. */
 export function ReadForm({ engines, books, busy, importStatus, fileError, libraryVersion, onFiles, onBooks, onRead, shown, bookOrigin, onEdit }: Props) {
-  const { t } = useTranslation();
-  const ids = { doc: useId(), label: useId(), chosen: useId(), off: useId() };
   const [questions, setQuestions] = useState<string[]>(['']);
   const [settings, updateSettings] = useReadSettings();
   const [estimateMs, setEstimateMs] = useState<number | null>(null);
@@ -92,9 +140,7 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
   const choice = { ...chosen, choose: edited(chosen.choose) };
   const { engine, config: engineConfig } = choice;
   const document = readingOf(books);
-  // An engine that cannot run in this browser leaves Read off, and says why beside it.
   const cannotRun = useEngineCannotRun(engine?.id ?? '');
-  const onGpu = Boolean(engine && engineUi(engine.id).onThisGpu);
   // How many of the questions go together on this device, at the step a read of them would plan: said under the boxes.
   const batch = useEngineBatchSize(engine?.id ?? '', batchRequest(engine?.id ?? '', engineConfig, settings), questions);
 
@@ -105,56 +151,18 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
 
   return (
     <form className="read-form" onSubmit={submit}>
-      <div className="field">
-        <label htmlFor={ids.doc} id={ids.label}>
-          {t('read.document')}
-        </label>
-        {/* The browser's own picker would say "No file chosen" beside a book the form holds: this one names the book. */}
-        <div className="book-picker">
-          <BookFiles id={ids.doc} labelledBy={ids.label} describedBy={ids.chosen} onFiles={(files) => onFiles(files, false)}>
-            {t(books.length ? 'read.chooseOther' : 'read.choose')}
-          </BookFiles>
-          <span id={ids.chosen} className="book-picker-name">
-            {books.length ? books.map((b) => b.name).join(', ') : t('read.noBook')}
-          </span>
-          {/* Why the form holds these books: a run opened here puts its own on the form, in place of none chosen. */}
-          {books.length > 0 && bookOrigin && (
-            <span className="book-picker-origin">{t(bookOrigin === 'run' ? 'readPage.bookFromRun' : 'readPage.bookChosen')}</span>
-          )}
-        </div>
-        <p className="hint" aria-live="polite">
-          {books.length > 1
-            ? t('sets.documentHintMany', { count: books.length, size: formatBytes(document!.bytes), tokens: formatTokens(document!) })
-            : document
-              ? `${document.name} — ${formatBytes(document.bytes)}, ${formatTokens(document)}`
-              : t('read.documentHint')}
-        </p>
-        {fileError}
-        {importStatus}
-        {books.length > 1 && <BookOrder books={books} onChange={onBooks} />}
-        {books.length > 0 && (
-          <AddBooks books={books} libraryVersion={libraryVersion} onFiles={(files) => onFiles(files, true)} onAdd={(doc) => onBooks([...books, doc])} />
-        )}
-      </div>
+      <BookField
+        books={books}
+        document={document}
+        importStatus={importStatus}
+        fileError={fileError}
+        libraryVersion={libraryVersion}
+        onFiles={onFiles}
+        onBooks={onBooks}
+        bookOrigin={bookOrigin}
+      />
       <QuestionList questions={questions} onChange={edited(setQuestions)} engineId={engine?.id ?? ''} batch={batch} />
-      <div className="field">
-        <EngineFields engines={engines} choice={choice} />
-        {Object.entries(ENGINE_UI).map(
-          ([id, { Note }]) =>
-            Note && (
-              <Note
-                key={id}
-                engineId={engine?.id ?? ''}
-                config={choice.configs[id] ?? {}}
-                document={document}
-                books={books}
-                settings={settings}
-                chosenOnGpu={onGpu}
-                onChoose={choice.choose}
-              />
-            ),
-        )}
-      </div>
+      <EngineField engines={engines} choice={choice} document={document} books={books} settings={settings} />
       <SettingsPanel settings={settings} onChange={edited(updateSettings)} engineId={engine?.id ?? ''} />
       <ReadEstimate
         books={books}
@@ -165,16 +173,7 @@ export function ReadForm({ engines, books, busy, importStatus, fileError, librar
         cannotRun={Boolean(cannotRun)}
         questions={questions.filter((q) => q.trim()).length || 1}
       />
-      <div className="read-submit">
-        <button type="submit" disabled={busy || Boolean(cannotRun)} aria-describedby={cannotRun ? ids.off : undefined}>
-          {t('read.read')}
-        </button>
-        {cannotRun && engine && (
-          <p id={ids.off} className="hint">
-            {t('read.cannotRead', { engine: engineText(engine.id, 'label', engine.label) })}
-          </p>
-        )}
-      </div>
+      <ReadButton disabled={busy} engine={engine} />
     </form>
   );
 }

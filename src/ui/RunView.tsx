@@ -9,6 +9,7 @@ import { EmptyMemory } from './inspector/RevisionDetail';
 import { isEmptyStart } from '../core/prompts';
 import type { CitedMark } from './inspector/RevisionDetail';
 import { RunSettings } from './inspector/RunSettings';
+import { InfmemModelNotice } from './InfmemModelNotice';
 import { SpeculationNotice } from './engines/webllm/SpeculationNotice';
 import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
@@ -108,6 +109,7 @@ export function RunView({
         <SetBooks run={run} books={books} />
         <RunSettings run={run} revisions={revisions} />
         <SpeculationNotice run={run} />
+        <InfmemModelNotice run={run} />
       </header>
       <ReadQuestions run={run} runs={runs} onShow={showQuestion} onRead={onReadControl} />
       <div className="progress-row">

@@ -4,51 +4,9 @@ import { READ_LIMITS } from '../core/plan';
 import { DEFAULT_TEMPLATES } from '../core/prompts';
 import { effectivePromptSet, PromptSetField, templatesOf, usePromptFiles } from './PromptSetField';
 import { ErrorAlert } from './engines/fields';
-import { fieldProblem, type NumericSetting, type ReadFormSettings } from './settings';
-
-interface Props {
-  settings: ReadFormSettings;
-  onChange(change: Partial<ReadFormSettings>): void;
-}
-
-/**
- * One labelled number input for a setting; a value Read would refuse (an emptied field holds NaN) is said beside it as it is typed.
- * Its range is the one Read checks, and its step 1 for whole numbers, else any: the browser silently refuses to submit a value off
- * the step, and Read takes every value in range (a chunk of 150 tokens, a memory of 1,000, top p 0.92).
- */
-function NumberField(props: Props & { name: NumericSetting; label: string; min: number; max: number; whole: boolean }) {
-  const id = useId();
-  const errorId = `${id}-error`;
-  const value = props.settings[props.name];
-  const problem = fieldProblem(props.settings, props.name);
-  return (
-    <div className="field">
-      <label htmlFor={id}>{props.label}</label>
-      <input
-        id={id}
-        type="number"
-        min={props.min}
-        max={props.max}
-        step={props.whole ? 1 : 'any'}
-        value={Number.isNaN(value) ? '' : value}
-        aria-invalid={problem ? true : undefined}
-        aria-describedby={problem ? errorId : undefined}
-        onChange={(e) => props.onChange({ [props.name]: e.target.valueAsNumber })}
-      />
-      <ErrorAlert message={problem} id={errorId} />
-    </div>
-  );
-}
-
-function CheckField({ label, checked, onChange }: { label: string; checked: boolean; onChange(checked: boolean): void }) {
-  const id = useId();
-  return (
-    <div className="field check">
-      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
-      <label htmlFor={id}>{label}</label>
-    </div>
-  );
-}
+import { fieldProblem } from './settings';
+import { MethodField } from './MethodField';
+import { CheckField, NumberField, type Props } from './SettingFields';
 
 function TemplateField(props: { label: string; rows: number; value: string; placeholder?: string; onChange(v: string): void }) {
   const id = useId();
@@ -83,12 +41,18 @@ export function SettingsPanel({ settings, onChange, engineId }: Props & { engine
     onChange({ promptSet: 'custom', templates: { ...(shown ?? DEFAULT_TEMPLATES), [which]: value } });
   return (
     <section aria-label={t('settings.region')} className="settings">
-      <div className="row">
-        <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} {...READ_LIMITS.chunkTokens} />
-        <NumberField {...field} name="memoryTokens" label={t('settings.memory')} {...READ_LIMITS.memoryTokens} />
-      </div>
-      <CheckField label={t('settings.skim')} checked={settings.skim} onChange={(skim) => onChange({ skim })} />
-      {settings.skim && (
+      <MethodField {...field} engineId={engineId} />
+      {/* InfMem fixes its chunk and memory sizes, and chooses what to read itself. */}
+      {settings.method !== 'infmem' && (
+        <>
+          <div className="row">
+            <NumberField {...field} name="chunkTokens" label={t('settings.chunk')} {...READ_LIMITS.chunkTokens} />
+            <NumberField {...field} name="memoryTokens" label={t('settings.memory')} {...READ_LIMITS.memoryTokens} />
+          </div>
+          <CheckField label={t('settings.skim')} checked={settings.skim} onChange={(skim) => onChange({ skim })} />
+        </>
+      )}
+      {settings.skim && settings.method !== 'infmem' && (
         <>
           <div className="row">
             <NumberField {...field} name="skimPercent" label={t('settings.skimPercent')} min={1} max={100} whole={false} />

@@ -20,7 +20,7 @@ function readsOf(run: RunRecord): string {
 /** The plan of a read, which every run of one Read shares: all but the seed, which is each question's own (core/plan.ts questionSeed). */
 function planOf(run: RunRecord): string {
   const { seed: _, ...settings } = run.settings;
-  return JSON.stringify([readsOf(run), run.engineId, settings, run.templates, run.skim?.keep ?? null]);
+  return JSON.stringify([readsOf(run), run.engineId, settings, run.templates, run.skim?.keep ?? null, run.method ?? null]);
 }
 
 /**
@@ -53,6 +53,8 @@ export function formSettingsOf(run: RunRecord, promptSet: PromptSetId | null): P
     topP: s.topP,
     seed: s.seed ?? null,
     skim: !!run.skim,
+    method: run.method ? 'infmem' : 'memagent',
+    ...(run.method && { earlyStop: run.method.earlyStop, thinking: run.method.thinking }),
   };
   if (run.skim) {
     // Back to the percent the form took (keep = percent / 100), without a float's tail.

@@ -1,7 +1,8 @@
 import { useState } from 'react';
-import { DEFAULT_READ_SETTINGS, type ReadSettingName, type ReadSettings, readSettingsProblem } from '../core/plan';
+import { DEFAULT_READ_SETTINGS, type InfmemMethod, infmemProblem, type ReadSettingName, type ReadSettings, readSettingsProblem } from '../core/plan';
 import type { PromptSetId } from '../core/prompt-sets';
 import { i18n } from './i18n';
+import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
 import { DEFAULT_TEMPLATES, PROBLEM_OPEN, type PromptTemplates, templateProblem } from '../core/prompts';
 
 /** What a person sets for the next read: the read settings (core/plan.ts) and the form's own choices; each run stores its own copy. */
@@ -14,6 +15,8 @@ export interface ReadFormSettings extends Omit<ReadSettings, 'seed'> {
   promptSet: PromptSetId | null;
   /** A mirror of the MemAgent repository's files at the pinned commit; empty for raw.githubusercontent.com. */
   promptsBase: string;
+  /** Mirrors of InfMem's two pinned files (its evaluation file, Qwen-Agent's function-call words); empty for raw.githubusercontent.com. */
+  infmemBases: { infmem: string; fncall: string };
   /** Skim mode: read only the most relevant chunks. Off by default. */
   skim: boolean;
   /** Share of chunks chosen by rank, in percent (neighbours come on top). */
@@ -22,6 +25,12 @@ export interface ReadFormSettings extends Omit<ReadSettings, 'seed'> {
   skimFollow: boolean;
   /** After the last planned chunk, read the earlier chunks those names point to. Off by default. */
   skimLookBack: boolean;
+  /** How the book is read: MemAgent's loop (the default), or InfMem's, which plans, retrieves and may stop early. */
+  method: 'memagent' | 'infmem';
+  /** InfMem: votes to stop in a row that end the read. */
+  earlyStop: number;
+  /** InfMem: two-stage thinking for a model's calls. */
+  thinking: boolean;
 }
 
 export const DEFAULT_SETTINGS: ReadFormSettings = {
@@ -30,10 +39,14 @@ export const DEFAULT_SETTINGS: ReadFormSettings = {
   templates: { ...DEFAULT_TEMPLATES },
   promptSet: null,
   promptsBase: '',
+  infmemBases: { infmem: '', fncall: '' },
   skim: false,
   skimPercent: 5,
   skimFollow: true,
   skimLookBack: false,
+  method: 'memagent',
+  earlyStop: DEFAULT_EARLY_STOP,
+  thinking: true,
 };
 
 const KEY = 'memagent-settings';
@@ -78,10 +91,16 @@ const PROBLEM_KEY = { chunkTokens: 'chunk', memoryTokens: 'memory', temperature:
 >;
 
 /** A number field of the settings panel. */
-export type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent';
+export type NumericSetting = 'chunkTokens' | 'memoryTokens' | 'temperature' | 'topP' | 'skimPercent' | 'earlyStop';
+
+/** The InfMem method the form asks for; undefined for MemAgent's read. */
+export function methodOf(s: Pick<ReadFormSettings, 'method' | 'earlyStop' | 'thinking'>): InfmemMethod | undefined {
+  return s.method === 'infmem' ? { kind: 'infmem', earlyStop: s.earlyStop, thinking: s.thinking } : undefined;
+}
 
 /** What is wrong with one number field as typed (an emptied one holds NaN), said beside it; null when Read would take it. */
 export function fieldProblem(s: ReadFormSettings, field: NumericSetting | 'seed'): string | null {
+  if (field === 'earlyStop') return infmemProblem({ kind: 'infmem', earlyStop: s.earlyStop, thinking: s.thinking }) ? i18n.t('infmem.earlyStopProblem') : null;
   if (field === 'skimPercent') return s.skimPercent >= 1 && s.skimPercent <= 100 ? null : i18n.t('settings.problem.skim');
   return readSettingsProblem({ [field]: s[field] }) ? i18n.t(`settings.problem.${PROBLEM_KEY[field]}`) : null;
 }
@@ -90,6 +109,8 @@ export function fieldProblem(s: ReadFormSettings, field: NumericSetting | 'seed'
 export function settingsProblem(s: ReadFormSettings): string | null {
   const wrong = readSettingsProblem(s);
   if (wrong) return i18n.t(`settings.problem.${PROBLEM_KEY[wrong.setting]}`);
-  if (s.skim && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return i18n.t('settings.problem.skim');
+  const method = methodOf(s);
+  if (method && infmemProblem(method)) return i18n.t('infmem.earlyStopProblem');
+  if (s.skim && !method && !(s.skimPercent >= 1 && s.skimPercent <= 100)) return i18n.t('settings.problem.skim');
   return s.promptSet === 'custom' ? templateProblem(s.templates) : null;
 }

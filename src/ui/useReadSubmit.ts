@@ -6,7 +6,7 @@ import { agent, call } from './client';
 import type { DocumentRecord } from './data';
 import type { ReadRequest } from './ReadForm';
 import { engineUi } from './engines';
-import { settingsProblem } from './settings';
+import { methodOf, settingsProblem } from './settings';
 import { offerReadNotice } from './useReadNotices';
 
 export interface ReadSubmitOptions {
@@ -49,9 +49,12 @@ export function useReadSubmit({ books, setError, setBusy, openRun, refreshRuns, 
         ...readSettings(request),
         prompts: request.promptSet ?? 'auto',
         templates: request.promptSet === 'custom' ? request.templates : undefined,
-        skim: request.skim
-          ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
-          : undefined,
+        method: methodOf(request),
+        // InfMem chooses what to read itself: a skim is MemAgent's alone.
+        skim:
+          request.skim && request.method !== 'infmem'
+            ? { keep: request.skimPercent / 100, followMemory: request.skimFollow, lookBack: request.skimFollow && request.skimLookBack }
+            : undefined,
       });
       openRun(ids[0]!);
       await refreshRuns();

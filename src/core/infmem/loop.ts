@@ -56,6 +56,17 @@ export interface InfmemLoopInput {
   /** Votes in a row that end the read (the official evaluation's EARLY_STOP). */
   earlyStop: number;
   signal?: AbortSignal;
+  /** Where a read stopped part way goes on from: the next chunk, the memory, the stop votes and the searches so far. */
+  resume?: InfmemResume;
+}
+
+/** What a read carries from one chunk to the next: all a resume needs. */
+export interface InfmemResume {
+  nextChunk: number;
+  memory: string;
+  /** Votes to stop in a row after the last plan (see StopCounter). */
+  votes: number;
+  history: readonly Retrieval[];
 }
 
 /** A model's steps: each call's official prompt rendered as its chat text and continued by a raw completer. */
@@ -105,6 +116,9 @@ export interface WriteEvent {
   memory: string;
   /** The units retrieved for this chunk (the last call's), in rank order; empty when nothing was retrieved. */
   units: number[];
+  /** What a resume after this chunk needs besides the memory: the votes and the searches so far. */
+  votes: number;
+  history: Retrieval[];
 }
 
 export interface InfmemAnswerEvent {
@@ -129,13 +143,14 @@ export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<Infmem
     return done;
   };
   const index = new UnitIndex(document.units);
-  const counter = new StopCounter(input.earlyStop);
-  const history: Retrieval[] = [];
+  const { resume } = input;
+  const counter = new StopCounter(input.earlyStop, resume?.votes);
+  const history: Retrieval[] = [...(resume?.history ?? [])];
   const total = document.chunks.length;
-  let memory = steps.initialMemory;
+  let memory = resume ? resume.memory : steps.initialMemory;
   let step = total;
 
-  for (let t = 0; t < total; t++) {
+  for (let t = resume?.nextChunk ?? 0; t < total; t++) {
     if (signal?.aborted) throw abortError();
     const hist = historyText(t, total, history);
     const plan = await asked(steps.plan({ question, memory, history, hist }));
@@ -156,7 +171,7 @@ export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<Infmem
     if (signal?.aborted) throw abortError();
     const write = await asked(steps.write({ question, memory, hist, units, retrieved: index.block(units), chunk: document.chunks[t]!.text }));
     memory = memoryFromReply(write.text, 'verbatim');
-    yield { kind: 'write', index: t, reply: write, memory, units };
+    yield { kind: 'write', index: t, reply: write, memory, units, votes: counter.votes, history: [...history] };
   }
 
   if (signal?.aborted) throw abortError();

@@ -23,10 +23,15 @@ export function historyText(index: number, total: number, history: readonly { qu
  * written, once it reaches `limit`. It is not reset between chunks.
  */
 export class StopCounter {
-  private count = 0;
+  private count: number;
 
-  constructor(readonly limit: number = DEFAULT_EARLY_STOP) {
+  /** `votes`: the count a resumed read had reached. */
+  constructor(
+    readonly limit: number = DEFAULT_EARLY_STOP,
+    votes = 0,
+  ) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`The early stop must be a whole number of at least 1, not ${limit}.`);
+    this.count = votes;
   }
 
   /** Counts one planner reply; true when the read stops here. */

@@ -24,6 +24,8 @@ export interface CompletionResult {
   /** Tokens of the prompt and of the reply, where the server says. */
   promptTokens?: number;
   completionTokens?: number;
+  /** Where a server answered it: its raw completions, or (having none) its chat endpoint. */
+  endpoint?: 'completions' | 'chat';
 }
 
 /** What InfMem needs of an engine: `POST /v1/completions` or its equal, a prompt continued as it is. */

@@ -69,7 +69,7 @@ export function rawCompletions(
     if (stats.endpoint === 'completions') {
       const url = `${baseUrl}/completions`;
       const res = await post(url, JSON.stringify({ model, prompt: request.prompt, ...sampling(request) }), request.signal);
-      if (res.status !== 404) return resultOf(res, url, model, 'text');
+      if (res.status !== 404) return { ...(await resultOf(res, url, model, 'text')), endpoint: 'completions' };
       const said = (await res.text().catch(() => '')).trim().slice(0, 200);
       stats.endpoint = 'chat';
       options.onChatFallback?.(
@@ -80,7 +80,13 @@ export function rawCompletions(
     // The assistant's turn already begun (an empty thought, or the thought to continue) goes last, for the server to continue.
     const turns = prefix ? [...messages, { role: 'assistant', content: prefix }] : messages;
     const url = `${baseUrl}/chat/completions`;
-    return resultOf(await post(url, JSON.stringify({ model, messages: turns, ...sampling(request), stream: false }), request.signal), url, model, 'message');
+    const result = await resultOf(
+      await post(url, JSON.stringify({ model, messages: turns, ...sampling(request), stream: false }), request.signal),
+      url,
+      model,
+      'message',
+    );
+    return { ...result, endpoint: 'chat' };
   };
   const completer: RawCompleter = {
     complete: async (request) => {

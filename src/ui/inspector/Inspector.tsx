@@ -9,6 +9,7 @@ import { ExportButtons } from './ExportButtons';
 import { MemoryChart } from './MemoryChart';
 import { type CitedMark, RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
+import { InfmemStep, InfmemStop } from './InfmemStep';
 import { useMonoMemory } from './useMonoMemory';
 import { useMemorySearch } from './useMemorySearch';
 import type { SourceTarget } from '../Sources';
@@ -104,6 +105,7 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
         </div>
       )}
       <MemoryChart revisions={revisions} memoryCap={run.settings.memoryTokens} selected={shown} onSelect={onSelect} bookStarts={bookStarts} />
+      <InfmemStop run={run} total={total} />
       <div className="revisions">
         <Timeline
           revisions={revisions}
@@ -111,6 +113,7 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
           bookLength={run.books ? (run.books.at(-1)?.end ?? 0) : (book?.chars ?? 0)}
           anchors={anchors}
           reasons={run.chunks.map((c) => c.reason)}
+          earlyStop={run.method?.earlyStop}
           selected={shown}
           marked={marked}
           onSelect={onSelect}
@@ -126,6 +129,9 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
           search={query.trim()}
         />
       </div>
+      {shown !== null && revisions[shown]?.plan && (
+        <InfmemStep run={run} revision={revisions[shown]} read={revisions.length} anchors={anchors} onOpenSource={onOpenSource} />
+      )}
     </div>
   );
 }

@@ -20,6 +20,8 @@ interface Props {
   selected: number | null;
   marked: ReadonlySet<number>;
   onSelect(index: number): void;
+  /** An InfMem read's votes to stop in a row that end it: each entry says its plan. */
+  earlyStop?: number;
 }
 
 /** A first guess at an entry's height; each rendered entry is measured, so one whose text wraps takes the room it needs. */
@@ -34,9 +36,19 @@ export interface RevisionContext {
   anchors?: readonly Anchor[];
   /** Why the chunk was read (a skim's runs). */
   reason?: ReadReason | undefined;
+  /** An InfMem read's early stop: the entry says the plan before the chunk. */
+  earlyStop?: number | undefined;
 }
 
-export function describeRevision(r: RevisionRecord, { total, bookLength, anchors = [], reason }: RevisionContext): string {
+/** An InfMem revision's plan, as a timeline entry says it: its searches, or its vote to stop; '' for MemAgent's. */
+export function planEntry(r: RevisionRecord, earlyStop: number | undefined): string {
+  const plan = r.plan;
+  if (!plan) return '';
+  if (plan.queries.length) return i18n.t('infmem.entrySearched', { queries: plan.queries.map((q) => `“${q}”`).join(', ') });
+  return plan.votes > 0 ? i18n.t('infmem.entryVoted', { votes: plan.votes, limit: earlyStop ?? plan.votes }) : '';
+}
+
+export function describeRevision(r: RevisionRecord, { total, bookLength, anchors = [], reason, earlyStop }: RevisionContext): string {
   const place = sectionPlace(anchors, r.start, r.end);
   const k = r.index + 1;
   const through = bookLength ? Math.round((100 * r.end) / bookLength) : 0;
@@ -49,20 +61,22 @@ export function describeRevision(r: RevisionRecord, { total, bookLength, anchors
     r.decodeTokensPerSecond !== undefined
       ? i18n.t('timeline.measured', { read: Math.round(r.prefillTokensPerSecond ?? 0), first: formatNumber(r.timeToFirstTokenSeconds ?? 0, 1) })
       : '';
-  return i18n.t('timeline.entry', {
-    k,
-    total,
-    through,
-    place: place ? `, ${place}` : '',
-    memory: r.memoryTokens,
-    time: formatMs(r.ms),
-    speed: r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed,
-    measured,
-    // Engines that write speculatively (WebLLM) say in how many passes, and how many drafted tokens they kept.
-    writing: r.writing ? i18n.t('timeline.writingEntry', { writing: describeWriting(r.writing) }) : '',
-    flags: flags ? `, ${flags}` : '',
-    reason: reason ? i18n.t('timeline.because', { reason: describeReason(reason) }) : '',
-  });
+  return (
+    i18n.t('timeline.entry', {
+      k,
+      total,
+      through,
+      place: place ? `, ${place}` : '',
+      memory: r.memoryTokens,
+      time: formatMs(r.ms),
+      speed: r.decodeTokensPerSecond !== undefined ? Math.round(r.decodeTokensPerSecond) : speed,
+      measured,
+      // Engines that write speculatively (WebLLM) say in how many passes, and how many drafted tokens they kept.
+      writing: r.writing ? i18n.t('timeline.writingEntry', { writing: describeWriting(r.writing) }) : '',
+      flags: flags ? `, ${flags}` : '',
+      reason: reason ? i18n.t('timeline.because', { reason: describeReason(reason) }) : '',
+    }) + planEntry(r, earlyStop)
+  );
 }
 
 function formatMs(ms: number): string {
@@ -75,7 +89,7 @@ function formatMs(ms: number): string {
  * overlaps the next however its text wraps. The list is one Tab stop; arrow
  * keys, j/k, Home and End move the selection (and focus) inside it.
  */
-export function Timeline({ revisions, total, bookLength, anchors, reasons, selected, marked, onSelect }: Props) {
+export function Timeline({ revisions, total, bookLength, anchors, reasons, selected, marked, onSelect, earlyStop }: Props) {
   // Entries are worded in the interface's language: a switch redraws them.
   useTranslation();
   const scroller = useRef<HTMLDivElement>(null);
@@ -163,7 +177,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
               key={r.index}
               ref={virtualizer.measureElement}
               data-index={item.index}
-              aria-label={describeRevision(r, { total, bookLength, anchors, reason })}
+              aria-label={describeRevision(r, { total, bookLength, anchors, reason, earlyStop })}
               aria-setsize={total}
               aria-posinset={r.index + 1}
               className={marked.has(r.index) ? 'marked' : undefined}
@@ -179,6 +193,7 @@ export function Timeline({ revisions, total, bookLength, anchors, reasons, selec
                   {i18n.t('timeline.revision', { n: r.index + 1 })}
                   {marked.has(r.index) && <span className="badge"> {i18n.t('timeline.match')}</span>}
                   {reason && <span className="rev-reason"> · {describeReason(reason)}</span>}
+                  {r.plan && <span className="rev-reason">{planEntry(r, earlyStop)}</span>}
                 </span>
                 <span className="rev-meta">
                   {bookLength ? Math.round((100 * r.end) / bookLength) : 0}%{place ? ` · ${place}` : ''} ·{' '}

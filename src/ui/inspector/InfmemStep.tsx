@@ -1,0 +1,98 @@
+import type { MouseEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { type Anchor, sourcePlace } from '../../core/anchors';
+import type { RetrievedPassage, RevisionRecord, RunRecord } from '../data';
+import { type SourceTarget, sourceHref } from '../Sources';
+import { i18n } from '../i18n';
+
+/** What a planner did before a chunk, in words: its searches, or its vote to stop, with the votes in a row. */
+export function planWords(plan: NonNullable<RevisionRecord['plan']>, limit: number): string {
+  if (plan.queries.length) return i18n.t('infmem.searched', { queries: plan.queries.map((q) => `“${q}”`).join(', ') });
+  return plan.stop ? i18n.t('infmem.voted', { votes: plan.votes, limit }) : i18n.t('infmem.noSearch', { votes: plan.votes, limit });
+}
+
+interface Props {
+  run: RunRecord;
+  revision: RevisionRecord;
+  /** Chunks read: a passage in one of them opens there. */
+  read: number;
+  anchors: readonly Anchor[];
+  onOpenSource(target: SourceTarget): void;
+}
+
+/** One retrieved passage: its place, its first words, and where its chunk was read, a link that opens it marked there. */
+function Passage({
+  runId,
+  passage: p,
+  k,
+  read,
+  anchors,
+  onOpen,
+}: {
+  runId: string;
+  passage: RetrievedPassage;
+  k: number;
+  read: number;
+  anchors: readonly Anchor[];
+  onOpen(target: SourceTarget): void;
+}) {
+  const { t } = useTranslation();
+  const place = sourcePlace(anchors, p.start, p);
+  const target: SourceTarget = { revision: p.chunk, start: p.start, end: p.end };
+  const open = (e: MouseEvent) => {
+    // A plain click opens it here; a click that asks for a new tab or window goes by the address.
+    if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    onOpen(target);
+  };
+  const unread = p.chunk >= read;
+  return (
+    <li>
+      <span className="source-place">
+        {t(unread ? 'infmem.passageUnread' : 'infmem.passage', { k, chunk: p.chunk + 1, place: place ? ` · ${place}` : '' })}
+      </span>
+      <blockquote>{p.excerpt.trim()}…</blockquote>
+      {!unread && (
+        <a href={sourceHref(runId, target)} onClick={open}>
+          {t('infmem.openPassage', { k })}
+        </a>
+      )}
+    </li>
+  );
+}
+
+/** An InfMem step: the plan before the chunk (the searches, or a vote to stop) and the passages the writer was given with it. */
+export function InfmemStep({ run, revision, read, anchors, onOpenSource }: Props) {
+  const { t } = useTranslation();
+  const plan = revision.plan;
+  if (!plan) return null;
+  const limit = run.method?.earlyStop ?? 0;
+  return (
+    <section aria-label={t('infmem.plan')} className="pane infmem-step">
+      <h3>{t('infmem.plan')}</h3>
+      <p>{planWords(plan, limit)}</p>
+      <h4>{t('infmem.retrieved')}</h4>
+      {plan.retrieved.length ? (
+        <ol aria-label={t('infmem.retrieved')} className="sources">
+          {plan.retrieved.map((p, i) => (
+            <Passage key={`${p.start}-${i}`} runId={run.id} passage={p} k={i + 1} read={read} anchors={anchors} onOpen={onOpenSource} />
+          ))}
+        </ol>
+      ) : (
+        <p className="hint">{t('infmem.noRetrieved')}</p>
+      )}
+    </section>
+  );
+}
+
+/** Where an InfMem read stopped, with its votes, and the chunks it never read; or that it read them all. */
+export function InfmemStop({ run, total }: { run: RunRecord; total: number }) {
+  const { t } = useTranslation();
+  if (!run.method || run.status !== 'done') return null;
+  const stopped = run.infmem?.stopped;
+  return (
+    <p className="hint infmem-stop">
+      {stopped ? t('infmem.stopped', { n: stopped.index + 1, total, votes: stopped.votes }) : t('infmem.stoppedAtEnd', { limit: run.method.earlyStop })}
+    </p>
+  );
+}
