@@ -78,7 +78,7 @@ async function read(args: string[], openGpu?: () => Promise<InfmemGpuEngine>) {
   return { code, stdout: out.text(), stderr: err.text() };
 }
 
-const lib = (file: string) => `https://libs.example/v0_2_80/${file}`;
+const lib = (file: string) => `https://libs.example/v0_2_86/base/${file}`;
 const INFMEM_4B = customEntry({
   id: 'custom:InfMem-4B',
   label: 'InfMem-4B',
