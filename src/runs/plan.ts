@@ -6,6 +6,7 @@ import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
 import { type Engine, withoutSecrets } from '../engines/engine';
+import { configModel, memagentProblem, WEBLLM_INFO } from '../engines/webllm/models/models';
 import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
@@ -38,6 +39,9 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const asked = readSettings(request);
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
+  // A Qwen3 model reads with InfMem only (memagentProblem): said before its files are fetched.
+  const family = request.engineId === WEBLLM_INFO.id ? memagentProblem(configModel(request.engineConfig ?? {})) : null;
+  if (family) throw new RequestError(family);
   const { store, library, engines } = deps;
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
   // A set is laid out from its books' records; only a skim, which ranks every chunk first, reads them all now.
