@@ -24,6 +24,12 @@ export interface PlanDeps {
   newId?(): string;
 }
 
+/** A Qwen3 model reads with InfMem only (memagentProblem): a MemAgent read or evaluation is refused before its files are fetched. */
+export function refuseInfmemOnly(request: Pick<RunRequest, 'engineId' | 'engineConfig'>): void {
+  const problem = request.engineId === WEBLLM_INFO.id ? memagentProblem(configModel(request.engineConfig ?? {})) : null;
+  if (problem) throw new RequestError(problem);
+}
+
 /**
  * Plans one run per question about one book, together, so that they share
  * one chunk size and so one chunk list, cut once: the budget from the
@@ -39,9 +45,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const asked = readSettings(request);
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
-  // A Qwen3 model reads with InfMem only (memagentProblem): said before its files are fetched.
-  const family = request.engineId === WEBLLM_INFO.id ? memagentProblem(configModel(request.engineConfig ?? {})) : null;
-  if (family) throw new RequestError(family);
+  refuseInfmemOnly(request);
   const { store, library, engines } = deps;
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
   // A set is laid out from its books' records; only a skim, which ranks every chunk first, reads them all now.
