@@ -58,7 +58,7 @@ export const DEFAULT_MODEL_ID = 'Qwen2.5-7B-Instruct-q4f16_1-MLC';
 /** Qwen2.5's own config allows 32K; WebLLM's prebuilt list overrides it to 4096, which we never use. */
 export const QWEN_CONTEXT_LIMIT = 32_768;
 
-/** Qwen3's own config allows 40,960 (its mlc-chat-config.json says so too); WebLLM's prebuilt list overrides it to 4096. */
+/** Qwen3's own config allows 40,960 (`max_position_embeddings`); WebLLM's prebuilt list overrides it to 4096. A load reads the limit from mlc-chat-config.json. */
 export const QWEN3_CONTEXT_LIMIT = 40_960;
 
 const QWEN25 = /^Qwen2\.5-(0\.5|1\.5|3|7)B-Instruct-(q4f16_1|q4f32_1)-MLC$/;
