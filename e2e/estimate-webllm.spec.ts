@@ -65,6 +65,9 @@ test('Models shows the speculation check recorded for each model on this GPU: ex
   await openPlace(page, 'Models');
   const models = page.getByRole('region', { name: 'Models' });
   await expect(models.getByRole('listitem', { name: 'Qwen2.5 7B Instruct (q4f32_1)' })).toBeVisible();
+  // Qwen3 is listed beside Qwen2.5, as a model that reads with InfMem only.
+  await expect(models.getByRole('listitem', { name: 'Qwen3 4B (q4f32_1)' })).toContainText('Reads with InfMem only');
+  await expect(models.getByRole('listitem', { name: 'Qwen2.5 7B Instruct (q4f32_1)' })).not.toContainText('InfMem');
 
   // Verdicts as the engine keeps them with a model's measured speed, for this GPU; none for the 3B model.
   await page.evaluate(async () => {

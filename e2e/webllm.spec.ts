@@ -115,7 +115,8 @@ test('a software adapter: WebLLM is offered with a warning, and the q4f32_1 buil
   await expect(page.getByText(/lacks the shader-f16 feature/).first()).toBeVisible();
   // The q4f16_1 builds are listed but cannot be chosen here.
   await expect(model.locator('option[value="Qwen2.5-7B-Instruct-q4f16_1-MLC"]')).toBeDisabled();
-  await expect(model.locator('option')).toHaveCount(8);
+  // Qwen2.5 0.5B–7B and Qwen3 0.6B–8B, each in two builds.
+  await expect(model.locator('option')).toHaveCount(16);
   await openPlace(page, 'Models');
   await expect(models(page)).toContainText('no shader-f16');
 });

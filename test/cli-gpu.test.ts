@@ -53,6 +53,16 @@ describe('the command line’s WebLLM flags', () => {
     expect(usageError(() => engineConfigOf({ 'base-url': 'http://s/v1', 'cache-dir': '/tmp/x' }))).toBe('--cache-dir is for --engine webllm.');
   });
 
+  it('refuse a Qwen3 model for MemAgent’s read and evaluation before anything is fetched, pointing at --method infmem', () => {
+    expect(usageError(() => engineConfigOf({ engine: 'webllm', model: 'Qwen3-8B-q4f16_1-MLC' }))).toMatch(
+      /^Qwen3-8B-q4f16_1-MLC is a Qwen3 model, which reads with InfMem only.*\(memagent read --method infmem --engine webllm\)$/,
+    );
+    const qwen3Lib = LIB_0_2_48.replace('Qwen2-7B-Instruct-q4f32_1-ctx4k', 'Qwen3-4B-q4f32_1');
+    expect(
+      usageError(() => engineConfigOf({ engine: 'webllm', model: 'InfMem-4B', 'model-url': 'https://huggingface.co/me/I', 'model-lib': qwen3Lib })),
+    ).toMatch(/^InfMem-4B is a Qwen3 model/);
+  });
+
   it('turn speculative writing off with --speculate off, as the app’s setting does; on is the default', () => {
     expect(engineConfigOf({ engine: 'webllm', speculate: 'off' }).config).toEqual({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC', speculate: false });
     expect(engineConfigOf({ engine: 'webllm', speculate: 'on' }).config).toEqual({ model: 'Qwen2.5-7B-Instruct-q4f16_1-MLC' });

@@ -192,6 +192,10 @@ describe('Evaluator with the IndexedDB store', () => {
     await expect(e.start(request({ samples: 0 }))).rejects.toThrow(/Samples per cell/);
     await expect(e.start(request({ documentId: 'missing' }))).rejects.toThrow(/no longer stored/);
     await expect(e.start(request({ memoryTokens: 200_000 }))).rejects.toThrow(/memory size/);
+    // Qwen3 models read with InfMem only: a MemAgent sweep or dataset evaluation with one is refused before the engine opens.
+    const qwen3 = { engineId: 'webllm', engineConfig: { model: 'Qwen3-1.7B-q4f16_1-MLC' } };
+    await expect(e.start(request(qwen3))).rejects.toThrow(/^Qwen3-1\.7B-q4f16_1-MLC is a Qwen3 model, which reads with InfMem only/);
+    await expect(e.start(request({ ...qwen3, dataset: { files: [] } }))).rejects.toThrow(/reads with InfMem only/);
     expect(await store.listEvaluations()).toEqual([]);
   });
 });

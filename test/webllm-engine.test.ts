@@ -1,3 +1,4 @@
+import { prebuiltAppConfig } from '@mlc-ai/web-llm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DraftLength, MAX_DRAFT } from '../src/core/draft-length';
 import { memoryLoop } from '../src/core/loop';
@@ -8,7 +9,7 @@ import type { GpuCapability } from '../src/engines/webllm/check/webgpu';
 import { chatOverhead, createWebLLMEngine, MIN_WINDOW, WebLLMEngine } from '../src/engines/webllm/engine';
 import { GpuSession } from '../src/engines/webllm/gpu-session';
 import { SHIPPED_WEBLLM } from '../src/engines/webllm/versions';
-import { ContextWindowExceededError, DeviceLostError } from '../src/engines/errors';
+import { ContextWindowExceededError, DeviceLostError, EngineSettingsError } from '../src/engines/errors';
 import type { Mlc, StreamChunk } from '../src/engines/webllm/driver/mlc';
 import { type WebLLMDeps } from '../src/engines/webllm/resolve';
 import { customEntry, type ModelEntry, qwenModels } from '../src/engines/webllm/models/models';
@@ -309,6 +310,19 @@ describe('the WebLLM engine: generation', () => {
     await expect(engine.completer.complete({ prompt: 'word '.repeat(40_000), maxTokens: 8, temperature: 0, topP: 1 })).rejects.toThrow(
       ContextWindowExceededError,
     );
+  });
+
+  it('refuses MemAgent steps with a Qwen3 model before anything is sent, and continues its raw prompts (InfMem)', async () => {
+    const { session, mlc } = setup();
+    const qwen3 = qwenModels(prebuiltAppConfig.model_list).find((m) => m.id === 'Qwen3-4B-q4f16_1-MLC')!;
+    const engine = new WebLLMEngine({ tokenizer: tok, model: qwen3, limit: 40960, overhead: 40, gpu: session });
+    await expect(engine.generate(user('Who met Bob?'), { maxTokens: 8 })).rejects.toThrow(EngineSettingsError);
+    await expect(engine.generate(user('Who met Bob?'), { maxTokens: 8 })).rejects.toThrow(/reads with InfMem only/);
+    await expect(engine.generateBatch([{ messages: user('a'), options: { maxTokens: 8 } }])).rejects.toThrow(/reads with InfMem only/);
+    expect(mlc.requests).toEqual([]);
+    const prompt = '<|im_start|>user\nWho met Bob?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n';
+    expect((await engine.completer.complete({ prompt, maxTokens: 8, temperature: 0, topP: 1 })).text).toBe('Alice met Bob.');
+    expect(mlc.requests[0]).toMatchObject({ prompt });
   });
 
   it('passes on finish_reason "length" (a memory cut at the cap)', async () => {

@@ -9,6 +9,7 @@ import { OpenAIEngine } from '../engines/openai/engine';
 import { isRequestsAtOnce, OPENAI_INFO, REQUESTS_AT_ONCE } from '../engines/openai/info';
 import type { RetryNotice } from '../engines/openai/retry';
 import { createEngine, ENGINES } from '../engines/registry';
+import { configModel, memagentProblem } from '../engines/webllm/models/models';
 import { UsageError, wholeNumber } from './flags';
 import { describeGpuEngine, gpuConfigOf, openGpuEngine, versionOf } from './gpu-engine';
 import { type PromptFlags, PromptOptionError, promptSetName, type ResolvedPrompts, resolveCliPrompts } from './prompts';
@@ -58,7 +59,11 @@ export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConf
   if (v['in-flight'] !== undefined && id !== OPENAI_INFO.id) throw new UsageError('--in-flight is for a server (--base-url).');
   if (id === 'webllm') {
     versionOf(v);
-    return { id, config: gpuConfigOf(v), retry: {} };
+    const config = gpuConfigOf(v);
+    // Said before a model is downloaded: a Qwen3 model reads with --method infmem only.
+    const problem = memagentProblem(configModel(config));
+    if (problem) throw new UsageError(`${problem} (memagent read --method infmem --engine webllm)`);
+    return { id, config, retry: {} };
   }
   for (const flag of ['model-url', 'model-lib', 'cache-dir', 'webllm', 'speculate'] as const) {
     if (v[flag] !== undefined) throw new UsageError(`--${flag} is for --engine webllm.`);

@@ -178,10 +178,10 @@ function progressLines(say: (line: string) => void): () => void {
   });
 }
 
-const described = new WeakMap<Engine, string>();
+const described = new WeakMap<object, string>();
 
 /** How a read names this engine: the model, the GPU, the runtime and where the files are. */
-export function describeGpuEngine(engine: Engine): string | undefined {
+export function describeGpuEngine(engine: object): string | undefined {
   return described.get(engine);
 }
 
@@ -215,7 +215,7 @@ export async function openGpuEngine(flags: GpuFlags, say: (line: string) => void
 }
 
 /** Loads the model with the window the read needs, saying how it goes. */
-export async function loadGpuEngine(engine: Engine, contextTokens: number, say: (line: string) => void): Promise<void> {
+export async function loadGpuEngine(engine: Pick<Engine, 'prepare'>, contextTokens: number, say: (line: string) => void): Promise<void> {
   if (!engine.prepare) return;
   const stop = progressLines(say);
   try {

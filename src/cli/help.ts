@@ -24,6 +24,9 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
   memagent read <file> --method infmem --question TEXT --base-url URL [--model NAME] [infmem options]
                        (InfMem's read: a planner retrieves from the whole book and may stop early;
                        the server must answer raw /v1/completions, as vLLM does; see docs/infmem.md)
+  memagent read <file> --method infmem --question TEXT --engine webllm [--model ID] [infmem options]
+                       (the same requests continued by WebLLM on this machine's GPU, in the chat text
+                       of the model's family: Qwen3 for a Qwen3 library such as InfMem-4B's, else Qwen2.5)
   memagent read <file> --method infmem --question TEXT --engine extractive
                        (the same loop by the extractive engine's fixed rules: no model, no server)`;
 
@@ -96,7 +99,7 @@ const READ_OPTIONS = `read:
                        questions one line per question in order, {"type":"failed",…} for one that failed
 
 read --method infmem (InfMem's official settings: chunks of 5,000 tokens, units of 500, 4 retrieved;
-  one question; --chunk, --memory, --prompts and --context do not apply; --engine only as extractive):
+  one question; --chunk, --memory, --prompts, --context and --speculate do not apply; --engine as webllm or extractive):
   --method M           memagent (the default) or infmem
   --early-stop N       stop votes in a row that end the read before the next chunk (default 3)
   --thinking on|off    two-stage thinking as InfMem's evaluation runs it (default on)

@@ -1,18 +1,24 @@
 /**
  * `memagent read <file> --method infmem`: a book read the InfMem way against
- * an OpenAI-compatible server's raw completions endpoint, with the official
- * prompts read from the pinned files, every request as InfMem's evaluation
- * sends it. The answer goes to stdout, the steps to stderr.
+ * an OpenAI-compatible server's raw completions endpoint or WebLLM's on this
+ * machine's GPU, with the official prompts read from the pinned files, every
+ * request as InfMem's evaluation sends it. The answer goes to stdout, the
+ * steps to stderr.
  */
 import { isAbortError } from '../core/generation';
+import type { ChatTextOptions } from '../core/infmem/chat-text';
 import { type InfmemEvent, infmemLoop, type InfmemSteps, modelSteps } from '../core/infmem/loop';
+import type { RawCompleter } from '../core/infmem/thinking';
 import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
 import { type InfmemDocument, prepareDocument } from '../core/infmem/retrieval';
 import { extractiveInfmemSteps } from '../engines/extractive/infmem-steps';
 import { openAIConfig } from '../engines/openai/http';
 import { openRawCompletions } from '../engines/openai/completions';
 import { loadQwenTokenizer, type QwenTokenizer } from '../engines/qwen-tokenizer';
+import { chatFamilyOf, type ModelEntry } from '../engines/webllm/models/models';
+import { QWEN25_DEFAULT_SYSTEM } from '../engines/webllm/models/system-message';
 import { seconds } from './engine';
+import { describeGpuEngine, type GpuFlags, loadGpuEngine, openGpuEngine } from './gpu-engine';
 import { parseFlags, UsageError, wholeNumber } from './flags';
 import { type InfmemFileEnvironment, resolveInfmemPrompts } from './infmem-files';
 import { readFiles } from './read-set';
@@ -76,29 +82,56 @@ function unitNumber(flag: string, value: string | undefined, fallback: number, m
   return n;
 }
 
+/** What InfMem needs of a WebLLM engine: its model, its raw completions, and a load with the window a request needs. */
+export interface InfmemGpuEngine {
+  model: ModelEntry;
+  completer?: RawCompleter;
+  /** The system message its chat requests carry (the model's own default), for Qwen2.5's chat text. */
+  systemMessage?: string | undefined;
+  prepare?(contextTokens: number): Promise<void>;
+}
+
 export interface InfmemCliEnvironment extends InfmemFileEnvironment {
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
+  /** Opens `--engine webllm`'s engine: on this machine's GPU through Dawn unless given. */
+  openGpu?: (flags: GpuFlags, say: (line: string) => void) => Promise<InfmemGpuEngine>;
 }
+
+/**
+ * The window WebLLM is loaded with before the first request: a writer's
+ * request holds a 5,000-token chunk, four retrieved units of up to 500, the
+ * memory and the history, then up to 1,024 tokens of thought and 1,024 of
+ * reply. A longer request reloads the model with a larger window.
+ */
+export const INFMEM_WEBLLM_WINDOW = 12_288;
+
+/** Flags that only --engine webllm reads. */
+const WEBLLM_ONLY = ['model-url', 'model-lib', 'cache-dir', 'webllm'] as const;
 
 /** The read's flags, checked before the book is read or a server asked. */
 function checkedFlags(argv: string[]) {
   const { values: v, positionals } = parseFlags(argv, INFMEM_OPTIONS);
   for (const [flag, why] of FIXED) if (v[flag as keyof typeof v] !== undefined) throw new UsageError(`--${flag} does not go with --method infmem: ${why}.`);
   if (!positionals[0]) throw new UsageError('Name the file to read: memagent read <file> --method infmem --question "..." --base-url URL');
-  const extractive = v.engine === 'extractive';
-  if (v.engine !== undefined && !extractive)
-    throw new UsageError(`--method infmem reads with a server (--base-url) or with --engine extractive, not --engine ${v.engine}.`);
-  if (!extractive && !v['base-url'])
+  const engine = v.engine === 'extractive' || v.engine === 'webllm' ? v.engine : v.engine === undefined ? 'server' : undefined;
+  if (!engine) {
+    const why = v.engine === 'wllama' ? ' (wllama runs in the browser only)' : '';
+    throw new UsageError(`--method infmem reads with a server (--base-url), --engine webllm or --engine extractive, not --engine ${v.engine}${why}.`);
+  }
+  if (engine === 'server' && !v['base-url'])
     throw new UsageError(
-      '--method infmem needs --base-url, the address of an OpenAI-compatible server that answers /v1/completions (vLLM does), or --engine extractive (fixed rules, no model).',
+      '--method infmem needs --base-url, the address of an OpenAI-compatible server that answers /v1/completions (vLLM does), --engine webllm to run a model on this machine’s GPU, or --engine extractive (fixed rules, no model).',
     );
-  if (extractive && v['base-url']) throw new UsageError('--engine extractive reads without a server: leave out --base-url.');
+  if (engine !== 'server' && v['base-url']) throw new UsageError(`--engine ${engine} reads without a server: leave out --base-url.`);
+  if (engine !== 'webllm') for (const flag of WEBLLM_ONLY) if (v[flag] !== undefined) throw new UsageError(`--${flag} is for --engine webllm.`);
+  if (v.speculate !== undefined)
+    throw new UsageError("--speculate does not go with --method infmem: InfMem's raw completions are written by WebLLM's own decoding.");
   const question = v.question ?? '';
   if (!question.trim()) throw new UsageError('Give the question with --question "...": the planner and the memory work towards it.');
   return {
     v,
-    extractive,
+    engine,
     files: positionals,
     question,
     earlyStop: wholeNumber('early-stop', v['early-stop'], 1) ?? DEFAULT_EARLY_STOP,
@@ -109,7 +142,7 @@ function checkedFlags(argv: string[]) {
 }
 
 /** The server's raw completions, with the retry flags. */
-async function openServer(v: ReturnType<typeof checkedFlags>['v'], fetchImpl: typeof fetch | undefined, say: (line: string) => void) {
+async function openServer(v: Flags['v'], fetchImpl: typeof fetch | undefined, say: (line: string) => void) {
   const retries = wholeNumber('retries', v.retries);
   const delay = wholeNumber('retry-delay', v['retry-delay']);
   const config = openAIConfig(
@@ -162,15 +195,59 @@ function extractiveReader(document: InfmemDocument, tokenizer: QwenTokenizer): S
   };
 }
 
-async function modelReader(flags: ReturnType<typeof checkedFlags>, environment: InfmemCliEnvironment, say: (line: string) => void): Promise<StepsReader> {
-  const { v, thinking, temperature, topP } = flags;
-  const prompts = await resolveInfmemPrompts(v, environment);
+/** A model's raw completions, the chat text it was trained on, and how the read names it. */
+interface Completions {
+  completer: RawCompleter;
+  chat: Pick<ChatTextOptions, 'family' | 'defaultSystem'>;
+  about: string;
+  requests(): string;
+}
+
+async function serverCompletions(v: Flags['v'], environment: InfmemCliEnvironment, say: (line: string) => void): Promise<Completions> {
   const server = await openServer(v, environment.fetch, say);
   return {
-    about: `thinking ${thinking ? 'on' : 'off'}; ${server.model} at ${server.baseUrl}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
-    steps: (signal) => modelSteps({ ...prompts, completer: server.completer, chat: { family: 'qwen3' }, thinking, temperature, topP, signal }),
+    completer: server.completer,
+    // InfMem's released models are Qwen3s.
+    chat: { family: 'qwen3' },
+    about: `${server.model} at ${server.baseUrl}`,
     requests: () =>
       ` with ${server.stats.requests.toLocaleString('en')} requests${server.stats.endpoint === 'chat' ? ' to the chat endpoint (not raw completions)' : ''}`,
+  };
+}
+
+/** WebLLM on this machine's GPU: the model's own chat family (a Qwen3 library means Qwen3's), loaded before the first request. */
+async function webllmCompletions(v: Flags['v'], environment: InfmemCliEnvironment, say: (line: string) => void): Promise<Completions> {
+  const engine = await (environment.openGpu ?? openGpuEngine)(v, say);
+  const own = engine.completer;
+  if (!own) throw new Error(`${engine.model.label} cannot continue a prompt as it is (no raw completions in this WebLLM build).`);
+  const family = chatFamilyOf(engine.model);
+  // A Qwen2.5 model's chat text opens with its default system message when a request has none.
+  const chat = family === 'qwen3' ? { family } : { family, defaultSystem: engine.systemMessage || QWEN25_DEFAULT_SYSTEM };
+  await loadGpuEngine(engine, INFMEM_WEBLLM_WINDOW, say);
+  let sent = 0;
+  return {
+    completer: {
+      complete: (request) => {
+        sent++;
+        return own.complete(request);
+      },
+    },
+    chat,
+    about: `${describeGpuEngine(engine) ?? `model ${engine.model.label} on WebLLM`}, ${family === 'qwen3' ? 'Qwen3' : 'Qwen2.5'} chat text`,
+    requests: () => ` with ${sent.toLocaleString('en')} requests`,
+  };
+}
+
+type Flags = ReturnType<typeof checkedFlags>;
+
+async function modelReader(flags: Flags, environment: InfmemCliEnvironment, say: (line: string) => void): Promise<StepsReader> {
+  const { v, thinking, temperature, topP } = flags;
+  const prompts = await resolveInfmemPrompts(v, environment);
+  const model = flags.engine === 'webllm' ? await webllmCompletions(v, environment, say) : await serverCompletions(v, environment, say);
+  return {
+    about: `thinking ${thinking ? 'on' : 'off'}; ${model.about}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
+    steps: (signal) => modelSteps({ ...prompts, completer: model.completer, chat: model.chat, thinking, temperature, topP, signal }),
+    requests: model.requests,
   };
 }
 
@@ -185,7 +262,7 @@ export async function readInfmemCommand(argv: string[], printHelp: () => number,
   const tokenizer = await loadQwenTokenizer();
   const document = prepareDocument(doc.text, tokenizer);
   const total = document.chunks.length;
-  const reader = flags.extractive ? extractiveReader(document, tokenizer) : await modelReader(flags, environment, say);
+  const reader = flags.engine === 'extractive' ? extractiveReader(document, tokenizer) : await modelReader(flags, environment, say);
   say(
     `${doc.name}: ${total.toLocaleString('en')} chunks of up to 5,000 tokens, ${document.units.length.toLocaleString('en')} retrieval units; InfMem, early stop ${earlyStop}; ${reader.about}.`,
   );

@@ -17,6 +17,7 @@ import type { EngineCache } from '../jobs/engines';
 import { type JobContext, JobHost, type JobHostDeps } from '../jobs/host';
 import { RequestError } from '../jobs/request-error';
 import { storeDatasetFiles } from './dataset-files';
+import { refuseInfmemOnly } from './plan';
 import { choosePromptSet, type PromptLibrary } from './prompt-files';
 import type { DatasetRequest, EvaluationRequest } from '../agent/protocol';
 import { sampleGroup, stopsEverySample, togetherOf } from '../engines/sample-groups';
@@ -88,6 +89,7 @@ export class Evaluator {
 
   /** `onRead` hears how many bytes of the dataset files are read and stored so far, of how many. */
   async start(request: EvaluationRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
+    refuseInfmemOnly(request);
     if (request.dataset) return this.startDataset(request, request.dataset, onRead);
     const { store } = this.deps;
     const tasks = [...new Set(request.tasks)];

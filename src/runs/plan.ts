@@ -8,6 +8,7 @@ import { DEFAULT_TEMPLATES, templateProblem } from '../core/prompts';
 import type { PlannedChunk } from '../core/read-reason';
 import { DEFAULT_SKIM, SkimIndex, SkimPlanner } from '../core/skim';
 import { type Engine, withoutSecrets } from '../engines/engine';
+import { configModel, memagentProblem, WEBLLM_INFO } from '../engines/webllm/models/models';
 import type { Library } from '../library/library';
 import type { RunRecord, RunSettings, Store } from '../storage/db';
 import type { EngineCache } from '../jobs/engines';
@@ -30,6 +31,12 @@ export interface PlanDeps {
   newId?(): string;
 }
 
+/** A Qwen3 model reads with InfMem only (memagentProblem): a MemAgent read or evaluation is refused before its files are fetched. */
+export function refuseInfmemOnly(request: Pick<RunRequest, 'engineId' | 'engineConfig'>): void {
+  const problem = request.engineId === WEBLLM_INFO.id ? memagentProblem(configModel(request.engineConfig ?? {})) : null;
+  if (problem) throw new RequestError(problem);
+}
+
 /**
  * Plans one run per question about one book, together, so that they share
  * one chunk size and so one chunk list, cut once: the budget from the
@@ -45,6 +52,7 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const asked = readSettings(request);
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
+  refuseInfmemOnly(request);
   const { store, library, engines } = deps;
   infmemRefusal(request);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;

@@ -6,14 +6,14 @@ import type { RawCompleter } from '../../core/infmem/thinking';
 import type { BatchLimit, Engine, EngineConfig } from '../engine';
 import { batchLimitFor, type BatchShape, kvShape, type KvConfigLike } from './driver/batch-limit';
 import type { BatchSplit } from './driver/batch-writer';
-import { ContextWindowExceededError } from '../errors';
+import { ContextWindowExceededError, EngineSettingsError } from '../errors';
 import type { GpuCapability } from './check/webgpu';
 import type { ChatConfigLike } from './models/model-download';
 import { webllmSystemMessage } from './models/system-message';
 import { type GpuSession, session } from './gpu-session';
 import { calibrationMessages, CALIBRATION_REPLY_TOKENS } from './check/calibration';
 import { defaultDeps, resolveModel, tokenizerOf, type WebLLMDeps } from './resolve';
-import type { ModelEntry } from './models/models';
+import { memagentProblem, type ModelEntry } from './models/models';
 import { modelKey } from '../../core/estimate';
 import type { SpeedShelf } from '../speed-shelf';
 import { adaptivePlan, type SpeculationPlan } from './driver/speculate';
@@ -106,6 +106,7 @@ export class WebLLMEngine implements Engine {
 
   async generate(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
     if (options.signal?.aborted) throw abortError();
+    this.checkMemAgent();
     const prompt = messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0);
     if (prompt + options.maxTokens + this.overhead > this.limit) throw this.overLimit(prompt + options.maxTokens);
     const window = Math.max(this.planned, this.windowFor(prompt + options.maxTokens));
@@ -114,6 +115,12 @@ export class WebLLMEngine implements Engine {
     if (!result.usage.promptTokens) result.usage.promptTokens = prompt;
     if (!result.usage.completionTokens && result.text) result.usage.completionTokens = this.tokenizer.count(result.text);
     return result;
+  }
+
+  /** Chat requests are MemAgent's steps, which a Qwen3 model does not take (see memagentProblem); raw completions are InfMem's. */
+  private checkMemAgent(): void {
+    const problem = memagentProblem(this.model);
+    if (problem) throw new EngineSettingsError(problem);
   }
 
   /** Raw completions: a prompt the caller rendered (InfMem's chat text) continued as it is, on the same loaded model. */
@@ -136,6 +143,7 @@ export class WebLLMEngine implements Engine {
    * that fails fails them all.
    */
   async generateBatch(requests: readonly BatchRequest[]): Promise<PromiseSettledResult<GenerateResult>[]> {
+    this.checkMemAgent();
     const out: PromiseSettledResult<GenerateResult>[] = new Array(requests.length);
     const prompts = requests.map((r) => r.messages.reduce((n, m) => n + this.tokenizer.count(m.content), 0));
     const sent: number[] = [];

@@ -5,6 +5,8 @@ import { type GpuSession, session } from './gpu-session';
 import {
   chooseModel,
   customEntry,
+  chatFamilyOf,
+  type ChatFamily,
   customModelProblem,
   type CustomModelSpec,
   DEFAULT_MODEL_ID,
@@ -36,6 +38,8 @@ export interface ModelView {
   modelUrl: string;
   libUrl: string;
   contextLimit?: number;
+  /** The chat text it was trained on: a Qwen3 model reads with InfMem only (see memagentProblem). */
+  family: ChatFamily;
   /** What a run on this model stores as its engine config. */
   engineConfig: EngineConfig;
   /** Its reading and writing speed measured on this GPU when it was loaded, if it was. */
@@ -107,6 +111,7 @@ export class ModelService {
           modelUrl: e.modelUrl,
           libUrl: e.libUrl,
           engineConfig: engineConfigFor(e),
+          family: chatFamilyOf(e),
         };
         const bytes = cache.bytesTotal ?? (e.approxDownloadMB !== undefined ? e.approxDownloadMB * 1024 * 1024 : undefined);
         if (bytes !== undefined) view.downloadBytes = bytes;

@@ -36,7 +36,7 @@ export const en = {
     webllm: {
       label: 'WebLLM (WebGPU)',
       description:
-        'Qwen2.5 (0.5B–7B) or a converted RL-MemAgent-7B on your GPU, in this browser: nothing leaves the device. The model is downloaded once (see Models).',
+        'Qwen2.5 (0.5B–7B), Qwen3 (0.6B–8B) or a converted RL-MemAgent-7B or InfMem-4B on your GPU, in this browser: nothing leaves the device. The model is downloaded once (see Models).',
     },
     wllama: {
       label: 'llama.cpp (CPU, WebAssembly)',
@@ -336,6 +336,7 @@ export const en = {
     downloading: 'Downloading {{model}}: {{pct}}%',
     loading: 'Loading {{model}}: {{pct}}%',
     unsupported: 'Not on this GPU: {{why}}.',
+    infmemOnly: 'Reads with InfMem only: Qwen3 thinks at length before it answers, and MemAgent’s prompts and models are Qwen2.5’s.',
     measured: 'Measured on this GPU: {{read}} tokens/s reading, {{write}} tokens/s writing',
     speculationExact: 'Speculative writing checked on this GPU: exact',
     speculationMismatch: 'Speculative writing checked on this GPU: it wrote other tokens than plain decoding, so speculation is off for this model.',
@@ -359,6 +360,8 @@ export const en = {
       url: 'Model URL',
       lib: 'Model library URL',
       limit: 'Context limit (tokens)',
+      converted:
+        'Two converted checkpoints run here: RL-MemAgent-7B with WebLLM’s Qwen2-7B-Instruct library (reads with MemAgent), and InfMem-4B with the Qwen3-4B library (reads with InfMem). A library named for Qwen3 gives the model Qwen3’s chat text.',
       cors: 'The files of an MLC conversion (mlc-chat-config.json, tokenizer.json, tensor-cache.json and its shards) must be served with CORS headers.',
       add: 'Add model',
     },

@@ -34,7 +34,8 @@ export const zhCN: Messages = {
     },
     webllm: {
       label: 'WebLLM（WebGPU）',
-      description: '在你的 GPU 上、在本浏览器中运行 Qwen2.5（0.5B–7B）或转换后的 RL-MemAgent-7B：数据不会离开本设备。模型只需下载一次（见“模型”）。',
+      description:
+        '在你的 GPU 上、在本浏览器中运行 Qwen2.5（0.5B–7B）、Qwen3（0.6B–8B），或转换后的 RL-MemAgent-7B、InfMem-4B：数据不会离开本设备。模型只需下载一次（见“模型”）。',
     },
     wllama: {
       label: 'llama.cpp（CPU，WebAssembly）',
@@ -323,6 +324,7 @@ export const zhCN: Messages = {
     downloading: '正在下载 {{model}}：{{pct}}%',
     loading: '正在加载 {{model}}：{{pct}}%',
     unsupported: '不适用于此 GPU：{{why}}。',
+    infmemOnly: '仅用于 InfMem 阅读：Qwen3 在回答前会长时间思考，而 MemAgent 的提示词和模型都基于 Qwen2.5。',
     measured: '在此 GPU 上测得：读取 {{read}} 词元/秒，写入 {{write}} 词元/秒',
     speculationExact: '已在此 GPU 上核对推测式写入：完全一致',
     speculationMismatch: '已在此 GPU 上核对推测式写入：所得词元与普通解码不同，因此此模型不使用推测。',
@@ -346,6 +348,8 @@ export const zhCN: Messages = {
       url: '模型 URL',
       lib: '模型库 URL',
       limit: '上下文上限（词元）',
+      converted:
+        '可在此运行的两个转换后的检查点：RL-MemAgent-7B 配合 WebLLM 的 Qwen2-7B-Instruct 模型库（用 MemAgent 阅读），InfMem-4B 配合 Qwen3-4B 模型库（用 InfMem 阅读）。模型库名称含 Qwen3 时，模型使用 Qwen3 的对话格式。',
       cors: 'MLC 转换产生的文件（mlc-chat-config.json、tokenizer.json、tensor-cache.json 及其分片）必须带 CORS 头提供。',
       add: '添加模型',
     },

@@ -1,8 +1,9 @@
+import type { ChatFamily } from '../../../core/infmem/chat-text';
 import type { EngineConfig, EngineInfo } from '../../engine';
 import type { GpuCapability } from '../check/webgpu';
 import { type ModelRecordLike, SHIPPED_WEBLLM, type WebLLMAppConfig, type WebLLMVersion } from '../versions';
 
-export type { ModelRecordLike };
+export type { ChatFamily, ModelRecordLike };
 
 /** One model the app can download and run. */
 export interface ModelEntry {
@@ -19,10 +20,12 @@ export interface ModelEntry {
   contextLimit?: number;
   /** Needs the `shader-f16` adapter feature; unknown for a custom model until its config is read. */
   needsF16?: boolean;
+  /** The chat text the model was trained on; for a custom model read from its library (see chatFamilyOf). */
+  family?: ChatFamily;
   custom: boolean;
 }
 
-/** What a person enters for a model converted elsewhere (e.g. RL-MemAgent-7B with the Qwen2-7B library). */
+/** What a person enters for a model converted elsewhere (RL-MemAgent-7B with the Qwen2-7B library, InfMem-4B with the Qwen3-4B one). */
 export interface CustomModelSpec {
   id: string;
   label: string;
@@ -45,7 +48,7 @@ export const WEBLLM_INFO: EngineInfo = {
   id: 'webllm',
   label: 'WebLLM (WebGPU)',
   description:
-    'Qwen2.5 (0.5B–7B) or a converted RL-MemAgent-7B on your GPU, in this browser: nothing leaves the device. The model is downloaded once (see Models).',
+    'Qwen2.5 (0.5B–7B), Qwen3 (0.6B–8B) or a converted RL-MemAgent-7B or InfMem-4B on your GPU, in this browser: nothing leaves the device. The model is downloaded once (see Models).',
   needsModel: true,
   // The model's own tokenizer.json, fetched with the model.
   standaloneTokenizer: false,
@@ -55,7 +58,11 @@ export const DEFAULT_MODEL_ID = 'Qwen2.5-7B-Instruct-q4f16_1-MLC';
 /** Qwen2.5's own config allows 32K; WebLLM's prebuilt list overrides it to 4096, which we never use. */
 export const QWEN_CONTEXT_LIMIT = 32_768;
 
-const QWEN = /^Qwen2\.5-(0\.5|1\.5|3|7)B-Instruct-(q4f16_1|q4f32_1)-MLC$/;
+/** Qwen3's own config allows 40,960 (`max_position_embeddings`); WebLLM's prebuilt list overrides it to 4096. A load reads the limit from mlc-chat-config.json. */
+export const QWEN3_CONTEXT_LIMIT = 40_960;
+
+const QWEN25 = /^Qwen2\.5-(0\.5|1\.5|3|7)B-Instruct-(q4f16_1|q4f32_1)-MLC$/;
+const QWEN3 = /^Qwen3-(0\.6|1\.7|4|8)B-(q4f16_1|q4f32_1)-MLC$/;
 
 // About 4.5 bits a weight with f16 scales, 5 with f32 ones; replaced by the exact size once tensor-cache.json is read.
 const APPROX_MB: Record<string, [f16: number, f32: number]> = {
@@ -63,6 +70,10 @@ const APPROX_MB: Record<string, [f16: number, f32: number]> = {
   '1.5': [880, 980],
   '3': [1750, 1930],
   '7': [4300, 4780],
+  '0.6': [340, 380],
+  '1.7': [960, 1060],
+  '4': [2250, 2500],
+  '8': [4610, 5120],
 };
 
 /** The same rule WebLLM applies to `ModelRecord.model`: a bare repository URL reads its main branch. */
@@ -73,33 +84,73 @@ export function cleanModelUrl(url: string): string {
   return new URL(u).href;
 }
 
-/** Qwen2.5 Instruct 0.5B–7B in both quantisations, smallest first, from WebLLM's prebuilt list. */
+/** A prebuilt id's family, size and quantisation, where it is one of the models the app lists. */
+function parseQwen(id: string): { family: ChatFamily; size: string; quant: string } | undefined {
+  const q25 = QWEN25.exec(id);
+  if (q25) return { family: 'qwen2.5', size: q25[1]!, quant: q25[2]! };
+  const q3 = QWEN3.exec(id);
+  return q3 ? { family: 'qwen3', size: q3[1]!, quant: q3[2]! } : undefined;
+}
+
+/**
+ * Qwen2.5 Instruct 0.5B–7B, then Qwen3 0.6B–8B, in both quantisations,
+ * smallest first, from WebLLM's prebuilt list.
+ */
 export function qwenModels(list: readonly ModelRecordLike[]): ModelEntry[] {
   const out: ModelEntry[] = [];
   for (const r of list) {
-    const m = QWEN.exec(r.model_id);
+    const m = parseQwen(r.model_id);
     if (!m) continue;
-    const [, size, quant] = m as unknown as [string, string, string];
-    const f16 = quant === 'q4f16_1';
+    const f16 = m.quant === 'q4f16_1';
+    const qwen3 = m.family === 'qwen3';
     const entry: ModelEntry = {
       id: r.model_id,
-      label: `Qwen2.5 ${size}B Instruct (${quant})`,
+      label: qwen3 ? `Qwen3 ${m.size}B (${m.quant})` : `Qwen2.5 ${m.size}B Instruct (${m.quant})`,
       modelUrl: cleanModelUrl(r.model),
       libUrl: r.model_lib,
       needsF16: f16,
-      contextLimit: QWEN_CONTEXT_LIMIT,
+      contextLimit: qwen3 ? QWEN3_CONTEXT_LIMIT : QWEN_CONTEXT_LIMIT,
+      family: m.family,
       custom: false,
     };
     if (r.vram_required_MB !== undefined) entry.vramMB = Math.round(r.vram_required_MB);
-    const approx = APPROX_MB[size];
+    const approx = APPROX_MB[m.size];
     if (approx) entry.approxDownloadMB = f16 ? approx[0] : approx[1];
     out.push(entry);
   }
-  return out.sort((a, b) => sizeOf(a.id) - sizeOf(b.id) || a.id.localeCompare(b.id));
+  return out.sort((a, b) => rank(a.id) - rank(b.id) || a.id.localeCompare(b.id));
 }
 
-function sizeOf(id: string): number {
-  return Number(QWEN.exec(id)?.[1] ?? 99);
+/** Qwen2.5 before Qwen3, each smallest first. */
+function rank(id: string): number {
+  const m = parseQwen(id);
+  return m ? (m.family === 'qwen3' ? 100 : 0) + Number(m.size) : 999;
+}
+
+/**
+ * The chat text a model was trained on, which InfMem renders itself: the
+ * entry's own family, else (a model converted elsewhere) the one its model
+ * library names, else its id or URL — a Qwen3 library means Qwen3's template
+ * (InfMem-4B runs on the Qwen3-4B library); anything else is taken for
+ * Qwen2.5's (RL-MemAgent-7B on the Qwen2-7B library).
+ */
+export function chatFamilyOf(entry: Pick<ModelEntry, 'id' | 'libUrl'> & Partial<Pick<ModelEntry, 'family' | 'modelUrl' | 'label'>>): ChatFamily {
+  if (entry.family) return entry.family;
+  const lib = entry.libUrl.split(/[?#]/)[0]!.split('/').pop() ?? '';
+  if (/qwen3/i.test(lib)) return 'qwen3';
+  if (/qwen2/i.test(lib)) return 'qwen2.5';
+  return /qwen3|infmem/i.test(`${entry.id} ${entry.label ?? ''} ${entry.modelUrl ?? ''}`) ? 'qwen3' : 'qwen2.5';
+}
+
+/**
+ * Why a MemAgent read cannot use this model, or null where it can. Qwen3
+ * models think before they answer unless told not to, and MemAgent's
+ * prompts and trained models (RL-MemAgent) are Qwen2.5's: they read with
+ * InfMem, whose chat text turns thinking on or off itself.
+ */
+export function memagentProblem(entry: Parameters<typeof chatFamilyOf>[0] & { label?: string }): string | null {
+  if (chatFamilyOf(entry) !== 'qwen3') return null;
+  return `${entry.label ?? entry.id} is a Qwen3 model, which reads with InfMem only: MemAgent's prompts and models are Qwen2.5's, and Qwen3 would think at length before each memory. Read with InfMem, or choose a Qwen2.5 model or RL-MemAgent-7B for MemAgent.`;
 }
 
 let prebuilt: Promise<ModelEntry[]> | undefined;
@@ -189,6 +240,12 @@ export function entryFromConfig(config: EngineConfig | undefined, entries: reado
   const entry = entries.find((e) => e.id === id);
   if (!entry) throw new Error(`The model "${id}" is not in this version's list. Choose one in the Model list under the engine.`);
   return entry;
+}
+
+/** What a stored engine config says of its model without the list: enough for chatFamilyOf. */
+export function configModel(config: EngineConfig): { id: string; label: string; libUrl: string } {
+  const id = typeof config.model === 'string' && config.model ? config.model : DEFAULT_MODEL_ID;
+  return { id, label: typeof config.label === 'string' ? config.label : id, libUrl: typeof config.libUrl === 'string' ? config.libUrl : '' };
 }
 
 /** A one-model WebLLM app config on the Cache Storage backend, whose layout the downloader fills. */

@@ -89,7 +89,7 @@ export class NodeWebLLM {
     return this.gpu;
   }
 
-  /** Qwen2.5 0.5B–7B from this WebLLM's own prebuilt list (its model libraries are built for it). */
+  /** Qwen2.5 0.5B–7B and Qwen3 0.6B–8B from this WebLLM's own prebuilt list (its model libraries are built for it). */
   async prebuilt(): Promise<ModelEntry[]> {
     return qwenModels((await (this.options.load ?? importWebLLM)(this.options.version)).prebuiltAppConfig.model_list);
   }

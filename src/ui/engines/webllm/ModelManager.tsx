@@ -81,6 +81,7 @@ export function ModelManager() {
                 <strong>{m.label}</strong>
                 <p className="hint">{modelFacts(m)}</p>
                 {m.unsupported && <p className="hint">{t('models.unsupported', { why: m.unsupported })}</p>}
+                {m.family === 'qwen3' && <p className="hint">{t('models.infmemOnly')}</p>}
                 {m.speed ? (
                   <p className="hint">
                     {t('models.measured', { read: formatSpeed(m.speed.prefillTokensPerSecond), write: formatSpeed(m.speed.decodeTokensPerSecond) })}
@@ -157,7 +158,7 @@ function VerdictNote({ verdict }: { verdict: SpeculationVerdict | undefined }) {
   );
 }
 
-/** A model converted elsewhere, e.g. RL-MemAgent-7B in q4f16_1 with the Qwen2-7B-Instruct library. */
+/** A model converted elsewhere: RL-MemAgent-7B with the Qwen2-7B-Instruct library, or InfMem-4B with the Qwen3-4B one. */
 function CustomModelForm({ onSaved, onError }: { onSaved(): void; onError(message: string): void }) {
   const { t } = useTranslation();
   const id = { name: useId(), url: useId(), lib: useId(), limit: useId() };
@@ -219,6 +220,7 @@ function CustomModelForm({ onSaved, onError }: { onSaved(): void; onError(messag
             onChange={(e) => setLimit(e.target.valueAsNumber)}
           />
         </div>
+        <p className="hint">{t('models.custom.converted')}</p>
         <p className="hint">{t('models.custom.cors')}</p>
         <button type="submit">{t('models.custom.add')}</button>
       </form>
