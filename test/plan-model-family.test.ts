@@ -36,6 +36,11 @@ describe('planning a MemAgent read on WebLLM', () => {
     };
     await expect(planRuns(deps, { ...request, engineConfig: converted }, ['Who opened the vault?'])).rejects.toThrow(/^InfMem-4B is a Qwen3 model/);
     expect(opened).toEqual([]);
+    // The same model read the InfMem way is planned: it opens the engine (whose stand-in here has no raw completions).
+    const infmem = { ...request, method: { kind: 'infmem' as const, earlyStop: 3, thinking: true }, engineConfig: { model: 'Qwen3-4B-q4f16_1-MLC' } };
+    await expect(planRuns(deps, infmem, ['Who opened the vault?'])).rejects.toThrow(/takes chat messages only/);
+    expect(opened).toEqual([{ model: 'Qwen3-4B-q4f16_1-MLC' }]);
+    opened.length = 0;
     const [run] = await planRuns(deps, { ...request, engineConfig: { model: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' } }, ['Who opened the vault?']);
     expect(run?.engineId).toBe('webllm');
     expect(opened).toEqual([{ model: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' }]);

@@ -52,7 +52,8 @@ export async function planRuns(deps: PlanDeps, request: Omit<RunRequest, 'questi
   const asked = readSettings(request);
   const wrong = readSettingsProblem(asked);
   if (wrong) throw new RequestError(wrong.message);
-  refuseInfmemOnly(request);
+  // A Qwen3 model reads the InfMem way: only a MemAgent read of it is refused.
+  if (!request.method) refuseInfmemOnly(request);
   const { store, library, engines } = deps;
   infmemRefusal(request);
   const skim = request.skim ? { ...DEFAULT_SKIM, keep: request.skim.keep } : null;
