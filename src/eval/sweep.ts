@@ -7,6 +7,7 @@ import { DEFAULT_READ_SETTINGS, planRead, type ReadSettings } from '../core/plan
 import { DEFAULT_TEMPLATES, type PromptTemplates, renderTemplate, templateOverhead } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Haystack } from './haystack';
+import type { EvalMethod } from './infmem-read';
 import { hashSeed } from './rng';
 import { type Scores, scoreAnswer } from './score';
 import { generateSample, type TaskId } from './tasks';
@@ -82,6 +83,8 @@ export function planSweep(spec: SweepSpec): PlannedSample[] {
 }
 
 export interface SampleResult {
+  /** The method that read it; MemAgent's where absent (reports made before InfMem). */
+  method?: EvalMethod;
   ordinal: number;
   task: TaskId;
   length: number;
@@ -95,8 +98,12 @@ export interface SampleResult {
   /** Null when the sample could not be read (see `skipped`). */
   scores: Scores | null;
   skipped?: string;
-  /** Requests that read the document: chunks in memory mode, 1 in full mode. */
+  /** Requests that read the document: chunks in memory mode, 1 in full mode (InfMem: the document's chunks). */
   chunks: number;
+  /** Chunks read into the memory: all of them for MemAgent, those before the planner stopped for InfMem. */
+  chunksRead?: number;
+  /** Calls the engine answered, the final answer's included. */
+  requests?: number;
   /** Time of those requests together. */
   chunkMs: number;
   /** Time of the final answer request (memory mode; 0 in full mode). */
@@ -142,9 +149,25 @@ export async function runSample(spec: SweepSpec, planned: PlannedSample, ctx: Sw
   };
   const read = spec.mode === 'full' ? await readFull(spec, planned, ctx, sample) : await readWithMemory(spec, planned, ctx, sample);
   if ('skipped' in read) {
-    return { ...base, reply: '', answer: '', scores: null, skipped: read.skipped, chunks: 0, chunkMs: 0, answerMs: 0, promptTokens: 0, completionTokens: 0 };
+    return {
+      ...base,
+      method: 'memagent',
+      reply: '',
+      answer: '',
+      scores: null,
+      skipped: read.skipped,
+      chunks: 0,
+      chunksRead: 0,
+      requests: 0,
+      chunkMs: 0,
+      answerMs: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+    };
   }
-  return { ...base, ...read, scores: scoreAnswer(sample.metric, read.answer, sample.references) };
+  // Memory mode: a request a chunk and one for the answer; full mode: the one request.
+  const requests = spec.mode === 'full' ? 1 : read.chunks + 1;
+  return { ...base, method: 'memagent', ...read, chunksRead: read.chunks, requests, scores: scoreAnswer(sample.metric, read.answer, sample.references) };
 }
 
 type Reading = Pick<SampleResult, 'reply' | 'answer' | 'chunks' | 'chunkMs' | 'answerMs' | 'promptTokens' | 'completionTokens'> | { skipped: string };
