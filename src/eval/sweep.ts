@@ -26,6 +26,10 @@ export interface SweepSpec extends Omit<ReadSettings, 'seed'> {
   seed: number;
   mode: ReadingMode;
   templates: PromptTemplates;
+  /** The methods that read every sample, in turn (MemAgent's alone where absent); InfMem goes with memory mode only. */
+  methods?: EvalMethod[];
+  /** InfMem's stop votes in a row that end a read (3 where absent). */
+  earlyStop?: number;
 }
 
 /** A spec with the paper's settings wherever none is given. */
