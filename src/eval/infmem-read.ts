@@ -81,19 +81,21 @@ export async function readInfmem(input: InfmemReadInput): Promise<InfmemReading>
       out.completionTokens += input.count(reply.text);
     }
   };
-  const timed = async (given: readonly string[], reply: Promise<Reply>, into: 'chunkMs' | 'answerMs') => {
+  // The step is called inside the timing: a step that works synchronously does its work before returning its promise.
+  const timed = async (given: readonly string[], step: () => Promise<Reply>, into: 'chunkMs' | 'answerMs') => {
     const t0 = now();
-    const done = await reply;
-    out[into] += now() - t0;
+    const done = await step();
+    // Counted inside the step's time, as an engine that counts its own prompts spends it inside its request.
     tally(given, done);
+    out[into] += now() - t0;
     return done;
   };
   const { steps } = input;
   const counted: InfmemSteps = {
     initialMemory: steps.initialMemory,
-    plan: (v) => timed([v.question, v.memory, v.hist], steps.plan(v), 'chunkMs'),
-    write: (v) => timed([v.question, v.hist, v.retrieved, v.chunk, v.memory], steps.write(v), 'chunkMs'),
-    answer: (v) => timed([v.question, v.memory], steps.answer(v), 'answerMs'),
+    plan: (v) => timed([v.question, v.memory, v.hist], () => steps.plan(v), 'chunkMs'),
+    write: (v) => timed([v.question, v.hist, v.retrieved, v.chunk, v.memory], () => steps.write(v), 'chunkMs'),
+    answer: (v) => timed([v.question, v.memory], () => steps.answer(v), 'answerMs'),
   };
   const loop = infmemLoop({ document: input.document, question: input.question, steps: counted, earlyStop: input.earlyStop, signal: input.signal });
   for await (const e of loop) {
