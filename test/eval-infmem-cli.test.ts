@@ -2,8 +2,22 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkDatasetFiles, planDatasetEval, runDatasetEval } from '../src/cli/eval-data';
+import { openInfmemReader } from '../src/cli/eval-infmem';
+import { INFMEM_FILES } from '../src/core/infmem/official-files';
+import { createEngine } from '../src/engines/registry';
 import { LIST_ITEMS } from './fixtures/hotpotqa';
 import { runCli } from './support/cli';
+import { FNCALL_STANDIN, INFMEM_STANDIN, infmemStandinSpecs } from './support/infmem-standins';
+import { type CompletionBody, startOpenAIServer } from './support/openai-server';
+
+/** The pinned files' stand-ins, served where the reader fetches them. */
+const mirrorFetch: typeof fetch = async (input, init) => {
+  const url = String(input instanceof Request ? input.url : input);
+  if (url.endsWith(INFMEM_FILES.infmem.path)) return new Response(new Uint8Array(INFMEM_STANDIN));
+  if (url.endsWith(INFMEM_FILES.fncall.path)) return new Response(new Uint8Array(FNCALL_STANDIN));
+  return fetch(input, init);
+};
 
 const dir = mkdtempSync(join(tmpdir(), 'memagent-eval-infmem-'));
 
@@ -115,6 +129,49 @@ describe('memagent eval --method', () => {
       const out = await runCli(['eval', '--engine', 'extractive', '--tasks', 'vt', ...args]);
       expect(out.code, args.join(' ')).toBe(2);
       expect(out.stderr).toMatch(message);
+    }
+  });
+});
+
+describe('memagent eval --data --method infmem against a server', () => {
+  it("sends InfMem's requests to /v1/completions at temperature 0 and top p 1, and scores the final reply as ruler_hqa.py does", async () => {
+    const answers = ['Therefore, the answer is **Lake Oster**.', 'the answer is bells and whistles'];
+    let finals = 0;
+    const server = await startOpenAIServer({
+      completions: (body: CompletionBody) => {
+        const prompt = String(body.prompt);
+        const stage2 = !prompt.endsWith('<|im_start|>assistant\n');
+        if (prompt.includes('Stand-in planner.')) return stage2 ? 'STOP' : 'Enough in the notes.</think>';
+        if (prompt.includes('Stand-in writer')) return stage2 ? 'notes' : 'Folding.</think>';
+        return stage2 ? answers[finals++ % 2]! : 'Answering.</think>';
+      },
+    });
+    try {
+      const file = join(dir, 'eval_50.json');
+      writeFileSync(file, JSON.stringify(LIST_ITEMS));
+      const plan = planDatasetEval({ data: [file], concurrency: 1 });
+      await checkDatasetFiles(plan);
+      const engine = await createEngine('openai', { baseUrl: server.url });
+      const settings = { earlyStop: 1, thinking: true };
+      const reader = await openInfmemReader({ 'base-url': server.url }, 'openai', settings, {
+        say: () => undefined,
+        environment: { specs: await infmemStandinSpecs(), cacheDir: join(dir, 'cache'), fetch: mirrorFetch },
+      });
+      let table = '';
+      const code = await runDatasetEval(
+        plan,
+        engine,
+        { say: (l) => (table += l), error: (l) => (table += l), out: (t) => (table += t), write: () => undefined, describeEngine: 'test server' },
+        { methods: ['infmem'], infmem: { ...settings, reader } },
+      );
+      expect(code, table).toBe(0);
+      // Early stop 1 and a planner that stops: per item, one plan (two stages) and the final answer (two stages).
+      expect(server.completionBodies).toHaveLength(2 * 4);
+      for (const body of server.completionBodies) expect([body.temperature, body.top_p]).toEqual([0, 1]);
+      expect(table).toMatch(/^eval_50\.json\s+50\s+7K\s+[\d,]+\s+2\/2\s+50\.00\s+50\.00\s+/m);
+      expect(table).toContain('InfMem (early stop 1):');
+    } finally {
+      await server.stop();
     }
   });
 });
