@@ -15,7 +15,7 @@ import { EvaluationDelete } from './EvaluationDelete';
 import { ResultsTable } from './ResultsTable';
 import { MethodsTable } from './MethodsTable';
 import { compareMethods, sampleRun } from '../../eval/compare';
-import type { EvalMethod } from '../../eval/infmem-read';
+import { EVAL_METHOD_NAMES, type EvalMethod } from '../../eval/infmem-read';
 import type { Step } from './useEvaluation';
 import { ProgressBar } from '../ProgressBar';
 import { JobControls, JobStopAlert } from '../JobControls';
@@ -85,7 +85,13 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
         <h2>
           {engineLabel}
           {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} ·{' '}
-          {dataset ? t('evaluate.methodOf', { method: dataset.method }) : spec.mode === 'memory' ? t('evaluate.memoryAgent') : t('evaluate.fullShort')}
+          {dataset
+            ? t('evaluate.methodOf', { method: dataset.method })
+            : methods.includes('infmem')
+              ? methods.map((m) => EVAL_METHOD_NAMES[m]).join(' · ')
+              : spec.mode === 'memory'
+                ? t('evaluate.memoryAgent')
+                : t('evaluate.fullShort')}
         </h2>
         {dataset ? (
           <>
