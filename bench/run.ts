@@ -20,6 +20,7 @@ import { citationsBench, citationsSpeedBench } from './citations';
 import { citationsWorkerBench } from './citations-worker';
 import { wllamaBench } from './wllama';
 import { samplingBench } from './sampling';
+import { infmemBench } from './infmem';
 
 const CORPUS = new URL('../../shared/corpus/frankenstein.txt', import.meta.url);
 
@@ -87,9 +88,10 @@ const benches = [
   wllamaBench,
   downloadBench,
   samplingBench,
+  infmemBench,
 ];
 // `npm run bench -- citations` (or MEMAGENT_BENCH=citations) runs only the benchmarks whose name starts so.
-// `--out FILE` is for the benchmarks that write their figures (sampling reads it), not a name.
+// `--out FILE` is for the benchmarks that write their figures (sampling and infmem read it), not a name.
 const args = process.argv.slice(2).filter((arg, i, all) => arg !== '--out' && all[i - 1] !== '--out');
 const only = (args.join(',') || process.env.MEMAGENT_BENCH || '').split(',').filter(Boolean);
 const chosen = only.length ? benches.filter((b) => only.some((name) => b.name.toLowerCase().startsWith(name.toLowerCase()))) : benches;

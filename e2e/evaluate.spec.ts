@@ -65,6 +65,16 @@ test('a small sweep with the extractive engine fills the table, the chart and th
   await expect(page.getByRole('navigation', { name: 'Evaluations' })).toHaveCount(0);
   await expect(page.getByRole('region', { name: 'Evaluation' })).toHaveCount(0);
   expect(await storedSamples(page)).toEqual([]);
+
+  // The same sample read by MemAgent and by InfMem (the extractive engine's stand-ins), the two compared in one table.
+  await tickOnly(page, 'Tasks', ['Needle in noise: a number']);
+  await page.getByLabel('Samples per cell').fill('1');
+  await page.getByLabel('Reading method').selectOption({ label: 'Both: MemAgent and InfMem on the same samples' });
+  await page.getByRole('button', { name: 'Start evaluation' }).click();
+  await expect(page.getByText(/^Done · 2 of 2 samples/)).toBeVisible();
+  const methods = page.getByRole('table', { name: 'Methods compared on the same samples' });
+  await expect(methods.getByRole('row', { name: /^MemAgent 8K 1 100\.0 %/ })).toBeVisible();
+  await expect(methods.getByRole('row', { name: /^InfMem 8K 1 / })).toBeVisible();
 });
 
 /**

@@ -92,6 +92,39 @@ describe('Evaluator with the IndexedDB store', () => {
     expect((await store.listEvaluations())[0]!.id).toBe(id);
   });
 
+  it('reads the same samples by MemAgent, then by InfMem with the extractive stand-ins, stored one after the other', async () => {
+    const store = await openStore();
+    const { evaluator: e, log } = evaluator(store);
+    const id = await e.start(request({ tasks: ['niah_single_1'], methods: ['infmem', 'memagent'], earlyStop: 2 }));
+    await log.finished(id);
+    expect(await store.getEvaluation(id)).toMatchObject({ status: 'done', total: 4, completed: 4, spec: { methods: ['memagent', 'infmem'], earlyStop: 2 } });
+    const samples = await store.listEvaluationSamples(id);
+    expect(samples.map((s) => [s.ordinal, s.method, s.index])).toEqual([
+      [0, 'memagent', 0],
+      [1, 'memagent', 1],
+      [2, 'infmem', 0],
+      [3, 'infmem', 1],
+    ]);
+    for (const i of [0, 1]) {
+      const [m, f] = [samples[i]!, samples[i + 2]!];
+      expect(f.question).toBe(m.question);
+      expect(f.documentTokens).toBe(m.documentTokens);
+      expect(m).toMatchObject({ chunksRead: m.chunks, requests: m.chunks + 1 });
+      expect(f.chunksRead).toBeLessThanOrEqual(f.chunks);
+      expect(f.requests).toBeGreaterThan(f.chunksRead!);
+    }
+    expect(log.samples(id)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('refuses InfMem where this page cannot run it', async () => {
+    const store = await openStore();
+    const { evaluator: e } = evaluator(store);
+    await expect(e.start(request({ methods: ['infmem'], mode: 'full' }))).rejects.toThrow('choose the memory mode');
+    await expect(e.start(request({ methods: ['infmem'], engineId: 'openai' }))).rejects.toThrow(/with the extractive engine .* memagent eval --method infmem/);
+    await expect(e.start(request({ methods: ['infmem'], earlyStop: 0 }))).rejects.toThrow('The early stop must be a whole number of votes, 1 or more.');
+    await expect(e.start(request({ methods: ['infmen' as 'infmem'] }))).rejects.toThrow(RequestError);
+  });
+
   it('after the tab goes away mid-sample, another resumes from the next unfinished sample', async () => {
     const store = await openStore();
     const gated = new GatedEngine(tok);

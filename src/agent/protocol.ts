@@ -3,6 +3,7 @@ import type { InfmemFileId } from '../core/infmem/official-files';
 import type { InfmemMethod, ReadSettings } from '../core/plan';
 import type { PromptSet, FileSetId, PromptSetId } from '../core/prompt-sets';
 import type { PromptTemplates } from '../core/prompts';
+import type { EvalMethod } from '../eval/infmem-read';
 import type { BatchLimit, EngineConfig, EngineInfo } from '../engines/engine';
 import type { WireError } from '../engines/errors';
 import type { ServerCheck } from '../engines/openai/engine';
@@ -134,6 +135,10 @@ export interface EvaluationRequest {
   documentId?: string;
   /** Dataset files to read by the paper's method instead of generated tasks (tasks and lengths are then ignored). */
   dataset?: DatasetRequest;
+  /** The methods that read the generated samples, each the same samples (MemAgent's alone where absent). */
+  methods?: EvalMethod[];
+  /** InfMem's stop votes in a row that end a read. */
+  earlyStop?: number;
 }
 
 export interface DatasetRequest {

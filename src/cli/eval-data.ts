@@ -24,8 +24,12 @@ import {
   readItem,
 } from '../eval/method';
 import { stopsEverySample } from '../engines/sample-groups';
-import { runReaders, sampleSteps } from './eval-groups';
+import { runReaders, type SampleSteps, sampleSteps } from './eval-groups';
 import { paperF1 } from '../eval/paper-score';
+import { compareMethods, formatComparison, itemRun } from '../eval/compare';
+import { EVAL_METHOD_NAMES, type EvalMethod } from '../eval/infmem-read';
+import { readInfmemItem } from '../eval/infmem-item';
+import type { InfmemReader } from './eval-infmem';
 import { promptSetName, type ResolvedPrompts } from './prompts';
 import { whole } from './numbers';
 
@@ -152,31 +156,158 @@ function stepTokens(settings: MethodSettings, engine: Engine): number {
   return step;
 }
 
-/**
- * Reads every item with `concurrency` in flight (a batching server serves them
- * together), or, on an engine that batches itself, as many as one batch of
- * the method's step holds; prints the table and writes the JSON. Returns the
- * exit code.
- */
-export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: DatasetEvalIO): Promise<number> {
+/** InfMem's part of a dataset evaluation: its reader and settings. */
+export interface DatasetInfmem {
+  reader: Pick<InfmemReader, 'about' | 'codec' | 'stepsFor'>;
+  earlyStop: number;
+  thinking: boolean;
+}
+
+/** The methods a dataset evaluation reads by, in order: MemAgent's by default. */
+export type DatasetMethods = readonly EvalMethod[];
+
+/** The lines that say what reads the items, by which method and settings, checked to fit the engine. */
+function describeMethods(plan: DatasetPlan, describe: string, by: { methods: DatasetMethods; infmem?: DatasetInfmem; memagentReaders: number }): string {
   const { settings } = plan;
-  const steps = await sampleSteps(engine, stepTokens(settings, engine), io.say);
-  const readers = steps?.size ?? plan.concurrency;
-  io.out(
-    `${io.describeEngine}; method ${settings.method}, chunks of ${settings.chunkTokens.toLocaleString('en')} tokens (${CUTTER_LABELS[METHOD_CUTTER]}), ` +
-      `max ${settings.memoryTokens.toLocaleString('en')} tokens per reply, temperature ${settings.temperature}, top p ${settings.topP}; ` +
-      `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${whole(readers)} at a time.\n\n`,
-  );
+  const lines: string[] = [];
+  if (by.methods.includes('memagent')) {
+    lines.push(
+      `${describe}; method ${settings.method}, chunks of ${settings.chunkTokens.toLocaleString('en')} tokens (${CUTTER_LABELS[METHOD_CUTTER]}), ` +
+        `max ${settings.memoryTokens.toLocaleString('en')} tokens per reply, temperature ${settings.temperature}, top p ${settings.topP}; ` +
+        `prompts: ${plan.promptsLabel}${plan.prompts.sha256 ? ` (SHA-256 ${plan.prompts.sha256.slice(0, 12)}…)` : ''}; ${whole(by.memagentReaders)} at a time.`,
+    );
+  }
+  if (by.infmem) {
+    lines.push(`${lines.length ? '' : `${describe}; `}${by.infmem.reader.about}; chunks of 5,000 tokens, units of 500; ${whole(plan.concurrency)} at a time.`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Reads every item with `concurrency` in flight (a batching server serves
+ * them together), by each method in turn on the same items, prints the
+ * tables (and with both methods their comparison) and writes the JSON.
+ * Returns the exit code.
+ */
+export async function runDatasetEval(
+  plan: DatasetPlan,
+  engine: Engine,
+  io: DatasetEvalIO,
+  by: { methods?: DatasetMethods; infmem?: DatasetInfmem } = {},
+): Promise<number> {
+  const { settings } = plan;
+  const methods = by.methods ?? ['memagent'];
+  // On an engine that batches, MemAgent reads as many items together as one batch of the method's step holds.
+  const steps = methods.includes('memagent') ? await sampleSteps(engine, stepTokens(settings, engine), io.say) : undefined;
+  io.out(describeMethods(plan, io.describeEngine, { ...by, methods, memagentReaders: steps?.size ?? plan.concurrency }));
 
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   process.once('SIGINT', onSigint);
-  const results: ItemResult[] = [];
-  const source = allItems(plan);
-  const total = plan.files.reduce((n, f) => n + (f.items ?? 0), 0);
-  let done = 0;
+  const total = plan.files.reduce((n, f) => n + (f.items ?? 0), 0) * methods.length;
+  const results: { method: EvalMethod; result: ItemResult }[] = [];
+  const counter = { done: 0, total };
   let failure: unknown;
   io.begin?.();
+  for (const method of methods) {
+    if (stop.signal.aborted) break;
+    const infmem = by.infmem;
+    const read: ReadOne =
+      method === 'infmem'
+        ? (item, file) => {
+            if (!infmem) throw new Error('InfMem was asked for without its reader.');
+            return readInfmemItem(item, file, {
+              codec: infmem.reader.codec,
+              stepsFor: infmem.reader.stepsFor,
+              earlyStop: infmem.earlyStop,
+              signal: stop.signal,
+            });
+          }
+        : (item, file, generator) => readItem(item, file, settings, { generator, tokenizer: engine.tokenizer, signal: stop.signal, fatal: stopsEverySample });
+    const label = methods.length > 1 ? `${EVAL_METHOD_NAMES[method]} ` : '';
+    const pass: ItemResult[] = [];
+    const readers = { engine, steps: method === 'memagent' ? steps : undefined };
+    failure ??= await readPass(plan, read, { ...readers, io, stop, results: pass, counter, label });
+    results.push(...pass.map((result) => ({ method, result })));
+  }
+  process.off('SIGINT', onSigint);
+  io.end?.();
+
+  const scored = reportDataset(plan, io, { methods, results, infmem: by.infmem });
+  if (failure !== undefined) {
+    (io.error ?? io.say)(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
+    return 1;
+  }
+  if (stop.signal.aborted) {
+    (io.error ?? io.say)('Stopped; the table shows the items finished so far.');
+    return 130;
+  }
+  return results.length > 0 && scored === 0 ? 1 : 0;
+}
+
+/** The tables, the comparison with both methods, and the JSON; returns how many items were scored. */
+function reportDataset(
+  plan: DatasetPlan,
+  io: DatasetEvalIO,
+  run: { methods: DatasetMethods; results: readonly { method: EvalMethod; result: ItemResult }[]; infmem?: DatasetInfmem },
+): number {
+  const { settings } = plan;
+  const { methods, results } = run;
+  const by = { infmem: run.infmem };
+  const filesOf = (method: EvalMethod) => {
+    const mine = results.filter((r) => r.method === method).map((r) => r.result);
+    return summarizeFiles(
+      plan.files.map((f) => ({
+        name: f.name,
+        numDocs: mine.find((r) => r.file === f.name)?.numDocs ?? null,
+        ...(f.items !== undefined && { items: f.items }),
+      })),
+      mine,
+    );
+  };
+  const reports = methods.map((method) => {
+    const files = filesOf(method);
+    if (methods.length > 1 || method === 'infmem')
+      io.out(`${EVAL_METHOD_NAMES[method]}${method === 'infmem' ? ` (early stop ${by.infmem?.earlyStop})` : ''}:\n`);
+    io.out(formatDatasetTable(files));
+    if (methods.length > 1) io.out('\n');
+    const report = datasetReport(method === 'infmem' ? 'infmem' : settings.method, plan.prompts, files);
+    return method === 'infmem' && by.infmem ? { ...report, earlyStop: by.infmem.earlyStop, thinking: by.infmem.thinking } : report;
+  });
+  const comparison = compareMethods(
+    results.map((r) => itemRun(r.method, r.result)),
+    plan.files.map((f) => f.name),
+  );
+  if (methods.length > 1) io.out(`Both methods on the same items, the same engine (accuracy: sub_em):\n${formatComparison(comparison, 'file')}`);
+  const scored = results.filter((r) => r.result.scores).length;
+  io.out(`\n${whole(results.length)} item${results.length === 1 ? '' : 's'} read, ${whole(scored)} scored; paper: RL-MemoryAgent-7B and -14B, sub_em %.\n`);
+  if (plan.json) {
+    const json = methods.length > 1 ? `${JSON.stringify({ methods, reports, comparison }, null, 2)}\n` : datasetReportJson(reports[0]!);
+    io.write(plan.json, json);
+  }
+  return scored;
+}
+
+/** One item read by one method through `generator` (the engine, or the reader's member of a batch). */
+type ReadOne = (item: DatasetItem, file: string, generator: TextGenerator) => Promise<ItemResult>;
+
+/** One method's pass over every item, `concurrency` in flight or one batch's worth; returns the error that stopped it. */
+async function readPass(
+  plan: DatasetPlan,
+  read: ReadOne,
+  run: {
+    engine: Engine;
+    steps: SampleSteps | undefined;
+    io: DatasetEvalIO;
+    stop: AbortController;
+    results: ItemResult[];
+    counter: { done: number; total: number };
+    label: string;
+  },
+): Promise<unknown> {
+  const { io, stop, results, counter } = run;
+  const source = allItems(plan);
+  let failure: unknown;
   const reader = async (generator: TextGenerator) => {
     while (!stop.signal.aborted) {
       let next: IteratorResult<{ file: string; item: DatasetItem }>;
@@ -190,14 +321,18 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
       if (next.done) return;
       const { file, item } = next.value;
       try {
-        const r = await readItem(item, file, settings, { generator, tokenizer: engine.tokenizer, signal: stop.signal, fatal: stopsEverySample });
+        const r = await read(item, file, generator);
         results.push(r);
         const secs = `${(r.ms / 1000).toFixed(1)} s`;
-        const at = `[${whole(++done)}/${total ? whole(total) : '?'}] [${file} #${whole(r.index + 1)}]`;
+        const at = `[${whole(++counter.done)}/${counter.total ? whole(counter.total) : '?'}] [${run.label}${file} #${whole(r.index + 1)}]`;
+        const chunks =
+          r.chunksRead !== undefined && r.chunksRead < r.chunks
+            ? `${whole(r.chunksRead)} of ${whole(r.chunks)} chunks read`
+            : `${whole(r.chunks)} chunk${r.chunks === 1 ? '' : 's'}`;
         const line = r.scores
-          ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${whole(r.chunks)} chunk${r.chunks === 1 ? '' : 's'} · ${secs}`
+          ? `${at} sub_em ${r.scores.sub_em}, em ${r.scores.em}, f1 ${paperF1(r.scores).toFixed(2)} · ${chunks} · ${secs}`
           : `${at} failed, left out of the averages: ${r.failed}`;
-        if (io.sample) io.sample(line, { done, total, label: `${file} #${whole(r.index + 1)}` });
+        if (io.sample) io.sample(line, { done: counter.done, total: counter.total, label: `${run.label}${file} #${whole(r.index + 1)}` });
         else io.say(line);
       } catch (e) {
         if (!isAbortError(e)) failure ??= e;
@@ -205,29 +340,6 @@ export async function runDatasetEval(plan: DatasetPlan, engine: Engine, io: Data
       }
     }
   };
-  await runReaders(engine, steps, readers, reader);
-  process.off('SIGINT', onSigint);
-  io.end?.();
-
-  const files = summarizeFiles(
-    plan.files.map((f) => ({
-      name: f.name,
-      numDocs: results.find((r) => r.file === f.name)?.numDocs ?? null,
-      ...(f.items !== undefined && { items: f.items }),
-    })),
-    results,
-  );
-  io.out(formatDatasetTable(files));
-  const scored = results.filter((r) => r.scores).length;
-  io.out(`\n${whole(results.length)} item${results.length === 1 ? '' : 's'} read, ${whole(scored)} scored; paper: RL-MemoryAgent-7B and -14B, sub_em %.\n`);
-  if (plan.json) io.write(plan.json, datasetReportJson(datasetReport(settings.method, plan.prompts, files)));
-  if (failure !== undefined) {
-    (io.error ?? io.say)(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
-    return 1;
-  }
-  if (stop.signal.aborted) {
-    (io.error ?? io.say)('Stopped; the table shows the items finished so far.');
-    return 130;
-  }
-  return results.length > 0 && scored === 0 ? 1 : 0;
+  await runReaders(run.engine, run.steps, run.steps?.size ?? plan.concurrency, reader);
+  return failure;
 }

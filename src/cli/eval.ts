@@ -8,18 +8,41 @@ import { closeSync, existsSync, writeSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TextGenerator } from '../core/generation';
-import type { Engine } from '../engines/engine';
+import type { Engine, EngineConfig } from '../engines/engine';
 import { EXTRACTIVE_INFO } from '../engines/extractive/info';
 import { Haystack } from '../eval/haystack';
 import { formatLength, parseLengths } from '../eval/lengths';
 import { cellsCsv, type EvaluationReport, formatTables, reportJson } from '../eval/report';
-import { planSweep, type ReadingMode, runSample, type SampleResult, summarize, sweepSpec, type SweepSpec, sweepStepTokens } from '../eval/sweep';
+import { type ComparedReport, compareMethods, formatComparison, sampleRun } from '../eval/compare';
+import { EVAL_METHOD_NAMES, type EvalMethod } from '../eval/infmem-read';
+import { runInfmemSample } from '../eval/infmem-sample';
+import {
+  type PlannedSample,
+  planSweep,
+  type ReadingMode,
+  runSample,
+  type SampleResult,
+  summarize,
+  type SweepContext,
+  sweepSpec,
+  type SweepSpec,
+  sweepStepTokens,
+} from '../eval/sweep';
 import { isTaskId, TASK_IDS, type TaskId } from '../eval/tasks';
 import { ingestBytes } from '../ingest/ingest';
 import { parseFlags, settingsFlags, UsageError, wholeNumber } from './flags';
 import { choosePrompts, describeEngine, describePrompts, engineConfigOf, engineIdOf, openEngine, seconds, withDefaultEngine } from './engine';
+import {
+  EVAL_INFMEM_OPTIONS,
+  type EvalMethods,
+  evalMethodsOf,
+  infmemSettingsOf,
+  type InfmemEvalSettings,
+  openInfmemReader,
+  refuseInfmemFlags,
+} from './eval-infmem';
 import { checkDatasetFiles, DatasetArgsError, planDatasetEval, runDatasetEval } from './eval-data';
-import { runReaders, sampleSteps } from './eval-groups';
+import { runReaders, type SampleSteps, sampleSteps } from './eval-groups';
 import { stopsEverySample } from '../engines/sample-groups';
 import { openOutput } from './journal';
 import { Progress, progressMode } from './progress';
@@ -47,6 +70,7 @@ const EVAL_OPTIONS = {
   haystack: { type: 'string' },
   json: { type: 'string' },
   csv: { type: 'string' },
+  ...EVAL_INFMEM_OPTIONS,
 } as const;
 
 type EvalFlags = ReturnType<typeof parseFlags<typeof EVAL_OPTIONS>>['values'];
@@ -67,7 +91,6 @@ export async function loadHaystack(file: string | undefined, fallback = DEFAULT_
 
 /** The generated tasks' flags, checked before any engine is opened. */
 function sweepOf(v: EvalFlags) {
-  if (v.method !== undefined) throw new UsageError("--method goes with --data: the paper's method reads RULER-HotpotQA files.");
   const tasks = v.tasks
     ? [
         ...new Set(
@@ -123,68 +146,67 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   const progress = new Progress(progressMode(given, process.stderr), process.stderr);
   const say = progress.say;
   const v = engineOrExtractive(given, say);
-  if (v.data) return datasetEvalCommand(v, progress);
+  const chosen = evalMethodsOf(v.method, v.data !== undefined);
+  const infmem = chosen.methods.includes('infmem') ? infmemSettingsOf(v) : undefined;
+  if (!infmem) refuseInfmemFlags(v);
+  if (v.data) return datasetEvalCommand(v, progress, { ...chosen, infmem });
   const spec = sweepOf(v);
+  if (infmem && spec.mode === 'full')
+    throw new UsageError('--mode full reads the whole document in one request: it goes with MemAgent only, not --method infmem or both.');
   const concurrency = wholeNumber('concurrency', v.concurrency, 1) ?? 8;
   engineConfigOf(v);
   const essay = await loadHaystack(v.haystack);
   const { engine, config } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
-  const prompts = await choosePrompts(v, engine.id, say);
-  spec.templates = { ...prompts.set.templates };
+  const memagent = chosen.methods.includes('memagent');
+  const prompts = memagent ? await choosePrompts(v, engine.id, say) : undefined;
+  if (prompts) spec.templates = { ...prompts.set.templates };
+  const reader = infmem ? await openInfmemReader(v, engine.id, infmem, { say }) : undefined;
   const planned = planSweep(spec);
-  process.stdout.write(`${describeSweep({ engine, spec, prompts, essay, samples: planned.length, concurrency })}\n\n`);
+  const each = `${whole(planned.length)} samples${chosen.methods.length > 1 ? ' by each method' : ''}`;
+  const lines = [
+    prompts
+      ? describeSweep({ engine, spec, prompts, essay, samples: planned.length, concurrency })
+      : `${describeEngine(engine)}; essay haystack ${essay.name}; ${each}, ${whole(concurrency)} at a time, sweep seed ${spec.seed}.`,
+    ...(reader ? [`${reader.about}.`] : []),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n\n`);
 
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   process.once('SIGINT', onSigint);
-  const results: SampleResult[] = [];
-  const queue = [...planned];
-  let failure: unknown;
   const t0 = performance.now();
-  const steps = await sampleSteps(engine, sweepStepTokens(spec, { contextWindow: engine.contextWindow, count: (s) => engine.tokenizer.count(s) }), say);
-  progress.begin();
-  // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
-  const onStep =
-    (steps?.size ?? concurrency) === 1 && progress.mode === 'bar'
-      ? (s: { chunk: number; chunks: number }) =>
-          progress.inner(`samples ${whole(results.length)}/${whole(planned.length)} · chunk ${whole(s.chunk)}/${whole(s.chunks)} of the next`)
-      : undefined;
-  const ctx = { tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, onStep, fatal: stopsEverySample };
-  // N readers take samples off one queue: N requests in flight, which a batching server serves together (see runReaders).
-  const reader = async (generator: TextGenerator) => {
-    while (queue.length > 0 && !stop.signal.aborted) {
-      const sample = queue.shift()!;
-      try {
-        const r = await runSample(spec, sample, { ...ctx, generator });
-        results.push(r);
-        progress.sample(...sampleLine(r, results.length, planned.length));
-      } catch (e) {
-        if (!stop.signal.aborted) failure = e;
-        stop.abort();
-      }
-    }
+  // An engine that batches reads as many MemAgent samples together as one batch of the sweep's step holds.
+  const stepTokens = sweepStepTokens(spec, { contextWindow: engine.contextWindow, count: (s) => engine.tokenizer.count(s) });
+  const steps = memagent ? await sampleSteps(engine, stepTokens, say) : undefined;
+  const ctx = { tokenizer: engine.tokenizer, contextWindow: engine.contextWindow, essay, signal: stop.signal, fatal: stopsEverySample };
+  const readers: Record<EvalMethod, SampleReader> = {
+    memagent: (sample, generator, onStep) => runSample(spec, sample, { ...ctx, generator, onStep }),
+    // InfMem's requests go through its reader's steps (the extractive stand-ins or a server's raw completions).
+    infmem: (sample, _generator, onStep) =>
+      runInfmemSample(sample, {
+        ...ctx,
+        codec: reader!.codec,
+        stepsFor: (d) => reader!.stepsFor(d, stop.signal),
+        earlyStop: infmem!.earlyStop,
+        onStep,
+      }),
   };
-  await runReaders(engine, steps, Math.min(concurrency, planned.length), reader);
+  const results: SampleResult[] = [];
+  let failure: unknown;
+  progress.begin();
+  const total = planned.length * chosen.methods.length;
+  for (const method of chosen.methods) {
+    if (stop.signal.aborted) break;
+    const label = chosen.methods.length > 1 ? `${EVAL_METHOD_NAMES[method]} ` : '';
+    const group = { engine, steps: method === 'memagent' ? steps : undefined, concurrency };
+    failure ??= await readSamples(planned, readers[method], { ...group, stop, progress, results, total, label });
+  }
   process.off('SIGINT', onSigint);
   progress.done();
 
-  results.sort((a, b) => a.ordinal - b.ordinal);
-  const cells = summarize(spec, results);
-  process.stdout.write(formatTables(spec, cells));
-  const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
-  const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(`\n${whole(results.length)} samples in ${wall.toFixed(1)} s: ${whole(tokens / wall)} tokens/s through the engine.\n`);
-  const report: EvaluationReport = {
-    engine: engine.id,
-    model: typeof config.model === 'string' ? config.model : undefined,
-    haystack: essay.name,
-    prompts: prompts.record,
-    spec,
-    cells,
-    samples: results,
-  };
+  const report = sweepReport({ engine, config, essay, prompts, spec, results, methods: chosen.methods, infmem, wallMs: performance.now() - t0 });
   if (v.json) writeText(v.json, reportJson(report));
-  if (v.csv) writeText(v.csv, cellsCsv(cells));
+  if (v.csv) writeText(v.csv, cellsCsv(report.cells));
   if (failure !== undefined) {
     progress.error(`Stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
     return 1;
@@ -196,25 +218,117 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   return 0;
 }
 
-/** A finished sample's progress line, and what the progress bar shows of it. */
-function sampleLine(r: SampleResult, done: number, total: number): [string, { done: number; total: number; label: string }] {
-  const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : r.failed ? `failed: ${r.failed}` : 'skipped (too long for the engine)';
-  const label = `${r.task} ${formatLength(r.length)} #${whole(r.index + 1)}`;
-  return [`[${whole(done)}/${whole(total)}] ${label}: ${outcome}, ${seconds(r.chunkMs + r.answerMs)}`, { done, total, label }];
+/** Prints each method's tables (and with both their comparison) and returns the report to export. */
+function sweepReport(run: {
+  engine: Engine;
+  config: EngineConfig;
+  essay: Haystack;
+  prompts?: ResolvedPrompts;
+  spec: SweepSpec;
+  results: SampleResult[];
+  methods: EvalMethod[];
+  infmem?: InfmemEvalSettings;
+  wallMs: number;
+}): EvaluationReport & Partial<ComparedReport> {
+  const { engine, config, essay, prompts, spec, results, infmem } = run;
+  const chosen = { methods: run.methods };
+  results.sort((a, b) => a.ordinal - b.ordinal);
+  const byMethod = Object.fromEntries(
+    chosen.methods.map((m) => [
+      m,
+      summarize(
+        spec,
+        results.filter((r) => (r.method ?? 'memagent') === m),
+      ),
+    ]),
+  );
+  for (const method of chosen.methods) {
+    if (chosen.methods.length > 1 || method === 'infmem')
+      process.stdout.write(`${EVAL_METHOD_NAMES[method]}${method === 'infmem' ? ` (early stop ${infmem!.earlyStop})` : ''}:\n`);
+    process.stdout.write(formatTables(spec, byMethod[method]!));
+    if (chosen.methods.length > 1) process.stdout.write('\n');
+  }
+  const comparison = compareMethods(results.map(sampleRun), [...spec.lengths].sort((a, b) => a - b).map(formatLength));
+  if (chosen.methods.length > 1) process.stdout.write(`Both methods on the same samples, the same engine:\n${formatComparison(comparison, 'length')}`);
+  const tokens = results.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
+  const wall = run.wallMs / 1000;
+  process.stdout.write(`\n${whole(results.length)} samples in ${wall.toFixed(1)} s: ${whole(tokens / wall)} tokens/s through the engine.\n`);
+  const report: EvaluationReport & Partial<ComparedReport> = {
+    engine: engine.id,
+    model: typeof config.model === 'string' ? config.model : undefined,
+    haystack: essay.name,
+    ...(prompts && { prompts: prompts.record }),
+    spec,
+    cells: byMethod[chosen.methods[0]!]!,
+    samples: results,
+    ...(infmem && { methods: chosen.methods, infmem, byMethod, comparison }),
+  };
+  return report;
 }
 
-/** `eval --data`: dataset files by the paper's method (eval-data.ts). */
-async function datasetEvalCommand(v: EvalFlags, progress: Progress): Promise<number> {
+/** One sample read by one method through `generator` (the engine, or the reader's member of a batch). */
+type SampleReader = (sample: PlannedSample, generator: TextGenerator, onStep?: SweepContext['onStep']) => Promise<SampleResult>;
+
+/** Who reads the samples: the engine, and the batch they share where it batches, else `concurrency` readers. */
+interface SampleGroup {
+  engine: Engine;
+  steps: SampleSteps | undefined;
+  concurrency: number;
+}
+
+/** Readers take samples off one queue; returns the error that stopped them. */
+async function readSamples(
+  planned: readonly PlannedSample[],
+  read: SampleReader,
+  run: SampleGroup & { stop: AbortController; progress: Progress; results: SampleResult[]; total: number; label: string },
+): Promise<unknown> {
+  const { stop, progress, results, total } = run;
+  const queue = [...planned];
+  let failure: unknown;
+  // One sample at a time on a terminal: its chunks are counted on the line, as a long sample reads.
+  const onStep =
+    (run.steps?.size ?? run.concurrency) === 1 && progress.mode === 'bar'
+      ? (s: { chunk: number; chunks: number }) =>
+          progress.inner(`${run.label}samples ${whole(results.length)}/${whole(total)} · chunk ${whole(s.chunk)}/${whole(s.chunks)} of the next`)
+      : undefined;
+  const reader = async (generator: TextGenerator) => {
+    while (queue.length > 0 && !stop.signal.aborted) {
+      const sample = queue.shift()!;
+      try {
+        const r = await read(sample, generator, onStep);
+        results.push(r);
+        const outcome = r.scores ? `score ${r.scores.score.toFixed(2)}` : r.failed ? `failed: ${r.failed}` : 'skipped (too long for the engine)';
+        const read$ = r.method === 'infmem' ? `, ${whole(r.chunksRead ?? 0)} of ${whole(r.chunks)} chunks read` : '';
+        const label = `${run.label}${r.task} ${formatLength(r.length)} #${whole(r.index + 1)}`;
+        progress.sample(`[${whole(results.length)}/${whole(total)}] ${label}: ${outcome}${read$}, ${seconds(r.chunkMs + r.answerMs)}`, {
+          done: results.length,
+          total,
+          label,
+        });
+      } catch (e) {
+        if (!stop.signal.aborted) failure = e;
+        stop.abort();
+      }
+    }
+  };
+  // N readers take samples off one queue: N requests in flight, which a batching server serves together (see runReaders).
+  await runReaders(run.engine, run.steps, Math.min(run.concurrency, planned.length), reader);
+  return failure;
+}
+
+/** `eval --data`: dataset files by the paper's method, InfMem's, or both (eval-data.ts). */
+async function datasetEvalCommand(v: EvalFlags, progress: Progress, chosen: EvalMethods & { infmem?: InfmemEvalSettings }): Promise<number> {
   const say = progress.say;
   const generated: string[] = (['tasks', 'haystack', 'csv', 'seed'] as const).filter((flag) => v[flag] !== undefined);
   if (v.mode !== 'memory') generated.push('mode');
   if (generated.length) throw new UsageError(`--${generated.join(', --')} ${generated.length === 1 ? 'is' : 'are'} for the generated tasks, not for --data.`);
   const settings = settingsFlags(v, { seed: false });
+  const memagent = chosen.methods.includes('memagent');
   try {
     const plan = planDatasetEval({
       data: v.data ?? [],
-      method: v.method,
-      prompts: await choosePrompts(v, engineIdOf(v), say),
+      method: chosen.style,
+      prompts: memagent ? await choosePrompts(v, engineIdOf(v), say) : undefined,
       settings,
       samples: wholeNumber('samples', v.samples, 1),
       concurrency: wholeNumber('concurrency', v.concurrency, 1) ?? 8,
@@ -222,16 +336,22 @@ async function datasetEvalCommand(v: EvalFlags, progress: Progress): Promise<num
     });
     await checkDatasetFiles(plan);
     const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
-    return await runDatasetEval(plan, engine, {
-      say,
-      error: progress.error,
-      begin: () => progress.begin(),
-      sample: (line, step) => progress.sample(line, step),
-      end: () => progress.done(),
-      out: (text) => process.stdout.write(text),
-      write: writeText,
-      describeEngine: describeEngine(engine),
-    });
+    const infmem = chosen.infmem && { ...chosen.infmem, reader: await openInfmemReader(v, engine.id, chosen.infmem, { say }) };
+    return await runDatasetEval(
+      plan,
+      engine,
+      {
+        say,
+        error: progress.error,
+        begin: () => progress.begin(),
+        sample: (line, step) => progress.sample(line, step),
+        end: () => progress.done(),
+        out: (text) => process.stdout.write(text),
+        write: writeText,
+        describeEngine: describeEngine(engine),
+      },
+      { methods: chosen.methods, ...(infmem && { infmem }) },
+    );
   } catch (e) {
     if (e instanceof DatasetArgsError) throw new UsageError(e.message);
     throw e;

@@ -120,12 +120,19 @@ const EVAL_OPTIONS = `eval:
   --haystack FILE      the book whose sentences fill the "essay" tasks, in any format the app
                        imports (default: Frankenstein, carried in data/haystack/)
   --json FILE          every sample and the table as JSON;  --csv FILE: the table as CSV
+  --method M           memagent (the default), infmem, or both: the same samples by each method,
+                       then a table of accuracy, chunks read, requests, tokens and time per method
+  --early-stop N       InfMem: stop votes in a row that end a read (default 3)
+  --thinking on|off    InfMem with a server: two-stage thinking (default on)
+  --infmem-file PATH, --infmem-base URL, --fncall-file PATH, --fncall-base URL
+                       InfMem with a server: its pinned files, as read's --prompts-file/--prompts-base
 
 eval --data (RULER-HotpotQA files as published, read by the paper's method):
   --data FILE          a dataset file (JSON list or JSON Lines); repeat it, one file per length
   --method M           recurrent (the answer after "the answer is") or recurrent-boxed (the answer
                        in \\boxed{}); default: the one the prompt set asks for: recurrent with
-                       memagent, recurrent-boxed with memagent-boxed (and with this app's wording)
+                       memagent, recurrent-boxed with memagent-boxed (and with this app's wording);
+                       infmem or both: InfMem's method too, scored as its ruler_hqa.py scores
   --samples N          items read from each file (default all)
   --json FILE          the method, the prompts (set and SHA-256) and every file's metrics and samples`;
 

@@ -57,7 +57,8 @@ export interface DatasetSummary {
 
 /** What `memagent eval --data … --json OUT` writes and the Evaluate page exports. */
 export interface DatasetReport {
-  method: MethodId;
+  /** MemAgent's paper method, or InfMem's. */
+  method: MethodId | 'infmem';
   prompts: PromptsUsed;
   datasets: DatasetSummary[];
 }
@@ -87,7 +88,7 @@ export function summarizeFiles(files: readonly { name: string; numDocs: number |
   });
 }
 
-export function datasetReport(method: MethodId, prompts: PromptsUsed, files: readonly FileResults[]): DatasetReport {
+export function datasetReport(method: DatasetReport['method'], prompts: PromptsUsed, files: readonly FileResults[]): DatasetReport {
   return { method, prompts, datasets: files.map((f) => f.summary) };
 }
 

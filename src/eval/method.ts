@@ -67,6 +67,10 @@ export interface ItemResult {
   /** Tokens of the stripped context. */
   contextTokens: number;
   chunks: number;
+  /** Chunks read into the memory: all of them for MemAgent, those before the planner stopped for InfMem. */
+  chunksRead?: number;
+  /** Calls the engine answered, the final answer's included. */
+  requests?: number;
   /** The final reply as returned. */
   reply: string;
   /** The extracted answer; null when the reply holds none in the method's form. */
@@ -143,10 +147,13 @@ export async function readItem(item: DatasetItem, file: string, settings: Method
       now: ctx.now,
     });
     for await (const event of loop) {
+      result.requests = (result.requests ?? 0) + 1;
       result.promptTokens += event.result.usage.promptTokens;
       result.completionTokens += event.result.usage.completionTokens;
-      if (event.kind === 'revision') ctx.onStep?.({ chunk: event.index + 1, chunks: chunks.length });
-      else result.reply = event.reply;
+      if (event.kind === 'revision') {
+        result.chunksRead = (result.chunksRead ?? 0) + 1;
+        ctx.onStep?.({ chunk: event.index + 1, chunks: chunks.length });
+      } else result.reply = event.reply;
     }
   } catch (e) {
     if (isAbortError(e) || ctx.signal?.aborted) throw abortError();

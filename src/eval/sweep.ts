@@ -6,6 +6,7 @@ import { DEFAULT_READ_SETTINGS, planRead, type ReadSettings } from '../core/plan
 import { DEFAULT_TEMPLATES, type PromptTemplates, renderTemplate, templateOverhead } from '../core/prompts';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Haystack } from './haystack';
+import type { EvalMethod } from './infmem-read';
 import { hashSeed } from './rng';
 import { type Scores, scoreAnswer } from './score';
 import { generateSample, type TaskId } from './tasks';
@@ -25,6 +26,10 @@ export interface SweepSpec extends Omit<ReadSettings, 'seed'> {
   seed: number;
   mode: ReadingMode;
   templates: PromptTemplates;
+  /** The methods that read every sample, in turn (MemAgent's alone where absent); InfMem goes with memory mode only. */
+  methods?: EvalMethod[];
+  /** InfMem's stop votes in a row that end a read (3 where absent). */
+  earlyStop?: number;
 }
 
 /** A spec with the paper's settings wherever none is given. */
@@ -82,6 +87,8 @@ export function planSweep(spec: SweepSpec): PlannedSample[] {
 }
 
 export interface SampleResult {
+  /** The method that read it; MemAgent's where absent (reports made before InfMem). */
+  method?: EvalMethod;
   ordinal: number;
   task: TaskId;
   length: number;
@@ -98,8 +105,12 @@ export interface SampleResult {
   skipped?: string;
   /** Why reading failed: a request of this sample failed (after the engine's retries) while the others read on. */
   failed?: string;
-  /** Requests that read the document: chunks in memory mode, 1 in full mode. */
+  /** Requests that read the document: chunks in memory mode, 1 in full mode (InfMem: the document's chunks). */
   chunks: number;
+  /** Chunks read into the memory: all of them for MemAgent, those before the planner stopped for InfMem. */
+  chunksRead?: number;
+  /** Calls the engine answered, the final answer's included. */
+  requests?: number;
   /** Time of those requests together. */
   chunkMs: number;
   /** Time of the final answer request (memory mode; 0 in full mode). */
@@ -177,9 +188,12 @@ export async function runSample(spec: SweepSpec, planned: PlannedSample, ctx: Sw
     read = { failed: e instanceof Error ? e.message : String(e) };
   }
   if ('skipped' in read || 'failed' in read) {
-    return { ...base, reply: '', answer: '', scores: null, ...read, chunks: 0, chunkMs: 0, answerMs: 0, promptTokens: 0, completionTokens: 0 };
+    const none = { chunks: 0, chunksRead: 0, requests: 0, chunkMs: 0, answerMs: 0, promptTokens: 0, completionTokens: 0 };
+    return { ...base, method: 'memagent', reply: '', answer: '', scores: null, ...read, ...none };
   }
-  return { ...base, ...read, scores: scoreAnswer(sample.metric, read.answer, sample.references) };
+  // Memory mode: a request a chunk and one for the answer; full mode: the one request.
+  const requests = spec.mode === 'full' ? 1 : read.chunks + 1;
+  return { ...base, method: 'memagent', ...read, chunksRead: read.chunks, requests, scores: scoreAnswer(sample.metric, read.answer, sample.references) };
 }
 
 type Reading =

@@ -8,8 +8,9 @@ import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
 import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodSettings, methodSettings, methodStepTokens, readItem } from '../eval/method';
-import { planSweep, QUESTION_TOKENS_BOUND, runSweep, sweepSpec, sweepStepTokens } from '../eval/sweep';
+import { planSweep, QUESTION_TOKENS_BOUND, runSweep, type SampleResult, sweepSpec, sweepStepTokens } from '../eval/sweep';
 import { readTogether } from '../eval/together';
+import { infmemSpec, methodsOf, readInfmemSamples, type SweepRead } from './evaluator-infmem';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import { type DatasetSampleRecord, type EvaluationHaystack, type EvaluationRecord, type EvaluationSampleRecord, type Store } from '../storage/db';
 import type { EvaluationEvent } from '../agent/events';
@@ -113,7 +114,9 @@ export class Evaluator {
     }
     const wrong = readSettingsProblem({ chunkTokens: request.chunkTokens, memoryTokens: request.memoryTokens });
     if (wrong) throw new RequestError(wrong.message);
+    const methods = methodsOf(request);
     const spec = sweepSpec({
+      ...infmemSpec(request, methods),
       tasks: tasks as TaskId[],
       lengths,
       samples: request.samples,
@@ -139,7 +142,7 @@ export class Evaluator {
       }
     }
     return this.create(
-      { id: this.deps.newId?.() ?? crypto.randomUUID(), engineId: request.engineId, haystack, spec, total: planSweep(spec).length },
+      { id: this.deps.newId?.() ?? crypto.randomUUID(), engineId: request.engineId, haystack, spec, total: planSweep(spec).length * methods.length },
       engineConfig,
     );
   }
@@ -313,31 +316,39 @@ export class Evaluator {
       await this.readDataset(evaluation, job, { settings: evaluation.dataset.settings, engine, finished, step });
     } else {
       const essay = await this.essay(evaluation.haystack);
-      // An engine that writes several sequences in one pass reads as many samples together as one batch of the sweep's
-      // step holds, each its own book and question. A server's samples go one at a time, each stored as it ends.
-      const group = await sampleGroup(
-        engine,
-        sweepStepTokens(evaluation.spec, { contextWindow: engine.contextWindow, count: (s) => engine.tokenizer.count(s) }),
-      );
-      const together = togetherOf(engine, group);
-      const sweep = runSweep(
-        evaluation.spec,
-        {
-          generator: heedingStops(engine),
-          tokenizer: engine.tokenizer,
-          contextWindow: engine.contextWindow,
-          essay,
-          signal,
-          onStep: ({ ordinal, chunk, chunks }) => step(ordinal, chunk, chunks),
-          fatal: stopsEverySample,
-          ...(together && { together }),
-        },
-        finished,
-      );
-      for await (const result of sweep) await this.commit({ ...result, evaluationId: id, committedAt: Date.now() }, job);
+      const methods = evaluation.spec.methods ?? ['memagent'];
+      if (methods.includes('memagent')) await this.readSweep(evaluation, job, { engine, essay, finished, step });
+      if (methods.includes('infmem')) {
+        const commit = (result: SampleResult) => this.commit({ ...result, evaluationId: id, committedAt: Date.now() }, job);
+        await readInfmemSamples(evaluation.spec, { engine, essay, finished, step, signal, offset: methods.indexOf('infmem'), commit });
+      }
     }
     await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
     publish({ type: 'status', evaluationId: id, status: 'done' });
+  }
+
+  /** MemAgent's samples of a sweep, each stored as it ends. */
+  private async readSweep(evaluation: EvaluationRecord, job: JobContext, run: SweepRead): Promise<void> {
+    const { engine, essay, finished, step } = run;
+    // An engine that writes several sequences in one pass reads as many samples together as one batch of the sweep's
+    // step holds, each its own book and question. A server's samples go one at a time, each stored as it ends.
+    const group = await sampleGroup(engine, sweepStepTokens(evaluation.spec, { contextWindow: engine.contextWindow, count: (s) => engine.tokenizer.count(s) }));
+    const together = togetherOf(engine, group);
+    const sweep = runSweep(
+      evaluation.spec,
+      {
+        generator: heedingStops(engine),
+        tokenizer: engine.tokenizer,
+        contextWindow: engine.contextWindow,
+        essay,
+        signal: job.signal,
+        onStep: ({ ordinal, chunk, chunks }) => step(ordinal, chunk, chunks),
+        fatal: stopsEverySample,
+        ...(together && { together }),
+      },
+      finished,
+    );
+    for await (const result of sweep) await this.commit({ ...result, evaluationId: evaluation.id, committedAt: Date.now() }, job);
   }
 
   /** Stores a finished sample with the sweep's progress, then tells every tab. */

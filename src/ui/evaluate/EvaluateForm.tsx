@@ -7,6 +7,8 @@ import type { EngineInfo } from '../../engines/engine';
 import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths';
 import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../eval/method';
 import type { ReadingMode } from '../../eval/sweep';
+import type { EvalMethod } from '../../eval/infmem-read';
+import { DEFAULT_EARLY_STOP } from '../../core/infmem/planner-state';
 import { TASK_IDS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../agent/protocol';
 import type { DocumentRecord } from '../data';
@@ -25,6 +27,10 @@ interface Props {
   onStart(request: EvaluationRequest): void;
   onInvalid(message: string): void;
 }
+
+/** The reading method's choice, and the methods it asks the worker for. */
+type Reading = 'memagent' | 'infmem' | 'both';
+const READING_METHODS: Readonly<Record<Reading, EvalMethod[]>> = { memagent: ['memagent'], infmem: ['infmem'], both: ['memagent', 'infmem'] };
 
 const DEFAULT_TASKS: readonly TaskId[] = ['niah_single_1', 'niah_multikey_1', 'vt', 'book_qa'];
 const DEFAULT_LENGTHS: readonly number[] = [8 * 1024, 32 * 1024];
@@ -57,6 +63,9 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     prompts: useId(),
     promptsHint: useId(),
     items: useId(),
+    reading: useId(),
+    readingHint: useId(),
+    earlyStop: useId(),
   };
   // The engines and their settings forms as the Read form has them; a sweep sends the config a read would.
   const choice = useEngineChoice(engines);
@@ -77,6 +86,8 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [promptSet, setPromptSet] = useState<PromptSetId | null>(readSettings.promptSet);
   const [chosenMethod, setChosenMethod] = useState<MethodId | null>(null);
   const [itemsPerFile, setItemsPerFile] = useState('');
+  const [reading, setReading] = useState<Reading>('memagent');
+  const [earlyStop, setEarlyStop] = useState(DEFAULT_EARLY_STOP);
   const dataset = datasetFiles.length > 0;
   const effectiveSet = effectivePromptSet({ promptSet }, engine?.id ?? '', promptFiles);
   const method = chosenMethod ?? methodFor(effectiveSet, readSettings.templates);
@@ -119,7 +130,10 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     if (all.length === 0) return onInvalid(t('evaluate.problem.length'));
     if (!Number.isInteger(samples) || samples < 1 || samples > 1000) return onInvalid(t('evaluate.problem.samples'));
     if (!Number.isInteger(seed) || seed < 0) return onInvalid(t('evaluate.problem.seed'));
+    const infmem = mode === 'memory' && reading !== 'memagent';
+    if (infmem && (!Number.isInteger(earlyStop) || earlyStop < 1)) return onInvalid(t('evaluate.problem.earlyStop'));
     onStart({
+      ...(infmem && { methods: READING_METHODS[reading], earlyStop }),
       engineId: engine?.id ?? '',
       engineConfig,
       mode,
@@ -229,6 +243,27 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
             <p className="hint">{t(mode === 'full' ? 'evaluate.modeFullHint' : 'evaluate.modeMemoryHint')}</p>
             {mode === 'full' && <p className="hint">{t('evaluate.fullHint')}</p>}
           </div>
+          {mode === 'memory' && (
+            <div className="row">
+              <div className="field">
+                <label htmlFor={ids.reading}>{t('evaluate.readingMethod')}</label>
+                <select id={ids.reading} aria-describedby={ids.readingHint} value={reading} onChange={(e) => setReading(e.target.value as Reading)}>
+                  <option value="memagent">{t('evaluate.readingMemagent')}</option>
+                  <option value="infmem">{t('evaluate.readingInfmem')}</option>
+                  <option value="both">{t('evaluate.readingBoth')}</option>
+                </select>
+                <p className="hint" id={ids.readingHint}>
+                  {t('evaluate.readingHint')}
+                </p>
+              </div>
+              {reading !== 'memagent' && (
+                <div className="field">
+                  <label htmlFor={ids.earlyStop}>{t('evaluate.earlyStop')}</label>
+                  <input id={ids.earlyStop} type="number" min={1} value={earlyStop} onChange={(e) => setEarlyStop(e.target.valueAsNumber)} />
+                </div>
+              )}
+            </div>
+          )}
           <fieldset className="checks task-checks">
             <legend>{t('evaluate.tasks')}</legend>
             {TASK_IDS.map((id) => (

@@ -13,6 +13,9 @@ import { AccuracyChart } from './AccuracyChart';
 import { DatasetResults } from './DatasetResults';
 import { EvaluationDelete } from './EvaluationDelete';
 import { ResultsTable } from './ResultsTable';
+import { MethodsTable } from './MethodsTable';
+import { compareMethods, sampleRun } from '../../eval/compare';
+import { EVAL_METHOD_NAMES, type EvalMethod } from '../../eval/infmem-read';
 import type { Step } from './useEvaluation';
 import { ProgressBar } from '../ProgressBar';
 import { JobControls, JobStopAlert } from '../JobControls';
@@ -31,6 +34,9 @@ interface Props {
   onDelete(): void;
 }
 
+/** A sweep made before InfMem: MemAgent's alone. */
+const MEMAGENT_ONLY: readonly EvalMethod[] = ['memagent'];
+
 function haystackName(e: EvaluationRecord): string {
   return e.haystack.kind === 'document' ? e.haystack.name : i18n.t('evaluate.generatedLower');
 }
@@ -39,7 +45,17 @@ function haystackName(e: EvaluationRecord): string {
 export function EvaluationView({ evaluation, samples, items, step, engineLabel, onPause, onResume, onCancel, onDelete }: Props) {
   const { t } = useTranslation();
   const { spec, dataset } = evaluation;
-  const cells = useMemo(() => summarize(spec, samples), [spec, samples]);
+  const methods = spec.methods ?? MEMAGENT_ONLY;
+  // Each method's samples apart: the table and chart show the first method's, the comparison both.
+  const cells = useMemo(
+    () =>
+      summarize(
+        spec,
+        samples.filter((s) => (s.method ?? 'memagent') === methods[0]),
+      ),
+    [spec, samples, methods],
+  );
+  const compared = useMemo(() => compareMethods(samples.map(sampleRun), [...spec.lengths].sort((a, b) => a - b).map(formatLength)), [spec, samples]);
   const files = useMemo(() => (dataset ? summarizeFiles(dataset.files, items) : []), [dataset, items]);
   const done = dataset ? items.length : samples.length;
   const total = evaluation.total;
@@ -59,6 +75,7 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
             spec,
             cells,
             samples: [...samples],
+            ...(methods.includes('infmem') && { comparison: compared }),
           }),
         );
 
@@ -68,7 +85,13 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
         <h2>
           {engineLabel}
           {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} ·{' '}
-          {dataset ? t('evaluate.methodOf', { method: dataset.method }) : spec.mode === 'memory' ? t('evaluate.memoryAgent') : t('evaluate.fullShort')}
+          {dataset
+            ? t('evaluate.methodOf', { method: dataset.method })
+            : methods.includes('infmem')
+              ? methods.map((m) => EVAL_METHOD_NAMES[m]).join(' · ')
+              : spec.mode === 'memory'
+                ? t('evaluate.memoryAgent')
+                : t('evaluate.fullShort')}
         </h2>
         {dataset ? (
           <>
@@ -123,6 +146,7 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
         <DatasetResults files={files} />
       ) : (
         <>
+          {methods.includes('infmem') && <MethodsTable rows={compared} />}
           <ResultsTable cells={cells} />
           <AccuracyChart tasks={spec.tasks} lengths={spec.lengths} cells={cells} />
         </>
