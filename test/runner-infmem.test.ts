@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunEvent, RunRequest } from '../src/agent/protocol';
-import { buildExport, parseExport } from '../src/storage/export';
+import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import { corpusText, until } from './helpers';
 import { testRunner } from './runner-setup';
 
@@ -139,6 +139,11 @@ describe('An InfMem read in the worker', () => {
     expect(back.run.method).toEqual(INFMEM);
     expect(back.run.infmem).toEqual(run.infmem);
     expect(back.revisions.map((r) => r.plan)).toEqual(revisions.map((r) => r.plan));
+    // The Markdown says the method, where it stopped, and each step's plan and passages.
+    const markdown = toMarkdown(JSON.parse(json) as Parameters<typeof toMarkdown>[0]);
+    expect(markdown).toContain(`Method: InfMem, stop after 3 votes in a row. Stopped before chunk 4 of ${run.chunks.length} after 3 votes`);
+    expect(markdown).toMatch(/## Revision 1 \(chunk 1 of \d+\)\n\nPlan: searched "[^"]*ortiz[^"]*"\.\n\nRetrieved passages:\n\n1\. chunk \d+, characters/);
+    expect(markdown).toContain('Plan: voted to stop (2 in a row).');
     // A passage that ends before it starts is refused, naming where.
     const bad = JSON.parse(json) as { revisions: { plan: { retrieved: { start: number; end: number }[] } }[] };
     bad.revisions[0]!.plan.retrieved[0]!.end = 0;
