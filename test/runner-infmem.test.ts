@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunEvent, RunRequest } from '../src/agent/protocol';
+import { RUN_ANSWER } from '../src/storage/db';
 import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import { corpusText, until } from './helpers';
 import { testRunner } from './runner-setup';
@@ -27,9 +28,9 @@ beforeAll(async () => {
 
 const INFMEM = { kind: 'infmem', earlyStop: 3, thinking: true } as const;
 
-async function setup() {
+async function setup(book = BOOK) {
   const parts = await testRunner(new ExtractiveEngine(tok), tok);
-  const doc = await parts.library.ingest('frankenstein.txt', new TextEncoder().encode(BOOK), 'extractive');
+  const doc = await parts.library.ingest('frankenstein.txt', new TextEncoder().encode(book), 'extractive');
   const text = (await parts.store.getText(doc.id))!;
   const request = (extra: Partial<RunRequest> = {}): RunRequest => ({
     documentId: doc.id,
@@ -116,6 +117,25 @@ describe('An InfMem read in the worker', () => {
     await runner.resumeReading();
     await finished('no-votes');
     expect((await store.getRun('no-votes'))!.infmem?.stopped).toEqual({ index: 4, votes: 3 });
+  }, 60_000);
+
+  it('cites a fact found in a retrieved passage of a chunk it never read, at the step that retrieved it', async () => {
+    // The fact planted past the middle of the book: BM25 finds it before the first chunk, and the read stops long before it.
+    const far = frankenstein.indexOf('\n\n', Math.floor(frankenstein.length * 0.6));
+    const { store, runner, text, request, finished } = await setup(`${frankenstein.slice(0, far)}\n\n${FACT}${frankenstein.slice(far)}`);
+    const runId = await runner.start(request());
+    await finished(runId);
+    const run = (await store.getRun(runId))!;
+    expect(run.answer).toContain('under the old mill at Calloway');
+    expect(run.infmem?.stopped?.index).toBeLessThan(run.chunks.length / 2);
+    await until(async () => (await store.getSources(runId, RUN_ANSWER)) !== undefined);
+    const sources = (await store.getSources(runId, RUN_ANSWER))!;
+    const cited = sources.citations.find((c) => c.sentence?.text.includes('brass compass'));
+    expect(cited?.revision).toBe(0);
+    expect(text.slice(cited!.sentence!.start, cited!.sentence!.end)).toBe(FACT);
+    // Far past what the step read itself: the passage is the source.
+    expect(cited!.sentence!.start).toBeGreaterThan(run.chunks[run.nextChunk]!.start);
+    expect(sources.unsourced.filter((u) => u.text.includes('Calloway'))).toEqual([]);
   }, 60_000);
 
   it('reads several questions, each stopping on its own', async () => {
