@@ -138,6 +138,30 @@ describe('An InfMem read in the worker', () => {
     expect(sources.unsourced.filter((u) => u.text.includes('Calloway'))).toEqual([]);
   }, 60_000);
 
+  it('reads a set of books as one stream, each passage placed in its book, and answers a follow-up from its final memory', async () => {
+    const parts = await testRunner(new ExtractiveEngine(tok), tok);
+    const first = await parts.library.ingest('first.txt', new TextEncoder().encode(frankenstein.slice(0, 60_000)), 'extractive');
+    // The fact in the second book, which a set reads after the first.
+    const second = await parts.library.ingest('second.txt', new TextEncoder().encode(`${FACT}\n\n${frankenstein.slice(60_000, 120_000)}`), 'extractive');
+    const runId = await parts.runner.start({
+      documentId: first.id,
+      documentIds: [first.id, second.id],
+      question: QUESTION,
+      engineId: 'extractive',
+      method: INFMEM,
+    });
+    await until(async () => (await parts.store.getRun(runId))?.status === 'done');
+    const run = (await parts.store.getRun(runId))!;
+    expect(run.books).toHaveLength(2);
+    expect(run.answer).toContain('under the old mill at Calloway');
+    const plan = (await parts.store.getRevision(runId, 0))!.plan!;
+    // The fact opens the second book's text, in the set's text after the first book and the second's header line.
+    const at = run.books![1]!.body;
+    expect(plan.retrieved.some((p) => p.start <= at && at < p.end)).toBe(true);
+    const followUp = await parts.runner.askFollowUp(runId, 'What did Ortiz bury under the old mill?');
+    expect(followUp.answer).toContain('brass compass');
+  }, 60_000);
+
   it('reads several questions, each stopping on its own', async () => {
     const { store, runner, request, finished } = await setup();
     const ids = await runner.startMany(request(), [QUESTION, 'Who?']);
