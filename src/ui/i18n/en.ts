@@ -807,6 +807,7 @@ export const en = {
     noRetrieved: 'Nothing was retrieved for this chunk.',
     passage: 'Passage {{k}}, from chunk {{chunk}}{{place}}',
     passageUnread: 'Passage {{k}}, from chunk {{chunk}} (not read){{place}}',
+    holdsCited: 'This passage holds the cited sentence:',
     openPassage: 'Open passage {{k}} in the book',
     stopped: 'Stopped before chunk {{n}} of {{total}}: {{votes}} votes to stop in a row. Chunks {{n}} to {{total}} were never read.',
     stoppedAtEnd: 'Read every chunk: the planner never voted to stop {{limit}} times in a row.',

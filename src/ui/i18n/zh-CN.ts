@@ -782,6 +782,7 @@ export const zhCN: Messages = {
     noRetrieved: '本块没有检索任何段落。',
     passage: '段落 {{k}}，来自第 {{chunk}} 块{{place}}',
     passageUnread: '段落 {{k}}，来自第 {{chunk}} 块（未读）{{place}}',
+    holdsCited: '这段包含被引用的句子：',
     openPassage: '在书中打开段落 {{k}}',
     stopped: '在第 {{n}} 块（共 {{total}} 块）之前停止：连续 {{votes}} 次投票停止。第 {{n}} 至 {{total}} 块从未读过。',
     stoppedAtEnd: '读完了所有块：规划器从未连续 {{limit}} 次投票停止。',
