@@ -29,6 +29,8 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(stop).toBeVisible();
   const total = Number(/of (\d+)/.exec((await stop.textContent()) ?? '')![1]);
   expect(total).toBeGreaterThan(10);
+  await page.getByText('Run settings').click();
+  await expect(page.getByRole('definition').filter({ hasText: 'InfMem, stop after 3 votes in a row, thinking on' })).toBeVisible();
 
   // Three chunks read, each entry saying its plan: a search first, then two votes to stop.
   const entries = page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem');
