@@ -29,6 +29,7 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(stop).toBeVisible();
   const total = Number(/of (\d+)/.exec((await stop.textContent()) ?? '')![1]);
   expect(total).toBeGreaterThan(10);
+  await expect(page.getByText(/^Done · 3 of \d+ chunks · stopped early, before chunk 4$/)).toBeVisible();
   await page.getByText('Run settings').click();
   await expect(page.getByRole('definition').filter({ hasText: 'InfMem, stop after 3 votes in a row, thinking on' })).toBeVisible();
 

@@ -86,6 +86,7 @@ function RunProgressRow({ run, read, total, counting, eta }: { run: RunRecord; r
       <p className="status" aria-live="polite">
         {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read, total })}
         {run.status === 'running' && read === total ? ` · ${t('run.writingAnswerShort')}` : ''}
+        {run.infmem?.stopped ? ` · ${t('infmem.stoppedShort', { n: run.infmem.stopped.index + 1 })}` : ''}
         {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
       </p>
     </div>

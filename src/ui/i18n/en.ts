@@ -813,6 +813,7 @@ export const en = {
     holdsCited: 'This passage holds the cited sentence:',
     openPassage: 'Open passage {{k}} in the book',
     stopped: 'Stopped before chunk {{n}} of {{total}}: {{votes}} votes to stop in a row. Chunks {{n}} to {{total}} were never read.',
+    stoppedShort: 'stopped early, before chunk {{n}}',
     stoppedAtEnd: 'Read every chunk: the planner never voted to stop {{limit}} times in a row.',
     entrySearched: ' · searched {{queries}}',
     entryVoted: ' · voted to stop ({{votes}} of {{limit}})',

@@ -788,6 +788,7 @@ export const zhCN: Messages = {
     holdsCited: '这段包含被引用的句子：',
     openPassage: '在书中打开段落 {{k}}',
     stopped: '在第 {{n}} 块（共 {{total}} 块）之前停止：连续 {{votes}} 次投票停止。第 {{n}} 至 {{total}} 块从未读过。',
+    stoppedShort: '在第 {{n}} 块之前提前停止',
     stoppedAtEnd: '读完了所有块：规划器从未连续 {{limit}} 次投票停止。',
     entrySearched: ' · 检索 {{queries}}',
     entryVoted: ' · 投票停止（{{votes}}/{{limit}}）',
