@@ -1,4 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
+import { violationsInBothThemes } from './axe';
 import { bookWith } from './helpers';
 
 /** The role of <mark>, which Playwright finds (ARIA 1.3's "mark") though its list of role names in TypeScript lacks it. */
@@ -59,4 +60,6 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(mark).toHaveCount(1);
   await expect(mark).toBeFocused();
   await expect(page).toHaveURL(/[?&]rev=1\b.*[?&]cite=\d+-\d+/);
+  // The plan, its passages and the stop note pass axe in both themes, as the rest of the run view does.
+  expect(await violationsInBothThemes(page, 'an InfMem run')).toEqual([]);
 });
