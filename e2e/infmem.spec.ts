@@ -1,4 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
+import { violationsInBothThemes } from './axe';
 import { bookWith, connectServer, storedCounts, withOwnServer } from './helpers';
 
 /** The role of <mark>, which Playwright finds (ARIA 1.3's "mark") though its list of role names in TypeScript lacks it. */
@@ -29,6 +30,9 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(stop).toBeVisible();
   const total = Number(/of (\d+)/.exec((await stop.textContent()) ?? '')![1]);
   expect(total).toBeGreaterThan(10);
+  await expect(page.getByText(/^Done · 3 of \d+ chunks · stopped early, before chunk 4$/)).toBeVisible();
+  await page.getByText('Run settings').click();
+  await expect(page.getByRole('definition').filter({ hasText: 'InfMem, stop after 3 votes in a row, thinking on' })).toBeVisible();
 
   // Three chunks read, each entry saying its plan: a search first, then two votes to stop.
   const entries = page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem');
@@ -56,6 +60,8 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(mark).toHaveCount(1);
   await expect(mark).toBeFocused();
   await expect(page).toHaveURL(/[?&]rev=1\b.*[?&]cite=\d+-\d+/);
+  // The plan, its passages and the stop note pass axe in both themes, as the rest of the run view does.
+  expect(await violationsInBothThemes(page, 'an InfMem run')).toEqual([]);
 });
 
 test('InfMem with a server needs its two pinned files: the form says they are missing, a mirror without them and another file are refused, and Read says how to get them', async ({

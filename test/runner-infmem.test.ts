@@ -10,7 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunEvent, RunRequest } from '../src/agent/protocol';
-import { buildExport, parseExport } from '../src/storage/export';
+import { RUN_ANSWER } from '../src/storage/db';
+import { buildExport, parseExport, toMarkdown } from '../src/storage/export';
 import { corpusText, until } from './helpers';
 import { testRunner } from './runner-setup';
 
@@ -27,9 +28,9 @@ beforeAll(async () => {
 
 const INFMEM = { kind: 'infmem', earlyStop: 3, thinking: true } as const;
 
-async function setup() {
+async function setup(book = BOOK) {
   const parts = await testRunner(new ExtractiveEngine(tok), tok);
-  const doc = await parts.library.ingest('frankenstein.txt', new TextEncoder().encode(BOOK), 'extractive');
+  const doc = await parts.library.ingest('frankenstein.txt', new TextEncoder().encode(book), 'extractive');
   const text = (await parts.store.getText(doc.id))!;
   const request = (extra: Partial<RunRequest> = {}): RunRequest => ({
     documentId: doc.id,
@@ -118,6 +119,49 @@ describe('An InfMem read in the worker', () => {
     expect((await store.getRun('no-votes'))!.infmem?.stopped).toEqual({ index: 4, votes: 3 });
   }, 60_000);
 
+  it('cites a fact found in a retrieved passage of a chunk it never read, at the step that retrieved it', async () => {
+    // The fact planted past the middle of the book: BM25 finds it before the first chunk, and the read stops long before it.
+    const far = frankenstein.indexOf('\n\n', Math.floor(frankenstein.length * 0.6));
+    const { store, runner, text, request, finished } = await setup(`${frankenstein.slice(0, far)}\n\n${FACT}${frankenstein.slice(far)}`);
+    const runId = await runner.start(request());
+    await finished(runId);
+    const run = (await store.getRun(runId))!;
+    expect(run.answer).toContain('under the old mill at Calloway');
+    expect(run.infmem?.stopped?.index).toBeLessThan(run.chunks.length / 2);
+    await until(async () => (await store.getSources(runId, RUN_ANSWER)) !== undefined);
+    const sources = (await store.getSources(runId, RUN_ANSWER))!;
+    const cited = sources.citations.find((c) => c.sentence?.text.includes('brass compass'));
+    expect(cited?.revision).toBe(0);
+    expect(text.slice(cited!.sentence!.start, cited!.sentence!.end)).toBe(FACT);
+    // Far past what the step read itself: the passage is the source.
+    expect(cited!.sentence!.start).toBeGreaterThan(run.chunks[run.nextChunk]!.start);
+    expect(sources.unsourced.filter((u) => u.text.includes('Calloway'))).toEqual([]);
+  }, 60_000);
+
+  it('reads a set of books as one stream, each passage placed in its book, and answers a follow-up from its final memory', async () => {
+    const parts = await testRunner(new ExtractiveEngine(tok), tok);
+    const first = await parts.library.ingest('first.txt', new TextEncoder().encode(frankenstein.slice(0, 60_000)), 'extractive');
+    // The fact in the second book, which a set reads after the first.
+    const second = await parts.library.ingest('second.txt', new TextEncoder().encode(`${FACT}\n\n${frankenstein.slice(60_000, 120_000)}`), 'extractive');
+    const runId = await parts.runner.start({
+      documentId: first.id,
+      documentIds: [first.id, second.id],
+      question: QUESTION,
+      engineId: 'extractive',
+      method: INFMEM,
+    });
+    await until(async () => (await parts.store.getRun(runId))?.status === 'done');
+    const run = (await parts.store.getRun(runId))!;
+    expect(run.books).toHaveLength(2);
+    expect(run.answer).toContain('under the old mill at Calloway');
+    const plan = (await parts.store.getRevision(runId, 0))!.plan!;
+    // The fact opens the second book's text, in the set's text after the first book and the second's header line.
+    const at = run.books![1]!.body;
+    expect(plan.retrieved.some((p) => p.start <= at && at < p.end)).toBe(true);
+    const followUp = await parts.runner.askFollowUp(runId, 'What did Ortiz bury under the old mill?');
+    expect(followUp.answer).toContain('brass compass');
+  }, 60_000);
+
   it('reads several questions, each stopping on its own', async () => {
     const { store, runner, request, finished } = await setup();
     const ids = await runner.startMany(request(), [QUESTION, 'Who?']);
@@ -139,6 +183,11 @@ describe('An InfMem read in the worker', () => {
     expect(back.run.method).toEqual(INFMEM);
     expect(back.run.infmem).toEqual(run.infmem);
     expect(back.revisions.map((r) => r.plan)).toEqual(revisions.map((r) => r.plan));
+    // The Markdown says the method, where it stopped, and each step's plan and passages.
+    const markdown = toMarkdown(JSON.parse(json) as Parameters<typeof toMarkdown>[0]);
+    expect(markdown).toContain(`Method: InfMem, stop after 3 votes in a row. Stopped before chunk 4 of ${run.chunks.length} after 3 votes`);
+    expect(markdown).toMatch(/## Revision 1 \(chunk 1 of \d+\)\n\nPlan: searched "[^"]*ortiz[^"]*"\.\n\nRetrieved passages:\n\n1\. chunk \d+, characters/);
+    expect(markdown).toContain('Plan: voted to stop (2 in a row).');
     // A passage that ends before it starts is refused, naming where.
     const bad = JSON.parse(json) as { revisions: { plan: { retrieved: { start: number; end: number }[] } }[] };
     bad.revisions[0]!.plan.retrieved[0]!.end = 0;

@@ -6,9 +6,10 @@
  * with the same votes and searches. A read that stops early is done, its
  * unread chunks left as they are, with where it stopped.
  */
-import { type InfmemEvent, infmemLoop, type InfmemResume, type InfmemSteps, modelSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
+import { infmemLoop, type InfmemResume, type InfmemSteps, modelSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
 import { type RawCompleter, REPLY_TOKENS, THINK_TOKENS } from '../core/infmem/thinking';
 import { CHUNK_TOKENS, type InfmemDocument, prepareDocument, RETRIEVED_UNITS, type TokenSpan, UNIT_TOKENS } from '../core/infmem/retrieval';
+import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
 import { pyStrip } from '../core/pytext';
 import { diffMemory } from '../core/memory-diff';
 import type { Tokenizer } from '../core/tokenizer';
@@ -147,10 +148,17 @@ export async function readInfmem(deps: InfmemReadDeps, { run: loaded, text, engi
   };
   const resume: InfmemResume | undefined =
     run.nextChunk > 0 ? { nextChunk: run.nextChunk, memory: run.memory, votes: run.infmem?.votes ?? 0, history: run.infmem?.history ?? [] } : undefined;
-  const loop = infmemLoop({ document, question: run.question, steps: held, earlyStop: run.method?.earlyStop ?? 3, signal, ...(resume && { resume }) });
+  const loop = infmemLoop({
+    document,
+    question: run.question,
+    steps: held,
+    earlyStop: run.method?.earlyStop ?? DEFAULT_EARLY_STOP,
+    signal,
+    ...(resume && { resume }),
+  });
   const step = { plan: null as PlanEvent | null, startedAt: performance.now() };
   let stopped: { index: number; votes: number } | undefined;
-  for await (const event of loop as AsyncGenerator<InfmemEvent>) {
+  for await (const event of loop) {
     if (event.kind === 'plan') {
       step.plan = event;
       if (event.ends) stopped = { index: event.index, votes: event.votes };

@@ -148,18 +148,26 @@ export class SourceFinder {
       runAnchors(run, (id) => store.getAnchors(id)).catch((): Anchor[] => []),
     ]);
     // Only the sections tracing looks at are read from storage: a book of any size costs a few chunks.
+    const rangeText = async (start: number, end: number) => {
+      if (!run.books) return docs[0] ? await store.readText(run.documentId, start, end) : undefined;
+      // In a set, the range's book: its header line, then characters of its own text.
+      const at = bookRange(run.books, start, end);
+      const book = run.books[at.book]!;
+      const text = docs[at.book] ? await store.readText(book.documentId, at.from, at.to) : undefined;
+      return text === undefined ? undefined : bookHeader(at.book, book.title).slice(at.headerFrom, at.headerTo) + text;
+    };
     const section = async (r: number) => {
       const rev = revisions[r];
       if (!rev) return undefined;
-      if (!run.books) {
-        const text = docs[0] ? await store.readText(run.documentId, rev.start, rev.end) : undefined;
-        return text === undefined ? undefined : { text, start: rev.start };
+      const text = await rangeText(rev.start, rev.end);
+      if (text === undefined) return undefined;
+      // An InfMem step read the passages it retrieved with its chunk: a fact may come from one of them.
+      const passages = [];
+      for (const p of rev.plan?.retrieved ?? []) {
+        const passage = await rangeText(p.start, p.end);
+        if (passage !== undefined) passages.push({ text: passage, start: p.start });
       }
-      // In a set, the section's book: its header line, then characters of its own text.
-      const at = bookRange(run.books, rev.start, rev.end);
-      const book = run.books[at.book]!;
-      const text = docs[at.book] ? await store.readText(book.documentId, at.from, at.to) : undefined;
-      return text === undefined ? undefined : { text: bookHeader(at.book, book.title).slice(at.headerFrom, at.headerTo) + text, start: rev.start };
+      return { text, start: rev.start, ...(passages.length && { passages }) };
     };
     return {
       tracer: new Tracer({ question: run.question, memories, section }),

@@ -318,6 +318,16 @@ function sourcesMarkdown(sources: RunExport['sources'], answer: number, total: n
   return lines;
 }
 
+/** An InfMem revision's plan in Markdown: its searches or its vote, and each retrieved passage's chunk and first words. */
+function planMarkdown(plan: RunExport['revisions'][number]['plan']): string[] {
+  if (!plan) return [];
+  const what = plan.queries.length
+    ? `searched ${plan.queries.map((q) => JSON.stringify(q)).join(', ')}`
+    : `${plan.stop ? 'voted to stop' : 'called no search'} (${plan.votes} in a row)`;
+  const passages = plan.retrieved.map((p, i) => `${i + 1}. chunk ${p.chunk + 1}, characters ${p.start}–${p.end}: ${p.excerpt.replace(/\s+/g, ' ').trim()}…`);
+  return [`Plan: ${what}.`, '', ...(passages.length ? ['Retrieved passages:', '', ...passages, ''] : [])];
+}
+
 /** What the Markdown export says of a memory that is still the empty start. */
 export const EMPTY_MEMORY_NOTE = '*Empty: the read starts with no memory, and none has been written yet.*';
 
@@ -336,13 +346,28 @@ export function toMarkdown(e: RunExport): string {
     '',
     ...sourcesMarkdown(e.sources, RUN_ANSWER, total),
   ];
+  const method = e.run.method;
+  if (method) {
+    const stopped = e.run.infmem?.stopped;
+    lines.splice(
+      3,
+      0,
+      `Method: InfMem, stop after ${method.earlyStop} votes in a row. ` +
+        (stopped
+          ? `Stopped before chunk ${stopped.index + 1} of ${total} after ${stopped.votes} votes; chunks ${stopped.index + 1} to ${total} were never read.`
+          : e.run.status === 'done'
+            ? 'Read every chunk.'
+            : ''),
+      '',
+    );
+  }
   const books = e.run.books;
   // A set's books in reading order, and with each revision the book its chunk is in.
   if (books) lines.splice(3, 0, 'Books, read in this order as one stream:', '', ...books.map((b, i) => `${i + 1}. ${bookName(b)}`), '');
   for (const r of e.revisions) {
     const f = fence(r.memory);
     const book = books ? ` · ${bookName(books[bookAt(books, r.start)]!)}` : '';
-    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total}${book})`, '');
+    lines.push(`## Revision ${r.index + 1} (chunk ${r.index + 1} of ${total}${book})`, '', ...planMarkdown(r.plan));
     // The empty start's words are what the prompt sends, not memory: said as what they are.
     lines.push(...(isEmptyStart(r.memory) ? [EMPTY_MEMORY_NOTE, ''] : [f, r.memory, f, '']));
   }

@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
-import { type DocumentRecord, type RevisionRecord, RUN_ANSWER, type RunRecord } from './data';
+import type { DocumentRecord, RevisionRecord, RunRecord } from './data';
 import { estimateRemaining, formatRemaining, formatRunBooks } from './format';
 import { SetBooks } from './SetBooks';
 import { FollowUp } from './FollowUp';
@@ -14,11 +14,9 @@ import { SpeculationNotice } from './engines/webllm/SpeculationNotice';
 import { RunDelete } from './RunDelete';
 import { ProgressBar } from './ProgressBar';
 import { JobControls, JobStopAlert } from './JobControls';
-import { type SourceTarget, Sources } from './Sources';
+import type { SourceTarget } from './Sources';
 import { type ReadAction, ReadQuestions } from './ReadQuestions';
-import { engineUi } from './engines';
-import { answerText } from './answer-text';
-import { sentences } from './sentences';
+import { RunAnswer } from './RunAnswer';
 
 interface Props {
   run: RunRecord;
@@ -46,6 +44,90 @@ interface Props {
   cited: CitedMark | null;
 }
 
+/** The run's heading: its question, books and sizes, its books in a set, its settings. */
+function RunHead({
+  run,
+  revisions,
+  books,
+  total,
+  counting,
+}: {
+  run: RunRecord;
+  revisions: readonly RevisionRecord[];
+  books: readonly (DocumentRecord | null)[];
+  total: number;
+  counting: boolean;
+}) {
+  const { t } = useTranslation();
+  return (
+    <header className="run-head">
+      <h2 tabIndex={-1}>{run.question}</h2>
+      <p className="hint">
+        {formatRunBooks(run)} ·{' '}
+        {t(run.skim ? 'run.factsSkimmed' : counting ? 'readPage.factsAbout' : 'run.facts', {
+          chunks: total,
+          from: run.skim?.totalChunks ?? 0,
+          chunkTokens: run.settings.chunkTokens,
+          memoryTokens: run.settings.memoryTokens,
+        })}
+      </p>
+      <SetBooks run={run} books={books} />
+      <RunSettings run={run} revisions={revisions} />
+      <SpeculationNotice run={run} />
+      <InfmemModelNotice run={run} />
+    </header>
+  );
+}
+
+/** How far the run has read, its status and the time left. */
+function RunProgressRow({ run, read, total, counting, eta }: { run: RunRecord; read: number; total: number; counting: boolean; eta: number | null }) {
+  const { t } = useTranslation();
+  return (
+    <div className="progress-row">
+      <ProgressBar label={t('run.progress')} value={read} max={total} text={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })} />
+      <p className="status" aria-live="polite">
+        {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read, total })}
+        {run.status === 'running' && read === total ? ` · ${t('run.writingAnswerShort')}` : ''}
+        {run.infmem?.stopped ? ` · ${t('infmem.stoppedShort', { n: run.infmem.stopped.index + 1 })}` : ''}
+        {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
+      </p>
+    </div>
+  );
+}
+
+/** The memory (or the answer) being written now. */
+function WritingPane({ writing, total }: { writing: { index: number; text: string }; total: number }) {
+  const { t } = useTranslation();
+  return (
+    <section aria-label={t('run.writingRegion')} className="pane writing">
+      <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>
+      {isEmptyStart(writing.text) ? (
+        <EmptyMemory />
+      ) : (
+        <pre tabIndex={0} className="text">
+          {writing.text}
+        </pre>
+      )}
+    </section>
+  );
+}
+
+/** "Show its revisions" pressed: focus goes to the revisions of that question once they are in view. */
+function useRevisionsFocus(runId: string, onShowQuestion: Props['onShowQuestion']) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusRevisions = useRef(false);
+  useEffect(() => {
+    if (!focusRevisions.current) return;
+    focusRevisions.current = false;
+    heading.current?.focus();
+  }, [runId]);
+  const showQuestion = (id: string, source?: SourceTarget) => {
+    focusRevisions.current = source === undefined && id !== runId;
+    onShowQuestion(id, source);
+  };
+  return [heading, showQuestion] as const;
+}
+
 /** One run: its progress, controls, revisions and answer. */
 export function RunView({
   run,
@@ -68,18 +150,7 @@ export function RunView({
   const { t } = useTranslation();
   // A read of several questions shows each answer in its list; the question in view is marked there, not repeated below.
   const several = run.readId !== undefined && runs.filter((r) => r.readId === run.readId).length > 1;
-  const revisionsHeading = useRef<HTMLHeadingElement>(null);
-  // "Show its revisions" pressed: focus goes to the revisions of that question once they are in view.
-  const focusRevisions = useRef(false);
-  useEffect(() => {
-    if (!focusRevisions.current) return;
-    focusRevisions.current = false;
-    revisionsHeading.current?.focus();
-  }, [run.id]);
-  const showQuestion = (id: string, source?: SourceTarget) => {
-    focusRevisions.current = source === undefined && id !== run.id;
-    onShowQuestion(id, source);
-  };
+  const [revisionsHeading, showQuestion] = useRevisionsFocus(run.id, onShowQuestion);
   // While the book is still being cut, the count is an estimate.
   const counting = run.chunking !== undefined;
   const total = counting ? Math.max(run.chunking!.estimate, run.chunks.length) : run.chunks.length;
@@ -95,31 +166,9 @@ export function RunView({
 
   return (
     <section className="run" aria-label={t('run.region')}>
-      <header className="run-head">
-        <h2 tabIndex={-1}>{run.question}</h2>
-        <p className="hint">
-          {formatRunBooks(run)} ·{' '}
-          {t(run.skim ? 'run.factsSkimmed' : counting ? 'readPage.factsAbout' : 'run.facts', {
-            chunks: total,
-            from: run.skim?.totalChunks ?? 0,
-            chunkTokens: run.settings.chunkTokens,
-            memoryTokens: run.settings.memoryTokens,
-          })}
-        </p>
-        <SetBooks run={run} books={books} />
-        <RunSettings run={run} revisions={revisions} />
-        <SpeculationNotice run={run} />
-        <InfmemModelNotice run={run} />
-      </header>
+      <RunHead run={run} revisions={revisions} books={books} total={total} counting={counting} />
       <ReadQuestions run={run} runs={runs} onShow={showQuestion} onRead={onReadControl} />
-      <div className="progress-row">
-        <ProgressBar label={t('run.progress')} value={read} max={total} text={t(counting ? 'run.progressTextAbout' : 'run.progressText', { read, total })} />
-        <p className="status" aria-live="polite">
-          {t(`run.status.${run.status}`)} · {t(counting ? 'run.chunksCounting' : 'run.chunks', { read, total })}
-          {run.status === 'running' && read === total ? ` · ${t('run.writingAnswerShort')}` : ''}
-          {eta !== null ? ` · ${formatRemaining(eta)}` : ''}
-        </p>
-      </div>
+      <RunProgressRow run={run} read={read} total={total} counting={counting} eta={eta} />
       <JobControls status={run.status} onPause={onPause} onResume={onResume} onCancel={onCancel}>
         {run.status !== 'running' && onDelete && <RunDelete key={run.id} run={run} revisions={read} onDelete={onDelete} />}
       </JobControls>
@@ -129,53 +178,8 @@ export function RunView({
         paused={t('run.pausedBy', { error: run.error })}
         failed={t('run.stopped', { error: run.error, chunk: run.nextChunk + 1 })}
       />
-      {run.status === 'running' && writing && (
-        <section aria-label={t('run.writingRegion')} className="pane writing">
-          <h3>{writing.index < total ? t('run.writingChunk', { n: writing.index + 1 }) : t('run.writingAnswer')}</h3>
-          {isEmptyStart(writing.text) ? (
-            <EmptyMemory />
-          ) : (
-            <pre tabIndex={0} className="text">
-              {writing.text}
-            </pre>
-          )}
-        </section>
-      )}
-      {several ? (
-        run.answer !== undefined &&
-        engineUi(run.engineId).noModel && (
-          <p className="hint answer-kind" role="note">
-            {sentences(t('run.picked'), t('run.pickedWriters'))}
-          </p>
-        )
-      ) : (
-        <section aria-label={t('run.answer')} className="answer">
-          <h3>{t('run.answer')}</h3>
-          {/* A model-free engine picks sentences; the page says so, and which engines would write an answer. */}
-          {run.answer !== undefined && engineUi(run.engineId).noModel && (
-            <p className="hint answer-kind" role="note">
-              {sentences(t('run.picked'), t('run.pickedWriters'))}
-            </p>
-          )}
-          {run.answer ? (
-            <p className="answer-text">{answerText(run.answer)}</p>
-          ) : run.answer !== undefined ? (
-            <>
-              <p className="hint">
-                {t('run.noAnswer', {
-                  prompts: run.prompts?.label ?? t('run.thePrompts'),
-                  form:
-                    run.prompts?.answerStyle === 'recurrent' ? t('run.formRecurrent') : run.prompts?.answerStyle === 'recurrent-boxed' ? ' (\\boxed{…})' : '',
-                })}
-              </p>
-              <pre className="text">{run.reply ?? ''}</pre>
-            </>
-          ) : (
-            <p className="hint">{t('run.answerLater')}</p>
-          )}
-          {run.status === 'done' && run.answer !== undefined && <Sources runId={run.id} answer={RUN_ANSWER} total={total} onOpen={onOpenSource} />}
-        </section>
-      )}
+      {run.status === 'running' && writing && <WritingPane writing={writing} total={total} />}
+      <RunAnswer run={run} several={several} total={total} onOpenSource={onOpenSource} />
       {run.status === 'done' && <FollowUp key={run.id} run={run} total={total} onOpenSource={onOpenSource} />}
       {several && (
         <h3 ref={revisionsHeading} tabIndex={-1} className="revisions-of">

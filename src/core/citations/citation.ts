@@ -10,6 +10,8 @@ import type { Note } from './notes';
 export interface SectionText {
   text: string;
   start: number;
+  /** Passages of the book read with the section (an InfMem step's retrieved passages): their sentences are sources too. */
+  passages?: readonly { text: string; start: number }[];
 }
 
 export interface TraceInput {

@@ -1,7 +1,7 @@
-import { sentenceSpans, type Span } from '../text';
+import { sentenceSpans } from '../text';
 import { isCjkKey, isNumberKey, keyShape, keysOf, nameKeys } from './keys';
 import { type Note, splitNotes } from './notes';
-import { type Citation, isNoAnswer, merge, type NoteTrace, type SectionText, type Sources, type TraceInput, type Unsourced } from './citation';
+import { type Citation, isNoAnswer, merge, type NoteTrace, type Sources, type TraceInput, type Unsourced } from './citation';
 import { KeyTimeline, staysOf } from './timeline';
 import { heldByAnswer } from './held';
 
@@ -59,8 +59,8 @@ interface MemoryView {
 }
 
 interface SectionSentences {
-  section: SectionText;
-  spans: Span[];
+  /** The sentences of the section and of the passages read with it, by their places in the run's text. */
+  sentences: { start: number; end: number; text: string }[];
   keys: Set<string>[];
 }
 
@@ -307,12 +307,8 @@ export class Tracer {
       if (!kept.has(best.revision) && kept.size > 0) citation.returned = true;
       if (best.sentence !== null) {
         const found = (await this.sentencesOf(best.revision))!;
-        const span = found.spans[best.sentence]!;
-        citation.sentence = {
-          start: found.section.start + span.start,
-          end: found.section.start + span.end,
-          text: found.section.text.slice(span.start, span.end).replace(/\s+/g, ' '),
-        };
+        const sentence = found.sentences[best.sentence]!;
+        citation.sentence = { start: sentence.start, end: sentence.end, text: sentence.text.replace(/\s+/g, ' ') };
       }
       citations.push(citation);
     }
@@ -352,8 +348,10 @@ export class Tracer {
     if (found === undefined) {
       const section = await this.input.section(revision);
       if (section) {
-        const spans = sentenceSpans(section.text);
-        found = { section, spans, keys: spans.map((s) => new Set(keysOf(section.text.slice(s.start, s.end)))) };
+        const sentences = [section, ...(section.passages ?? [])].flatMap((piece) =>
+          sentenceSpans(piece.text).map((s) => ({ start: piece.start + s.start, end: piece.start + s.end, text: piece.text.slice(s.start, s.end) })),
+        );
+        found = { sentences, keys: sentences.map((s) => new Set(keysOf(s.text))) };
       } else found = null;
       this.sections.set(revision, found);
     }

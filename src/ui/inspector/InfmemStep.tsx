@@ -1,15 +1,11 @@
-import type { MouseEvent } from 'react';
+import { type MouseEvent, useLayoutEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type Anchor, sourcePlace } from '../../core/anchors';
 import type { RetrievedPassage, RevisionRecord, RunRecord } from '../data';
 import { type SourceTarget, sourceHref } from '../Sources';
-import { i18n } from '../i18n';
-
-/** What a planner did before a chunk, in words: its searches, or its vote to stop, with the votes in a row. */
-export function planWords(plan: NonNullable<RevisionRecord['plan']>, limit: number): string {
-  if (plan.queries.length) return i18n.t('infmem.searched', { queries: plan.queries.map((q) => `“${q}”`).join(', ') });
-  return plan.stop ? i18n.t('infmem.voted', { votes: plan.votes, limit }) : i18n.t('infmem.noSearch', { votes: plan.votes, limit });
-}
+import './infmem.css';
+import { citedPassage, planWords } from './infmem-plan';
+import type { CitedMark } from './RevisionDetail';
 
 interface Props {
   run: RunRecord;
@@ -18,6 +14,8 @@ interface Props {
   read: number;
   anchors: readonly Anchor[];
   onOpenSource(target: SourceTarget): void;
+  /** A source's sentence opened at this step: where the chunk does not hold it, the passage that does is marked and focused. */
+  cited?: CitedMark | null;
 }
 
 /** One retrieved passage: its place, its first words, and where its chunk was read, a link that opens it marked there. */
@@ -28,6 +26,7 @@ function Passage({
   read,
   anchors,
   onOpen,
+  cited,
 }: {
   runId: string;
   passage: RetrievedPassage;
@@ -35,8 +34,16 @@ function Passage({
   read: number;
   anchors: readonly Anchor[];
   onOpen(target: SourceTarget): void;
+  /** This passage holds the sentence a source opened (its count moves focus here each time). */
+  cited: number | null;
 }) {
   const { t } = useTranslation();
+  const item = useRef<HTMLLIElement>(null);
+  useLayoutEffect(() => {
+    if (cited === null) return;
+    item.current?.scrollIntoView({ block: 'nearest' });
+    item.current?.focus({ preventScroll: true });
+  }, [cited]);
   const place = sourcePlace(anchors, p.start, p);
   const target: SourceTarget = { revision: p.chunk, start: p.start, end: p.end };
   const open = (e: MouseEvent) => {
@@ -47,7 +54,8 @@ function Passage({
   };
   const unread = p.chunk >= read;
   return (
-    <li>
+    <li ref={item} tabIndex={cited === null ? undefined : -1} className={cited === null ? undefined : 'cited'}>
+      {cited !== null && <strong>{t('infmem.holdsCited')} </strong>}
       <span className="source-place">
         {t(unread ? 'infmem.passageUnread' : 'infmem.passage', { k, chunk: p.chunk + 1, place: place ? ` · ${place}` : '' })}
       </span>
@@ -62,11 +70,12 @@ function Passage({
 }
 
 /** An InfMem step: the plan before the chunk (the searches, or a vote to stop) and the passages the writer was given with it. */
-export function InfmemStep({ run, revision, read, anchors, onOpenSource }: Props) {
+export function InfmemStep({ run, revision, read, anchors, onOpenSource, cited }: Props) {
   const { t } = useTranslation();
   const plan = revision.plan;
   if (!plan) return null;
   const limit = run.method?.earlyStop ?? 0;
+  const holding = citedPassage(revision, cited);
   return (
     <section aria-label={t('infmem.plan')} className="pane infmem-step">
       <h3>{t('infmem.plan')}</h3>
@@ -75,7 +84,16 @@ export function InfmemStep({ run, revision, read, anchors, onOpenSource }: Props
       {plan.retrieved.length ? (
         <ol aria-label={t('infmem.retrieved')} className="sources">
           {plan.retrieved.map((p, i) => (
-            <Passage key={`${p.start}-${i}`} runId={run.id} passage={p} k={i + 1} read={read} anchors={anchors} onOpen={onOpenSource} />
+            <Passage
+              key={`${p.start}-${i}`}
+              runId={run.id}
+              passage={p}
+              k={i + 1}
+              read={read}
+              anchors={anchors}
+              onOpen={onOpenSource}
+              cited={i === holding ? (cited?.focus ?? 0) : null}
+            />
           ))}
         </ol>
       ) : (

@@ -130,7 +130,14 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
         />
       </div>
       {shown !== null && revisions[shown]?.plan && (
-        <InfmemStep run={run} revision={revisions[shown]} read={revisions.length} anchors={anchors} onOpenSource={onOpenSource} />
+        <InfmemStep
+          run={run}
+          revision={revisions[shown]}
+          read={revisions.length}
+          anchors={anchors}
+          onOpenSource={onOpenSource}
+          cited={cited && cited.revision === shown ? cited : null}
+        />
       )}
     </div>
   );

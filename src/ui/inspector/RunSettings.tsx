@@ -38,6 +38,12 @@ export function RunSettings({ run, revisions }: { run: RunRecord; revisions?: re
           {run.engineId}
           {typeof run.engineConfig?.model === 'string' ? ` · ${t('runSettings.model', { model: run.engineConfig.model })}` : ''}
         </dd>
+        <dt>{t('infmem.method')}</dt>
+        <dd>
+          {run.method
+            ? t('infmem.methodValue', { votes: run.method.earlyStop, thinking: t(run.method.thinking ? 'infmem.thinkingOn' : 'infmem.thinkingOff') })
+            : t('infmem.memagent')}
+        </dd>
         {speculation && (
           <>
             <dt>{t('runSettings.speculate')}</dt>

@@ -7,6 +7,7 @@ import type { RevisionRecord } from '../data';
 import { formatNumber } from '../format';
 import { i18n } from '../i18n';
 import { describeWriting } from './writing';
+import { planEntry } from './infmem-plan';
 
 interface Props {
   revisions: readonly RevisionRecord[];
@@ -38,14 +39,6 @@ export interface RevisionContext {
   reason?: ReadReason | undefined;
   /** An InfMem read's early stop: the entry says the plan before the chunk. */
   earlyStop?: number | undefined;
-}
-
-/** An InfMem revision's plan, as a timeline entry says it: its searches, or its vote to stop; '' for MemAgent's. */
-export function planEntry(r: RevisionRecord, earlyStop: number | undefined): string {
-  const plan = r.plan;
-  if (!plan) return '';
-  if (plan.queries.length) return i18n.t('infmem.entrySearched', { queries: plan.queries.map((q) => `“${q}”`).join(', ') });
-  return plan.votes > 0 ? i18n.t('infmem.entryVoted', { votes: plan.votes, limit: earlyStop ?? plan.votes }) : '';
 }
 
 export function describeRevision(r: RevisionRecord, { total, bookLength, anchors = [], reason, earlyStop }: RevisionContext): string {
