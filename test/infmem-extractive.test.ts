@@ -130,7 +130,9 @@ describe('InfMem read by the extractive engine’s stand-ins', () => {
 
   it('refuses another engine, and a server beside the extractive engine', async () => {
     const refused = (args: string[]) => readInfmemCommand(['book.txt', '--method', 'infmem', '-q', 'Q', ...args], () => 0, {});
-    await expect(refused(['--engine', 'webllm'])).rejects.toThrow(/with a server \(--base-url\) or with --engine extractive, not --engine webllm/);
+    await expect(refused(['--engine', 'wllama'])).rejects.toThrow(
+      /with a server \(--base-url\), --engine webllm or --engine extractive, not --engine wllama \(wllama runs in the browser only\)/,
+    );
     await expect(refused(['--engine', 'extractive', '--base-url', 'http://127.0.0.1:9/v1'])).rejects.toThrow(/reads without a server/);
   });
 });
