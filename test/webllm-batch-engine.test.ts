@@ -7,7 +7,13 @@ import type { GpuSession, SessionRequest } from '../src/engines/webllm/gpu-sessi
 import type { ModelEntry } from '../src/engines/webllm/models/models';
 
 const tokenizer = { count: (text: string) => text.split(' ').length } as Tokenizer;
-const MODEL = { id: 'qwen', label: 'Qwen', custom: false } as ModelEntry;
+const MODEL = {
+  id: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
+  label: 'Qwen',
+  modelUrl: 'https://h.example/Qwen/resolve/main/',
+  libUrl: 'https://l.example/Qwen2-0.5B-Instruct-q4f32_1-ctx4k_cs1k-webgpu.wasm',
+  custom: false,
+} as ModelEntry;
 
 /** A session that writes each batch's replies as "reply to <message>", and says whether the loaded library can batch. */
 function session(blocker?: string) {

@@ -128,6 +128,7 @@ export class InfmemFileLibrary {
 
   /** Fetches each file not kept yet; a failure is kept for the status to say, not thrown. */
   async fetchMissing(): Promise<InfmemFileStatus[]> {
+    // `fetch` keeps the failure for `status` to say.
     for (const id of IDS) if (!(await this.kept(id))) await this.fetch(id).catch(() => undefined);
     return this.status();
   }

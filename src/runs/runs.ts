@@ -117,9 +117,9 @@ export class Runs {
    */
   private async together(runs: readonly RunProgress[], begin: (id: string) => Promise<void> | void): Promise<void> {
     const first = runs[0];
-    // An engine that cannot be opened now fails in each run's own reading, where it is reported.
     // InfMem's runs take no step batch: each plans, stops and ends on its own.
     const batched = first && runs.length > 1 && !first.method;
+    // An engine that cannot be opened now fails in each run's own reading, where it is reported.
     const engine = batched ? await this.deps.engines.open(first.engineId, first.engineConfig).catch(() => undefined) : undefined;
     if (engine)
       await this.reader.reserve(
