@@ -14,7 +14,7 @@
 import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../../core/generation';
 import { DEFAULT_LOOKUP, lookupDraft } from '../../../core/prompt-lookup';
 import { cleanUpAfter } from '../../../core/failures';
-import { seededRandom } from '../../../core/random';
+import { replyRandom } from '../../../core/random';
 import { verifyPass } from '../../../core/speculative';
 import type { BatchKernels, BatchModel, PreparedSequence, SequenceWriter } from './batch-model';
 import { draftLengthFor, type SpeculationPlan } from './speculate';
@@ -174,7 +174,8 @@ class BatchRun {
       item,
       prompt,
       writer,
-      random: seededRandom(seed),
+      // One number per reply position: the reply is the one this request writes alone with the seed.
+      random: replyRandom(seed, () => writer.written().length),
       cached: 0,
       filled: 0,
       shown: '',
