@@ -159,6 +159,19 @@ describe('the GPU benchmark’s several questions', () => {
     expect(record.mode).toBe('ngram');
   });
 
+  it('takes the step’s reply as the first question’s plain reply that the oracle drafts from, and writes the others’', async () => {
+    const sent: SessionRequest[][] = [];
+    const first = { tokens: [8, 2], seconds: 5, result: { text: 'x', finishReason: 'length' as const, usage: { promptTokens: 3, completionTokens: 2 } } };
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      { messages: [{ role: 'user', content: 'Who?' }], question: 'Who?', questions: 2, maxTokens: 2, mode: { kind: 'oracle' }, draft: 2, first },
+    );
+    // The second question's plain reply, both questions drafting alone, then the batch.
+    expect(sent.map((s) => s.map((r) => r.speculation?.maxDraft))).toEqual([[undefined], [2], [2], [2, 2]]);
+    expect(sent[0]![0]!.messages[0]!.content).toBe('Who? (Question 2 of 2.)');
+    expect(record.single.passes).toBe(4);
+  });
+
   it('writes both ways speculatively with --speculate’s mode, the oracle’s drafts from plain replies written first', async () => {
     const sent: SessionRequest[][] = [];
     const record = await measureBatch(

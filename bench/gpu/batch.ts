@@ -104,7 +104,11 @@ export async function measureBatch(
   });
   // Drafts copied from the plain replies (oracle, partial) need those replies first; prompt lookup needs nothing.
   const plain: number[][] = [];
-  if (mode && mode.kind !== 'ngram') for (const [i, m] of asked.entries()) plain.push((await b.session.write(b.model, b.window, request(m, i))).tokens);
+  // The step's reply, where given, is the first question's plain reply.
+  if (mode && mode.kind !== 'ngram') {
+    for (const [i, m] of asked.entries())
+      plain.push(i === 0 && step.first ? [...step.first.tokens] : (await b.session.write(b.model, b.window, request(m, i))).tokens);
+  }
   const plans = () => asked.map((_, i) => (mode ? planFor(mode, plain[i] ?? [], draft) : undefined));
 
   const singleTokens: number[][] = first ? [[...first.tokens]] : [];

@@ -298,7 +298,8 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             messages,
             // A tiny step writes too few tokens for a pass to verify a draft: three give one pass room for two.
             maxTokens,
-            ...(o.suite && maxTokens === shape.write && { plain: stepReply }),
+            // The step was written with the modes' sampling and seed (the suite, --questions): it is their plain reply.
+            ...((o.suite || o.questions) && maxTokens === shape.write && { plain: stepReply }),
             modes: speculate,
             ...(o.draft !== undefined && { draft: o.draft }),
             verifyKs: tiny ? [2] : [1, 2, 4, 8, 16, 32],
