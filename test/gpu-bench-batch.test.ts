@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { GenerateResult } from '../src/core/generation';
 import type { GpuSession, SessionRequest } from '../src/engines/webllm/gpu-session';
 import type { ModelEntry } from '../src/engines/webllm/models/models';
-import { describeBatch, measureBatch, questionMessages } from '../bench/gpu/batch';
+import { describeBatch, measureBatch, measureSuiteBatches, questionMessages } from '../bench/gpu/batch';
+import { questionSeed } from '../src/core/plan';
 import { BenchUsageError, parseBenchArgs } from '../bench/gpu/options';
 
 const DEFAULTS = { library: 'lib.wasm', tokenizer: 'tokenizer.json', text: 'book.txt', cacheDir: '/cache', out: 'out.json' };
@@ -24,7 +25,11 @@ function fakeSession(sent: SessionRequest[][]) {
     writeBatch: async (_m: ModelEntry, _w: number, rs: readonly SessionRequest[]) => {
       sent.push([...rs]);
       const tokens = rs.map(reply);
-      return { results: tokens.map((t) => ({ status: 'fulfilled' as const, value: result(t) })), tokens, passes: { prefill: 1, write: 1 }, batched: true };
+      // A speculating request drafted 3 tokens and kept 2; each row took 1, 2, … ms to sample.
+      const results = tokens.map((t, i) => ({ status: 'fulfilled' as const, value: result(t, rs[i]!.speculation ? 1 : undefined) }));
+      for (const r of results) if (r.value.usage.writing) r.value.usage.writing = { passes: 1, drafted: 3, accepted: 2 };
+      const samplingMs = tokens.flat().map((_, i) => i + 1);
+      return { results, tokens, passes: { prefill: 1, write: 1 }, batched: true, samplingMs };
     },
   } as unknown as GpuSession;
 }
@@ -39,6 +44,55 @@ describe('the GPU benchmark’s several questions', () => {
       ['--questions', 'two'],
     ])
       expect(() => parseBenchArgs(wrong, DEFAULTS)).toThrow(BenchUsageError);
+  });
+
+  it('samples both ways as asked, each question with its own seed from the read’s, and records the drafted and kept tokens and a row’s sampling time', async () => {
+    const sent: SessionRequest[][] = [];
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      {
+        messages: [{ role: 'user', content: 'Who?' }],
+        question: 'Who?',
+        questions: 2,
+        maxTokens: 2,
+        mode: { kind: 'oracle' },
+        draft: 2,
+        sampling: { temperature: 0.7, topP: 0.95, seed: 7 },
+      },
+    );
+    const seeds = [questionSeed(7, 0), questionSeed(7, 1)];
+    expect(seeds[0]).toBe(7);
+    for (const requests of sent) {
+      for (const r of requests) expect(r.options).toMatchObject({ temperature: 0.7, topP: 0.95 });
+    }
+    // The plain replies the oracle drafts from, the two alone, then the batch: each question always with its own seed.
+    expect(sent.map((rs) => rs.map((r) => r.options.seed))).toEqual([[seeds[0]], [seeds[1]], [seeds[0]], [seeds[1]], seeds]);
+    expect(record.sampling).toEqual({ temperature: 0.7, topP: 0.95, seed: 7 });
+    expect(record.batched).toMatchObject({ drafted: 6, kept: 4 });
+    expect(record.single).toMatchObject({ drafted: 0, kept: 0 });
+    // Four rows sampled in 1, 2, 3 and 4 ms: the median is 2.5.
+    expect(record.samplingMsPerRow).toBe(2.5);
+    const table = describeBatch(record).join('\n');
+    expect(table).toContain('2 at temperature 0.7, top-p 0.95, seed 7');
+    expect(table).toMatch(/one batch .* 4 of 6 drafted kept/);
+    expect(table).toContain('sampling a row in the batch: 2.500 ms (median)');
+  });
+
+  it('measures 1, 2 and 4 questions for the suite, greedy and at temperature 0.7 and top-p 0.95, with the read’s seed', async () => {
+    const sent: SessionRequest[][] = [];
+    const records = await measureSuiteBatches(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      { messages: [{ role: 'user', content: 'Who?' }], question: 'Who?', maxTokens: 2, seed: 3 },
+    );
+    expect(records.map((r) => [r.questions, r.sampling.temperature, r.sampling.topP, r.sampling.seed])).toEqual([
+      [1, 0, 0.95, 3],
+      [2, 0, 0.95, 3],
+      [4, 0, 0.95, 3],
+      [1, 0.7, 0.95, 3],
+      [2, 0.7, 0.95, 3],
+      [4, 0.7, 0.95, 3],
+    ]);
+    expect(records.every((r) => r.same)).toBe(true);
   });
 
   it('asks the step’s prompt each question, the first as the step asked it', () => {
@@ -103,6 +157,19 @@ describe('the GPU benchmark’s several questions', () => {
     expect(sent.map((s) => s.length)).toEqual([1, 1, 2]);
     expect(sent[0]![0]).toMatchObject({ messages: [{ content: 'Who?' }], speculation: { maxDraft: 2 } });
     expect(record.mode).toBe('ngram');
+  });
+
+  it('takes the step’s reply as the first question’s plain reply that the oracle drafts from, and writes the others’', async () => {
+    const sent: SessionRequest[][] = [];
+    const first = { tokens: [8, 2], seconds: 5, result: { text: 'x', finishReason: 'length' as const, usage: { promptTokens: 3, completionTokens: 2 } } };
+    const record = await measureBatch(
+      { session: fakeSession(sent), model: MODEL, window: 8192, log: () => undefined },
+      { messages: [{ role: 'user', content: 'Who?' }], question: 'Who?', questions: 2, maxTokens: 2, mode: { kind: 'oracle' }, draft: 2, first },
+    );
+    // The second question's plain reply, both questions drafting alone, then the batch.
+    expect(sent.map((s) => s.map((r) => r.speculation?.maxDraft))).toEqual([[undefined], [2], [2], [2, 2]]);
+    expect(sent[0]![0]!.messages[0]!.content).toBe('Who? (Question 2 of 2.)');
+    expect(record.single.passes).toBe(4);
   });
 
   it('writes both ways speculatively with --speculate’s mode, the oracle’s drafts from plain replies written first', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bytesPerDecodeStep, decodeLimit, deviceBandwidth } from '../bench/gpu/bandwidth';
-import { BenchUsageError, parseBenchArgs, SHAPES, shapeOf } from '../bench/gpu/options';
+import { benchSampling, BenchUsageError, parseBenchArgs, SHAPES, shapeOf } from '../bench/gpu/options';
 import { libraryMetadata } from '../src/engines/webllm/models/library-metadata';
 import { LIBRARY_PATH } from './support/synthetic-model';
 
@@ -21,6 +21,28 @@ describe('the GPU benchmark’s sizes and options', () => {
     expect(parseBenchArgs(['--suite', '--speculate', 'partial:0.3'], DEFAULTS)).toMatchObject({ suite: true, speculate: 'partial:0.3' });
     for (const wrong of [['--size', 'huge'], ['--chunk', '0'], ['--prompt-write', '1'], ['--templates', 'paper'], ['--bandwidth-gbps', '-1'], ['--what']]) {
       expect(() => parseBenchArgs(wrong, DEFAULTS)).toThrow(BenchUsageError);
+    }
+  });
+
+  it('takes --temperature, --top-p and --seed in a read’s ranges, temperature 0, top-p 0.95 and seed 1 where not given', () => {
+    const o = parseBenchArgs(['--temperature', '0.7', '--top-p', '0.95', '--seed', '7'], DEFAULTS);
+    if (o === 'help') throw new Error('help');
+    expect(o).toMatchObject({ temperature: 0.7, topP: 0.95, seed: 7 });
+    expect(benchSampling(o)).toEqual({ temperature: 0.7, topP: 0.95, seed: 7 });
+    const plain = parseBenchArgs([], DEFAULTS);
+    if (plain === 'help') throw new Error('help');
+    expect(plain).not.toHaveProperty('temperature');
+    expect(benchSampling(plain)).toEqual({ temperature: 0, topP: 0.95, seed: 1 });
+    expect(parseBenchArgs(['--seed', '0', '--top-p', '1', '--temperature', '2'], DEFAULTS)).toMatchObject({ seed: 0, topP: 1, temperature: 2 });
+    for (const [flag, value, message] of [
+      ['--temperature', '2.5', /--temperature must be from 0 to 2/],
+      ['--temperature', 'warm', /--temperature must be a number/],
+      ['--top-p', '0', /--top-p must be above 0 and at most 1/],
+      ['--seed', '-1', /--seed must be a whole number/],
+      ['--seed', '1.5', /--seed must be a whole number/],
+      ['--seed', String(2 ** 31), /--seed must be a whole number from 0 to 2147483647/],
+    ] as const) {
+      expect(() => parseBenchArgs([`${flag}=${value}`], DEFAULTS)).toThrow(message);
     }
   });
 

@@ -44,6 +44,7 @@ describe('the GPU bench’s draft length', () => {
     tuner.observePass({ drafted: 4, accepted: 4, seconds: 0.125 });
     const record: SpeculationRecord = {
       maxTokens: 10,
+      sampling: { temperature: 0.7, topP: 0.95, seed: 7 },
       context: 100,
       plain: figure,
       plainTokens: PLAIN,
@@ -54,7 +55,7 @@ describe('the GPU bench’s draft length', () => {
       verifyCost: [],
     };
     const lines = describeSpeculation(record).join('\n');
-    expect(lines).toContain('K per mode');
+    expect(lines).toContain('temperature 0.7, top-p 0.95, seed 7, up to 10 written, K per mode');
     expect(lines).toContain('3 per pass');
     expect(lines).toMatch(
       /K adaptive from 0 to 32 \(at the end: 100 % of drafted positions kept, [\d.]+ tokens a pass at K = 8, pass [\d.]+ ms \+ [\d.]+ ms a drafted token, plain step [\d.]+ ms, next K \d+\)/,
@@ -77,6 +78,7 @@ describe('the GPU bench’s draft length', () => {
     });
     const lines = describeSuite({
       maxTokens: 10,
+      sampling: { temperature: 0, topP: 0.95, seed: 1 },
       context: 100,
       plain: figure(150, 1, 8),
       plainTokens: PLAIN,

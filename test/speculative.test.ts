@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOOKUP, lookupDraft } from '../src/core/prompt-lookup';
-import { seededRandom } from '../src/core/random';
+import { replyRandom, seededRandom } from '../src/core/random';
 import { applyPenalties, decide, type Distribution, probability, samplingDistribution, verifyPass } from '../src/core/speculative';
 
 /** A distribution over 0..weights.length-1 with probabilities proportional to `weights` (zeros left out). */
@@ -12,16 +12,21 @@ function fromWeights(weights: readonly number[]): Distribution {
 }
 
 /**
- * The cells of [0, 1) on which one decision's outcome cannot change: cut
- * where the kept probability ends and at every cumulative sum of what it
- * draws from, as the rule is stated (keep with p(x), else draw from the rest).
+ * The cells of [0, 1) on which one decision's outcome cannot change, for the
+ * rule as it is usually stated (keep with p(x), else draw from the rest: cut
+ * where the kept probability ends and at every cumulative sum of the rest)
+ * and for a plain draw from p (cut at its cumulative sums): cut at both, so
+ * that the law found does not depend on which way the rule draws.
  */
 function cells(p: Distribution, x: number | undefined): [mid: number, width: number][] {
   const keep = x === undefined ? 0 : probability(p, x);
   const cuts = [0, 1];
   if (keep > 0) cuts.push(keep);
   let sum = keep;
+  let plain = 0;
   for (let i = 0; i < p.ids.length; i++) {
+    plain += p.probs[i]!;
+    cuts.push(Math.min(1, plain));
     if (p.ids[i] === x) continue;
     sum += p.probs[i]!;
     cuts.push(Math.min(1, sum));
@@ -103,6 +108,38 @@ describe('the acceptance rule for one drafted token', () => {
 });
 
 describe('speculative writing as a whole', () => {
+  it('writes with given numbers per position the reply plain sampling writes with them, whatever was drafted', () => {
+    const prefixes = 1 + VOCAB + VOCAB * VOCAB + VOCAB ** 3;
+    fc.assert(
+      fc.property(
+        fc.array(weightsArb, { minLength: prefixes, maxLength: prefixes }),
+        fc.array(fc.array(fc.nat(VOCAB - 1), { maxLength: 3 }), { minLength: prefixes, maxLength: prefixes }),
+        fc.nat(),
+        (table, drafts, seed) => {
+          const index = (prefix: readonly number[]) => [0, 1, 1 + VOCAB, 1 + VOCAB + VOCAB ** 2][prefix.length]! + prefix.reduce((n, t) => n * VOCAB + t, 0);
+          const model = (prefix: readonly number[]) => fromWeights(table[index(prefix)]!);
+          const length = 4;
+          const write = (drafting: boolean) => {
+            const written: number[] = [];
+            const random = replyRandom(seed, () => written.length);
+            while (written.length < length) {
+              const draft = drafting ? drafts[index(written)]!.slice(0, length - written.length - 1) : [];
+              verifyPass(
+                draft,
+                () => model(written),
+                (t) => (written.push(t), written.length < length),
+                random,
+              );
+            }
+            return written;
+          };
+          expect(write(true)).toEqual(write(false));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('gives every reply of three tokens exactly the probability plain sampling gives it, for any drafts and any prefix-dependent model', () => {
     const prefixes = 1 + VOCAB + VOCAB * VOCAB;
     fc.assert(
@@ -216,6 +253,19 @@ describe('the sampling distribution', () => {
 });
 
 describe('seeded randomness', () => {
+  it('gives one number per reply position: the same for a seed and position however often asked, another for another seed or position', () => {
+    let at = 0;
+    const a = replyRandom(7, () => at);
+    const first = [0, 1, 2, 3].map((i) => ((at = i), a()));
+    at = 2;
+    expect([a(), a()]).toEqual([first[2], first[2]]);
+    expect(new Set(first).size).toBe(4);
+    expect(first.every((u) => u >= 0 && u < 1)).toBe(true);
+    at = 0;
+    expect(replyRandom(8, () => at)()).not.toBe(first[0]);
+    expect(replyRandom(7, () => 0)()).toBe(first[0]);
+  });
+
   it('repeats for one seed and differs for another', () => {
     const a = seededRandom(42);
     const b = seededRandom(42);

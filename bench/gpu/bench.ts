@@ -29,9 +29,9 @@ import { NodeWebLLM } from '../../src/engines/webllm/node/runtime';
 import { nodeMlcFactory, type WebLLMModule } from '../../src/engines/webllm/node/webllm-module';
 import type { WebLLMVersion } from '../../src/engines/webllm/versions';
 import { type Bandwidth, bytesPerDecodeStep, decodeLimit, deviceBandwidth } from './bandwidth';
-import { type BenchOptions, BenchUsageError, type Shape, shapeOf } from './options';
+import { type BenchOptions, type BenchSampling, benchSampling, BenchUsageError, type Shape, shapeOf } from './options';
 import { describeSpeculation, describeSuite, measureSpeculation, parseSpeculate, type SpeculationRecord } from './speculate';
-import { type BatchRecord, describeBatch, measureBatch } from './batch';
+import { type BatchRecord, describeBatch, measureBatch, measureSuiteBatches } from './batch';
 import { chooseRuntime } from './runtime-choice';
 import { startCpuProfile } from './cpu-profile';
 import { compareFeatures, type DawnTogglesReport, toggleFlags } from './dawn-toggles';
@@ -43,6 +43,9 @@ import { describeTimes } from './describe-times';
 const TINY_TEMPLATES: PromptTemplates = { update: '{problem}\n{memory}\n{section}', final: '{problem}\n{memory}' };
 const QUESTION = { app: 'What becomes of Victor Frankenstein and the creature he made?', tiny: 'Who?' };
 const MODEL_ID = 'custom:made-up-qwen2.5';
+/** The suite's questions: a prompt of this many tokens of the book after the question, up to this many written. */
+const SUITE_BATCH_PROMPT = 512;
+const SUITE_BATCH_WRITE = 32;
 
 export interface BenchEnvironment {
   /** WebLLM's module, as this build loads it (the installed package, or the one bundled). */
@@ -104,6 +107,8 @@ export interface BenchRecord {
   suite?: boolean;
   /** With --questions N: the step for N questions written one after another and as one batch. */
   batch?: BatchRecord;
+  /** With --suite: 1, 2 and 4 questions of a shorter prompt, one after another and batched, greedy and sampled. */
+  batches?: BatchRecord[];
   /** The V8 CPU profile of the measured part (prompts and step), where one was asked for. */
   cpuProfile?: string;
 }
@@ -253,10 +258,11 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
         );
       }
       probe.begin();
-      // The suite's step is written at temperature 0: the plain reply that speculative writing is compared with, written
-      // once; so is a step asked several questions, whose first question's reply one by one it is.
-      const temperature = o.suite || o.questions ? 0 : 0.7;
-      ({ step, messages, result: stepResult } = await oneStep(engine, book, { shape, templates, question, temperature }));
+      // The suite's step is written with the modes' sampling (temperature 0 unless given): the plain reply that
+      // speculative writing is compared with, written once; so is a step asked several questions, whose first
+      // question's reply one by one it is.
+      const sampling = o.suite || o.questions ? benchSampling(o) : { ...benchSampling(o), temperature: o.temperature ?? 0.7 };
+      ({ step, messages, result: stepResult } = await oneStep(engine, book, { shape, templates, question, sampling }));
       stepTokens = [...runtime.session.lastTokens];
       step.times = await probe.end();
       log(`One step: ${step.promptTokens} tokens read, ${step.written} written, ${step.seconds.toFixed(1)} s.`);
@@ -292,10 +298,12 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             messages,
             // A tiny step writes too few tokens for a pass to verify a draft: three give one pass room for two.
             maxTokens,
-            ...(o.suite && maxTokens === shape.write && { plain: stepReply }),
+            // The step was written with the modes' sampling and seed (the suite, --questions): it is their plain reply.
+            ...((o.suite || o.questions) && maxTokens === shape.write && { plain: stepReply }),
             modes: speculate,
             ...(o.draft !== undefined && { draft: o.draft }),
             verifyKs: tiny ? [2] : [1, 2, 4, 8, 16, 32],
+            sampling: benchSampling(o),
           },
         )
       : undefined;
@@ -310,7 +318,23 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
             maxTokens: shape.write,
             ...(speculate[0] && { mode: speculate[0] }),
             ...(o.draft !== undefined && { draft: o.draft }),
+            sampling: benchSampling(o),
             first: stepReply,
+          },
+        )
+      : undefined;
+
+    const batches = o.suite
+      ? await measureSuiteBatches(
+          { session: runtime.session, model: engine.model, window, ...(engine.systemMessage !== undefined && { system: engine.systemMessage }), log },
+          {
+            // A shorter prompt than the step's, so that the seven replies one by one and three batches, twice, fit the suite's minutes.
+            messages: tiny ? messages : [{ role: 'user', content: `${question}\n\n${promptOf(book, tokenizer, SUITE_BATCH_PROMPT)[0]!.content}` }],
+            question,
+            maxTokens: Math.min(shape.write, SUITE_BATCH_WRITE),
+            ...(speculate[0] && { mode: speculate[0] }),
+            ...(o.draft !== undefined && { draft: o.draft }),
+            seed: benchSampling(o).seed,
           },
         )
       : undefined;
@@ -352,6 +376,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
           : null,
       ...(speculation && { speculation }),
       ...(batch && { batch }),
+      ...(batches && { batches }),
       ...(o.cpuProfile && { cpuProfile: o.cpuProfile }),
     };
     mkdirSync(dirname(o.out), { recursive: true });
@@ -366,7 +391,7 @@ export async function runGpuBench(o: BenchOptions, env: BenchEnvironment): Promi
 async function oneStep(
   engine: WebLLMEngine,
   book: string,
-  { shape, templates, question, temperature }: { shape: Shape; templates: PromptTemplates; question: string; temperature: number },
+  { shape, templates, question, sampling }: { shape: Shape; templates: PromptTemplates; question: string; sampling: BenchSampling },
 ): Promise<{ step: StepFigure; messages: readonly ChatMessage[]; result: GenerateResult }> {
   const tokenizer = engine.tokenizer;
   const chunks = chunkAll(book, tokenizer, shape.chunk).slice(0, 2);
@@ -393,7 +418,7 @@ async function oneStep(
     generator: timed,
     templates,
     memoryTokens: shape.write,
-    sampling: { temperature, topP: 0.95, seed: 1 },
+    sampling,
     resume: { nextChunk: chunks.length - 1, memory },
   });
   const first = await loop.next();
@@ -440,6 +465,7 @@ export function describeRecord(r: BenchRecord): string {
     ...(r.speculation ? describeSpeculation(r.speculation) : []),
     ...(r.speculation && r.suite ? describeSuite(r.speculation) : []),
     ...(r.batch ? describeBatch(r.batch) : []),
+    ...(r.batches ?? []).flatMap(describeBatch),
     ...(r.dawn.enabled.length + r.dawn.disabled.length
       ? [`  Dawn toggles      ${r.dawn.flags.join(' ')}: features gained ${r.dawn.gained?.join(', ') || 'none'}, lost ${r.dawn.lost?.join(', ') || 'none'}`]
       : []),

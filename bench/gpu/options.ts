@@ -5,6 +5,7 @@
  * adapter.
  */
 import { parseArgs } from 'node:util';
+import { MAX_SEED } from '../../src/core/plan';
 
 export interface Shape {
   /** Tokens of book text in the step's section. */
@@ -58,7 +59,30 @@ export interface BenchOptions {
   suite?: boolean;
   /** Also write the step for this many questions, one after another and as one batch (batch.ts). */
   questions?: number;
+  /** --temperature, --top-p, --seed: how the step, the speculative modes and the batches sample (see benchSampling). */
+  temperature?: number;
+  topP?: number;
+  seed?: number;
 }
+
+/** How the benchmark's requests sample: one seed for the read, each question's own from it (questionSeed). */
+export interface BenchSampling {
+  temperature: number;
+  topP: number;
+  seed: number;
+}
+
+/** The options' sampling for the speculative modes and the batches: temperature 0 unless given, top-p 0.95, seed 1. */
+export function benchSampling(o: Pick<BenchOptions, 'temperature' | 'topP' | 'seed'>): BenchSampling {
+  return { temperature: o.temperature ?? 0, topP: o.topP ?? 0.95, seed: o.seed ?? 1 };
+}
+
+/** What --suite writes for several questions: 1, 2 and 4 of them, greedy and at the paper's sampling. */
+export const SUITE_QUESTIONS = [1, 2, 4] as const;
+export const SUITE_SAMPLINGS: readonly Omit<BenchSampling, 'seed'>[] = [
+  { temperature: 0, topP: 0.95 },
+  { temperature: 0.7, topP: 0.95 },
+];
 
 /** What --suite measures beside the plain step. */
 export const SUITE_MODES = 'ngram,oracle';
@@ -92,11 +116,18 @@ Options:
   --speculate MODE      off (default), ngram, oracle or partial:R, or a comma list (oracle,ngram): beside the
                         plain step, its prompt written at temperature 0 plainly and speculatively in each mode
   --suite               the step, then --speculate ngram,oracle (no prompt series unless --prompts), and one
-                        table of step seconds, decode tokens/s, passes per token and each one's ratio to plain
+                        table of step seconds, decode tokens/s, passes per token and each one's ratio to plain;
+                        then 1, 2 and 4 questions of a shorter prompt, one by one and batched, with the first
+                        mode, at temperature 0 and at 0.7 / top-p 0.95
   --questions N         also write the step for N questions (at least 2) at temperature 0, one after another and
                         then as one batch (one KV-cache sequence each): seconds, passes, tokens per pass each way,
                         and each question's tokens; with --speculate, both ways write with its first mode. The step
                         is then written at temperature 0, and without --speculate it is the first question's reply
+  --temperature T       sampling temperature, 0 to 2, for the step, the speculative modes and the batches
+                        (default 0; the step alone, without --suite or --questions, 0.7)
+  --top-p P             top-p, above 0 and at most 1 (default 0.95)
+  --seed N              the read's seed, 0 to ${MAX_SEED} (default 1): the step and the first question sample with it,
+                        each other question with its own seed made from it, as a read of several questions does
   --draft K             drafted tokens per pass, fixed, in every mode; without it each mode chooses K (0, a plain
                         decode step, to 32) before each pass from what its passes measured, as the app does
 `;
@@ -137,6 +168,9 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
         draft: { type: 'string' },
         questions: { type: 'string' },
         suite: { type: 'boolean' },
+        temperature: { type: 'string' },
+        'top-p': { type: 'string' },
+        seed: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -184,7 +218,32 @@ export function parseBenchArgs(argv: string[], defaults: Pick<BenchOptions, 'lib
     ...(values['cpu-profile'] !== undefined && { cpuProfile: values['cpu-profile'] }),
     ...(values.peer && { peer: true }),
     ...(values.questions !== undefined && { questions: whole('questions', values.questions, 2) }),
+    ...samplingFlags(values),
   };
+}
+
+/** --temperature, --top-p and --seed, each checked against the range a read takes. */
+function samplingFlags(values: { temperature?: string; 'top-p'?: string; seed?: string }): Pick<BenchOptions, 'temperature' | 'topP' | 'seed'> {
+  const out: Pick<BenchOptions, 'temperature' | 'topP' | 'seed'> = {};
+  const number = (name: string, value: string) => {
+    const n = value.trim() === '' ? NaN : Number(value);
+    if (!Number.isFinite(n)) throw new BenchUsageError(`--${name} must be a number, got "${value}".`);
+    return n;
+  };
+  if (values.temperature !== undefined) {
+    out.temperature = number('temperature', values.temperature);
+    if (out.temperature < 0 || out.temperature > 2) throw new BenchUsageError(`--temperature must be from 0 to 2, got "${values.temperature}".`);
+  }
+  if (values['top-p'] !== undefined) {
+    out.topP = number('top-p', values['top-p']);
+    if (!(out.topP > 0 && out.topP <= 1)) throw new BenchUsageError(`--top-p must be above 0 and at most 1, got "${values['top-p']}".`);
+  }
+  if (values.seed !== undefined) {
+    const seed = whole('seed', values.seed, 0)!;
+    if (seed > MAX_SEED) throw new BenchUsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, got "${values.seed}".`);
+    out.seed = seed;
+  }
+  return out;
 }
 
 /** The shape a run measures: its size's, with the options' overrides. */

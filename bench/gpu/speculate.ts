@@ -19,7 +19,7 @@ import type { ModelEntry } from '../../src/engines/webllm/models/models';
 import type { DraftEstimate } from '../../src/core/draft-length';
 import { adaptivePlan, fixedPlan, type SpeculationPlan } from '../../src/engines/webllm/driver/speculate';
 import { truncateCache, verifyForward } from '../../src/engines/webllm/driver/driver';
-import { BenchUsageError } from './options';
+import { type BenchSampling, BenchUsageError } from './options';
 
 export type SpeculateMode = { kind: 'ngram' } | { kind: 'oracle' } | { kind: 'partial'; share: number };
 
@@ -72,7 +72,7 @@ export type DraftChoice = { fixed: number } | { adaptive: DraftEstimate & { cap:
 export interface ModeFigure extends WritingFigure {
   mode: string;
   draft: DraftChoice;
-  /** The token ids written speculatively: at temperature 0 the same as `plainTokens`. */
+  /** The token ids written speculatively: with the same sampling and seed, the same as `plainTokens`. */
   speculativeTokens: number[];
   same: boolean;
 }
@@ -87,10 +87,12 @@ export interface SpeculationRecord {
   /** `--draft K` where given: every mode drafted K. Absent: see each mode's `draft`. */
   draft?: number;
   maxTokens: number;
+  /** How every reply sampled; with its seed, each mode's tokens are the plain reply's. */
+  sampling: BenchSampling;
   /** Tokens in the KV cache when the verify passes were timed: the step's prompt and its plain reply. */
   context: number;
   plain: WritingFigure;
-  /** The token ids the plain reply wrote (temperature 0). */
+  /** The token ids the plain reply wrote. */
   plainTokens: number[];
   modes: ModeFigure[];
   verifyCost: VerifyCost[];
@@ -155,22 +157,26 @@ export interface SpeculationStep {
   draft?: number;
   /** The draft lengths whose verify pass is timed at the step's context. */
   verifyKs: readonly number[];
-  /** The plain reply at temperature 0 where it was already written (the suite's step): not written again. */
+  /** The plain reply where it was already written with the same sampling (the suite's step): not written again. */
   plain?: PlainReply;
+  /** How every reply samples (default temperature 0): with one seed, a mode writes the plain reply's tokens however it drafts. */
+  sampling?: BenchSampling;
 }
 
 /** The measurements above, for the step's `messages`, writing up to `maxTokens`. */
 export async function measureSpeculation(b: SpeculationBench, step: SpeculationStep): Promise<SpeculationRecord> {
   const { messages, maxTokens, modes, draft, verifyKs } = step;
+  const sampling = step.sampling ?? { temperature: 0, topP: 0.95, seed: 1 };
+  const options = { maxTokens, temperature: sampling.temperature, topP: sampling.topP, seed: sampling.seed };
   const write = async (plan?: SpeculationPlan) => {
     const t0 = performance.now();
-    const out = await b.session.write(b.model, b.window, { messages, options: { maxTokens, temperature: 0 }, system: b.system, speculation: plan });
+    const out = await b.session.write(b.model, b.window, { messages, options, system: b.system, speculation: plan });
     return { ...out, seconds: (performance.now() - t0) / 1000 };
   };
   const plainRun = step.plain ?? (await write());
   const plain = figure(plainRun.result, plainRun.seconds);
   const plainTokens = [...plainRun.tokens];
-  b.log(`Plain, temperature 0: ${plain.written} written in ${plain.passes + 1} passes, ${plain.seconds.toFixed(2)} s.`);
+  b.log(`Plain, temperature ${sampling.temperature}: ${plain.written} written in ${plain.passes + 1} passes, ${plain.seconds.toFixed(2)} s.`);
 
   // The cache now holds the prompt and the plain reply (less its last token): the step's context.
   const verifyCost: VerifyCost[] = [];
@@ -202,7 +208,7 @@ export async function measureSpeculation(b: SpeculationBench, step: SpeculationS
         `${f.accepted} of ${f.drafted} drafted accepted, ${f.seconds.toFixed(2)} s; ${same ? 'the same tokens as plain' : 'NOT the same tokens as plain'}.`,
     );
   }
-  return { ...(draft !== undefined && { draft }), maxTokens, context, plain, plainTokens, modes: figures, verifyCost };
+  return { ...(draft !== undefined && { draft }), maxTokens, sampling, context, plain, plainTokens, modes: figures, verifyCost };
 }
 
 /** The record's lines for the terminal. */
@@ -211,7 +217,7 @@ export function describeSpeculation(s: SpeculationRecord): string[] {
   const row = (name: string, f: WritingFigure) =>
     `  ${name.padEnd(17)} ${f.written} written in ${f.passes + 1} passes: ${f.passesPerToken} passes per token, ${f.acceptedPerPass} accepted per pass (${f.accepted} of ${f.drafted} drafted, ${f.draftedPerPass} per pass); decode ${rate(f.decodeTokensPerSecond)}; ${f.seconds.toFixed(2)} s`;
   return [
-    `  speculation       temperature 0, up to ${s.maxTokens} written, ${s.draft === undefined ? 'K per mode' : `K = ${s.draft}`}`,
+    `  speculation       temperature ${s.sampling.temperature}${s.sampling.temperature ? `, top-p ${s.sampling.topP}, seed ${s.sampling.seed}` : ''}, up to ${s.maxTokens} written, ${s.draft === undefined ? 'K per mode' : `K = ${s.draft}`}`,
     row('  plain', s.plain),
     ...s.modes.flatMap((m) => [`${row(`  ${m.mode}`, m)}${m.same ? '' : '  — tokens differ from plain!'}`, `${''.padEnd(20)}${describeChoice(m.draft)}`]),
     `  verify pass       at ${s.context} tokens: ${s.verifyCost.map((c) => `k=${c.k} ${c.ms.toFixed(0)} ms`).join(', ') || '—'}`,

@@ -4,7 +4,9 @@
  * written has the request's own distribution p given the tokens before it.
  * A drafted token x is kept with probability p(x); at the first one rejected
  * a token is drawn from p with x taken out (renormalised); when every drafted
- * token was kept, one more (the bonus) is drawn from p.
+ * token was kept, one more (the bonus) is drawn from p. Here each position's
+ * token is drawn as plain sampling draws it and a draft is kept where it
+ * matches (see decide): the same law, and the same reply for the same numbers.
  */
 import { nucleus, wholeSoftmax } from './top-p';
 
@@ -80,20 +82,18 @@ export interface Decision {
 }
 
 /**
- * One position: keep `drafted` with probability p(drafted), else draw from
- * p without it. With nothing drafted (the bonus), a plain draw from p. One
- * uniform number decides, and none is drawn where nothing is left to chance
- * (a greedy request), so seeded runs repeat.
+ * One position: the token is drawn from p with one uniform number (none
+ * where nothing is left to chance, a greedy request), and `drafted` is kept
+ * where it is that token. So it is kept with probability p(drafted), a
+ * rejection writes a token of p with the drafted one taken out
+ * (renormalised), as the acceptance rule has it; and the token written is
+ * the one plain sampling draws with the same number, whatever was drafted:
+ * with numbers fixed per position (replyRandom), a seeded reply is the same
+ * drafted or not.
  */
 export function decide(p: Distribution, drafted: number | undefined, random: () => number): Decision {
-  if (drafted === undefined) return { token: p.ids.length === 1 ? p.ids[0]! : drawFrom(p, random()), accepted: false };
-  const keep = probability(p, drafted);
-  if (keep >= 1) return { token: drafted, accepted: true };
-  if (keep <= 0) return { token: p.ids.length === 1 ? p.ids[0]! : drawFrom(p, random()), accepted: false };
-  const u = random();
-  if (u < keep) return { token: drafted, accepted: true };
-  // Given a rejection, (u - keep) / (1 - keep) is again uniform on [0, 1).
-  return { token: drawFrom(p, (u - keep) / (1 - keep), drafted), accepted: false };
+  const token = p.ids.length === 1 ? p.ids[0]! : drawFrom(p, random());
+  return { token, accepted: drafted !== undefined && token === drafted };
 }
 
 export interface PassResult {

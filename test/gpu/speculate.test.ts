@@ -14,6 +14,8 @@ import { fixedPlan } from '../../src/engines/webllm/driver/speculate';
 import type { TokenizerConfigLike } from '../../src/engines/webllm/models/system-message';
 import { WEBLLM_0_2_79 } from '../../src/engines/webllm/versions';
 import { swiftShaderEnv } from './support';
+import { questionSeed } from '../../src/core/plan';
+import { samplingDistribution } from '../../src/core/speculative';
 
 // Speculative writing on WebLLM 0.2.79's real kernels: the made-up 0.5B (real library, weights made up from its
 // metadata) on SwiftShader, where a forward pass takes tens of seconds, so the file counts them: one load serves it;
@@ -225,5 +227,45 @@ describe('several questions in one batch on the real kernels (WebLLM 0.2.79, Swi
     for (const i of [1, 2]) compare(`at token ${i} of the self-check's reply, 4 sequences verified`, singleRows.get(i)!, oracleRows.get(i)!);
     compare('at the short reply’s last token, after the pop, 2 sequences decoded, against WebLLM’s own decode', shortLast, wrongRows.get(2)!);
     compare('at the short reply’s last token, 2 sequences decoded, against WebLLM’s own decode', shortLast, plainRows.get(2)!);
+  });
+});
+
+describe('a seeded read of two questions at the paper’s sampling on the real kernels (WebLLM 0.2.79, SwiftShader)', () => {
+  it('writes each question batched, one of them drafting, token for token as alone, at temperature 0.7 and top-p 0.95 with each its own seed', async () => {
+    // A seeded request alone is sampled by the app's sampler on WebLLM's own pipeline; in a batch by the same sampler,
+    // with the same number per reply position. Three tokens each: alone, a prefill and two decode steps; batched, one
+    // prefill pass, one pass where the first question verifies a draft of its own reply alone, and one more.
+    const sampling = { temperature: 0.7, topP: 0.95 };
+    const questions = [SELF_CHECK_MESSAGES, SHORT].map((messages, i) => ({ messages, seed: questionSeed(7, i) }));
+    const request = (q: (typeof questions)[number], plan?: ReturnType<typeof fixedPlan>) => ({
+      messages: q.messages,
+      options: { maxTokens: 3, ...sampling, seed: q.seed },
+      system: engine.systemMessage,
+      speculation: plan,
+    });
+    const t0 = performance.now();
+    const alone: number[][] = [];
+    for (const q of questions) alone.push((await runtime.session.write(engine.model, window, request(q))).tokens);
+    log(
+      `alone at 0.7 / 0.95, seeds ${questions.map((q) => q.seed).join(', ')}: tokens ${JSON.stringify(alone)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
+    // How many tokens each decided row's nucleus held: where it is one, the draw decides nothing (see docs/gpu.md).
+    const nucleus: number[] = [];
+    const plan = {
+      ...fixedPlan(1, (w: readonly number[]) => alone[0]!.slice(w.length)),
+      onLogits: (_: number, row: Float32Array) => void nucleus.push(samplingDistribution(row, sampling).ids.length),
+    };
+    const t1 = performance.now();
+    const out = await runtime.session.writeBatch(engine.model, window, [request(questions[0]!, plan), request(questions[1]!)]);
+    log(
+      `batched at 0.7 / 0.95: tokens ${JSON.stringify(out.tokens)} in ${((performance.now() - t1) / 1000).toFixed(1)} s, ${out.passes.prefill} prefill + ${out.passes.write} writing passes; ` +
+        `sampling a row ${out.samplingMs.map((ms) => ms.toFixed(2)).join(', ')} ms; nucleus sizes of the drafting question's verified rows ${JSON.stringify(nucleus)}`,
+    );
+    expect(out.batched).toBe(true);
+    expect(out.tokens).toEqual(alone);
+    const first = out.results[0]!.status === 'fulfilled' ? out.results[0]!.value : undefined;
+    expect(first?.usage.writing).toMatchObject({ drafted: 1, accepted: 1 });
+    // Every token written was drawn from one row, sampled by the batch's sampler.
+    expect(out.samplingMs).toHaveLength(out.tokens.flat().length);
   });
 });

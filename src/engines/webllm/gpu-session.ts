@@ -11,11 +11,11 @@ import { stepRequest, webllmRequest, webllmSampling } from '../request';
 import type { CompletionRequest } from '../../core/infmem/thinking';
 import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models/models';
-import { seededRandom } from '../../core/random';
+import { replyRandom } from '../../core/random';
 import { type SpeculationPlan, SpeculativeDecoder } from './driver/speculate';
-import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withDecodeHook } from './driver/driver';
+import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withAppSampler, withDecodeHook } from './driver/driver';
 import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './check/self-check';
-import type { Sampling } from '../../core/speculative';
+import { GREEDY_TEMPERATURE, type Sampling } from '../../core/speculative';
 import { batchBlocker, type BatchPipeline } from './driver/driver-batch';
 import { batchOnPipeline, type SessionBatch } from './driver/session-batch';
 import type { SessionRequest } from './driver/session-request';
@@ -287,19 +287,32 @@ export class GpuSession {
     return speedOfStream(result, timing, countedPrompt);
   }
 
-  /** One step's request on the loaded model, the lock held: with its plan's decoder in place of WebLLM's decode step where it has one. */
+  /**
+   * One step's request on the loaded model, the lock held: with its plan's
+   * decoder in place of WebLLM's decode step where it has one. A seeded
+   * request that samples draws its tokens as its sequence in a batch would
+   * (withAppSampler, one number per reply position): the same seed, the same
+   * reply, alone or batched, drafted or not.
+   */
   private async send(mlc: Mlc, model: ModelEntry, request: SessionRequest): Promise<{ result: GenerateResult; tokens: number[] }> {
     const { messages, options, system, speculation } = request;
     const body = webllmRequest(stepRequest(messages, options, system));
-    if (!speculation) return this.stream(mlc, model, body, options);
+    const seeded = options.seed !== undefined && !(options.temperature !== undefined && options.temperature < GREEDY_TEMPERATURE);
+    if (!speculation && !seeded) return this.stream(mlc, model, body, options);
+    const pipeline = loadedPipeline(mlc, model.id) as VerifyPipeline | undefined;
+    const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
+    const random = replyRandom(seed, () => pipeline?.outputIds.length ?? 0);
+    const plain = () => this.stream(mlc, model, body, options);
+    // An engine whose pipeline cannot be read (none the app loads) samples with WebLLM's own sampler and the seed.
+    const write = () => (seeded && pipeline ? withAppSampler(this.webllm, pipeline, random, plain) : plain());
+    if (!speculation) return write();
     // Drafts are looked up in what the model is sent, the system message included.
     const sent = (body.messages ?? []) as { content?: unknown }[];
     const prompt = sent.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-    const seed = typeof body.seed === 'number' ? body.seed : Math.floor(Math.random() * 2 ** 32);
-    const decoder = new SpeculativeDecoder(this.webllm, prompt, speculation, seededRandom(seed));
-    const hook: DecodeHook = (pipeline, genConfig, own) => decoder.decode(pipeline, genConfig, own);
+    const decoder = new SpeculativeDecoder(this.webllm, prompt, speculation, random);
+    const hook: DecodeHook = (p, genConfig, own) => decoder.decode(p, genConfig, own);
     try {
-      const out = await withDecodeHook(mlc, hook, () => this.stream(mlc, model, body, options));
+      const out = await withDecodeHook(mlc, hook, write);
       out.result.usage.writing = { ...decoder.stats };
       return out;
     } finally {

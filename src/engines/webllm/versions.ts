@@ -46,6 +46,8 @@ export interface WebLLMVersion {
    * its sampler state and counts the token in the reply's usage.
    */
   commitToken: 'process' | 'commit-sampled';
+  /** The pipeline's method that samples a token from a forward's logits (still on the GPU), for the prefill and each decode step. */
+  sampler: 'sampleTokenFromLogits' | 'sampleFromRawLogits';
 }
 
 /** What the app ships and bundles. */
@@ -59,6 +61,7 @@ export const WEBLLM_0_2_86: WebLLMVersion = {
   packageName: '@mlc-ai/web-llm',
   penalties: 'all',
   commitToken: 'commit-sampled',
+  sampler: 'sampleFromRawLogits',
 };
 
 /**
@@ -76,6 +79,7 @@ export const WEBLLM_0_2_79: WebLLMVersion = {
   packageName: '@mlc-ai/web-llm-0279',
   penalties: 'either',
   commitToken: 'process',
+  sampler: 'sampleTokenFromLogits',
 };
 
 export const SHIPPED_WEBLLM = WEBLLM_0_2_86;

@@ -15,7 +15,7 @@
 import { abortError, type GenerateOptions, type GenerateResult, type WritingStats } from '../../../core/generation';
 import { cleanUpAfter } from '../../../core/failures';
 import type { PassCosts } from '../../../core/pass-costs';
-import { seededRandom } from '../../../core/random';
+import { replyRandom } from '../../../core/random';
 import { type PassResult, verifyPass } from '../../../core/speculative';
 import type { BatchKernels, BatchModel, PreparedSequence, SequenceWriter } from './batch-model';
 import { batchCosts, chooseDrafts, type DraftOffer, offerFor } from './batch-speculate';
@@ -181,7 +181,8 @@ class BatchRun {
       item,
       prompt,
       writer,
-      random: seededRandom(seed),
+      // One number per reply position: the reply is the one this request writes alone with the seed.
+      random: replyRandom(seed, () => writer.written().length),
       cached: 0,
       filled: 0,
       shown: '',

@@ -7,7 +7,7 @@
  * WebLLM's public API (speculative writing, batches) is an orchestration
  * over the operations of the two.
  */
-import { applyPenalties, type Distribution, type Sampling, samplingDistribution } from '../../../core/speculative';
+import { applyPenalties, decide, type Distribution, type Sampling, samplingDistribution } from '../../../core/speculative';
 import { cleanUpQuietly } from '../../../core/failures';
 import type { Mlc } from './mlc';
 import { commitToken, type CommittingPipeline, penaltiesOf, type SamplingFields, samplingOf, verifyBlocker, type WebLLMVersion } from '../versions';
@@ -289,6 +289,51 @@ export function webllmSampler(pipeline: VerifyPipeline): ((row: Float32Array, sa
       tvm.endScope();
     }
   };
+}
+
+/** A pipeline's sampling step: a token from one forward's logits, still on the GPU (see WebLLMVersion.sampler). */
+type SampleStep = (logitsOnGPU: Tensor, genConfig?: GenConfig) => Promise<number>;
+
+/**
+ * Runs `work` with the pipeline's own sampling step (after the prefill and
+ * each decode step) replaced by the one a batch samples each sequence with
+ * (driver-batch.ts): the logits copied to the CPU, penalties, tempered
+ * softmax and top-p there, and a draw with `random` (one number per reply
+ * position, replyRandom). A request alone then writes what its sequence in a
+ * batch writes. A request with a logit processor, biases, log-probabilities
+ * or a grammar keeps WebLLM's own step (the app sends none of them). WebLLM's
+ * step is put back however `work` ends.
+ */
+export async function withAppSampler<T>(version: WebLLMVersion, pipeline: VerifyPipeline, random: () => number, work: () => Promise<T>): Promise<T> {
+  const name = version.sampler;
+  const fields = pipeline as unknown as Record<string, unknown> & { updateLogitsOnCPU?: (logits: Tensor) => Tensor };
+  const own = fields[name];
+  const toCPU = fields.updateLogitsOnCPU;
+  if (typeof own !== 'function' || typeof toCPU !== 'function') throw new Error(`WebLLM ${version.version}'s pipeline has no ${name} step to sample with.`);
+  const before = Object.getOwnPropertyDescriptor(pipeline, name);
+  const sample: SampleStep = async (logits, genConfig) => {
+    if (pipeline.logitProcessor || genConfig?.logit_bias || genConfig?.logprobs || genConfig?.response_format) {
+      return (own as SampleStep).call(pipeline, logits, genConfig);
+    }
+    const { tvm } = pipeline;
+    tvm.beginScope();
+    let held: Tensor;
+    try {
+      held = toCPU.call(pipeline, logits); // WebLLM's own copy, kept on the pipeline as its sampler keeps it
+    } finally {
+      tvm.endScope();
+    }
+    await pipeline.device.sync();
+    const row = Float32Array.from(held.toArray());
+    return decide(pipelineDriver(version, pipeline, genConfig).distribution(row), undefined, random).token;
+  };
+  fields[name] = sample;
+  try {
+    return await work();
+  } finally {
+    if (before) Object.defineProperty(pipeline, name, before);
+    else delete fields[name];
+  }
 }
 
 /** A decode step in WebLLM's engine: (pipeline, genConfig) → the step, with WebLLM's own step to fall back on. */

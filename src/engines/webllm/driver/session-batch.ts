@@ -12,6 +12,7 @@ import { batchBlocker, type BatchPipeline, endBatch, webllmBatchModel } from './
 import { canVerifyPipeline } from './driver';
 import { type ErrorContext, explainError } from '../explain-error';
 import type { SessionRequest } from './session-request';
+import type { SequenceWriter } from './batch-model';
 import type { Mlc } from './mlc';
 import type { ModelEntry } from '../models/models';
 import type { WebLLMVersion } from '../versions';
@@ -21,6 +22,8 @@ import type { GenerateResult } from '../../../core/generation';
 export interface SessionBatch extends BatchOutcome {
   batched: boolean;
   lost: boolean;
+  /** The milliseconds each row's sampling distribution took in the batch, in order (none where the requests took turns). */
+  samplingMs: number[];
 }
 
 /** A batch's request to the loaded pipeline, with what the session lends it. */
@@ -40,9 +43,10 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
   const { mlc, model, pipeline, requests, context } = b;
   if (batchBlocker(pipeline)) {
     const turns = await inTurns(requests, b.send);
-    return { ...turns, batched: false, lost: turns.results.some((r) => r.status === 'rejected' && r.reason instanceof DeviceLostError) };
+    return { ...turns, batched: false, lost: turns.results.some((r) => r.status === 'rejected' && r.reason instanceof DeviceLostError), samplingMs: [] };
   }
   const verifiable = canVerifyPipeline(pipeline);
+  const samplingMs: number[] = [];
   const onWebLLM = webllmBatchModel({
     version: context.webllm,
     mlc,
@@ -57,7 +61,8 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
       ...onWebLLM,
       prepare: async (i) => {
         try {
-          return await onWebLLM.prepare(i);
+          const prepared = await onWebLLM.prepare(i);
+          return { ...prepared, writer: timedSampling(prepared.writer, samplingMs) };
         } catch (e) {
           throw explainError(e, model, context);
         }
@@ -66,10 +71,23 @@ export async function batchOnPipeline(b: BatchOnPipeline): Promise<SessionBatch>
     requests.map((r) => ({ options: r.options, ...(verifiable && r.speculation && { plan: r.speculation }) })),
   );
   endBatch(pipeline);
-  if (outcome.failure === undefined) return { ...outcome, batched: true, lost: false };
+  if (outcome.failure === undefined) return { ...outcome, batched: true, lost: false, samplingMs };
   const err = explainError(outcome.failure, model, context);
   outcome.results = outcome.results.map((r) => (r.status === 'rejected' && r.reason === outcome.failure ? { status: 'rejected', reason: err } : r));
-  return { ...outcome, batched: true, lost: err instanceof DeviceLostError };
+  return { ...outcome, batched: true, lost: err instanceof DeviceLostError, samplingMs };
+}
+
+/** `writer` with the milliseconds of each row's sampling distribution (penalties, tempered softmax, top-p) put in `ms`. */
+function timedSampling(writer: SequenceWriter, ms: number[]): SequenceWriter {
+  return {
+    ...writer,
+    distribution: (row) => {
+      const started = performance.now();
+      const p = writer.distribution(row);
+      ms.push(performance.now() - started);
+      return p;
+    },
+  };
 }
 
 /** Requests one after another, each as the session sends it, each settled on its own: where a batch cannot be written. */
