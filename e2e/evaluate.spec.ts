@@ -181,11 +181,11 @@ test("RULER-HotpotQA dataset files are read by the paper's method, beside the pa
   await expect(page.getByRole('group', { name: 'Tasks' })).toHaveCount(0);
   const promptSet = page.getByRole('combobox', { name: 'Prompt set' });
   await expect(promptSet).toHaveValue('auto');
-  await expect(page.getByLabel('Method')).toHaveValue('recurrent-boxed');
+  await expect(page.getByRole('combobox', { name: 'Method', exact: true })).toHaveValue('recurrent-boxed');
   await promptSet.selectOption({ label: 'MemAgent (paper)' });
-  await expect(page.getByLabel('Method')).toHaveValue('recurrent');
+  await expect(page.getByRole('combobox', { name: 'Method', exact: true })).toHaveValue('recurrent');
   await promptSet.selectOption('auto');
-  await expect(page.getByLabel('Method')).toHaveValue('recurrent-boxed');
+  await expect(page.getByRole('combobox', { name: 'Method', exact: true })).toHaveValue('recurrent-boxed');
   // The Read page's own Chunk size stays in the document, hidden: the visible one is the Evaluate form's.
   await page.getByRole('spinbutton', { name: 'Chunk size (tokens)' }).fill('200');
   await page.getByRole('button', { name: 'Start evaluation' }).click();

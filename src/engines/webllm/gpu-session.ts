@@ -1,25 +1,35 @@
 import { ContextWindowShortError, DeviceLostError } from '../errors';
 import { untilAborted } from '../../core/abort';
-import { abortError, type ChatMessage, type FinishReason, type GenerateOptions, type GenerateResult } from '../../core/generation';
+import { abortError, type ChatMessage, type GenerateOptions, type GenerateResult } from '../../core/generation';
 import type { SpeedMeasurement } from '../../core/estimate';
 import { Turns } from '../../core/turns';
 import { speedOfStream, type StreamTiming } from './check/calibration';
 import { Downloads } from './models/downloads';
 import { downloadModel } from './models/model-download';
-import { type Mlc, type MlcFactory, type StreamChunk, webllmFactory } from './driver/mlc';
+import { type Mlc, type MlcFactory, webllmFactory } from './driver/mlc';
 import { stepRequest, webllmRequest, webllmSampling } from '../request';
 import type { CompletionRequest } from '../../core/infmem/thinking';
 import { explainError } from './explain-error';
 import { appConfigFor, type ModelEntry, reportModelProgress } from './models/models';
 import { replyRandom } from '../../core/random';
 import { type SpeculationPlan, SpeculativeDecoder } from './driver/speculate';
-import { canVerifyPipeline, type DecodeHook, replyTokens, type VerifyPipeline, webllmSampler, withAppSampler, withDecodeHook } from './driver/driver';
+import {
+  canVerifyPipeline,
+  type DecodeHook,
+  replyLength,
+  replyTokens,
+  type VerifyPipeline,
+  webllmSampler,
+  withAppSampler,
+  withDecodeHook,
+} from './driver/driver';
 import { SELF_CHECK_MESSAGES, SELF_CHECK_TOKENS, selfCheck, type SelfCheckOutcome } from './check/self-check';
 import { GREEDY_TEMPERATURE, type Sampling } from '../../core/speculative';
 import { batchBlocker, type BatchPipeline } from './driver/driver-batch';
 import { batchOnPipeline, type SessionBatch } from './driver/session-batch';
 import type { SessionRequest } from './driver/session-request';
-import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion, writtenTokens } from './versions';
+import { readStream, resultOf } from './session-stream';
+import { loadedContextWindow, loadedPipeline, loadOptions, SHIPPED_WEBLLM, type WebLLMVersion } from './versions';
 
 export type { SessionRequest } from './driver/session-request';
 
@@ -301,7 +311,7 @@ export class GpuSession {
     if (!speculation && !seeded) return this.stream(mlc, model, body, options);
     const pipeline = loadedPipeline(mlc, model.id) as VerifyPipeline | undefined;
     const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
-    const random = replyRandom(seed, () => pipeline?.outputIds.length ?? 0);
+    const random = replyRandom(seed, () => replyLength(pipeline));
     const plain = () => this.stream(mlc, model, body, options);
     // An engine whose pipeline cannot be read (none the app loads) samples with WebLLM's own sampler and the seed.
     const write = () => (seeded && pipeline ? withAppSampler(this.webllm, pipeline, random, plain) : plain());
@@ -350,45 +360,6 @@ export class GpuSession {
       signal?.removeEventListener('abort', interrupt);
     }
   }
-}
-
-/** A streamed reply read to its end: its text, how it ended and its usage, each piece passed to `onToken`. */
-async function readStream(
-  chunks: AsyncIterable<StreamChunk>,
-  timing: StreamTiming,
-  onToken?: (delta: string) => void,
-): Promise<{ text: string; finishReason: FinishReason; usage: StreamChunk['usage'] }> {
-  let text = '';
-  let finishReason: FinishReason = 'stop';
-  let usage: StreamChunk['usage'];
-  for await (const chunk of chunks) {
-    const choice = chunk.choices[0];
-    const delta = choice?.delta?.content ?? choice?.text;
-    if (delta) {
-      timing.firstTokenAt ??= performance.now();
-      timing.pieces++;
-      text += delta;
-      onToken?.(delta);
-    }
-    if (choice?.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : choice.finish_reason === 'abort' ? 'abort' : 'stop';
-    if (chunk.usage) usage = chunk.usage;
-  }
-  return { text, finishReason, usage };
-}
-
-/** A read stream as the engine reports it. */
-function resultOf(read: Awaited<ReturnType<typeof readStream>>, webllm: WebLLMVersion): GenerateResult {
-  const { usage } = read;
-  const result: GenerateResult = {
-    text: read.text,
-    finishReason: read.finishReason,
-    usage: { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage ? writtenTokens(webllm, usage) : 0 },
-  };
-  const extra = usage?.extra;
-  if (extra?.prefill_tokens_per_s !== undefined) result.usage.prefillTokensPerSecond = extra.prefill_tokens_per_s;
-  if (extra?.decode_tokens_per_s !== undefined) result.usage.decodeTokensPerSecond = extra.decode_tokens_per_s;
-  if (extra?.time_to_first_token_s !== undefined) result.usage.timeToFirstTokenSeconds = extra.time_to_first_token_s;
-  return result;
 }
 
 /** The paper's sampling, which reads use unless set otherwise: what the self-check compares sampling at by default. */

@@ -357,6 +357,11 @@ export async function withDecodeHook<T>(mlc: Mlc, hook: DecodeHook, work: () => 
 }
 
 /** The token ids of the reply WebLLM's pipeline last wrote (none where there is no pipeline). */
+/** How many tokens the pipeline's reply holds so far: the position of the next token drawn. */
+export function replyLength(pipeline: unknown): number {
+  return (pipeline as { outputIds?: number[] } | undefined)?.outputIds?.length ?? 0;
+}
+
 export function replyTokens(pipeline: unknown): number[] {
   const written = (pipeline as { outputIds?: number[] } | undefined)?.outputIds;
   return written ? [...written] : [];
