@@ -89,10 +89,8 @@ export type BatchSize = BatchLimit | { waitsFor: 'gpu' | 'download' };
 /** What the person chose: a set, or nothing yet (the default for the engine). */
 export type PromptChoice = 'auto' | PromptSetId;
 
-/** One pinned file as this browser has it. */
-export interface PromptFileStatus {
-  set: FileSetId;
-  label: string;
+/** A pinned file as this browser has it: MemAgent's prompt files and InfMem's alike. */
+interface PinnedFileStatus {
   path: string;
   /** The pinned hash. */
   sha256: string;
@@ -106,18 +104,15 @@ export interface PromptFileStatus {
   error?: string;
 }
 
-/** One of InfMem's two pinned files as this browser has it. */
-export interface InfmemFileStatus {
+/** One of MemAgent's pinned prompt files. */
+export interface PromptFileStatus extends PinnedFileStatus {
+  set: FileSetId;
+  label: string;
+}
+
+/** One of InfMem's two pinned files. */
+export interface InfmemFileStatus extends PinnedFileStatus {
   id: InfmemFileId;
-  path: string;
-  sha256: string;
-  /** Where it is fetched from now (the pinned commit, or the mirror set). */
-  url: string;
-  have: boolean;
-  source?: string;
-  savedAt?: number;
-  /** Why the last fetch failed, while no copy is here. */
-  error?: string;
 }
 
 export interface EvaluationRequest {

@@ -15,6 +15,8 @@ interface Props {
   labelledBy?: string;
   /** What is chosen now, said by the button and the input alike. */
   describedBy?: string;
+  /** The button is off (while something it would start is already under way). */
+  disabled?: boolean;
 }
 
 /**
@@ -23,11 +25,11 @@ interface Props {
  * keeps its label (a file is given to it) but is out of the tab order and the
  * accessibility tree, so keyboard and screen reader meet one control, the button.
  */
-export function FilePicker({ children, accept, multiple, onFiles, id, label, labelledBy, describedBy }: Props) {
+export function FilePicker({ children, accept, multiple, onFiles, id, label, labelledBy, describedBy, disabled }: Props) {
   const input = useRef<HTMLInputElement>(null);
   return (
     <span className="file-picker">
-      <button type="button" aria-describedby={describedBy} onClick={() => input.current?.click()}>
+      <button type="button" disabled={disabled} aria-describedby={describedBy} onClick={() => input.current?.click()}>
         {children}
       </button>
       <input

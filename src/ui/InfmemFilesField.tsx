@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useState } from 'react';
+import { FilePicker } from './FilePicker';
 import { useTranslation } from 'react-i18next';
 import { defaultInfmemBase, INFMEM_FILES, type InfmemFileId } from '../core/infmem/official-files';
 import type { InfmemFileStatus } from '../agent/protocol';
@@ -58,7 +59,6 @@ function MirrorField({ id, value, onSave }: { id: InfmemFileId; value: string; o
  */
 export function InfmemFilesField({ settings, onChange }: Props) {
   const { t } = useTranslation();
-  const picker = useRef<HTMLInputElement>(null);
   const [files, setFiles] = useState<InfmemFileStatus[] | null>(null);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
@@ -125,22 +125,9 @@ export function InfmemFilesField({ settings, onChange }: Props) {
         <button type="button" disabled={busy} onClick={() => void fetchNow()}>
           {t('infmemFiles.fetch')}
         </button>
-        <button type="button" disabled={busy} onClick={() => picker.current?.click()}>
+        <FilePicker accept=".py,text/x-python,text/plain" disabled={busy} onFiles={([file]) => void importFile(file!)}>
           {t('infmemFiles.import')}
-        </button>
-        <input
-          ref={picker}
-          type="file"
-          accept=".py,text/x-python,text/plain"
-          hidden
-          tabIndex={-1}
-          aria-hidden="true"
-          onChange={(e) => {
-            const file = e.currentTarget.files?.[0];
-            e.currentTarget.value = '';
-            if (file) void importFile(file);
-          }}
-        />
+        </FilePicker>
       </div>
       {IDS.map((id) => (
         <MirrorField key={id} id={id} value={bases[id]} onSave={(base) => onChange({ infmemBases: { ...bases, [id]: base } })} />
