@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useState } from 'react';
+import { FilePicker } from './FilePicker';
 import { useTranslation } from 'react-i18next';
 import {
   DEFAULT_PROMPTS_BASE,
@@ -85,7 +86,6 @@ interface Props {
 export function PromptSetField({ settings, engineId, files, refresh, onChange }: Props) {
   const { t } = useTranslation();
   const ids = { set: useId(), base: useId(), hint: useId() };
-  const picker = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [base, setBase] = useState(settings.promptsBase);
@@ -189,22 +189,9 @@ export function PromptSetField({ settings, engineId, files, refresh, onChange }:
           <button type="button" disabled={busy} onClick={() => void fetchNow()}>
             {t('prompts.fetch')}
           </button>
-          <button type="button" disabled={busy} onClick={() => picker.current?.click()}>
+          <FilePicker accept=".py,text/x-python,text/plain" disabled={busy} onFiles={([file]) => void importFile(file!)}>
             {t('prompts.import')}
-          </button>
-          <input
-            ref={picker}
-            type="file"
-            accept=".py,text/x-python,text/plain"
-            hidden
-            tabIndex={-1}
-            aria-hidden="true"
-            onChange={(e) => {
-              const file = e.currentTarget.files?.[0];
-              e.currentTarget.value = '';
-              if (file) void importFile(file);
-            }}
-          />
+          </FilePicker>
         </div>
         <div className="field">
           <label htmlFor={ids.base}>{t('prompts.mirror')}</label>
