@@ -12,7 +12,10 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INFMEM_FILES } from '../src/core/infmem/official-files';
+import { atMost } from '../src/cli/infmem-readers';
 import { readInfmemCommand } from '../src/cli/read-infmem';
+import { isAbortError } from '../src/core/generation';
+import type { CompletionRequest, CompletionResult } from '../src/core/infmem/thinking';
 import { QWEN25_DEFAULT_SYSTEM } from '../src/engines/webllm/models/system-message';
 import { FNCALL_STANDIN, INFMEM_STANDIN, infmemStandinSpecs } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
@@ -267,6 +270,68 @@ describe('memagent read --method infmem with several questions', () => {
       await server.stop();
     }
   }, 180_000);
+});
+
+describe('memagent read --method infmem with several questions, stopped', () => {
+  it('Ctrl-C stops every question with each journal saved, and --resume ends as the read never stopped', async () => {
+    let interruptAt: ((prompt: string) => boolean) | null = null;
+    const server = await startOpenAIServer({
+      completions: (body) => {
+        const prompt = String(body.prompt);
+        if (interruptAt?.(prompt)) {
+          interruptAt = null;
+          process.emit('SIGINT');
+        }
+        return script(prompt);
+      },
+    });
+    try {
+      const ask = ['-q', Q1, '-q', Q2, '--early-stop', '2', '--in-flight', '1'];
+      const whole = join(dir, 'never.infmem.jsonl');
+      const never = await read(server, [...ask, '--out', whole]);
+      expect(never.code, never.stderr).toBe(0);
+      expect(never.stderr).toContain("At most 1 of the questions' requests are in flight at once (--in-flight); the others wait their turn.");
+      const out = join(dir, 'halted.infmem.jsonl');
+      // Stopped as Q2's planner is asked about chunk 3: Q2 has written two chunks, Q1 is wherever its turns took it.
+      interruptAt = (prompt) => kind(prompt).question === Q2 && kind(prompt).role === 'planner' && kind(prompt).step === 3;
+      const stopped = await read(server, [...ask, '--out', out]);
+      expect(stopped.code, stopped.stderr).toBe(130);
+      expect(stopped.stderr).toMatch(
+        /Stopped\. Saved: .*q2: 2 of \d+ chunks in .*halted\.q2\.infmem\.jsonl\. Run the same command with --resume to continue\./,
+      );
+      expect(story(journal(join(dir, 'halted.q2.infmem.jsonl')))).toEqual(story(journal(join(dir, 'never.q2.infmem.jsonl'))).slice(0, 2));
+      // Without the questions, the resume takes them from the journals.
+      const resumed = await read(server, ['--out', out, '--resume']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toContain('q2: Resuming at chunk 3 of ');
+      expect(resumed.stdout).toBe(never.stdout);
+      for (const n of [1, 2]) expect(story(journal(join(dir, `halted.q${n}.infmem.jsonl`)))).toEqual(story(journal(join(dir, `never.q${n}.infmem.jsonl`))));
+    } finally {
+      await server.stop();
+    }
+  }, 180_000);
+});
+
+describe('--in-flight with several questions', () => {
+  it('sends at most N requests at once, the others in the order they came, and a request stopped while it waits is never sent', async () => {
+    const started: { request: CompletionRequest; answer: (r: CompletionResult) => void }[] = [];
+    const limited = atMost({ complete: (request) => new Promise((answer) => started.push({ request, answer })) }, 2);
+    const ask = (prompt: string, signal?: AbortSignal) => limited.complete({ prompt, maxTokens: 1, temperature: 0, topP: 1, ...(signal && { signal }) });
+    const stop = new AbortController();
+    const replies = [ask('a'), ask('b'), ask('c', stop.signal), ask('d')];
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await turn();
+    expect(started.map((s) => s.request.prompt)).toEqual(['a', 'b']);
+    stop.abort();
+    await expect(replies[2]).rejects.toSatisfy(isAbortError);
+    started[0]!.answer({ text: 'A' });
+    await expect(replies[0]).resolves.toEqual({ text: 'A' });
+    await turn();
+    expect(started.map((s) => s.request.prompt)).toEqual(['a', 'b', 'd']);
+    started[1]!.answer({ text: 'B' });
+    started[2]!.answer({ text: 'D' });
+    await expect(Promise.all([replies[1], replies[3]])).resolves.toEqual([{ text: 'B' }, { text: 'D' }]);
+  });
 });
 
 describe('memagent read --method infmem --chat', () => {

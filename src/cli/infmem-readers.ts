@@ -119,23 +119,31 @@ async function serverCompletions(v: ModelFlags, environment: InfmemReaderEnviron
   };
 }
 
-/** A completer that sends at most `limit` requests at once; the others wait their turn, in order (or leave, stopped). */
-function atMost(completer: RawCompleter, limit: number): RawCompleter {
+/**
+ * A completer that sends at most `limit` requests at once; the others wait
+ * their turn in order (or leave, stopped). A request that ends hands its
+ * place to the next in line, so none can slip in between.
+ */
+export function atMost(completer: RawCompleter, limit: number): RawCompleter {
   let running = 0;
   const waiting: (() => void)[] = [];
   return {
     complete: async (request) => {
-      if (running >= limit)
+      if (running < limit) running++;
+      else
         await abortable<void>(request.signal, (resolve) => {
           waiting.push(resolve);
-          return () => waiting.splice(waiting.indexOf(resolve), 1);
+          return () => {
+            const at = waiting.indexOf(resolve);
+            if (at >= 0) waiting.splice(at, 1);
+          };
         });
-      running++;
       try {
         return await completer.complete(request);
       } finally {
-        running--;
-        waiting.shift()?.();
+        const next = waiting.shift();
+        if (next) next();
+        else running--;
       }
     },
   };
