@@ -17,6 +17,7 @@ import { readInfmemCommand } from '../src/cli/read-infmem';
 import { isAbortError } from '../src/core/generation';
 import type { CompletionRequest, CompletionResult } from '../src/core/infmem/thinking';
 import { QWEN25_DEFAULT_SYSTEM } from '../src/engines/webllm/models/system-message';
+import { runCli } from './support/cli';
 import { FNCALL_STANDIN, INFMEM_STANDIN, infmemStandinSpecs } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { serveFiles } from './support/serve-fixtures';
@@ -183,7 +184,7 @@ describe('memagent read --method infmem: the journal and --resume', () => {
     }
   }, 180_000);
 
-  it('refuses to overwrite a journal, to resume it for another question or with other settings, and a MemAgent journal', async () => {
+  it('refuses to overwrite a journal, to resume it for another question or with other settings, and each method's journal with the other method', async () => {
     const server = await startOpenAIServer({ completions: (body) => script(String(body.prompt)) });
     try {
       const out = join(dir, 'kept.infmem.jsonl');
@@ -203,6 +204,10 @@ describe('memagent read --method infmem: the journal and --resume', () => {
         /holds a read by MemAgent's method: resume it without --method infmem/,
       );
       await expect(read(server, ['--resume', '--out', join(dir, 'none.jsonl')])).rejects.toThrow(/--resume has no journal to continue/);
+      // MemAgent's read, given this journal, names the flag that continues it.
+      const memagent = await runCli(['read', book, '--engine', 'extractive', '--out', out, '--resume']);
+      expect(memagent.code).toBe(2);
+      expect(memagent.stderr).toContain(`${out} holds a read by InfMem's method: resume it with --method infmem.`);
     } finally {
       await server.stop();
     }
