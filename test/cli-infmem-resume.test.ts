@@ -184,7 +184,7 @@ describe('memagent read --method infmem: the journal and --resume', () => {
     }
   }, 180_000);
 
-  it('refuses to overwrite a journal, to resume it for another question or with other settings, and each method's journal with the other method', async () => {
+  it('refuses to overwrite a journal, to resume it for another question or with other settings, and each method’s journal with the other method', async () => {
     const server = await startOpenAIServer({ completions: (body) => script(String(body.prompt)) });
     try {
       const out = join(dir, 'kept.infmem.jsonl');
