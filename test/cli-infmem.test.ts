@@ -74,7 +74,7 @@ async function read(server: OpenAITestServer, extra: string[] = [], cache = 'cac
   const specs = await infmemStandinSpecs();
   const args = [book, '--method', 'infmem', '--early-stop', '3', '--thinking', 'on', '--base-url', server.url, '--model', server.model];
   const code = await readInfmemCommand(
-    [...args, '--question', 'Where was the logbook kept?', '--prompts-base', mirror.url, '--fncall-base', mirror.url, ...extra],
+    [...args, '--question', 'Where was the logbook kept?', '--prompts-base', mirror.url, '--fncall-base', mirror.url, '--force', ...extra],
     () => 0,
     { specs, cacheDir: join(dir, cache), stdout: out.stream, stderr: err.stream },
   );
@@ -225,7 +225,7 @@ describe('memagent read --method infmem, as a command', () => {
   it('refuses a copy of the evaluation file that is not the pinned one, naming both hashes, and exits 1', async () => {
     const copy = join(dir, 'infmem-copy.py');
     writeFileSync(copy, INFMEM_STANDIN);
-    const r = await runCli(['read', book, '--method', 'infmem', '-q', 'Where?', '--base-url', 'http://127.0.0.1:9/v1', '--prompts-file', copy], {
+    const r = await runCli(['read', book, '--method', 'infmem', '-q', 'Where?', '--base-url', 'http://127.0.0.1:9/v1', '--prompts-file', copy, '--force'], {
       env: { MEMAGENT_CACHE_DIR: join(dir, 'cli-cache') },
     });
     expect(r.code).toBe(1);

@@ -81,7 +81,7 @@ export function engineConfigOf(v: ServerFlags): { id: string; config: EngineConf
 }
 
 /** --in-flight N, checked against the same limits as the app's setting. */
-function requestsAtOnceOf(value: string | undefined): number | undefined {
+export function requestsAtOnceOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (value.trim() === '' || !isRequestsAtOnce(n)) {

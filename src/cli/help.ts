@@ -23,7 +23,8 @@ const READ_USAGE = `  memagent read <file> [<file> …] --question TEXT --engine
                        memory, their steps written together)
   memagent read <file> --method infmem --question TEXT --base-url URL [--model NAME] [infmem options]
                        (InfMem's read: a planner retrieves from the whole book and may stop early;
-                       the server must answer raw /v1/completions, as vLLM does; see docs/infmem.md)
+                       the server must answer raw /v1/completions, as vLLM does; see docs/infmem.md;
+                       --chat qwen2.5 for a Qwen2.5 model such as RL-MemAgent-7B)
   memagent read <file> --method infmem --question TEXT --engine webllm [--model ID] [infmem options]
                        (the same requests continued by WebLLM on this machine's GPU, in the chat text
                        of the model's family: Qwen3 for a Qwen3 library such as InfMem-4B's, else Qwen2.5)
@@ -99,10 +100,19 @@ const READ_OPTIONS = `read:
                        questions one line per question in order, {"type":"failed",…} for one that failed
 
 read --method infmem (InfMem's official settings: chunks of 5,000 tokens, units of 500, 4 retrieved;
-  one question; --chunk, --memory, --prompts, --context and --speculate do not apply; --engine as webllm or extractive):
+  --chunk, --memory, --prompts, --context and --speculate do not apply; --engine as webllm or extractive;
+  --question, --questions-file, --out, --resume, --force, --in-flight and --json as for read above):
   --method M           memagent (the default) or infmem
   --early-stop N       stop votes in a row that end the read before the next chunk (default 3)
   --thinking on|off    two-stage thinking as InfMem's evaluation runs it (default on)
+  --chat FAMILY        with a server, the chat text each request is rendered in: qwen3 (the default,
+                       as InfMem's official code renders it) or qwen2.5 (Qwen2.5's, with its default
+                       system message where a request has none); --engine webllm uses the model's own
+  --out FILE           the journal (default <file>.infmem.jsonl; several questions: <file>.q1.infmem.jsonl, …):
+                       each chunk written with the planner's votes and searches, so that --resume sends
+                       what a read never stopped would have sent; a resume keeps the journal's settings
+                       and refuses flags that would change them
+                       (several questions: each read on its own planner, stopping on its own votes)
   --prompts-file PATH  a local copy of InfMem's taskutils/memory_eval/utils/infmem.py (checked by its SHA-256)
   --fncall-file PATH   a local copy of Qwen-Agent's qwen_agent/llm/fncall_prompts/qwen_fncall_prompt.py
   --prompts-base URL   a mirror serving <URL>/taskutils/memory_eval/utils/infmem.py

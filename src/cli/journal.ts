@@ -81,23 +81,37 @@ export interface Journal {
   validBytes: number;
 }
 
+/** The header type of a journal of a read by InfMem's method (infmem-journal.ts), told apart from MemAgent's. */
+export const INFMEM_JOURNAL_FORMAT = 'memagent-infmem-read';
+
 /**
- * Reads a journal; a last line without its newline was being written when the
- * read stopped, and does not count. The answer's sources come back numbered
- * from 1, whatever the journal's version.
+ * A journal's lines, parsed: a last line without its newline was being
+ * written when the read stopped, and does not count. `validBytes` is where
+ * the complete lines end, for the writer to continue from.
  */
-export function readJournal(path: string): Journal {
+export function journalLines(path: string): { lines: { type?: string }[]; validBytes: number } {
   const bytes = readFileSync(path);
-  const end = bytes.lastIndexOf(0x0a) + 1;
-  const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
-  const parsed = lines.map((line, i) => {
+  const validBytes = bytes.lastIndexOf(0x0a) + 1;
+  const text = bytes.subarray(0, validBytes).toString('utf8').split('\n').slice(0, -1);
+  const lines = text.map((line, i) => {
     try {
       return JSON.parse(line) as { type?: string };
     } catch {
       throw new UsageError(`${path} line ${i + 1} is not JSON: the journal is damaged. Start over with --force.`);
     }
   });
+  return { lines, validBytes };
+}
+
+/**
+ * Reads a journal; a last line without its newline was being written when the
+ * read stopped, and does not count. The answer's sources come back numbered
+ * from 1, whatever the journal's version.
+ */
+export function readJournal(path: string): Journal {
+  const { lines: parsed, validBytes: end } = journalLines(path);
   const header = parsed[0] as JournalHeader | undefined;
+  if (parsed[0]?.type === INFMEM_JOURNAL_FORMAT) throw new UsageError(`${path} holds a read by InfMem's method: resume it with --method infmem.`);
   if (!header || header.type !== JOURNAL_FORMAT || !READABLE_VERSIONS.includes(header.version)) {
     throw new UsageError(`${path} is not a memagent read journal. Choose another --out, or --force to replace it.`);
   }

@@ -16,10 +16,39 @@ export interface QuestionJournalFlags extends ResumeFlags {
 }
 
 /** What a read of several questions starts from: each question's journal, and the ones it continues. */
-export interface QuestionJournals {
+export interface QuestionJournals<J = Journal> {
   paths: string[];
   /** Each question's journal on disk, in order, for a resume; null for a new read. */
-  journals: Journal[] | null;
+  journals: J[] | null;
+}
+
+/** How the journals of one method are read and checked before a resume of several questions. */
+export interface JournalKind<J> {
+  read(path: string): J;
+  question(journal: J): string;
+  /** Refuses a journal that this command line would continue wrongly (another book, another cut of it). */
+  check(journal: J, path: string): void;
+  /** What the journals of one read share, written at once: journals that differ in it were not written together. */
+  together(journal: J): string;
+}
+
+/** MemAgent's journals of `questions` (see questionJournalsOf). */
+export function questionJournals(
+  out: string,
+  questions: readonly string[],
+  { doc, file, v, say }: { doc: ReadText; file: string; v: QuestionJournalFlags; say: (line: string) => void },
+): QuestionJournals {
+  return questionJournalsOf(
+    out,
+    questions,
+    { v, say },
+    {
+      read: readJournal,
+      question: (j) => j.header.question,
+      check: (j, path) => checkResume(j, { out: path, doc, file, question: undefined, v }),
+      together: (j) => together(j.header),
+    },
+  );
 }
 
 /**
@@ -28,11 +57,12 @@ export interface QuestionJournals {
  * this book and these questions, in this order; a new read replaces journals
  * only with --force.
  */
-export function questionJournals(
+export function questionJournalsOf<J>(
   out: string,
   questions: readonly string[],
-  { doc, file, v, say }: { doc: ReadText; file: string; v: QuestionJournalFlags; say: (line: string) => void },
-): QuestionJournals {
+  { v, say }: { v: Pick<QuestionJournalFlags, 'resume' | 'force'>; say: (line: string) => void },
+  kind: JournalKind<J>,
+): QuestionJournals<J> {
   const paths = questions.length ? questions.map((_, i) => questionJournal(out, i + 1)) : questionJournalsOnDisk(out);
   if (!v.resume) {
     const held = paths.find((p) => existsSync(p) && statSync(p).size > 0);
@@ -58,16 +88,16 @@ export function questionJournals(
   }
   const extra = questionJournal(out, paths.length + 1);
   if (existsSync(extra)) throw new UsageError(`${disagree}: ${extra} holds a question beyond the ${paths.length} given. ${advice}`);
-  const journals = paths.map((p) => readJournal(p));
+  const journals = paths.map((p) => kind.read(p));
   journals.forEach((j, i) => {
     const given = questions[i];
-    if (given !== undefined && given !== j.header.question)
-      throw new UsageError(`${disagree}: ${paths[i]} reads for "${j.header.question}", not "${given}". ${advice}`);
-    checkResume(j, { out: paths[i]!, doc, file, question: undefined, v });
+    if (given !== undefined && given !== kind.question(j))
+      throw new UsageError(`${disagree}: ${paths[i]} reads for "${kind.question(j)}", not "${given}". ${advice}`);
+    kind.check(j, paths[i]!);
   });
-  const first = journals[0]!.header;
+  const first = kind.together(journals[0]!);
   journals.forEach((j, i) => {
-    if (together(j.header) !== together(first))
+    if (kind.together(j) !== first)
       throw new UsageError(`${paths[i]} was not written in the same read as ${paths[0]}: the questions of one read go on together. Start over with --force.`);
   });
   return { paths, journals };

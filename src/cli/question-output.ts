@@ -28,18 +28,19 @@ export interface Question {
  * question prints nothing: the whole read stopped.
  */
 export class OrderedOutput {
-  private printed = 0;
+  private readonly order: InOrder<Question>;
 
   constructor(
-    private readonly questions: readonly Question[],
+    questions: readonly Question[],
     private readonly total: number,
     private readonly json: boolean,
     private readonly write: (text: string) => void,
-  ) {}
+  ) {
+    this.order = new InOrder(questions, (q) => this.print(q, q.outcome!));
+  }
 
   settle(q: Question, outcome: Outcome): void {
-    q.outcome = outcome;
-    for (let next = this.questions[this.printed]; next?.outcome; next = this.questions[++this.printed]) this.print(next, next.outcome);
+    this.order.settle(q, outcome);
   }
 
   private print(q: Question, o: Outcome): void {
@@ -55,5 +56,20 @@ export class OrderedOutput {
     }
     const body = o.kind === 'answer' ? `${o.answer}\n${formatSources(o.sources, this.total)}` : `No answer: ${o.error}\n`;
     this.write(`${q.n > 1 ? '\n' : ''}Question ${q.n}: ${question}\n${body}`);
+  }
+}
+
+/** Items settled in any order, handed on in theirs: each once it and every one before it are settled. */
+export class InOrder<T extends { outcome?: unknown }> {
+  private next = 0;
+
+  constructor(
+    private readonly items: readonly T[],
+    private readonly hand: (item: T) => void,
+  ) {}
+
+  settle(item: T, outcome: NonNullable<T['outcome']>): void {
+    item.outcome = outcome;
+    for (let at = this.items[this.next]; at?.outcome; at = this.items[++this.next]) this.hand(at);
   }
 }

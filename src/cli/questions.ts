@@ -40,11 +40,11 @@ export function gatherQuestions(v: QuestionFlags): string[] {
 }
 
 /** The suffixes a journal name keeps at its end, the question's number going before them. */
-const SUFFIXES = ['.memagent.jsonl', '.jsonl'];
+const SUFFIXES = ['.memagent.jsonl', '.infmem.jsonl', '.jsonl'];
 
 /**
  * The journal of question `n` (from 1) of a read of several: `book.txt.memagent.jsonl`
- * becomes `book.txt.q2.memagent.jsonl`, `read.jsonl` `read.q2.jsonl`, any other name `NAME.q2`.
+ * becomes `book.txt.q2.memagent.jsonl` (InfMem's `book.txt.infmem.jsonl` `book.txt.q2.infmem.jsonl`), `read.jsonl` `read.q2.jsonl`, any other name `NAME.q2`.
  */
 export function questionJournal(out: string, n: number): string {
   const suffix = SUFFIXES.find((s) => out.toLowerCase().endsWith(s) && out.length > s.length);

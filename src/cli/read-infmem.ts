@@ -2,26 +2,39 @@
  * `memagent read <file> --method infmem`: a book read the InfMem way against
  * an OpenAI-compatible server's raw completions endpoint or WebLLM's on this
  * machine's GPU, with the official prompts read from the pinned files, every
- * request as InfMem's evaluation sends it. The answer goes to stdout, the
- * steps to stderr.
+ * request as InfMem's evaluation sends it; or by the extractive engine's
+ * stand-ins. One question or several, each journaled chunk by chunk with the
+ * planner's state, so that `--resume` goes on where a read stopped. The
+ * answers go to stdout, the steps to stderr.
  */
-import { isAbortError } from '../core/generation';
-import type { ChatTextOptions } from '../core/infmem/chat-text';
-import { type InfmemEvent, infmemLoop, type InfmemSteps, modelSteps } from '../core/infmem/loop';
-import type { RawCompleter } from '../core/infmem/thinking';
+import { existsSync, statSync } from 'node:fs';
 import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
 import { type InfmemDocument, prepareDocument } from '../core/infmem/retrieval';
-import { extractiveInfmemSteps } from '../engines/extractive/infmem-steps';
-import { openAIConfig } from '../engines/openai/http';
-import { openRawCompletions } from '../engines/openai/completions';
-import { loadQwenTokenizer, type QwenTokenizer } from '../engines/qwen-tokenizer';
-import { chatFamilyOf, type ModelEntry } from '../engines/webllm/models/models';
-import { QWEN25_DEFAULT_SYSTEM } from '../engines/webllm/models/system-message';
-import { seconds } from './engine';
-import { describeGpuEngine, type GpuFlags, loadGpuEngine, openGpuEngine } from './gpu-engine';
+import { loadQwenTokenizer } from '../engines/qwen-tokenizer';
+import { REQUESTS_AT_ONCE } from '../engines/openai/info';
+import { requestsAtOnceOf } from './engine';
 import { parseFlags, UsageError, wholeNumber } from './flags';
-import { type InfmemFileEnvironment, resolveInfmemPrompts } from './infmem-files';
-import { readFiles } from './read-set';
+import {
+  checkInfmemResume,
+  checkSameModel,
+  familyName,
+  type GivenSettings,
+  type InfmemChat,
+  type InfmemJournal,
+  type InfmemJournalHeader,
+  INFMEM_JOURNAL_VERSION,
+  type InfmemReadSettings,
+  readInfmemJournal,
+  settingsFor,
+} from './infmem-journal';
+import { type InfmemQuestion, readInfmemQuestions } from './infmem-questions';
+import { extractiveReader, type InfmemReaderEnvironment, modelReader, type StepsReader } from './infmem-readers';
+import { INFMEM_JOURNAL_FORMAT } from './journal';
+import { questionJournalsOf } from './question-journals';
+import { gatherQuestions, questionJournal } from './questions';
+import { readFiles, type ReadText } from './read-set';
+
+export { type InfmemGpuEngine, INFMEM_WEBLLM_WINDOW } from './infmem-readers';
 
 export type ReadMethod = 'memagent' | 'infmem';
 
@@ -49,10 +62,16 @@ export function readMethodOf(argv: readonly string[]): { method: ReadMethod; res
 }
 
 const INFMEM_OPTIONS = {
-  question: { type: 'string', short: 'q' },
+  question: { type: 'string', short: 'q', multiple: true },
+  'questions-file': { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  resume: { type: 'boolean' },
+  force: { type: 'boolean' },
+  'in-flight': { type: 'string' },
   method: { type: 'string' },
   'early-stop': { type: 'string' },
   thinking: { type: 'string' },
+  chat: { type: 'string' },
   'fncall-file': { type: 'string' },
   'fncall-base': { type: 'string' },
   'keep-gutenberg': { type: 'boolean' },
@@ -67,14 +86,18 @@ const FIXED: readonly [string, string][] = [
   ['context', 'InfMem sends the whole prompt, as its evaluation does'],
 ];
 
-function thinkingOf(value: string | undefined): boolean {
-  if (value === undefined || value === 'on') return true;
+/** The settings of a new read where no flag says otherwise: those of InfMem's HotpotQA evaluation. */
+const DEFAULTS: InfmemReadSettings = { earlyStop: DEFAULT_EARLY_STOP, thinking: true, temperature: 0, topP: 1 };
+
+function thinkingOf(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on') return true;
   if (value === 'off') return false;
   throw new UsageError(`--thinking is on (the default, as InfMem's evaluation runs) or off, not "${value}".`);
 }
 
-function unitNumber(flag: string, value: string | undefined, fallback: number, max?: number): number {
-  if (value === undefined) return fallback;
+function unitNumber(flag: string, value: string | undefined, max?: number): number | undefined {
+  if (value === undefined) return undefined;
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0 || (max !== undefined && n > max)) {
     throw new UsageError(`--${flag} must be a number from 0${max !== undefined ? ` to ${max}` : ''}, got "${value}".`);
@@ -82,38 +105,25 @@ function unitNumber(flag: string, value: string | undefined, fallback: number, m
   return n;
 }
 
-/** What InfMem needs of a WebLLM engine: its model, its raw completions, and a load with the window a request needs. */
-export interface InfmemGpuEngine {
-  model: ModelEntry;
-  completer?: RawCompleter;
-  /** The system message its chat requests carry (the model's own default), for Qwen2.5's chat text. */
-  systemMessage?: string | undefined;
-  prepare?(contextTokens: number): Promise<void>;
+function chatFlag(value: string | undefined, engine: 'server' | 'webllm' | 'extractive'): InfmemChat['family'] | undefined {
+  if (value === undefined) return undefined;
+  if (engine === 'webllm')
+    throw new UsageError("--chat is for a server: with --engine webllm the chat text is the model's own family's (Qwen3 for a Qwen3 library, else Qwen2.5).");
+  if (engine === 'extractive') throw new UsageError('--chat is for a server: the extractive engine renders no chat text.');
+  if (value !== 'qwen3' && value !== 'qwen2.5')
+    throw new UsageError(`--chat is qwen3 (the default, as InfMem's official code renders its requests) or qwen2.5, not "${value}".`);
+  return value;
 }
 
-export interface InfmemCliEnvironment extends InfmemFileEnvironment {
+export interface InfmemCliEnvironment extends InfmemReaderEnvironment {
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
-  /** Opens `--engine webllm`'s engine: on this machine's GPU through Dawn unless given. */
-  openGpu?: (flags: GpuFlags, say: (line: string) => void) => Promise<InfmemGpuEngine>;
 }
-
-/**
- * The window WebLLM is loaded with before the first request: a writer's
- * request holds a 5,000-token chunk, four retrieved units of up to 500, the
- * memory and the history, then up to 1,024 tokens of thought and 1,024 of
- * reply. A longer request reloads the model with a larger window.
- */
-export const INFMEM_WEBLLM_WINDOW = 12_288;
 
 /** Flags that only --engine webllm reads. */
 const WEBLLM_ONLY = ['model-url', 'model-lib', 'cache-dir', 'webllm'] as const;
 
-/** The read's flags, checked before the book is read or a server asked. */
-function checkedFlags(argv: string[]) {
-  const { values: v, positionals } = parseFlags(argv, INFMEM_OPTIONS);
-  for (const [flag, why] of FIXED) if (v[flag as keyof typeof v] !== undefined) throw new UsageError(`--${flag} does not go with --method infmem: ${why}.`);
-  if (!positionals[0]) throw new UsageError('Name the file to read: memagent read <file> --method infmem --question "..." --base-url URL');
+function engineOf(v: Flags['v']): 'server' | 'webllm' | 'extractive' {
   const engine = v.engine === 'extractive' || v.engine === 'webllm' ? v.engine : v.engine === undefined ? 'server' : undefined;
   if (!engine) {
     const why = v.engine === 'wllama' ? ' (wllama runs in the browser only)' : '';
@@ -125,173 +135,142 @@ function checkedFlags(argv: string[]) {
     );
   if (engine !== 'server' && v['base-url']) throw new UsageError(`--engine ${engine} reads without a server: leave out --base-url.`);
   if (engine !== 'webllm') for (const flag of WEBLLM_ONLY) if (v[flag] !== undefined) throw new UsageError(`--${flag} is for --engine webllm.`);
+  if (engine !== 'server' && v['in-flight'] !== undefined) throw new UsageError('--in-flight is for a server (--base-url).');
+  return engine;
+}
+
+/** The read's flags, checked before the book is read or a server asked. */
+function checkedFlags(argv: string[]) {
+  const { values: v, positionals } = parseArgs(argv);
+  for (const [flag, why] of FIXED) if (v[flag as keyof typeof v] !== undefined) throw new UsageError(`--${flag} does not go with --method infmem: ${why}.`);
+  if (!positionals[0]) throw new UsageError('Name the file to read: memagent read <file> --method infmem --question "..." --base-url URL');
+  const engine = engineOf(v);
   if (v.speculate !== undefined)
     throw new UsageError("--speculate does not go with --method infmem: InfMem's raw completions are written by WebLLM's own decoding.");
-  const question = v.question ?? '';
-  if (!question.trim()) throw new UsageError('Give the question with --question "...": the planner and the memory work towards it.');
-  return {
-    v,
-    engine,
-    files: positionals,
-    question,
-    earlyStop: wholeNumber('early-stop', v['early-stop'], 1) ?? DEFAULT_EARLY_STOP,
+  const questions = gatherQuestions(v);
+  if ((!v.resume && questions.length === 0) || (questions.length === 1 && !questions[0]))
+    throw new UsageError('Give the question with --question "...": the planner and the memory work towards it.');
+  const given: GivenSettings = {
+    earlyStop: wholeNumber('early-stop', v['early-stop'], 1),
     thinking: thinkingOf(v.thinking),
-    temperature: unitNumber('temperature', v.temperature, 0),
-    topP: unitNumber('top-p', v['top-p'], 1, 1),
+    temperature: unitNumber('temperature', v.temperature),
+    topP: unitNumber('top-p', v['top-p'], 1),
   };
+  const out = v.out ?? `${positionals[0]}.infmem.jsonl`;
+  return { v, engine, files: positionals, questions, given, out, chat: chatFlag(v.chat, engine), inFlight: requestsAtOnceOf(v['in-flight']) };
 }
 
-/** The server's raw completions, with the retry flags. */
-async function openServer(v: Flags['v'], fetchImpl: typeof fetch | undefined, say: (line: string) => void) {
-  const retries = wholeNumber('retries', v.retries);
-  const delay = wholeNumber('retry-delay', v['retry-delay']);
-  const config = openAIConfig(
-    { baseUrl: v['base-url']!, ...(v.model && { model: v.model }) },
-    v['api-key'] ?? process.env.MEMAGENT_API_KEY ?? process.env.OPENAI_API_KEY,
-  );
-  return openRawCompletions(config, {
-    ...(fetchImpl && { fetch: fetchImpl }),
-    retry: { ...(retries !== undefined && { maxRetries: retries }), ...(delay !== undefined && { baseDelayMs: delay }) },
-    onRetry: (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)} (retry ${n.attempt}).`),
-    onChatFallback: say,
-  });
-}
-
-/** One step of the read in words, on stderr. */
-function report(e: InfmemEvent, { total, earlyStop, say }: { total: number; earlyStop: number; say: (line: string) => void }): void {
-  if (e.kind === 'plan') {
-    const asked = e.retrievals.map((r) => `${JSON.stringify(r.query)}${r.fallback ? ` (the question: ${r.fallback})` : ''}`).join(', ');
-    // A reply without STOP votes only when it holds no call at all; a call to another tool retrieves nothing.
-    const what =
-      e.stop || e.votes > 0
-        ? `planner voted to stop (${e.votes} of ${earlyStop} in a row)`
-        : asked
-          ? `planner searched ${asked}`
-          : 'planner called no search tool';
-    say(`chunk ${e.index + 1} of ${total}: ${what}`);
-    if (e.ends) say(`Stopped before chunk ${e.index + 1}: ${earlyStop} votes in a row. Answering from the memory.`);
-  } else if (e.kind === 'write') {
-    say(
-      `chunk ${e.index + 1} of ${total}: memory written (${e.memory.length.toLocaleString('en')} characters${e.units.length ? `, with ${e.units.length} retrieved units` : ''})`,
-    );
-  } else if (!e.answer) {
-    say('The reply gives no answer in the form "the answer is …"; the whole reply follows.');
-  }
-}
-
-/** What the read's steps come from: the extractive engine's rules, or a model through the official prompts. */
-interface StepsReader {
-  about: string;
-  steps(signal: AbortSignal): InfmemSteps;
-  /** Said after the read's time: the requests it sent, where it sent any. */
-  requests(): string;
-}
-
-function extractiveReader(document: InfmemDocument, tokenizer: QwenTokenizer): StepsReader {
-  return {
-    about: 'the extractive engine (fixed rules, no model: a stand-in for the planner and writer)',
-    steps: () => extractiveInfmemSteps(document, tokenizer),
-    requests: () => '',
-  };
-}
-
-/** A model's raw completions, the chat text it was trained on, and how the read names it. */
-interface Completions {
-  completer: RawCompleter;
-  chat: Pick<ChatTextOptions, 'family' | 'defaultSystem'>;
-  about: string;
-  requests(): string;
-}
-
-async function serverCompletions(v: Flags['v'], environment: InfmemCliEnvironment, say: (line: string) => void): Promise<Completions> {
-  const server = await openServer(v, environment.fetch, say);
-  return {
-    completer: server.completer,
-    // InfMem's released models are Qwen3s.
-    chat: { family: 'qwen3' },
-    about: `${server.model} at ${server.baseUrl}`,
-    requests: () =>
-      ` with ${server.stats.requests.toLocaleString('en')} requests${server.stats.endpoint === 'chat' ? ' to the chat endpoint (not raw completions)' : ''}`,
-  };
-}
-
-/** WebLLM on this machine's GPU: the model's own chat family (a Qwen3 library means Qwen3's), loaded before the first request. */
-async function webllmCompletions(v: Flags['v'], environment: InfmemCliEnvironment, say: (line: string) => void): Promise<Completions> {
-  const engine = await (environment.openGpu ?? openGpuEngine)(v, say);
-  const own = engine.completer;
-  if (!own) throw new Error(`${engine.model.label} cannot continue a prompt as it is (no raw completions in this WebLLM build).`);
-  const family = chatFamilyOf(engine.model);
-  // A Qwen2.5 model's chat text opens with its default system message when a request has none.
-  const chat = family === 'qwen3' ? { family } : { family, defaultSystem: engine.systemMessage || QWEN25_DEFAULT_SYSTEM };
-  await loadGpuEngine(engine, INFMEM_WEBLLM_WINDOW, say);
-  let sent = 0;
-  return {
-    completer: {
-      complete: (request) => {
-        sent++;
-        return own.complete(request);
-      },
-    },
-    chat,
-    about: `${describeGpuEngine(engine) ?? `model ${engine.model.label} on WebLLM`}, ${family === 'qwen3' ? 'Qwen3' : 'Qwen2.5'} chat text`,
-    requests: () => ` with ${sent.toLocaleString('en')} requests`,
-  };
+function parseArgs(argv: string[]) {
+  return parseFlags(argv, INFMEM_OPTIONS);
 }
 
 type Flags = ReturnType<typeof checkedFlags>;
 
-async function modelReader(flags: Flags, environment: InfmemCliEnvironment, say: (line: string) => void): Promise<StepsReader> {
-  const { v, thinking, temperature, topP } = flags;
-  const prompts = await resolveInfmemPrompts(v, environment);
-  const model = flags.engine === 'webllm' ? await webllmCompletions(v, environment, say) : await serverCompletions(v, environment, say);
-  return {
-    about: `thinking ${thinking ? 'on' : 'off'}; ${model.about}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
-    steps: (signal) => modelSteps({ ...prompts, completer: model.completer, chat: model.chat, thinking, temperature, topP, signal }),
-    requests: model.requests,
-  };
+/** One question's journal to continue (null: a new read), and its question. */
+interface Start {
+  path: string;
+  journal: InfmemJournal | null;
+  question: string;
+}
+
+/** What the read continues or begins: each question's journal path, and the journals a --resume goes on from. */
+function startsOf(flags: Flags, { doc, document, say }: { doc: ReadText; document: InfmemDocument; say: (line: string) => void }): Start[] {
+  const { v, out, questions } = flags;
+  const file = flags.files[0]!;
+  const counts = { hash: doc.hash, chunks: document.chunks.length, units: document.units.length };
+  const several = questions.length > 1 || (v.resume === true && !existsSync(out) && existsSync(questionJournal(out, 1)));
+  if (several) {
+    const { paths, journals } = questionJournalsOf(
+      out,
+      questions,
+      { v, say },
+      {
+        read: readInfmemJournal,
+        question: (j) => j.header.question,
+        check: (j, path) => checkInfmemResume(j, { path, file, document: counts, question: undefined }),
+        together: ({ header: h }) => JSON.stringify([h.createdAt, h.document.hash, h.engine, h.settings, h.chat, h.files, h.chunks, h.units]),
+      },
+    );
+    return paths.map((path, i) => ({ path, journal: journals?.[i] ?? null, question: journals?.[i]?.header.question ?? questions[i]! }));
+  }
+  let journal: InfmemJournal | null = null;
+  if (v.resume && existsSync(out)) {
+    journal = readInfmemJournal(out);
+    checkInfmemResume(journal, { path: out, file, document: counts, question: questions[0] });
+  } else if (!v.resume && !v.force && existsSync(out) && statSync(out).size > 0) {
+    throw new UsageError(`${out} already holds a read. Continue it with --resume, start over with --force, or choose another --out.`);
+  }
+  if (v.resume && !journal) {
+    const where = `neither ${out} nor ${questionJournal(out, 1)} (a read of several questions) is there`;
+    if (!questions[0])
+      throw new UsageError(`--resume has no journal to continue: ${where}. Name the journal with --out FILE, or give --question "..." to start a new read.`);
+    say(`--resume: there is no journal to continue (${where}), so this read starts at the first chunk.`);
+  }
+  return [{ path: out, journal, question: questions[0] ?? journal!.header.question }];
+}
+
+/** Each question of the read: its journal's header, or a new one for a new read. */
+function questionsOf(starts: Start[], read: { doc: ReadText; document: InfmemDocument; reader: StepsReader; settings: InfmemReadSettings }): InfmemQuestion[] {
+  const { doc, document, reader, settings } = read;
+  const createdAt = new Date().toISOString();
+  return starts.map(({ path, journal, question }, i) => {
+    const header: InfmemJournalHeader = journal?.header ?? {
+      type: INFMEM_JOURNAL_FORMAT,
+      version: INFMEM_JOURNAL_VERSION,
+      document: { name: doc.name, hash: doc.hash, chars: doc.text.length, ...(doc.books && { books: doc.books }) },
+      question,
+      engine: reader.identity,
+      settings,
+      ...(reader.chat && { chat: reader.chat }),
+      ...(reader.files && { files: reader.files }),
+      chunks: document.chunks.length,
+      units: document.units.length,
+      createdAt,
+    };
+    return { n: i + 1, path, header, journal, step: journal?.revisions.length ?? 0 };
+  });
 }
 
 export async function readInfmemCommand(argv: string[], printHelp: () => number, environment: InfmemCliEnvironment = {}): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) return printHelp();
   const flags = checkedFlags(argv);
-  const { v, files, question, earlyStop } = flags;
+  const { v } = flags;
   const stdout = environment.stdout ?? process.stdout;
   const stderr = environment.stderr ?? process.stderr;
   const say = (line: string) => v.quiet || stderr.write(`${line}\n`);
-  const doc = await readFiles(files, { stripGutenberg: !v['keep-gutenberg'] });
+  const doc = await readFiles(flags.files, { stripGutenberg: !v['keep-gutenberg'] });
   const tokenizer = await loadQwenTokenizer();
   const document = prepareDocument(doc.text, tokenizer);
+  const starts = startsOf(flags, { doc, document, say });
+  const kept = starts.find((s) => s.journal);
+  const settings = settingsFor(flags.given, DEFAULTS, kept && { path: kept.path, settings: kept.journal!.header.settings });
+  const keptChat = kept?.journal!.header.chat;
+  if (flags.chat && keptChat && flags.chat !== keptChat.family)
+    throw new UsageError(`${kept!.path} was read in ${familyName(keptChat.family)}'s chat text; a resume keeps it. Drop --chat, or start over with --force.`);
+  const atOnce = starts.length > 1 ? (flags.inFlight ?? REQUESTS_AT_ONCE.default) : undefined;
+  const family = flags.chat ?? keptChat?.family;
+  const reader =
+    flags.engine === 'extractive'
+      ? extractiveReader(document, tokenizer)
+      : await modelReader(v, environment, say, { settings, ...(family && { family }), ...(atOnce && { atOnce }) });
+  for (const s of starts) if (s.journal) checkSameModel(s.journal, reader, { path: s.path, force: v.force === true });
   const total = document.chunks.length;
-  const reader = flags.engine === 'extractive' ? extractiveReader(document, tokenizer) : await modelReader(flags, environment, say);
   say(
-    `${doc.name}: ${total.toLocaleString('en')} chunks of up to 5,000 tokens, ${document.units.length.toLocaleString('en')} retrieval units; InfMem, early stop ${earlyStop}; ${reader.about}.`,
+    `${doc.name}: ${total.toLocaleString('en')} chunks of up to 5,000 tokens, ${document.units.length.toLocaleString('en')} retrieval units; InfMem, early stop ${settings.earlyStop}; ${reader.about}.`,
   );
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
-  const t0 = performance.now();
-  try {
-    const loop = infmemLoop({ document, question, steps: reader.steps(stop.signal), earlyStop, signal: stop.signal });
-    for await (const e of loop) {
-      report(e, { total, earlyStop, say });
-      if (e.kind === 'answer') {
-        say(`Read ${e.step.toLocaleString('en')} of ${total.toLocaleString('en')} chunks in ${seconds(performance.now() - t0)}${reader.requests()}.`);
-        stdout.write(
-          v.json
-            ? `${JSON.stringify({ type: 'answer', question, answer: e.answer, final: e.final, step: e.step, chunks: total })}\n`
-            : `${e.answer || e.final}\n`,
-        );
-      }
-    }
-    return 0;
-  } catch (e) {
-    if (isAbortError(e) && stop.signal.aborted) {
-      stderr.write('Stopped.\n');
-      return 130;
-    }
-    stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
-  } finally {
-    process.off('SIGINT', onSigint);
+  if (starts.length > 1) {
+    say(`${starts.length} questions, each read on its own with its planner and journal: ${starts[0]!.path} to ${starts.at(-1)!.path}.`);
+    if (atOnce !== undefined && atOnce < starts.length)
+      say(`At most ${atOnce} of the questions' requests are in flight at once (--in-flight); the others wait their turn.`);
   }
+  return readInfmemQuestions({
+    document,
+    questions: questionsOf(starts, { doc, document, reader, settings }),
+    steps: (signal) => reader.steps(signal),
+    requests: () => reader.requests(),
+    json: v.json === true,
+    say,
+    error: (line) => stderr.write(`${line}\n`),
+    write: (text) => stdout.write(text),
+  });
 }
