@@ -5,6 +5,7 @@
  * --fncall-base) and kept in the cache for offline use. Every copy is
  * checked against its pinned SHA-256 before anything of it is used.
  */
+import { fetchBytes } from '../core/fetch-bytes';
 import { existsSync, readFileSync } from 'node:fs';
 import { fnCallSystem } from '../core/infmem/fncall-system';
 import {
@@ -75,15 +76,11 @@ async function pinnedBytes<T>(id: InfmemFileId, flags: InfmemFileFlags, env: Req
   }
   const base = flags[FLAGS[id].base] ?? defaultInfmemBase(spec);
   const url = infmemFileUrl(spec, base);
-  let response: Response;
-  try {
-    response = await env.fetch(url, { signal: AbortSignal.timeout(20_000) });
-  } catch (e) {
-    const cause = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
-    throw new InfmemFileError(`${url} could not be fetched (${cause}). ${howToGet(id, spec)}`, 'network');
-  }
-  if (!response.ok) throw new InfmemFileError(`${url} could not be fetched (HTTP ${response.status}). ${howToGet(id, spec)}`, 'network');
-  const bytes = new Uint8Array(await response.arrayBuffer());
+  const bytes = await fetchBytes(
+    url,
+    { fetch: env.fetch, init: { signal: AbortSignal.timeout(20_000) } },
+    (m) => new InfmemFileError(`${m} ${howToGet(id, spec)}`, 'network'),
+  );
   const value = await read(bytes);
   keep(env.cacheDir, spec, bytes);
   return { value, source: url };

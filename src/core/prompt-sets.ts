@@ -1,4 +1,5 @@
 import type { AnswerStyle } from './answer';
+import { fetchBytes } from './fetch-bytes';
 import { DEFAULT_TEMPLATES, INITIAL_MEMORY, type PromptTemplates, templateProblem } from './prompts';
 import { PythonSourceError, readPythonStrings } from './python-strings';
 
@@ -209,16 +210,11 @@ export interface PinnedFetch {
  */
 export async function fetchPinnedFile({ spec, base, fetch: fetchImpl, timeoutMs, init, keep }: PinnedFetch): Promise<{ set: PromptSet; url: string }> {
   const url = promptFileUrl(spec, base);
-  let response: Response;
-  try {
-    response = await fetchImpl(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-  } catch (e) {
-    // Node's fetch hides the network's reason one level down.
-    const cause = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
-    throw new PromptFileError(`${url} could not be fetched (${cause}).`, 'network');
-  }
-  if (!response.ok) throw new PromptFileError(`${url} could not be fetched (HTTP ${response.status}).`, 'network');
-  const bytes = new Uint8Array(await response.arrayBuffer());
+  const bytes = await fetchBytes(
+    url,
+    { fetch: fetchImpl, init: { ...init, signal: AbortSignal.timeout(timeoutMs) } },
+    (m) => new PromptFileError(m, 'network'),
+  );
   const set = await promptSetFromFile(spec, bytes);
   await keep(spec, bytes, url);
   return { set, url };

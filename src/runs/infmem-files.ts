@@ -5,6 +5,7 @@
  * prompt files, and checked against the pinned SHA-256 on every use. None of
  * their text ships with the app.
  */
+import { fetchBytes } from '../core/fetch-bytes';
 import { fnCallSystem } from '../core/infmem/fncall-system';
 import {
   defaultInfmemBase,
@@ -97,14 +98,8 @@ export class InfmemFileLibrary {
   async fetch(id: InfmemFileId): Promise<void> {
     const url = this.url(id);
     try {
-      let response: Response;
-      try {
-        response = await this.fetchImpl(url, { cache: 'no-store', signal: AbortSignal.timeout(this.timeoutMs) });
-      } catch (e) {
-        throw new InfmemFileError(`${url} could not be fetched (${e instanceof Error ? e.message : String(e)}).`, 'network');
-      }
-      if (!response.ok) throw new InfmemFileError(`${url} could not be fetched (HTTP ${response.status}).`, 'network');
-      const bytes = new Uint8Array(await response.arrayBuffer());
+      const init: RequestInit = { cache: 'no-store', signal: AbortSignal.timeout(this.timeoutMs) };
+      const bytes = await fetchBytes(url, { fetch: this.fetchImpl, init }, (m) => new InfmemFileError(m, 'network'));
       await this.check(id, bytes);
       await this.keep(id, bytes, url);
     } catch (e) {
