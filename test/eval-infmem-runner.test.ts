@@ -19,6 +19,7 @@ import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { openAIConfig } from '../src/engines/openai/http';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import { datasetComparison, datasetExport, filesByMethod } from '../src/eval/dataset-methods';
 import { generatedEssay } from '../src/eval/essay';
 import { infmemPrediction } from '../src/eval/infmem-read';
 import { scorePrediction } from '../src/eval/paper-score';
@@ -217,18 +218,39 @@ describe('The Evaluate page’s InfMem in the worker', () => {
       expect(item.scores).toEqual(scorePrediction(item.prediction, item.answers));
     }
     expect(items.slice(4).some((i) => i.scores?.sub_em === 1)).toBe(true);
+    // The page's tables and export, as the command line writes them: each method's report, and the two compared per file.
+    const dataset = evaluation.dataset!;
+    const byMethod = filesByMethod(evaluation.spec.methods!, dataset.files, items);
+    expect(byMethod.map((m) => [m.method, m.files.map((f) => f.finished)])).toEqual([
+      ['memagent', [2, 2]],
+      ['infmem', [2, 2]],
+    ]);
+    const comparison = datasetComparison(dataset.files, items);
+    const report = datasetExport({ byMethod, memagentMethod: dataset.method, prompts: dataset.prompts, infmem: { earlyStop: 3, thinking: true }, comparison });
+    expect(report).toMatchObject({
+      methods: ['memagent', 'infmem'],
+      reports: [{ method: 'recurrent' }, { method: 'infmem', earlyStop: 3, thinking: true }],
+    });
+    expect(comparison.map((r) => [r.method, r.group, r.items])).toEqual([
+      ['memagent', 'eval_50.json', 2],
+      ['infmem', 'eval_50.json', 2],
+      ['memagent', 'eval_200.jsonl', 2],
+      ['infmem', 'eval_200.jsonl', 2],
+    ]);
   }, 120_000);
 
   it('reads dataset files by InfMem alone with a model, without thinking when it is off: one request a call', async () => {
     const server = await startOpenAIServer({ model: 'InfMem-4B', completions: (body) => script(String(body.prompt)) });
     const engine = await serverEngine(server);
     const { store, evaluator, finished } = await setup(engine);
+    // MemAgent's set, named but not here, is not needed by InfMem alone: nothing is fetched or refused for it.
     const request = datasetRequest({
       engineId: 'openai',
       engineConfig: { baseUrl: server.url, model: server.model },
       methods: ['infmem'],
       earlyStop: 1,
       thinking: false,
+      dataset: { files: datasetFiles(), prompts: 'memagent' },
     });
     const id = await evaluator.start(request);
     await finished(id);
@@ -239,6 +261,7 @@ describe('The Evaluate page’s InfMem in the worker', () => {
       completed: 4,
       spec: { methods: ['infmem'], earlyStop: 1, thinking: false },
     });
+    expect(evaluation.dataset?.prompts).toEqual({ set: 'app', sha256: null });
     const items = await store.listDatasetSamples(id);
     expect(items.map((s) => [s.ordinal, s.method, s.chunksRead, s.requests])).toEqual([
       [0, 'infmem', 0, 2],

@@ -35,10 +35,15 @@ export interface DatasetDeps extends EvaluationInfmemDeps {
 /** A sweep to store: everything but its progress and times. */
 export type NewSweep = Omit<EvaluationRecord, 'completed' | 'status' | 'createdAt' | 'updatedAt' | 'engineConfig'>;
 
-/** MemAgent's method, settings and prompt set for the files, as a read chooses its set. */
-async function memagentSettings(deps: DatasetDeps, request: EvaluationRequest, dataset: DatasetRequest) {
+/**
+ * MemAgent's method, settings and prompt set for the files, as a read chooses
+ * its set. InfMem alone needs none of MemAgent's files: this app's wording
+ * stands in the record, and nothing is fetched or refused for it.
+ */
+async function memagentSettings(deps: DatasetDeps, request: EvaluationRequest, dataset: DatasetRequest, reads: boolean) {
   if (dataset.method !== undefined && !isMethodId(dataset.method)) throw new RequestError('The method is recurrent or recurrent-boxed.');
-  const prompts = await choosePromptSet(deps.prompts, dataset.prompts ?? (dataset.templates ? 'custom' : 'auto'), request.engineId, dataset.templates);
+  const choice = reads ? (dataset.prompts ?? (dataset.templates ? 'custom' : 'auto')) : 'app';
+  const prompts = await choosePromptSet(deps.prompts, choice, request.engineId, dataset.templates);
   const templates = { ...prompts.set.templates };
   const problem = templateProblem(templates);
   if (problem) throw new RequestError(problem);
@@ -85,7 +90,7 @@ export async function planDataset(
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new RequestError('Items per file must be a whole number, 1 or more.');
   const methods = methodsOf(request);
   const infmem = infmemSpec({ ...request, mode: 'memory' }, methods);
-  const { settings, templates, record } = await memagentSettings(deps, request, dataset);
+  const { settings, templates, record } = await memagentSettings(deps, request, dataset, methods.includes('memagent'));
   const engineConfig = withoutSecrets(request.engineConfig);
   const engine = await deps.engines.open(request.engineId, engineConfig);
   if (methods.includes('memagent')) checkStep(settings, engine);
