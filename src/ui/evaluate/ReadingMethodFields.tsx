@@ -35,36 +35,34 @@ export function ReadingMethodFields({ choice, onChange, engineId, files }: Props
   const infmem = choice.reading !== 'memagent';
   return (
     <>
-      <div className="row">
-        <div className="field">
-          <label htmlFor={ids.reading}>{t('evaluate.readingMethod')}</label>
-          <select id={ids.reading} aria-describedby={ids.hint} value={choice.reading} onChange={(e) => onChange({ reading: e.target.value as Reading })}>
-            <option value="memagent">{t('evaluate.readingMemagent')}</option>
-            <option value="infmem">{t('evaluate.readingInfmem')}</option>
-            <option value="both">{t('evaluate.readingBoth')}</option>
-          </select>
-          <p className="hint" id={ids.hint}>
-            {t('evaluate.readingHint')}
-          </p>
-        </div>
-        {infmem && (
-          <div className="field">
-            <label htmlFor={ids.earlyStop}>{t('evaluate.earlyStop')}</label>
-            <input id={ids.earlyStop} type="number" min={1} value={choice.earlyStop} onChange={(e) => onChange({ earlyStop: e.target.valueAsNumber })} />
-          </div>
-        )}
+      <div className="field">
+        <label htmlFor={ids.reading}>{t('evaluate.readingMethod')}</label>
+        <select id={ids.reading} aria-describedby={ids.hint} value={choice.reading} onChange={(e) => onChange({ reading: e.target.value as Reading })}>
+          <option value="memagent">{t('evaluate.readingMemagent')}</option>
+          <option value="infmem">{t('evaluate.readingInfmem')}</option>
+          <option value="both">{t('evaluate.readingBoth')}</option>
+        </select>
+        <p className="hint" id={ids.hint}>
+          {t('evaluate.readingHint')}
+        </p>
       </div>
       {infmem && (
         <>
-          <div className="field check">
-            <input
-              id={ids.thinking}
-              type="checkbox"
-              aria-describedby={ids.thinkingHint}
-              checked={choice.thinking}
-              onChange={(e) => onChange({ thinking: e.target.checked })}
-            />
-            <label htmlFor={ids.thinking}>{t('evaluate.thinking')}</label>
+          <div className="row">
+            <div className="field">
+              <label htmlFor={ids.earlyStop}>{t('evaluate.earlyStop')}</label>
+              <input id={ids.earlyStop} type="number" min={1} value={choice.earlyStop} onChange={(e) => onChange({ earlyStop: e.target.valueAsNumber })} />
+            </div>
+            <div className="field check">
+              <input
+                id={ids.thinking}
+                type="checkbox"
+                aria-describedby={ids.thinkingHint}
+                checked={choice.thinking}
+                onChange={(e) => onChange({ thinking: e.target.checked })}
+              />
+              <label htmlFor={ids.thinking}>{t('evaluate.thinking')}</label>
+            </div>
           </div>
           <p className="hint" id={ids.thinkingHint}>
             {t('evaluate.thinkingHint')}
