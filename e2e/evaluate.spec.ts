@@ -210,4 +210,22 @@ test("RULER-HotpotQA dataset files are read by the paper's method, beside the pa
   const samples = report.datasets.flatMap((d: { samples: { prediction: string | null; answers: string[]; f1: number }[] }) => d.samples);
   for (const s of samples) expect(s.f1).toBe(scorePrediction(s.prediction, s.answers).f1);
   expect(samples.some((s: { f1: number }) => Math.abs(s.f1 * 100 - Math.round(s.f1 * 100)) > 1e-9)).toBe(true);
+
+  // The same files read by InfMem (the extractive engine's stand-ins), scored as its ruler_hqa.py scores them.
+  await page.getByLabel('Reading method').selectOption({ label: 'InfMem' });
+  await expect(page.getByRole('checkbox', { name: 'InfMem thinking' })).toBeChecked();
+  await expect(page.getByRole('combobox', { name: 'Prompt set' })).toHaveCount(0);
+  await page.getByRole('button', { name: 'Start evaluation' }).click();
+  const view = page.getByRole('region', { name: 'Evaluation' });
+  await expect(view.getByRole('heading', { level: 2 })).toHaveText(/ · InfMem$/);
+  await expect(page.getByText(/^Done · 4 of 4 samples/)).toBeVisible();
+  await expect(view).toContainText('InfMem: stop after 3 votes in a row, thinking on, temperature 0, top p 1');
+  const byInfmem = page.getByRole('table', { name: 'Results by InfMem' });
+  for (const file of ['eval_50.json', 'eval_200.jsonl'])
+    await expect(byInfmem.getByRole('row', { name: new RegExp(file.replace('.', '\\.')) })).toContainText('2/2');
+  await expect(page.getByRole('table', { name: 'Methods compared on the same samples' }).getByRole('row', { name: /^InfMem eval_50\.json 2 / })).toBeVisible();
+  const [infmemJson] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON' }).click()]);
+  const infmemReport = JSON.parse(readFileSync(await infmemJson.path(), 'utf8'));
+  expect(infmemReport).toMatchObject({ method: 'infmem', earlyStop: 3, thinking: true });
+  expect(infmemReport.datasets.map((d: { samples: unknown[] }) => d.samples.length)).toEqual([2, 2]);
 });

@@ -120,7 +120,9 @@ describe('Evaluator with the IndexedDB store', () => {
     const store = await openStore();
     const { evaluator: e } = evaluator(store);
     await expect(e.start(request({ methods: ['infmem'], mode: 'full' }))).rejects.toThrow('choose the memory mode');
-    await expect(e.start(request({ methods: ['infmem'], engineId: 'openai' }))).rejects.toThrow(/with the extractive engine .* memagent eval --method infmem/);
+    await expect(e.start(request({ methods: ['infmem'], engineId: 'openai' }))).rejects.toThrow(
+      /renders itself, and the openai engine takes chat messages only/,
+    );
     await expect(e.start(request({ methods: ['infmem'], earlyStop: 0 }))).rejects.toThrow('The early stop must be a whole number of votes, 1 or more.');
     await expect(e.start(request({ methods: ['infmen' as 'infmem'] }))).rejects.toThrow(RequestError);
   });

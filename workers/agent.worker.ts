@@ -106,7 +106,7 @@ const house = store.then(async (s) => {
     hashBeside,
   });
   const runs = new Runs({ store: s, library, engines, publish, withLock, prompts, infmemFiles, hold });
-  const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts });
+  const evaluator = new Evaluator({ store: s, engines, publish: (event) => sweepChannel.postMessage(event), withLock, prompts, infmemFiles });
   // Pauses and cancels from other tabs, and a standby for each job another tab starts reading.
   channel.onmessage = (e: MessageEvent<RunEvent>) => runs.handleControl(e.data);
   sweepChannel.onmessage = (e: MessageEvent<EvaluationEvent>) => evaluator.handleControl(e.data);

@@ -130,10 +130,12 @@ export interface EvaluationRequest {
   documentId?: string;
   /** Dataset files to read by the paper's method instead of generated tasks (tasks and lengths are then ignored). */
   dataset?: DatasetRequest;
-  /** The methods that read the generated samples, each the same samples (MemAgent's alone where absent). */
+  /** The methods that read the generated samples or the dataset's items, each the same ones (MemAgent's alone where absent). */
   methods?: EvalMethod[];
   /** InfMem's stop votes in a row that end a read. */
   earlyStop?: number;
+  /** InfMem's two-stage thinking for a model's calls (on where absent). */
+  thinking?: boolean;
 }
 
 export interface DatasetRequest {

@@ -21,12 +21,14 @@ export interface InfmemItemContext {
   signal?: AbortSignal;
   now?: () => number;
   onStep?(step: { chunk: number; chunks: number }): void;
+  /** Whether a failure means the engine itself cannot go on: it is thrown, not kept as the item's. */
+  fatal?(error: unknown): boolean;
 }
 
 /**
  * Reads one item and scores it. A request that fails (after the engine's own
  * retries) leaves the item out of the averages, said in `failed`; stopping
- * (the signal) throws.
+ * (the signal) and a failure `fatal` names throw.
  */
 export async function readInfmemItem(item: DatasetItem, file: string, ctx: InfmemItemContext): Promise<ItemResult> {
   if (ctx.signal?.aborted) throw abortError();
@@ -72,6 +74,7 @@ export async function readInfmemItem(item: DatasetItem, file: string, ctx: Infme
     result.scores = scorePrediction(result.prediction, item.answers);
   } catch (e) {
     if (isAbortError(e) || ctx.signal?.aborted) throw abortError();
+    if (ctx.fatal?.(e)) throw e;
     result.failed = e instanceof Error ? e.message : String(e);
   }
   result.ms = now() - t0;

@@ -30,6 +30,8 @@ export interface SweepSpec extends Omit<ReadSettings, 'seed'> {
   methods?: EvalMethod[];
   /** InfMem's stop votes in a row that end a read (3 where absent). */
   earlyStop?: number;
+  /** InfMem's two-stage thinking for a model's calls (on where absent, as the official runs). */
+  thinking?: boolean;
 }
 
 /** A spec with the paper's settings wherever none is given. */

@@ -1,26 +1,22 @@
 import { BudgetError } from '../core/budget';
-import type { TextGenerator } from '../core/generation';
 import { planRead, readSettingsProblem } from '../core/plan';
-import { templateProblem } from '../core/prompts';
-import { type Engine, withoutSecrets } from '../engines/engine';
-import { promptsUsed } from '../eval/dataset-report';
+import { withoutSecrets } from '../engines/engine';
 import { generatedEssay } from '../eval/essay';
 import { Haystack } from '../eval/haystack';
 import { MAX_LENGTH, MIN_LENGTH } from '../eval/lengths';
-import { defaultMethod, isMethodId, METHOD_CUTTER, type MethodSettings, methodSettings, methodStepTokens, readItem } from '../eval/method';
 import { planSweep, QUESTION_TOKENS_BOUND, runSweep, type SampleResult, sweepSpec, sweepStepTokens } from '../eval/sweep';
-import { readTogether } from '../eval/together';
-import { infmemSpec, methodsOf, readInfmemSamples, type SweepRead } from './evaluator-infmem';
+import { type EvaluationInfmemDeps, infmemModelFor, infmemSpec, infmemStepsOf, methodsOf, readInfmemSamples, type SweepRead } from './evaluator-infmem';
+import { planDataset, readDataset } from './evaluator-dataset';
+import { heedingStops } from './heeding-stops';
 import { isTaskId, type TaskId } from '../eval/tasks';
 import { type DatasetSampleRecord, type EvaluationHaystack, type EvaluationRecord, type EvaluationSampleRecord, type Store } from '../storage/db';
 import type { EvaluationEvent } from '../agent/events';
 import type { EngineCache } from '../jobs/engines';
 import { type JobContext, JobHost, type JobHostDeps } from '../jobs/host';
 import { RequestError } from '../jobs/request-error';
-import { storeDatasetFiles } from './dataset-files';
 import { refuseInfmemOnly } from './plan';
-import { choosePromptSet, type PromptLibrary } from './prompt-files';
-import type { DatasetRequest, EvaluationRequest } from '../agent/protocol';
+import type { PromptLibrary } from './prompt-files';
+import type { EvaluationRequest } from '../agent/protocol';
 import { sampleGroup, stopsEverySample, togetherOf } from '../engines/sample-groups';
 
 /** The part of the Store an evaluation uses (an in-memory one serves in tests). */
@@ -40,7 +36,7 @@ export type EvaluationStore = Pick<
   | 'deleteEvaluation'
 >;
 
-export interface EvaluatorDeps {
+export interface EvaluatorDeps extends EvaluationInfmemDeps {
   store: EvaluationStore;
   engines: EngineCache;
   publish(event: EvaluationEvent): void;
@@ -51,15 +47,8 @@ export interface EvaluatorDeps {
   stepIntervalMs?: number;
   /** The MemAgent prompt files; without it dataset evaluations use this app's wording or edited templates. */
   prompts?: Pick<PromptLibrary, 'resolve'>;
-}
-
-/** What reading a dataset evaluation's items needs besides the evaluation: its method, its engine, the items done, and who hears of each step. */
-interface DatasetRead {
-  settings: MethodSettings;
-  engine: Engine;
-  /** Ordinals of the items already stored. */
-  finished: ReadonlySet<number>;
-  step(ordinal: number, chunk: number, chunks: number): void;
+  /** InfMem's pinned files, for InfMem read with a model (the extractive engine needs none). */
+  infmemFiles?: EvaluationInfmemDeps['infmemFiles'];
 }
 
 /**
@@ -90,22 +79,14 @@ export class Evaluator {
 
   /** `onRead` hears how many bytes of the dataset files are read and stored so far, of how many. */
   async start(request: EvaluationRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
-    refuseInfmemOnly(request);
-    if (request.dataset) return this.startDataset(request, request.dataset, onRead);
+    // A Qwen3 model reads the InfMem way: only MemAgent's reads of it are refused.
+    if (methodsOf(request).includes('memagent')) refuseInfmemOnly(request);
+    if (request.dataset) {
+      const { sweep, engineConfig } = await planDataset(this.deps, request, onRead);
+      return this.create(sweep, engineConfig);
+    }
     const { store } = this.deps;
-    const tasks = [...new Set(request.tasks)];
-    if (tasks.length === 0) throw new RequestError('Choose at least one task.');
-    const unknown = tasks.filter((t) => !isTaskId(t));
-    if (unknown.length) throw new RequestError(`Unknown task ${unknown.join(', ')}.`);
-    if (request.mode !== 'memory' && request.mode !== 'full') throw new RequestError('The reading mode is memory or full.');
-    const lengths = [...new Set(request.lengths)].sort((a, b) => a - b);
-    if (lengths.length === 0) throw new RequestError('Choose at least one length.');
-    if (lengths.some((l) => !Number.isInteger(l) || l < MIN_LENGTH || l > MAX_LENGTH)) {
-      throw new RequestError('Lengths go from 1K to 64M tokens.');
-    }
-    if (!Number.isInteger(request.samples) || request.samples < 1 || request.samples > 1000) {
-      throw new RequestError('Samples per cell must be a whole number from 1 to 1,000.');
-    }
+    const { tasks, lengths } = sweepCells(request);
     let haystack: EvaluationHaystack = { kind: 'generated' };
     if (request.documentId) {
       const doc = await store.getDocument(request.documentId);
@@ -117,7 +98,7 @@ export class Evaluator {
     const methods = methodsOf(request);
     const spec = sweepSpec({
       ...infmemSpec(request, methods),
-      tasks: tasks as TaskId[],
+      tasks,
       lengths,
       samples: request.samples,
       mode: request.mode,
@@ -127,8 +108,8 @@ export class Evaluator {
     });
     const engineConfig = withoutSecrets(request.engineConfig);
     const engine = await this.deps.engines.open(request.engineId, engineConfig);
-    if (spec.mode === 'memory') {
-      // A budget that cannot work fails here, not at the first sample.
+    if (spec.mode === 'memory' && methods.includes('memagent')) {
+      // A budget that cannot work fails here, not at the first sample (InfMem's sizes are its own).
       try {
         planRead(spec, {
           contextWindow: engine.contextWindow,
@@ -141,77 +122,10 @@ export class Evaluator {
         throw e;
       }
     }
-    return this.create(
-      { id: this.deps.newId?.() ?? crypto.randomUUID(), engineId: request.engineId, haystack, spec, total: planSweep(spec).length * methods.length },
-      engineConfig,
-    );
-  }
-
-  /**
-   * Stores the items of every dataset file (read in pieces, so that files of
-   * hundreds of megabytes fit), then the evaluation. A file that cannot be read
-   * whole leaves nothing behind and says what is wrong with it.
-   */
-  private async startDataset(request: EvaluationRequest, dataset: DatasetRequest, onRead?: (bytes: number, total: number) => void): Promise<string> {
-    const { store } = this.deps;
-    if (dataset.files.length === 0) throw new RequestError('Choose at least one dataset file.');
-    const names = dataset.files.map((f) => f.name);
-    const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice) throw new RequestError(`Two dataset files are named ${twice}: results are shown by file name, so give each length once.`);
-    if (dataset.method !== undefined && !isMethodId(dataset.method)) throw new RequestError('The method is recurrent or recurrent-boxed.');
-    const limit = dataset.itemsPerFile;
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new RequestError('Items per file must be a whole number, 1 or more.');
-    const prompts = await choosePromptSet(this.deps.prompts, dataset.prompts ?? (dataset.templates ? 'custom' : 'auto'), request.engineId, dataset.templates);
-    const templates = { ...prompts.set.templates };
-    const problem = templateProblem(templates);
-    if (problem) throw new RequestError(problem);
-    const settings = methodSettings({
-      method: dataset.method ?? defaultMethod(templates, prompts.set.answerStyle),
-      templates,
-      initialMemory: prompts.set.initialMemory,
-      ...(request.chunkTokens !== undefined && { chunkTokens: request.chunkTokens }),
-      ...(request.memoryTokens !== undefined && { memoryTokens: request.memoryTokens }),
-    });
-    if (!Number.isInteger(settings.chunkTokens) || settings.chunkTokens < 1) throw new RequestError('The chunk size must be a whole number of tokens.');
-    if (!Number.isInteger(settings.memoryTokens) || settings.memoryTokens < 1) throw new RequestError('The memory size must be a whole number of tokens.');
-    const engineConfig = withoutSecrets(request.engineConfig);
-    const engine = await this.deps.engines.open(request.engineId, engineConfig);
-    const step = methodStepTokens(settings, (s) => engine.tokenizer.count(s));
-    if (step > engine.contextWindow) {
-      throw new RequestError(
-        `One step of the method needs up to ${step.toLocaleString('en')} tokens (a ${settings.chunkTokens.toLocaleString('en')}-token chunk, ` +
-          `a ${settings.memoryTokens.toLocaleString('en')}-token memory and as long a reply); the engine holds ${engine.contextWindow.toLocaleString('en')}. ` +
-          'Choose a smaller chunk size or an engine with a longer context.',
-      );
-    }
-
+    const infmemModel = methods.includes('infmem') ? await infmemModelFor(this.deps, engine, request) : undefined;
     const id = this.deps.newId?.() ?? crypto.randomUUID();
-    const { files, items: total } = await storeDatasetFiles(store, { id, files: dataset.files, limit, onRead });
-
     return this.create(
-      {
-        id,
-        engineId: request.engineId,
-        haystack: { kind: 'generated' },
-        spec: sweepSpec({
-          tasks: [],
-          lengths: [],
-          samples: 1,
-          mode: 'memory',
-          chunkTokens: settings.chunkTokens,
-          memoryTokens: settings.memoryTokens,
-          templates,
-        }),
-        dataset: {
-          method: settings.method,
-          cutter: METHOD_CUTTER,
-          files,
-          settings,
-          prompts: promptsUsed(prompts.record),
-          promptRecord: prompts.record,
-        },
-        total,
-      },
+      { id, engineId: request.engineId, haystack, spec, total: planSweep(spec).length * methods.length, ...(infmemModel && { infmemModel }) },
       engineConfig,
     );
   }
@@ -266,43 +180,6 @@ export class Evaluator {
     return h;
   }
 
-  /**
-   * Reads a dataset evaluation's unfinished items, storing each with the
-   * evaluation's progress as it is scored: in order one at a time, or as many
-   * together as one batch of the method's step holds, as generated samples are.
-   */
-  private async readDataset(evaluation: EvaluationRecord, job: JobContext, { settings, engine, finished, step }: DatasetRead): Promise<void> {
-    const { signal } = job;
-    if (finished.size >= evaluation.total) return;
-    const stepTokens = methodStepTokens(settings, (s) => engine.tokenizer.count(s));
-    await engine.prepare?.(stepTokens, signal);
-    const items = this.unreadItems(evaluation, finished);
-    const together = togetherOf(engine, await sampleGroup(engine, stepTokens));
-    const reads = readTogether(items, together, async ({ ordinal, item }, generator) => ({
-      ordinal,
-      result: await readItem(item, item.file, settings, {
-        generator: heedingStops(generator ?? engine),
-        tokenizer: engine.tokenizer,
-        signal,
-        onStep: ({ chunk, chunks }) => step(ordinal, chunk, chunks),
-        fatal: stopsEverySample,
-      }),
-    }));
-    for await (const { ordinal, result } of reads) {
-      await this.commit({ ...result, kind: 'dataset', evaluationId: evaluation.id, ordinal, committedAt: Date.now() }, job);
-    }
-  }
-
-  /** The stored items not yet read, in order, each fetched as it is wanted. */
-  private async *unreadItems(evaluation: EvaluationRecord, finished: ReadonlySet<number>) {
-    for (let ordinal = 0; ordinal < evaluation.total; ordinal++) {
-      if (finished.has(ordinal)) continue;
-      const item = await this.deps.store.getDatasetItem(evaluation.id, ordinal);
-      if (!item) throw new Error(`Item ${ordinal + 1} of this evaluation's dataset files is no longer stored. Start the evaluation again with the files.`);
-      yield { ordinal, item };
-    }
-  }
-
   /** Reads a sweep's unfinished samples in order, each stored with the sweep's progress (the host's JobKind.read). */
   private async read(id: string, job: JobContext): Promise<void> {
     const { store, publish } = this.deps;
@@ -312,15 +189,20 @@ export class Evaluator {
     const engine = await job.engine(evaluation.engineId, evaluation.engineConfig);
     const finished = new Set(await store.listEvaluationOrdinals(id));
     const step = this.stepReporter(id);
+    const commit = (result: SampleResult | Omit<DatasetSampleRecord, 'evaluationId' | 'committedAt'>) =>
+      this.commit({ ...result, evaluationId: id, committedAt: Date.now() }, job);
     if (evaluation.dataset) {
-      await this.readDataset(evaluation, job, { settings: evaluation.dataset.settings, engine, finished, step });
+      await readDataset(this.deps, evaluation, { engine, job, finished, step, commit });
     } else {
       const essay = await this.essay(evaluation.haystack);
       const methods = evaluation.spec.methods ?? ['memagent'];
       if (methods.includes('memagent')) await this.readSweep(evaluation, job, { engine, essay, finished, step });
-      if (methods.includes('infmem')) {
-        const commit = (result: SampleResult) => this.commit({ ...result, evaluationId: id, committedAt: Date.now() }, job);
-        await readInfmemSamples(evaluation.spec, { engine, essay, finished, step, signal, offset: methods.indexOf('infmem'), commit });
+      const planned = planSweep(evaluation.spec);
+      const offset = methods.indexOf('infmem') * planned.length;
+      // The model's steps (its files, its load) are made only where InfMem has samples left to read.
+      if (methods.includes('infmem') && planned.some((s) => !finished.has(s.ordinal + offset))) {
+        const stepsFor = await infmemStepsOf(this.deps, { evaluation, engine, signal });
+        await readInfmemSamples(evaluation.spec, { engine, essay, finished, step, signal, offset, stepsFor, commit });
       }
     }
     await store.updateEvaluation(id, () => ({ status: 'done', error: undefined, finishedAt: Date.now() }));
@@ -371,28 +253,20 @@ export class Evaluator {
   }
 }
 
-/**
- * The engine, each request after a turn of the worker's event loop. An engine
- * that answers without waiting on anything (the extractive one) would
- * otherwise read a whole sample before a Pause or Cancel from the page is
- * even heard; a message channel's turn is not slowed as nested timers are.
- */
-function heedingStops(engine: TextGenerator): TextGenerator {
-  return {
-    generate: async (messages, options) => {
-      await nextTask();
-      return engine.generate(messages, options);
-    },
-  };
-}
-
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
+/** A sweep's tasks and lengths, checked with its mode and samples per cell. */
+function sweepCells(request: EvaluationRequest): { tasks: TaskId[]; lengths: number[] } {
+  const tasks = [...new Set(request.tasks)];
+  if (tasks.length === 0) throw new RequestError('Choose at least one task.');
+  const unknown = tasks.filter((t) => !isTaskId(t));
+  if (unknown.length) throw new RequestError(`Unknown task ${unknown.join(', ')}.`);
+  if (request.mode !== 'memory' && request.mode !== 'full') throw new RequestError('The reading mode is memory or full.');
+  const lengths = [...new Set(request.lengths)].sort((a, b) => a - b);
+  if (lengths.length === 0) throw new RequestError('Choose at least one length.');
+  if (lengths.some((l) => !Number.isInteger(l) || l < MIN_LENGTH || l > MAX_LENGTH)) {
+    throw new RequestError('Lengths go from 1K to 64M tokens.');
+  }
+  if (!Number.isInteger(request.samples) || request.samples < 1 || request.samples > 1000) {
+    throw new RequestError('Samples per cell must be a whole number from 1 to 1,000.');
+  }
+  return { tasks: tasks as TaskId[], lengths };
 }

@@ -15,7 +15,7 @@ import type { EngineCache } from '../jobs/engines';
 import { RequestError } from '../jobs/request-error';
 import { loadSet, type PlannedSet, planSet, setChunks, setName } from './book-set';
 import { choosePromptSet, type PromptLibrary } from './prompt-files';
-import { InfmemFileError } from '../core/infmem/official-files';
+import { infmemPromptsFor } from './infmem-model';
 import type { InfmemFileLibrary } from './infmem-files';
 import { infmemChat } from './infmem-chat';
 import type { PromptChoice, RunRequest } from '../agent/protocol';
@@ -155,18 +155,9 @@ function infmemRefusal(request: Omit<RunRequest, 'question'>): void {
  */
 async function infmemModelOf(deps: PlanDeps, engine: Engine, request: Omit<RunRequest, 'question'>): Promise<RunRecord['infmemModel']> {
   if (request.engineId === 'extractive') return undefined;
-  if (!engine.completer)
-    throw new RequestError(
-      `InfMem sends prompts it renders itself, and the ${request.engineId} engine takes chat messages only: choose another engine, or read with MemAgent.`,
-    );
-  if (!deps.infmemFiles) throw new RequestError("InfMem's prompt files cannot be fetched or kept here: read with the extractive engine, or with MemAgent.");
-  try {
-    const { sources } = await deps.infmemFiles.prompts();
-    return { family: infmemChat(engine, request.engineConfig).family, files: sources };
-  } catch (e) {
-    if (e instanceof InfmemFileError) throw new RequestError(e.message);
-    throw e;
-  }
+  const otherwise = 'choose another engine, or read with MemAgent';
+  const { sources } = await infmemPromptsFor({ engine, engineId: request.engineId, files: deps.infmemFiles, otherwise });
+  return { family: infmemChat(engine, request.engineConfig).family, files: sources };
 }
 
 /** An InfMem read's plan: its chunks and replies are the method's (5,000 and 1,024 tokens), whatever the form asks. */

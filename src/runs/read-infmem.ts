@@ -6,9 +6,8 @@
  * with the same votes and searches. A read that stops early is done, its
  * unread chunks left as they are, with where it stopped.
  */
-import { infmemLoop, type InfmemResume, type InfmemSteps, modelSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
-import { type RawCompleter, REPLY_TOKENS, THINK_TOKENS } from '../core/infmem/thinking';
-import { CHUNK_TOKENS, type InfmemDocument, prepareDocument, RETRIEVED_UNITS, type TokenSpan, UNIT_TOKENS } from '../core/infmem/retrieval';
+import { infmemLoop, type InfmemResume, type InfmemSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
+import { type InfmemDocument, prepareDocument, type TokenSpan } from '../core/infmem/retrieval';
 import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
 import { pyStrip } from '../core/pytext';
 import { diffMemory } from '../core/memory-diff';
@@ -19,9 +18,9 @@ import type { RunEvent } from '../agent/events';
 import type { RetrievedPassage, RunProgress, RunRecord, StepPlan, Store } from '../storage/db';
 import type { JobContext } from '../jobs/host';
 import type { StepHold } from '../jobs/step-hold';
-import { RequestError } from '../jobs/request-error';
 import type { InfmemFileLibrary } from './infmem-files';
 import { infmemChat } from './infmem-chat';
+import { infmemModelSteps, infmemPromptsFor } from './infmem-model';
 
 /** Characters of a passage kept on its step, to show without reading the book. */
 const EXCERPT_CHARS = 240;
@@ -81,38 +80,24 @@ interface StepsInput {
  */
 async function stepsFor(deps: InfmemReadDeps, { engine, run, document, signal }: StepsInput): Promise<InfmemSteps> {
   if (run.engineId === 'extractive') return extractiveInfmemSteps(document, engine.tokenizer);
-  const raw = engine.completer;
-  if (!raw) throw new RequestError(`InfMem sends prompts it renders itself, and the ${run.engineId} engine takes chat messages only: read with MemAgent.`);
-  if (!deps.infmemFiles) throw new RequestError("InfMem's prompt files cannot be had here: read with the extractive engine, or with MemAgent.");
-  const prompts = await deps.infmemFiles.prompts();
-  // An engine whose window is set at load (WebLLM) loads once with room for the writer's request (chunk, passages,
-  // memory, thought and reply) rather than growing request by request; only a long search history needs more.
-  const count = (text: string) => engine.tokenizer.count(text);
-  const writer = CHUNK_TOKENS + RETRIEVED_UNITS * UNIT_TOKENS + REPLY_TOKENS + THINK_TOKENS + REPLY_TOKENS;
-  await engine.prepare?.(writer + count(prompts.templates.writer) + count(run.question), signal);
-  let noted = run.infmemModel?.endpoint === 'chat';
-  const completer: RawCompleter = {
-    complete: async (request) => {
-      const result = await raw.complete(request);
-      if (result.endpoint === 'chat' && !noted) {
-        noted = true;
-        await deps.store.updateRun(run.id, (now) => ({
-          infmemModel: { ...(now.infmemModel ?? { family: 'qwen3', files: prompts.sources }), endpoint: 'chat' },
-        }));
-      }
-      return result;
-    },
-  };
+  const prompts = await infmemPromptsFor({ engine, engineId: run.engineId, files: deps.infmemFiles, otherwise: 'read with MemAgent' });
   const { temperature, topP } = run.settings;
-  return modelSteps({
-    templates: prompts.templates,
-    toolSystem: prompts.toolSystem,
-    completer,
+  return infmemModelSteps({
+    engine,
+    prompts,
     chat: infmemChat(engine, run.engineConfig, run.infmemModel?.family),
     thinking: run.method?.thinking ?? true,
     temperature,
     topP,
+    questionTokens: engine.tokenizer.count(run.question),
     signal,
+    ...(run.infmemModel?.endpoint !== 'chat' && {
+      onChatEndpoint: async () => {
+        await deps.store.updateRun(run.id, (now) => ({
+          infmemModel: { ...(now.infmemModel ?? { family: 'qwen3', files: prompts.sources }), endpoint: 'chat' },
+        }));
+      },
+    }),
   });
 }
 

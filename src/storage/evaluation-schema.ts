@@ -1,10 +1,11 @@
 import type { PromptRecord } from '../core/prompt-sets';
 import type { ChunkCutter } from '../core/token-slices';
 import type { DatasetItem } from '../eval/dataset';
-import type { JobStatus } from './schema';
+import type { InfmemModelRecord, JobStatus } from './schema';
 import type { PromptsUsed } from '../eval/dataset-report';
 import type { ItemResult, MethodId, MethodSettings } from '../eval/method';
 import type { SampleResult, SweepSpec } from '../eval/sweep';
+import type { EvalMethod } from '../eval/infmem-read';
 
 export type EvaluationStatus = JobStatus;
 
@@ -35,6 +36,8 @@ export interface EvaluationRecord {
   spec: SweepSpec;
   /** Present when the evaluation reads dataset files (stored as datasetItems, by ordinal) instead of generating tasks. */
   dataset?: DatasetEvaluation;
+  /** InfMem read with a model: its chat text, where its prompt files came from, and the endpoint where a server had no raw completions. */
+  infmemModel?: InfmemModelRecord;
   /** Samples in the sweep. */
   total: number;
   /** Samples stored so far; a resumed sweep goes on with the next unfinished one. */
@@ -54,8 +57,10 @@ export interface EvaluationSampleRecord extends SampleResult {
 /** One dataset item read by the method, stored beside the generated tasks' samples. */
 export interface DatasetSampleRecord extends ItemResult {
   kind: 'dataset';
+  /** The method that read it (MemAgent's where absent: items stored before InfMem read datasets). */
+  method?: EvalMethod;
   evaluationId: string;
-  /** Position among all the evaluation's items, files in order. */
+  /** Position among all the evaluation's items, files in order, each method's after the one before. */
   ordinal: number;
   committedAt: number;
 }

@@ -7,13 +7,17 @@ import { formatNumber } from '../format';
 const percent = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${pyRound(x, 2).toFixed(2)} %`);
 const paper = (x: number | null) => (x === null ? '—' : `${x.toFixed(1)} %`);
 
-/** One row per dataset file: the paper's metrics, beside the paper's RL-MemoryAgent figures at that length. */
-export function DatasetResults({ files }: { files: readonly FileResults[] }) {
+/**
+ * One row per dataset file: the paper's metrics, beside the paper's
+ * RL-MemoryAgent figures at that length. Where the evaluation read by more
+ * than MemAgent, `method` names the method whose items these are.
+ */
+export function DatasetResults({ files, method }: { files: readonly FileResults[]; method?: string }) {
   const { t } = useTranslation();
   return (
     <div className="table-wrap">
       <table className="results">
-        <caption>{t('results.caption')}</caption>
+        <caption>{method ? t('results.captionOf', { method }) : t('results.caption')}</caption>
         <thead>
           <tr>
             <th scope="col">{t('results.file')}</th>

@@ -7,7 +7,6 @@ import type { EngineInfo } from '../../engines/engine';
 import { formatLength, parseLengths, STANDARD_LENGTHS } from '../../eval/lengths';
 import { defaultMethod, METHOD_IDS, METHOD_LABELS, type MethodId } from '../../eval/method';
 import type { ReadingMode } from '../../eval/sweep';
-import type { EvalMethod } from '../../eval/infmem-read';
 import { DEFAULT_EARLY_STOP } from '../../core/infmem/planner-state';
 import { TASK_IDS, type TaskId } from '../../eval/tasks';
 import type { EvaluationRequest } from '../../agent/protocol';
@@ -19,6 +18,7 @@ import { useReadSettings } from '../settings';
 import { formatNumber } from '../format';
 import { i18n } from '../i18n';
 import { FilePicker } from '../FilePicker';
+import { READING_METHODS, type ReadingChoice, ReadingMethodFields } from './ReadingMethodFields';
 
 interface Props {
   engines: readonly EngineInfo[];
@@ -27,10 +27,6 @@ interface Props {
   onStart(request: EvaluationRequest): void;
   onInvalid(message: string): void;
 }
-
-/** The reading method's choice, and the methods it asks the worker for. */
-type Reading = 'memagent' | 'infmem' | 'both';
-const READING_METHODS: Readonly<Record<Reading, EvalMethod[]>> = { memagent: ['memagent'], infmem: ['infmem'], both: ['memagent', 'infmem'] };
 
 const DEFAULT_TASKS: readonly TaskId[] = ['niah_single_1', 'niah_multikey_1', 'vt', 'book_qa'];
 const DEFAULT_LENGTHS: readonly number[] = [8 * 1024, 32 * 1024];
@@ -63,9 +59,6 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     prompts: useId(),
     promptsHint: useId(),
     items: useId(),
-    reading: useId(),
-    readingHint: useId(),
-    earlyStop: useId(),
   };
   // The engines and their settings forms as the Read form has them; a sweep sends the config a read would.
   const choice = useEngineChoice(engines);
@@ -81,14 +74,21 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
   const [documentId, setDocumentId] = useState('');
   const [datasetFiles, setDatasetFiles] = useState<File[]>([]);
   // The prompt set as a read chooses it, starting from the one chosen in Settings; the method follows it until one is picked.
-  const [readSettings] = useReadSettings();
+  const [readSettings, changeReadSettings] = useReadSettings();
   const [promptFiles] = usePromptFiles();
   const [promptSet, setPromptSet] = useState<PromptSetId | null>(readSettings.promptSet);
   const [chosenMethod, setChosenMethod] = useState<MethodId | null>(null);
   const [itemsPerFile, setItemsPerFile] = useState('');
-  const [reading, setReading] = useState<Reading>('memagent');
-  const [earlyStop, setEarlyStop] = useState(DEFAULT_EARLY_STOP);
+  // InfMem's thinking starts as the Read form has it (on unless turned off there).
+  const [readingChoice, setReadingChoice] = useState<ReadingChoice>(() => ({
+    reading: 'memagent',
+    earlyStop: DEFAULT_EARLY_STOP,
+    thinking: readSettings.thinking,
+  }));
+  const { reading, earlyStop, thinking } = readingChoice;
   const dataset = datasetFiles.length > 0;
+  // MemAgent's prompt set, method and sizes matter only where MemAgent reads.
+  const memagent = reading !== 'infmem';
   const effectiveSet = effectivePromptSet({ promptSet }, engine?.id ?? '', promptFiles);
   const method = chosenMethod ?? methodFor(effectiveSet, readSettings.templates);
 
@@ -96,10 +96,14 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     e.preventDefault();
     const engineProblem = engine && engineUi(engine.id).configProblem?.(engineConfig);
     if (engineProblem) return onInvalid(engineProblem);
+    const infmem = (dataset || mode === 'memory') && reading !== 'memagent';
+    if (infmem && (!Number.isInteger(earlyStop) || earlyStop < 1)) return onInvalid(t('evaluate.problem.earlyStop'));
+    const methods = infmem ? { methods: READING_METHODS[reading], earlyStop, thinking } : {};
     if (dataset) {
       const items = itemsPerFile.trim() === '' ? undefined : Number(itemsPerFile);
       if (items !== undefined && (!Number.isInteger(items) || items < 1)) return onInvalid(t('evaluate.problem.items'));
       return onStart({
+        ...methods,
         engineId: engine?.id ?? '',
         engineConfig,
         mode: 'memory',
@@ -130,10 +134,8 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     if (all.length === 0) return onInvalid(t('evaluate.problem.length'));
     if (!Number.isInteger(samples) || samples < 1 || samples > 1000) return onInvalid(t('evaluate.problem.samples'));
     if (!Number.isInteger(seed) || seed < 0) return onInvalid(t('evaluate.problem.seed'));
-    const infmem = mode === 'memory' && reading !== 'memagent';
-    if (infmem && (!Number.isInteger(earlyStop) || earlyStop < 1)) return onInvalid(t('evaluate.problem.earlyStop'));
     onStart({
-      ...(infmem && { methods: READING_METHODS[reading], earlyStop }),
+      ...methods,
       engineId: engine?.id ?? '',
       engineConfig,
       mode,
@@ -148,6 +150,14 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
     });
   };
 
+  const readingFields = (
+    <ReadingMethodFields
+      choice={readingChoice}
+      onChange={(change) => setReadingChoice((now) => ({ ...now, ...change }))}
+      engineId={engine?.id ?? ''}
+      files={{ settings: readSettings, onChange: changeReadSettings }}
+    />
+  );
   const cells = tasks.length * (lengths.length + (moreLengths.trim() ? moreLengths.split(',').length : 0));
   return (
     <form className="read-form eval-form" onSubmit={submit}>
@@ -185,7 +195,8 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
           </>
         )}
       </div>
-      {dataset && (
+      {dataset && readingFields}
+      {dataset && memagent && (
         <>
           <div className="field">
             <label htmlFor={ids.prompts}>{t('prompts.set')}</label>
@@ -243,27 +254,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
             <p className="hint">{t(mode === 'full' ? 'evaluate.modeFullHint' : 'evaluate.modeMemoryHint')}</p>
             {mode === 'full' && <p className="hint">{t('evaluate.fullHint')}</p>}
           </div>
-          {mode === 'memory' && (
-            <div className="row">
-              <div className="field">
-                <label htmlFor={ids.reading}>{t('evaluate.readingMethod')}</label>
-                <select id={ids.reading} aria-describedby={ids.readingHint} value={reading} onChange={(e) => setReading(e.target.value as Reading)}>
-                  <option value="memagent">{t('evaluate.readingMemagent')}</option>
-                  <option value="infmem">{t('evaluate.readingInfmem')}</option>
-                  <option value="both">{t('evaluate.readingBoth')}</option>
-                </select>
-                <p className="hint" id={ids.readingHint}>
-                  {t('evaluate.readingHint')}
-                </p>
-              </div>
-              {reading !== 'memagent' && (
-                <div className="field">
-                  <label htmlFor={ids.earlyStop}>{t('evaluate.earlyStop')}</label>
-                  <input id={ids.earlyStop} type="number" min={1} value={earlyStop} onChange={(e) => setEarlyStop(e.target.valueAsNumber)} />
-                </div>
-              )}
-            </div>
-          )}
+          {mode === 'memory' && readingFields}
           <fieldset className="checks task-checks">
             <legend>{t('evaluate.tasks')}</legend>
             {TASK_IDS.map((id) => (
@@ -330,7 +321,7 @@ export function EvaluateForm({ engines, documents, busy, onStart, onInvalid }: P
           </div>
         </>
       )}
-      {(mode === 'memory' || dataset) && (
+      {(mode === 'memory' || dataset) && memagent && (
         // Any whole number in range: a step of 100 (or 64) had the browser refuse 150 (or 1,000) without a word from the app.
         <div className="row">
           <div className="field">

@@ -1,4 +1,5 @@
 import { useTranslation } from 'react-i18next';
+import { EVAL_METHOD_NAMES } from '../../eval/infmem-read';
 import { formatLength } from '../../eval/lengths';
 import type { EvaluationRecord } from '../data';
 import { formatDate } from '../format';
@@ -17,7 +18,11 @@ const NAMED_TASKS = 3;
 
 /** What tells one sweep from another: the tasks and lengths, or the method and the dataset files. */
 function whatItReads(e: EvaluationRecord): string {
-  if (e.dataset) return `${e.dataset.method} · ${e.dataset.files.map((f) => f.name).join(', ')}`;
+  if (e.dataset) {
+    const dataset = e.dataset;
+    const methods = (e.spec.methods ?? ['memagent']).map((m) => (m === 'memagent' ? dataset.method : EVAL_METHOD_NAMES[m]));
+    return `${methods.join(', ')} · ${dataset.files.map((f) => f.name).join(', ')}`;
+  }
   const { tasks, lengths, samples } = e.spec;
   const named = tasks.length <= NAMED_TASKS ? tasks.join(', ') : i18n.t('evaluate.tasksTimes', { count: tasks.length });
   return i18n.t('evaluate.listReads', { tasks: named, lengths: lengths.map(formatLength).join(', '), count: samples });

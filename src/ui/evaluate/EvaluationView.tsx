@@ -1,7 +1,8 @@
 import { useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
+import { DEFAULT_EARLY_STOP } from '../../core/infmem/planner-state';
 import { CUTTER_LABELS } from '../../core/token-slices';
-import { datasetReport, datasetReportJson, summarizeFiles } from '../../eval/dataset-report';
+import { datasetComparison, datasetExport, filesByMethod } from '../../eval/dataset-methods';
 import { formatLength } from '../../eval/lengths';
 import { cellsCsv, reportJson } from '../../eval/report';
 import { summarize } from '../../eval/sweep';
@@ -17,6 +18,7 @@ import { MethodsTable } from './MethodsTable';
 import { compareMethods, sampleRun } from '../../eval/compare';
 import { EVAL_METHOD_NAMES, type EvalMethod } from '../../eval/infmem-read';
 import type { Step } from './useEvaluation';
+import { InfmemFacts } from './InfmemFacts';
 import { ProgressBar } from '../ProgressBar';
 import { JobControls, JobStopAlert } from '../JobControls';
 
@@ -55,8 +57,14 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
       ),
     [spec, samples, methods],
   );
-  const compared = useMemo(() => compareMethods(samples.map(sampleRun), [...spec.lengths].sort((a, b) => a - b).map(formatLength)), [spec, samples]);
-  const files = useMemo(() => (dataset ? summarizeFiles(dataset.files, items) : []), [dataset, items]);
+  const compared = useMemo(
+    () =>
+      dataset ? datasetComparison(dataset.files, items) : compareMethods(samples.map(sampleRun), [...spec.lengths].sort((a, b) => a - b).map(formatLength)),
+    [dataset, spec, samples, items],
+  );
+  // A dataset's items by each method apart: a table for each.
+  const byMethod = useMemo(() => (dataset ? filesByMethod(methods, dataset.files, items) : []), [dataset, methods, items]);
+  const infmem = methods.includes('infmem') ? { earlyStop: spec.earlyStop ?? DEFAULT_EARLY_STOP, thinking: spec.thinking ?? true } : undefined;
   const done = dataset ? items.length : samples.length;
   const total = evaluation.total;
   const within = evaluation.status === 'running' && step && step.chunks > 0 ? step.chunk / step.chunks : 0;
@@ -64,7 +72,18 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
 
   const exportJson = () =>
     dataset
-      ? download(`${stem}.json`, 'application/json', datasetReportJson(datasetReport(dataset.method, dataset.prompts, files)))
+      ? download(
+          `${stem}.json`,
+          'application/json',
+          `${JSON.stringify(
+            {
+              ...datasetExport({ byMethod, memagentMethod: dataset.method, prompts: dataset.prompts, comparison: compared, ...(infmem && { infmem }) }),
+              ...(evaluation.infmemModel && { infmemModel: evaluation.infmemModel }),
+            },
+            null,
+            2,
+          )}\n`,
+        )
       : download(
           `${stem}.json`,
           'application/json',
@@ -75,7 +94,8 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
             spec,
             cells,
             samples: [...samples],
-            ...(methods.includes('infmem') && { comparison: compared }),
+            ...(infmem && { infmem, comparison: compared }),
+            ...(evaluation.infmemModel && { infmemModel: evaluation.infmemModel }),
           }),
         );
 
@@ -86,29 +106,34 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
           {engineLabel}
           {evaluation.engineConfig?.model ? ` · ${evaluation.engineConfig.model}` : ''} ·{' '}
           {dataset
-            ? t('evaluate.methodOf', { method: dataset.method })
+            ? methods.map((m) => (m === 'memagent' ? t('evaluate.methodOf', { method: dataset.method }) : EVAL_METHOD_NAMES[m])).join(' · ')
             : methods.includes('infmem')
               ? methods.map((m) => EVAL_METHOD_NAMES[m]).join(' · ')
               : spec.mode === 'memory'
                 ? t('evaluate.memoryAgent')
                 : t('evaluate.fullShort')}
         </h2>
+        {dataset && !methods.includes('memagent') && (
+          <p className="hint">{t('evaluate.datasetFiles', { files: dataset.files.map((f) => f.name).join(', ') })}</p>
+        )}
         {dataset ? (
-          <>
-            <p className="hint">
-              {t('evaluate.datasetFacts', {
-                files: dataset.files.map((f) => f.name).join(', '),
-                chunk: formatNumber(dataset.settings.chunkTokens),
-                cutter: CUTTER_LABELS[dataset.cutter],
-                memory: formatNumber(dataset.settings.memoryTokens),
-                temperature: dataset.settings.temperature,
-                topP: dataset.settings.topP,
-                prompts: dataset.promptRecord?.label ?? dataset.prompts.set,
-              })}
-              {dataset.prompts.sha256 ? ` (SHA-256 ${dataset.prompts.sha256.slice(0, 12)}…)` : ''}
-            </p>
-            {dataset.promptRecord?.note && <p className="hint">{dataset.promptRecord.note}</p>}
-          </>
+          methods.includes('memagent') && (
+            <>
+              <p className="hint">
+                {t('evaluate.datasetFacts', {
+                  files: dataset.files.map((f) => f.name).join(', '),
+                  chunk: formatNumber(dataset.settings.chunkTokens),
+                  cutter: CUTTER_LABELS[dataset.cutter],
+                  memory: formatNumber(dataset.settings.memoryTokens),
+                  temperature: dataset.settings.temperature,
+                  topP: dataset.settings.topP,
+                  prompts: dataset.promptRecord?.label ?? dataset.prompts.set,
+                })}
+                {dataset.prompts.sha256 ? ` (SHA-256 ${dataset.prompts.sha256.slice(0, 12)}…)` : ''}
+              </p>
+              {dataset.promptRecord?.note && <p className="hint">{dataset.promptRecord.note}</p>}
+            </>
+          )
         ) : (
           <p className="hint">
             {t('evaluate.tasksTimes', { count: spec.tasks.length })} × {spec.lengths.map(formatLength).join(', ')} ×{' '}
@@ -119,6 +144,7 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
             · {t('evaluate.haystackOf', { name: haystackName(evaluation) })}
           </p>
         )}
+        {infmem && <InfmemFacts evaluation={evaluation} {...infmem} />}
       </header>
       <div className="progress-row">
         <ProgressBar
@@ -143,10 +169,15 @@ export function EvaluationView({ evaluation, samples, items, step, engineLabel, 
         failed={t('evaluate.stopped', { error: evaluation.error, n: done + 1 })}
       />
       {dataset ? (
-        <DatasetResults files={files} />
+        <>
+          {infmem && <MethodsTable rows={compared} group="file" />}
+          {byMethod.map((m) => (
+            <DatasetResults key={m.method} files={m.files} {...(infmem && { method: EVAL_METHOD_NAMES[m.method] })} />
+          ))}
+        </>
       ) : (
         <>
-          {methods.includes('infmem') && <MethodsTable rows={compared} />}
+          {infmem && <MethodsTable rows={compared} group="length" />}
           <ResultsTable cells={cells} />
           <AccuracyChart tasks={spec.tasks} lengths={spec.lengths} cells={cells} />
         </>

@@ -4,8 +4,8 @@ import { EVAL_METHOD_NAMES } from '../../eval/infmem-read';
 import { formatPercent } from '../../eval/report';
 import { formatNumber } from '../format';
 
-/** The methods side by side on the same samples: accuracy, chunks read, requests, tokens and time, per length. */
-export function MethodsTable({ rows }: { rows: readonly ComparisonRow[] }) {
+/** The methods side by side on the same samples: accuracy, chunks read, requests, tokens and time, per length (or dataset file). */
+export function MethodsTable({ rows, group }: { rows: readonly ComparisonRow[]; group: 'length' | 'file' }) {
   const { t } = useTranslation();
   return (
     <div className="table-wrap" tabIndex={0}>
@@ -14,7 +14,7 @@ export function MethodsTable({ rows }: { rows: readonly ComparisonRow[] }) {
         <thead>
           <tr>
             <th scope="col">{t('methods.method')}</th>
-            <th scope="col">{t('results.length')}</th>
+            <th scope="col">{t(group === 'file' ? 'results.file' : 'results.length')}</th>
             <th scope="col">{t('results.samples')}</th>
             <th scope="col">{t('results.accuracy')}</th>
             <th scope="col">{t('methods.chunksRead')}</th>

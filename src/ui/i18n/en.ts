@@ -681,8 +681,13 @@ export const en = {
     readingInfmem: 'InfMem',
     readingBoth: 'Both: MemAgent and InfMem on the same samples',
     readingHint:
-      'InfMem plans before each chunk, retrieves passages from the whole document and stops when its planner has enough. On this page it reads with the extractive engine’s stand-in planner and writer, in memory mode.',
+      'InfMem plans before each chunk, retrieves passages from the whole document and stops when its planner has enough. It reads with every engine: a model through InfMem’s official prompts (its prompt files, below), or the extractive engine’s stand-in planner and writer. Chunks of 5,000 tokens, temperature 0 and top p 1, as its official evaluation reads; dataset files are scored as its ruler_hqa.py scores them.',
     earlyStop: 'InfMem early stop (votes in a row)',
+    thinking: 'InfMem thinking',
+    thinkingHint: 'Two-stage thinking before each of a model’s replies, as InfMem’s official runs do; the extractive engine makes no calls to think with.',
+    infmemFacts: 'InfMem: stop after {{votes}} votes in a row, {{thinking}}, temperature 0, top p 1, chunks of 5,000 tokens.',
+    infmemStandins: 'Its planner and writer are the extractive engine’s stand-ins (fixed rules, no model).',
+    datasetFiles: 'RULER-HotpotQA: {{files}}',
     mode: 'Reading mode',
     modeMemory: 'Memory agent',
     modeMemoryHint: 'Chunk by chunk, with a fixed-size memory: the paper’s method.',
@@ -773,6 +778,7 @@ export const en = {
   },
   results: {
     caption: 'Results',
+    captionOf: 'Results by {{method}}',
     task: 'Task',
     length: 'Length',
     samples: 'Samples',

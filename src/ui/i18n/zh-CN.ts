@@ -663,8 +663,13 @@ export const zhCN: Messages = {
     readingInfmem: 'InfMem',
     readingBoth: '两者：MemAgent 与 InfMem 读同样的样本',
     readingHint:
-      'InfMem 在每个分块之前先做规划，从整份文档中检索段落，并在规划器认为信息足够时停止。在此页面上，它以抽取式引擎的替代规划器和写入器、在记忆模式下阅读。',
+      'InfMem 在每个分块之前先做规划，从整份文档中检索段落，并在规划器认为信息足够时停止。它可用任何引擎阅读：模型通过 InfMem 的官方提示词（其提示词文件见下方），或抽取式引擎的替代规划器和写入器。按其官方评测的设置：分块 5,000 个词元，温度 0，top p 1；数据集文件按其 ruler_hqa.py 的方式评分。',
     earlyStop: 'InfMem 提前停止（连续票数）',
+    thinking: 'InfMem 思考',
+    thinkingHint: '模型每次回复前先进行两阶段思考，与 InfMem 官方运行一致；抽取式引擎不调用模型，无从思考。',
+    infmemFacts: 'InfMem：连续 {{votes}} 票停止，{{thinking}}，温度 0，top p 1，分块 5,000 个词元。',
+    infmemStandins: '其规划器和写入器是抽取式引擎的替代品（固定规则，无模型）。',
+    datasetFiles: 'RULER-HotpotQA：{{files}}',
     mode: '阅读模式',
     modeMemory: '记忆智能体',
     modeMemoryHint: '用固定大小的记忆逐块阅读：论文的方法。',
@@ -750,6 +755,7 @@ export const zhCN: Messages = {
   },
   results: {
     caption: '结果',
+    captionOf: '{{method}} 的结果',
     task: '任务',
     length: '长度',
     samples: '样本',
