@@ -166,6 +166,9 @@ describe('An InfMem read in the worker', () => {
     // InfMem's final step on the final memory, the stand-in's as the read's own answer was, not MemAgent's answer step.
     const final = await finalAnswer({ answer: extractiveInfmemAnswer }, { question: asked, memory: run.memory });
     expect([followUp.answer, followUp.reply]).toEqual([final.answer || final.final, final.final]);
+    // A question with no room left beside the memory and the reply is refused in words, and nothing is stored.
+    await expect(parts.runner.askFollowUp(runId, 'why '.repeat(140_000))).rejects.toThrow(/too long for the memory .* shorten it by about \d+ tokens/);
+    expect(await parts.store.listFollowUps(runId)).toHaveLength(1);
   }, 60_000);
 
   it('reads several questions, each stopping on its own', async () => {
