@@ -7,12 +7,21 @@ const MARK = 'mark' as Parameters<Page['getByRole']>[0];
 
 const FACT = 'The lighthouse keeper Ortiz buried the brass compass under the old mill at Calloway.';
 const QUESTION = 'Where did the lighthouse keeper Ortiz bury the brass compass?';
+/** Planted past where the read stops, so that the search reaches chunks the read never reads. */
+const LATER = 'Ortiz, the old lighthouse keeper, never spoke of it again.';
 
 test('InfMem with the extractive engine stops before the end of a long book and shows where, its plans and the passages it retrieved', async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto('/');
-  // Frankenstein (about twenty chunks of 5,000 tokens) with the fact planted near its start.
-  await page.getByLabel('Document').setInputFiles({ name: 'frankenstein.txt', mimeType: 'text/plain', buffer: bookWith([[0.01, FACT]]) });
+  // Frankenstein (about twenty chunks of 5,000 tokens) with the fact planted near its start, and a mention of Ortiz past the middle.
+  await page.getByLabel('Document').setInputFiles({
+    name: 'frankenstein.txt',
+    mimeType: 'text/plain',
+    buffer: bookWith([
+      [0.01, FACT],
+      [0.6, LATER],
+    ]),
+  });
   await page.getByText(/frankenstein\.txt — .*tokens/).waitFor();
   await page.getByLabel('Question').fill(QUESTION);
   await page.getByRole('combobox', { name: 'Engine' }).selectOption('extractive');
@@ -37,7 +46,7 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   // Three chunks read, each entry saying its plan: a search first, then two votes to stop.
   const entries = page.getByRole('list', { name: 'Memory revisions' }).getByRole('listitem');
   await expect(entries).toHaveCount(3);
-  await expect(entries.nth(0)).toHaveAccessibleName(/searched “[^”]*ortiz[^”]*”/);
+  await expect(entries.nth(0)).toHaveAccessibleName(/searched “[^”]*lighthouse[^”]*”/);
   await expect(entries.nth(1)).toHaveAccessibleName(/voted to stop \(1 of 3\)/);
   await expect(entries.nth(2)).toHaveAccessibleName(/voted to stop \(2 of 3\)/);
 
@@ -45,7 +54,7 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   const plan = page.getByRole('region', { name: 'Plan before this chunk' });
   await expect(plan).toContainText('Voted to stop (2 of 3 in a row)');
   await entries.nth(0).getByRole('button').click();
-  await expect(plan).toContainText(/Searched for “[^”]*ortiz[^”]*”/);
+  await expect(plan).toContainText(/Searched for “[^”]*lighthouse[^”]*”/);
   const passages = plan.getByRole('list', { name: 'Retrieved passages' }).getByRole('listitem');
   await expect(passages).toHaveCount(4);
   const fact = passages.filter({ hasText: 'brass compass' });
@@ -60,6 +69,24 @@ test('InfMem with the extractive engine stops before the end of a long book and 
   await expect(mark).toHaveCount(1);
   await expect(mark).toBeFocused();
   await expect(page).toHaveURL(/[?&]rev=1\b.*[?&]cite=\d+-\d+/);
+
+  // A source of the answer found in a passage of a chunk the read never read: its link opens the step that retrieved it,
+  // where the passage is marked and focused, and the passage's link (from the keyboard) opens that chunk, never read, on the sentence.
+  const source = answer.getByRole('figure').filter({ hasText: 'mighty revolution' });
+  await source.getByRole('link', { name: 'Show revision 1 in the inspector' }).click();
+  const holding = passages.filter({ hasText: 'This passage holds the cited sentence:' });
+  await expect(holding).toBeFocused();
+  const chunk = Number(/from chunk (\d+) \(not read\)/.exec((await holding.textContent()) ?? '')![1]);
+  expect(chunk).toBeGreaterThan(4);
+  await holding.getByRole('link', { name: /^Open passage \d in the book$/ }).press('Enter');
+  await expect(section.getByRole('heading')).toContainText(`Section ${chunk} of ${total} · never read`);
+  await expect(section.getByRole(MARK).filter({ hasText: 'mighty revolution' })).toBeFocused();
+  const never = page.getByRole('region', { name: 'Chunk never read' });
+  await expect(never).toContainText('The read stopped before chunk 4, after 3 votes to stop in a row, so it never read this chunk');
+  await expect(page.getByRole('region', { name: 'Memory', exact: true })).toHaveCount(0);
+  expect(await violationsInBothThemes(page, 'a chunk never read')).toEqual([]);
+  await never.getByRole('button', { name: 'Show revision 1' }).press('Enter');
+  await expect(plan).toContainText(/Searched for/);
   // The plan, its passages and the stop note pass axe in both themes, as the rest of the run view does.
   expect(await violationsInBothThemes(page, 'an InfMem run')).toEqual([]);
 });

@@ -10,7 +10,7 @@
 import 'fake-indexeddb/auto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../src/core/generation';
-import { infmemLoop, modelSteps } from '../src/core/infmem/loop';
+import { finalAnswer, infmemLoop, modelSteps } from '../src/core/infmem/loop';
 import type { InfmemFileId, InfmemFileSpec } from '../src/core/infmem/official-files';
 import { prepareDocument } from '../src/core/infmem/retrieval';
 import type { RawCompleter } from '../src/core/infmem/thinking';
@@ -160,6 +160,41 @@ describe("A model's InfMem read in the worker", () => {
     const revisions = await store.listRevisions(runId);
     expect(revisions.map((r) => r.plan?.votes)).toEqual([1]);
     expect(await store.getMemory(runId, 0)).toBe('The logbook: in the archive under the chapel.');
+  }, 60_000);
+
+  it("answers a follow-up with InfMem's final request for that question and the final memory, byte for byte", async () => {
+    const server = await startOpenAIServer({ model: 'InfMem-4B', completions: (body) => script(String(body.prompt)) });
+    const { store, runner, request, finished } = await setup(server);
+    const runId = await runner.start(request);
+    await finished(runId);
+    const run = (await store.getRun(runId))!;
+    expect(run.status, run.error).toBe('done');
+    const read = server.completionBodies.map((b) => b.prompt);
+    // Asked the read's own question, the follow-up sends exactly the read's final request, in its two thinking stages.
+    const same = await runner.askFollowUp(runId, QUESTION);
+    const sentSame = server.completionBodies.slice(read.length).map((b) => b.prompt);
+    expect(sentSame).toEqual(read.slice(-2));
+    expect(kind(String(sentSame[0])).role).toBe('final');
+    expect([same.answer, same.reply]).toEqual([run.answer, run.reply]);
+    // Another question: the final request the core renders for it and the final memory, with the read's sampling.
+    const other = '  Who kept the logbook?\n';
+    const followUp = await runner.askFollowUp(runId, other);
+    const sent = server.completionBodies.slice(read.length + 2);
+    const expected: string[] = [];
+    const completer: RawCompleter = {
+      complete: async (r) => {
+        expected.push(r.prompt);
+        return { text: script(r.prompt) };
+      },
+    };
+    const { temperature, topP } = run.settings;
+    const steps = modelSteps({ ...prompts, completer, chat: QWEN3.chat, thinking: true, temperature, topP });
+    const final = await finalAnswer(steps, { question: other, memory: run.memory });
+    expect(sent.map((b) => b.prompt)).toEqual(expected);
+    expect(expected[0]).toContain('Who kept the logbook?');
+    for (const body of sent) expect([body.model, body.temperature, body.top_p]).toEqual([server.model, temperature, topP]);
+    expect(followUp).toMatchObject({ question: other.trim(), answer: final.answer, reply: final.final, memoryIndex: 0 });
+    expect(followUp.answer).toBe('the archive under the chapel');
   }, 60_000);
 
   it('sends the same conversations to the chat endpoint of a server without raw completions, and the run says so', async () => {

@@ -8,6 +8,8 @@
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
+import { extractiveInfmemAnswer } from '../src/engines/extractive/infmem-steps';
+import { finalAnswer } from '../src/core/infmem/loop';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunEvent, RunRequest } from '../src/agent/protocol';
 import { RUN_ANSWER } from '../src/storage/db';
@@ -158,8 +160,15 @@ describe('An InfMem read in the worker', () => {
     // The fact opens the second book's text, in the set's text after the first book and the second's header line.
     const at = run.books![1]!.body;
     expect(plan.retrieved.some((p) => p.start <= at && at < p.end)).toBe(true);
-    const followUp = await parts.runner.askFollowUp(runId, 'What did Ortiz bury under the old mill?');
+    const asked = 'What did Ortiz bury under the old mill?';
+    const followUp = await parts.runner.askFollowUp(runId, asked);
     expect(followUp.answer).toContain('brass compass');
+    // InfMem's final step on the final memory, the stand-in's as the read's own answer was, not MemAgent's answer step.
+    const final = await finalAnswer({ answer: extractiveInfmemAnswer }, { question: asked, memory: run.memory });
+    expect([followUp.answer, followUp.reply]).toEqual([final.answer || final.final, final.final]);
+    // A question with no room left beside the memory and the reply is refused in words, and nothing is stored.
+    await expect(parts.runner.askFollowUp(runId, 'why '.repeat(140_000))).rejects.toThrow(/too long for the memory .* shorten it by about \d+ tokens/);
+    expect(await parts.store.listFollowUps(runId)).toHaveLength(1);
   }, 60_000);
 
   it('reads several questions, each stopping on its own', async () => {

@@ -9,6 +9,8 @@ import { RequestError } from '../jobs/request-error';
 import { type RunReader } from './read';
 import type { SourceFinder } from './sources';
 import { WritingStream } from './writing-stream';
+import { type AnswerStep, infmemFollowUp } from './follow-up-infmem';
+import type { InfmemReadDeps } from './read-infmem';
 
 export interface FollowUpDeps {
   store: Store;
@@ -17,6 +19,8 @@ export interface FollowUpDeps {
   publish(event: RunEvent): void;
   /** Traces the answer's sources once it is stored; without it, none are. */
   sources?: Pick<SourceFinder, 'trace'>;
+  /** InfMem's pinned files: a model's InfMem read answers follow-ups with their final prompt. */
+  infmemFiles?: InfmemReadDeps['infmemFiles'];
 }
 
 /** Further questions to a finished run, answered from its final memory. */
@@ -28,8 +32,8 @@ export class FollowUps {
 
   /**
    * Answers a new question from a finished run's final memory: the run's own
-   * answer step (its final template, engine, memory size and sampling), with
-   * no reading. The answer is stored with the run before anyone hears of it;
+   * answer step (its final template, engine, memory size and sampling; for an
+   * InfMem read, InfMem's final step), with no reading. The answer is stored with the run before anyone hears of it;
    * a failure stores nothing and says why in words.
    */
   async ask(runId: string, question: string, onToken?: (text: string) => void): Promise<FollowUpRecord> {
@@ -68,10 +72,22 @@ export class FollowUps {
     let engine: Engine;
     try {
       engine = await this.deps.engines.open(run.engineId, run.engineConfig);
-      await engine.prepare?.(run.settings.contextTokens);
+      // InfMem's steps make the engine ready as its read did.
+      if (!run.method) await engine.prepare?.(run.settings.contextTokens);
     } catch (e) {
       throw new RequestError(`The engine of this read could not be started, so nothing was answered: ${(e as Error).message}`);
     }
+    const step = run.method ? await infmemFollowUp(this.deps, { engine, run, question }) : await this.memagentAnswer(engine, run, question, onToken);
+    try {
+      return await this.deps.store.addFollowUp({ runId: run.id, question, ...step, memoryIndex: run.nextChunk - 1, askedAt: Date.now() });
+    } catch (e) {
+      if (e instanceof StaleRunError) throw new RequestError(e.message);
+      throw e;
+    }
+  }
+
+  /** MemAgent's answer step on the final memory: the run's final template, memory size and sampling. */
+  private async memagentAnswer(engine: Engine, run: RunRecord, question: string, onToken?: (text: string) => void): Promise<AnswerStep> {
     // The run planned its window for its own question; a longer one must still leave room for the reply.
     const promptTokens = engine.tokenizer.count(finalPrompt(run.templates, question, run.memory));
     const room = Math.min(run.settings.contextTokens, engine.contextWindow);
@@ -97,22 +113,13 @@ export class FollowUps {
     } finally {
       writing?.reset();
     }
-    try {
-      return await this.deps.store.addFollowUp({
-        runId: run.id,
-        question,
-        answer: step.answer,
-        reply: step.reply,
-        memoryIndex: run.nextChunk - 1,
-        promptTokens: step.result.usage.promptTokens,
-        completionTokens: step.result.usage.completionTokens,
-        finishReason: step.result.finishReason,
-        ms: step.ms,
-        askedAt: Date.now(),
-      });
-    } catch (e) {
-      if (e instanceof StaleRunError) throw new RequestError(e.message);
-      throw e;
-    }
+    return {
+      answer: step.answer,
+      reply: step.reply,
+      promptTokens: step.result.usage.promptTokens,
+      completionTokens: step.result.usage.completionTokens,
+      finishReason: step.result.finishReason,
+      ms: step.ms,
+    };
   }
 }

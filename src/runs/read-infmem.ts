@@ -13,7 +13,8 @@ import { pyStrip } from '../core/pytext';
 import { diffMemory } from '../core/memory-diff';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine } from '../engines/engine';
-import { extractiveInfmemSteps } from '../engines/extractive/infmem-steps';
+import { extractiveInfmemAnswer, extractiveInfmemSteps } from '../engines/extractive/infmem-steps';
+import { INITIAL_MEMORY } from '../core/prompts';
 import type { RunEvent } from '../agent/events';
 import type { RetrievedPassage, RunProgress, RunRecord, StepPlan, Store } from '../storage/db';
 import type { JobContext } from '../jobs/host';
@@ -80,6 +81,25 @@ interface StepsInput {
  */
 async function stepsFor(deps: InfmemReadDeps, { engine, run, document, signal }: StepsInput): Promise<InfmemSteps> {
   if (run.engineId === 'extractive') return extractiveInfmemSteps(document, engine.tokenizer);
+  return modelStepsFor(deps, { engine, run, signal });
+}
+
+/**
+ * The final step of the run's engine, with the memory a read starts from: what
+ * a follow-up question to a finished InfMem read is answered with, as the read
+ * answered its own (the extractive engine's stand-in, or the official final
+ * prompt continued by the model).
+ */
+export async function finalStepFor(
+  deps: Pick<InfmemReadDeps, 'store' | 'infmemFiles'>,
+  input: Omit<StepsInput, 'document'>,
+): Promise<Pick<InfmemSteps, 'initialMemory' | 'answer'>> {
+  if (input.run.engineId === 'extractive') return { initialMemory: INITIAL_MEMORY, answer: extractiveInfmemAnswer };
+  return modelStepsFor(deps, input);
+}
+
+/** A model's steps (see stepsFor): the kept files' prompts continued on the engine's raw completer. */
+async function modelStepsFor(deps: Pick<InfmemReadDeps, 'store' | 'infmemFiles'>, { engine, run, signal }: Omit<StepsInput, 'document'>): Promise<InfmemSteps> {
   const prompts = await infmemPromptsFor({ engine, engineId: run.engineId, files: deps.infmemFiles, otherwise: 'read with MemAgent' });
   const { temperature, topP } = run.settings;
   return infmemModelSteps({

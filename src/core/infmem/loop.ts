@@ -175,7 +175,23 @@ export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<Infmem
   }
 
   if (signal?.aborted) throw abortError();
-  const reply = await asked(steps.answer({ question, memory }));
+  yield { kind: 'answer', ...(await finalAnswer(steps, { question, memory }, asked)), step };
+}
+
+/** What the final step gives: the reply, the final text after its thought, and the answer in it. */
+export type FinalAnswer = Pick<InfmemAnswerEvent, 'reply' | 'final' | 'answer'>;
+
+/**
+ * The final step: one call answering the question from the memory, as a read
+ * ends, and as a follow-up question to a finished read is answered. The
+ * question is stripped as the loop strips it.
+ */
+export async function finalAnswer(
+  steps: Pick<InfmemSteps, 'answer'>,
+  view: { question: string; memory: string },
+  asked: (reply: Promise<Reply>) => Promise<Reply> = (reply) => reply,
+): Promise<FinalAnswer> {
+  const reply = await asked(steps.answer({ question: pyStrip(view.question), memory: view.memory }));
   const final = memoryFromReply(reply.text, 'verbatim');
-  yield { kind: 'answer', reply, final, answer: extractAnswer(final, 'recurrent') ?? '', step };
+  return { reply, final, answer: extractAnswer(final, 'recurrent') ?? '' };
 }

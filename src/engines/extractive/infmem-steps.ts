@@ -31,6 +31,11 @@ export function extractiveInfmemSteps(document: InfmemDocument, tokenizer: Pick<
       const passages = v.units.map((i) => document.units[i]!.text);
       return replied(writeInfmemMemory({ question: v.question, memory: v.memory, passages, chunk: v.chunk }, { tokenizer, maxTokens: REPLY_TOKENS }));
     },
-    answer: async (v) => replied(answerFrom(v.question, memorySentences(withoutInitial(v.memory)), false)),
+    answer: extractiveInfmemAnswer,
   };
+}
+
+/** The stand-in final step: the engine's answer from the memory's sentences (a read's last call, and a follow-up's). */
+export async function extractiveInfmemAnswer(v: { question: string; memory: string }): Promise<Reply> {
+  return replied(answerFrom(v.question, memorySentences(withoutInitial(v.memory)), false));
 }

@@ -4,7 +4,7 @@ import { type Anchor, sourcePlace } from '../../core/anchors';
 import type { RetrievedPassage, RevisionRecord, RunRecord } from '../data';
 import { type SourceTarget, sourceHref } from '../Sources';
 import './infmem.css';
-import { citedPassage, planWords } from './infmem-plan';
+import { citedPassage, passageTarget, planWords } from './infmem-plan';
 import type { CitedMark } from './RevisionDetail';
 
 interface Props {
@@ -12,30 +12,37 @@ interface Props {
   revision: RevisionRecord;
   /** Chunks read: a passage in one of them opens there. */
   read: number;
+  /** Where a finished read stopped: a passage in a chunk from there on opens in that chunk, never read. */
+  stoppedAt?: number | undefined;
   anchors: readonly Anchor[];
   onOpenSource(target: SourceTarget): void;
   /** A source's sentence opened at this step: where the chunk does not hold it, the passage that does is marked and focused. */
   cited?: CitedMark | null;
 }
 
-/** One retrieved passage: its place, its first words, and where its chunk was read, a link that opens it marked there. */
+/** One retrieved passage: its place, its first words, and a link that opens it marked in its chunk, read or (the read having stopped before it) never read. */
 function Passage({
   runId,
   passage: p,
   k,
   read,
+  stoppedAt,
   anchors,
   onOpen,
   cited,
+  sentence,
 }: {
   runId: string;
   passage: RetrievedPassage;
   k: number;
   read: number;
+  stoppedAt: number | undefined;
   anchors: readonly Anchor[];
   onOpen(target: SourceTarget): void;
   /** This passage holds the sentence a source opened (its count moves focus here each time). */
   cited: number | null;
+  /** The sentence a source opened, which this passage's link then opens marked. */
+  sentence: CitedMark | null;
 }) {
   const { t } = useTranslation();
   const item = useRef<HTMLLIElement>(null);
@@ -45,7 +52,7 @@ function Passage({
     item.current?.focus({ preventScroll: true });
   }, [cited]);
   const place = sourcePlace(anchors, p.start, p);
-  const target: SourceTarget = { revision: p.chunk, start: p.start, end: p.end };
+  const target: SourceTarget = passageTarget(p, sentence);
   const open = (e: MouseEvent) => {
     // A plain click opens it here; a click that asks for a new tab or window goes by the address.
     if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
@@ -53,6 +60,8 @@ function Passage({
     onOpen(target);
   };
   const unread = p.chunk >= read;
+  // A chunk not read yet has nothing to open until it is read; one the finished read never read opens as it is in the book.
+  const openable = !unread || (stoppedAt !== undefined && p.chunk >= stoppedAt);
   return (
     <li ref={item} tabIndex={cited === null ? undefined : -1} className={cited === null ? undefined : 'cited'}>
       {cited !== null && <strong>{t('infmem.holdsCited')} </strong>}
@@ -60,7 +69,7 @@ function Passage({
         {t(unread ? 'infmem.passageUnread' : 'infmem.passage', { k, chunk: p.chunk + 1, place: place ? ` · ${place}` : '' })}
       </span>
       <blockquote>{p.excerpt.trim()}…</blockquote>
-      {!unread && (
+      {openable && (
         <a href={sourceHref(runId, target)} onClick={open}>
           {t('infmem.openPassage', { k })}
         </a>
@@ -70,7 +79,7 @@ function Passage({
 }
 
 /** An InfMem step: the plan before the chunk (the searches, or a vote to stop) and the passages the writer was given with it. */
-export function InfmemStep({ run, revision, read, anchors, onOpenSource, cited }: Props) {
+export function InfmemStep({ run, revision, read, stoppedAt, anchors, onOpenSource, cited }: Props) {
   const { t } = useTranslation();
   const plan = revision.plan;
   if (!plan) return null;
@@ -90,9 +99,11 @@ export function InfmemStep({ run, revision, read, anchors, onOpenSource, cited }
               passage={p}
               k={i + 1}
               read={read}
+              stoppedAt={stoppedAt}
               anchors={anchors}
               onOpen={onOpenSource}
               cited={i === holding ? (cited?.focus ?? 0) : null}
+              sentence={i === holding ? (cited ?? null) : null}
             />
           ))}
         </ol>

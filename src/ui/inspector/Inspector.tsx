@@ -10,6 +10,8 @@ import { MemoryChart } from './MemoryChart';
 import { type CitedMark, RevisionDetail } from './RevisionDetail';
 import { Timeline } from './Timeline';
 import { InfmemStep, InfmemStop } from './InfmemStep';
+import { neverReadChunk } from './infmem-plan';
+import { NeverReadChunk } from './NeverReadChunk';
 import { useMonoMemory } from './useMonoMemory';
 import { useMemorySearch } from './useMemorySearch';
 import type { SourceTarget } from '../Sources';
@@ -35,6 +37,8 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
   const anchors = useRunAnchors(run.id);
   const total = run.chunking ? Math.max(run.chunking.estimate, run.chunks.length) : run.chunks.length;
   const shown = selected !== null && selected < revisions.length ? selected : revisions.length ? revisions.length - 1 : null;
+  // A chunk a finished InfMem read never read, opened from a passage retrieved from it: its section, not a revision.
+  const neverRead = neverReadChunk(run, selected);
   const [monoMemory, setMonoMemory] = useMonoMemory();
   const { query, setQuery: onSearch, marked } = useMemorySearch(run.id, revisions.length);
 
@@ -114,26 +118,40 @@ export function Inspector({ run, runs, revisions, book, books, selected, onSelec
           anchors={anchors}
           reasons={run.chunks.map((c) => c.reason)}
           earlyStop={run.method?.earlyStop}
-          selected={shown}
+          selected={neverRead ? null : shown}
           marked={marked}
           onSelect={onSelect}
         />
-        <RevisionDetail
-          runId={run.id}
-          revision={shown === null ? undefined : revisions[shown]}
-          total={total}
-          book={book}
-          set={run.books ? { books: run.books, docs: books } : undefined}
-          cited={cited && cited.revision === shown ? cited : null}
-          onOpenSource={onOpenSource}
-          search={query.trim()}
-        />
+        {neverRead ? (
+          <NeverReadChunk
+            run={run}
+            chunk={neverRead}
+            revisions={revisions}
+            total={total}
+            book={book}
+            set={run.books ? { books: run.books, docs: books } : undefined}
+            cited={cited && cited.revision === neverRead.index ? cited : null}
+            onSelect={onSelect}
+          />
+        ) : (
+          <RevisionDetail
+            runId={run.id}
+            revision={shown === null ? undefined : revisions[shown]}
+            total={total}
+            book={book}
+            set={run.books ? { books: run.books, docs: books } : undefined}
+            cited={cited && cited.revision === shown ? cited : null}
+            onOpenSource={onOpenSource}
+            search={query.trim()}
+          />
+        )}
       </div>
-      {shown !== null && revisions[shown]?.plan && (
+      {!neverRead && shown !== null && revisions[shown]?.plan && (
         <InfmemStep
           run={run}
           revision={revisions[shown]}
           read={revisions.length}
+          stoppedAt={run.status === 'done' ? run.infmem?.stopped?.index : undefined}
           anchors={anchors}
           onOpenSource={onOpenSource}
           cited={cited && cited.revision === shown ? cited : null}
