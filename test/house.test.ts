@@ -163,7 +163,7 @@ describe('the house', () => {
     expect(many).toEqual([]);
   });
 
-  it('keeps functions to 60 lines, JSX apart: a new one over it fails, and the longer ones written before may only shrink', () => {
+  it('keeps functions to 60 lines, JSX apart: a new one over it fails, the longer ones written before may only shrink, and an allowance goes with its function', () => {
     const long = ALL.filter((f) => f.endsWith('.ts')).flatMap((f) => {
       const source = ts.createSourceFile(f, readFileSync(join(ROOT, f), 'utf8'), ts.ScriptTarget.Latest, true);
       const found: { at: string; lines: number }[] = [];
@@ -181,6 +181,9 @@ describe('the house', () => {
     });
     const over = long.filter(({ at, lines }) => lines > (LONG_BEFORE[at] ?? FUNCTION_LINES)).map(({ at, lines }) => `${at}: ${lines} lines`);
     expect(over).toEqual([]);
+    // An allowance outlives its function when it is split or removed: it goes too, so the list only shrinks.
+    const stale = Object.keys(LONG_BEFORE).filter((at) => !long.some((l) => l.at === at));
+    expect(stale).toEqual([]);
   });
 });
 
@@ -198,14 +201,12 @@ const LONG_BEFORE: Readonly<Record<string, number>> = {
   'src/cli/eval.ts evalCommand': 84,
   'src/runs/plan.ts planRuns': 84,
   'src/storage/migrations.ts upgrade': 83,
-  'src/cli/eval-data.ts runDatasetEval': 80,
   'src/engines/wllama/engine.ts generateNow': 80,
   'src/ingest/html.ts appendHtml': 80,
   'src/core/python-strings.ts tokenize': 73,
   'src/ingest/docx.ts readDocx': 70,
   'src/ui/useRun.ts useRun': 69,
   'src/ingest/pdf.ts readPdf': 65,
-  'src/runs/evaluator.ts startDataset': 63,
   'src/ingest/ingest.ts ingestBytes': 62,
   'src/cli/prompts.ts resolveCliPrompts': 61,
 };
