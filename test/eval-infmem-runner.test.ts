@@ -183,7 +183,7 @@ describe('The Evaluate page’s InfMem in the worker', () => {
         return { text: script(r.prompt) };
       },
     };
-    const steps = modelSteps({ ...prompts, completer, chat: { family: 'qwen3' }, thinking: true, temperature: 0, topP: 1 });
+    const steps = modelSteps({ ...prompts, completer, chat: { family: 'qwen3' }, thinking: true, temperature: 0, topP: 1, verbatim: false });
     for await (const e of infmemLoop({ document: prepareDocument(sample.document, tok), question: sample.question, steps, earlyStop: 2 })) void e;
     expect(server.completionBodies.map((b) => b.prompt)).toEqual(expected);
     expect(expected).toHaveLength(8);
