@@ -156,6 +156,7 @@ describe('memagent eval --data --method infmem against a server', () => {
       const reader = await openInfmemReader({ 'base-url': server.url }, 'openai', settings, {
         say: () => undefined,
         environment: { specs: await infmemStandinSpecs(), cacheDir: join(dir, 'cache'), fetch: mirrorFetch },
+        verbatim: true,
       });
       let table = '';
       const code = await runDatasetEval(

@@ -56,6 +56,17 @@ describe('unit retrieval', () => {
     expect(index.retrieve('1889 fair')).toEqual(best.slice(0, 4).map(([, i]) => i));
   });
 
+  it('says when the cut after the fourth unit falls inside a tie of equal scores, where numpy may keep another unit', () => {
+    const small = new UnitIndex(['a b', 'a c', 'a d', 'a e', 'f g', 'h i', 'j k', 'a l m'].map((text) => ({ text })));
+    // Four of the units holding "a" score alike; the fifth, longer, scores less: the cut lies between two scores.
+    expect(small.search('a')).toEqual({ units: [0, 1, 2, 3], tied: false });
+    // One unit holds "f": the other three places go to zero-score units, and four more score zero as well.
+    expect(small.search('f')).toEqual({ units: [4, 0, 1, 2], tied: true });
+    expect(small.search('nothing')).toEqual({ units: [0, 1, 2, 3], tied: true });
+    // With four units or fewer nothing is left out.
+    expect(new UnitIndex(['a', 'b'].map((text) => ({ text }))).search('c')).toEqual({ units: [0, 1], tied: false });
+  });
+
   it('joins the units as "[Retrieved #k] text" with a blank line between, text as it is', () => {
     expect(index.block([4, 0])).toBe(`[Retrieved #1] ${REFERENCE.units[4]}\n\n[Retrieved #2] ${REFERENCE.units[0]}`);
     expect(index.block([])).toBe('');

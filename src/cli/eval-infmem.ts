@@ -98,17 +98,28 @@ function unit(flag: string, value: string | undefined, fallback: number, max?: n
   return n;
 }
 
+export interface InfmemReaderIo {
+  say(line: string): void;
+  environment?: InfmemFileEnvironment;
+  /** true for dataset files (each request the official code's, byte for byte); false for generated tasks, read as a book is, control strings inert. */
+  verbatim: boolean;
+}
+
+/** Says `line` the first time it is called, and never again. */
+function sayOnce(say: (line: string) => void, line: string): () => void {
+  let said = false;
+  return () => {
+    if (!said) say(line);
+    said = true;
+  };
+}
+
 /**
  * InfMem's reader for the engine the flags name: the extractive engine's
  * stand-ins, or the server at --base-url through its raw completions. Other
  * engines cannot continue a half-written turn, which thinking needs.
  */
-export async function openInfmemReader(
-  v: EvalInfmemFlags,
-  engineId: string,
-  settings: InfmemEvalSettings,
-  io: { say(line: string): void; environment?: InfmemFileEnvironment },
-): Promise<InfmemReader> {
+export async function openInfmemReader(v: EvalInfmemFlags, engineId: string, settings: InfmemEvalSettings, io: InfmemReaderIo): Promise<InfmemReader> {
   const codec = await loadQwenTokenizer();
   const early = `InfMem, early stop ${settings.earlyStop}`;
   if (engineId === 'extractive') {
@@ -140,10 +151,24 @@ export async function openInfmemReader(
   });
   const temperature = unit('temperature', v.temperature, 0);
   const topP = unit('top-p', v['top-p'], 1, 1);
+  const onInert = sayOnce(
+    io.say,
+    '  Chat-template control strings in a sample were made inert before they were sent; the official code sends them as they are.',
+  );
   return {
     about: `${early}, thinking ${settings.thinking ? 'on' : 'off'}, temperature ${temperature}, top p ${topP}: ${server.model} at ${server.baseUrl}/completions; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
     codec,
     stepsFor: (_document, signal) =>
-      modelSteps({ ...prompts, completer: server.completer, chat: { family: 'qwen3' }, thinking: settings.thinking, temperature, topP, signal }),
+      modelSteps({
+        ...prompts,
+        completer: server.completer,
+        chat: { family: 'qwen3' },
+        thinking: settings.thinking,
+        temperature,
+        topP,
+        signal,
+        verbatim: io.verbatim,
+        onInert,
+      }),
   };
 }

@@ -160,7 +160,7 @@ export async function evalCommand(argv: string[], printHelp: () => number): Prom
   const memagent = chosen.methods.includes('memagent');
   const prompts = memagent ? await choosePrompts(v, engine.id, say) : undefined;
   if (prompts) spec.templates = { ...prompts.set.templates };
-  const reader = infmem ? await openInfmemReader(v, engine.id, infmem, { say }) : undefined;
+  const reader = infmem ? await openInfmemReader(v, engine.id, infmem, { say, verbatim: false }) : undefined;
   const planned = planSweep(spec);
   const each = `${whole(planned.length)} samples${chosen.methods.length > 1 ? ' by each method' : ''}`;
   const lines = [
@@ -336,7 +336,7 @@ async function datasetEvalCommand(v: EvalFlags, progress: Progress, chosen: Eval
     });
     await checkDatasetFiles(plan);
     const { engine } = await openEngine(v, (n) => say(`  ${n.reason} Retrying in ${seconds(n.delayMs)}.`), say);
-    const infmem = chosen.infmem && { ...chosen.infmem, reader: await openInfmemReader(v, engine.id, chosen.infmem, { say }) };
+    const infmem = chosen.infmem && { ...chosen.infmem, reader: await openInfmemReader(v, engine.id, chosen.infmem, { say, verbatim: true }) };
     return await runDatasetEval(
       plan,
       engine,

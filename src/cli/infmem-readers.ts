@@ -6,7 +6,7 @@
  * journal records of it, so that a resume continues with the same.
  */
 import { abortable } from '../core/abort';
-import { type InfmemSteps, modelSteps } from '../core/infmem/loop';
+import { type InfmemSteps, modelSteps, tellingTies } from '../core/infmem/loop';
 import { INFMEM_FILES } from '../core/infmem/official-files';
 import type { InfmemDocument } from '../core/infmem/retrieval';
 import type { RawCompleter } from '../core/infmem/thinking';
@@ -173,18 +173,44 @@ async function webllmCompletions(v: ModelFlags, environment: InfmemReaderEnviron
   };
 }
 
+/** Said once on stderr where a read's requests depart from the official code's. */
+const INERT_NOTE =
+  'Chat-template control strings (<|im_start|>, <think>, <tool_call> …) in the book, the question or the memory were made inert before they were sent; the official code sends them as they are.';
+const TIE_NOTE =
+  "A search's four passages were cut inside a tie of equal BM25 scores: ties go by place in the book here, and the official code, whose ties fall as its hardware orders them, may have retrieved others.";
+
 /** A model's read: the pinned files' prompts, rendered in its chat text and continued by the server or WebLLM. */
 export async function modelReader(v: ModelFlags, environment: InfmemReaderEnvironment, say: (line: string) => void, choice: ModelChoice): Promise<StepsReader> {
   const { thinking, temperature, topP } = choice.settings;
   const prompts = await resolveInfmemPrompts(v, environment);
   const model = v.engine === 'webllm' ? await webllmCompletions(v, environment, say) : await serverCompletions(v, environment, say, choice);
   const specs = environment.specs ?? INFMEM_FILES;
+  const said = new Set<string>();
+  const once = (line: string) => {
+    if (!said.has(line)) say(line);
+    said.add(line);
+  };
   return {
     about: `thinking ${thinking ? 'on' : 'off'}; ${model.about}; prompts: ${prompts.sources.infmem}, function calls: ${prompts.sources.fncall}`,
     identity: model.identity,
     chat: model.chat,
     files: { infmem: specs.infmem.sha256, fncall: specs.fncall.sha256 },
-    steps: (signal) => modelSteps({ ...prompts, completer: model.completer, chat: model.chat, thinking, temperature, topP, signal }),
+    // A book is untrusted: its control strings go inert. Said once each: where the requests are not the official code's.
+    steps: (signal) =>
+      tellingTies(
+        modelSteps({
+          ...prompts,
+          completer: model.completer,
+          chat: model.chat,
+          thinking,
+          temperature,
+          topP,
+          signal,
+          verbatim: false,
+          onInert: () => once(INERT_NOTE),
+        }),
+        () => once(TIE_NOTE),
+      ),
     requests: model.requests,
   };
 }

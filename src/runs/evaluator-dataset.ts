@@ -154,7 +154,8 @@ export async function readDataset(deps: DatasetDeps, evaluation: EvaluationRecor
     if (method === 'memagent') await readMemagentItems(evaluation.dataset!.settings, items, read);
     else {
       const { engine, job } = read;
-      const stepsFor = await infmemStepsOf(deps, { evaluation, engine, signal: job.signal });
+      // Dataset files by InfMem's method: each request the official code's, byte for byte.
+      const stepsFor = await infmemStepsOf(deps, { evaluation, engine, signal: job.signal, verbatim: true });
       const earlyStop = evaluation.spec.earlyStop ?? DEFAULT_EARLY_STOP;
       await readInfmemItems({ engine, stepsFor, earlyStop, items, signal: job.signal, step: read.step, commit: read.commit });
     }

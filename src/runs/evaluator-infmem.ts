@@ -80,10 +80,15 @@ export async function infmemModelFor(deps: EvaluationInfmemDeps, engine: Engine,
   return { family: infmemChat(engine, request.engineConfig).family, files: sources };
 }
 
-/** The steps for each document: the extractive engine's stand-ins, or the model's through the kept files' prompts. */
+/**
+ * The steps for each document: the extractive engine's stand-ins, or the
+ * model's through the kept files' prompts. `verbatim`: dataset files go into
+ * the prompts as they are, so that each request is the official code's;
+ * generated tasks are read as the app reads a book, control strings inert.
+ */
 export async function infmemStepsOf(
   deps: EvaluationInfmemDeps,
-  { evaluation, engine, signal }: { evaluation: EvaluationRecord; engine: Engine; signal: AbortSignal },
+  { evaluation, engine, signal, verbatim }: { evaluation: EvaluationRecord; engine: Engine; signal: AbortSignal; verbatim: boolean },
 ): Promise<(document: InfmemDocument) => InfmemSteps> {
   if (evaluation.engineId === 'extractive') return (document) => heedingSteps(extractiveInfmemSteps(document, engine.tokenizer));
   const prompts = await infmemPromptsFor({
@@ -101,6 +106,15 @@ export async function infmemStepsOf(
     ...INFMEM_EVAL_SAMPLING,
     questionTokens: Math.max(QUESTION_TOKENS_BOUND, ITEM_QUESTION_TOKENS_BOUND),
     signal,
+    verbatim,
+    ...(!verbatim &&
+      !evaluation.infmemModel?.inert && {
+        onInert: async () => {
+          await deps.store.updateEvaluation(evaluation.id, (now) => ({
+            infmemModel: { ...(now.infmemModel ?? { family: 'qwen3', files: prompts.sources }), inert: true },
+          }));
+        },
+      }),
     ...(evaluation.infmemModel?.endpoint !== 'chat' && {
       onChatEndpoint: async () => {
         await deps.store.updateEvaluation(evaluation.id, (now) => ({

@@ -201,7 +201,7 @@ export class Evaluator {
       const offset = methods.indexOf('infmem') * planned.length;
       // The model's steps (its files, its load) are made only where InfMem has samples left to read.
       if (methods.includes('infmem') && planned.some((s) => !finished.has(s.ordinal + offset))) {
-        const stepsFor = await infmemStepsOf(this.deps, { evaluation, engine, signal });
+        const stepsFor = await infmemStepsOf(this.deps, { evaluation, engine, signal, verbatim: false });
         await readInfmemSamples(evaluation.spec, { engine, essay, finished, step, signal, offset, stepsFor, commit });
       }
     }

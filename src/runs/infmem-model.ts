@@ -52,6 +52,10 @@ export interface InfmemModelStepsInput {
   signal: AbortSignal;
   /** Told once, at the first reply a server gave at its chat endpoint (it has no raw completions). */
   onChatEndpoint?(): Promise<void>;
+  /** As the core's modelSteps: the texts as they are (a dataset evaluation), or their control strings made inert (a read). */
+  verbatim: boolean;
+  /** Told once, before the first request in which a control string was made inert. */
+  onInert?(): Promise<void>;
 }
 
 /**
@@ -78,7 +82,14 @@ export async function infmemModelSteps(input: InfmemModelStepsInput): Promise<In
       return result;
     },
   };
+  let inertTold = !input.onInert;
   return modelSteps({
+    verbatim: input.verbatim,
+    onInert: async () => {
+      if (inertTold) return;
+      inertTold = true;
+      await input.onInert?.();
+    },
     templates: prompts.templates,
     toolSystem: prompts.toolSystem,
     completer,

@@ -111,6 +111,13 @@ async function modelStepsFor(deps: Pick<InfmemReadDeps, 'store' | 'infmemFiles'>
     topP,
     questionTokens: engine.tokenizer.count(run.question),
     signal,
+    // A book is untrusted: its control strings, and the question's and memory's, go inert, and the run says so.
+    verbatim: false,
+    ...(!run.infmemModel?.inert && {
+      onInert: async () => {
+        await deps.store.updateRun(run.id, (now) => ({ infmemModel: { ...(now.infmemModel ?? { family: 'qwen3', files: prompts.sources }), inert: true } }));
+      },
+    }),
     ...(run.infmemModel?.endpoint !== 'chat' && {
       onChatEndpoint: async () => {
         await deps.store.updateRun(run.id, (now) => ({
@@ -178,7 +185,7 @@ export async function readInfmem(deps: InfmemReadDeps, { run: loaded, text, engi
         reply: event.final,
         error: undefined,
         finishedAt: Date.now(),
-        infmem: { votes: stopped?.votes ?? now.infmem?.votes ?? 0, history: now.infmem?.history ?? [], ...(stopped && { stopped }) },
+        infmem: { ...now.infmem, votes: stopped?.votes ?? now.infmem?.votes ?? 0, history: now.infmem?.history ?? [], ...(stopped && { stopped }) },
       }));
       publish({ type: 'status', runId, status: 'done' });
       return true;
@@ -213,6 +220,7 @@ async function commitStep(deps: InfmemReadDeps, input: CommitInput): Promise<Run
     votes: event.votes,
     retrieved,
   };
+  const ties = [...(run.infmem?.ties ?? []), ...(event.tied ? [event.index] : [])];
   const change = diffMemory(run.memory, event.memory);
   const passageTokens = event.units.reduce((n, u) => n + document.units[u]!.end - document.units[u]!.start, 0);
   const stored = await deps.store.commitRevision(
@@ -235,7 +243,7 @@ async function commitStep(deps: InfmemReadDeps, input: CommitInput): Promise<Run
     },
     event.memory,
     undefined,
-    { votes: event.votes, history: event.history },
+    { votes: event.votes, history: event.history, ...(ties.length > 0 && { ties }) },
   );
   deps.publish({ type: 'revision', runId: run.id, index: event.index });
   return stored;

@@ -28,6 +28,7 @@ const InfmemSchema = v.object({
   votes: count,
   history: v.array(RetrievalSchema),
   stopped: v.optional(v.object({ index: count, votes: count })),
+  ties: v.optional(v.array(count)),
 });
 const PlanSchema = v.object({
   stop: v.boolean(),
@@ -89,6 +90,7 @@ const RunSchema = v.object({
       family: v.picklist(['qwen3', 'qwen2.5']),
       files: v.object({ infmem: v.string(), fncall: v.string() }),
       endpoint: v.optional(v.literal('chat')),
+      inert: v.optional(v.literal(true)),
     }),
   ),
   status: v.picklist(['running', 'paused', 'cancelled', 'done', 'failed']),

@@ -160,6 +160,12 @@ export interface InfmemModelRecord {
   files: { infmem: string; fncall: string };
   /** Set once a server without raw completions was sent the requests at its chat endpoint instead. */
   endpoint?: 'chat';
+  /**
+   * Set once a request had a chat-template control string of the book, the
+   * question or the memory made inert (the official code sends them as they
+   * are; a dataset evaluation by InfMem's method does too, and never sets it).
+   */
+  inert?: true;
 }
 
 /** One search of an InfMem planner, as its history keeps it. */
@@ -179,6 +185,12 @@ export interface InfmemProgress {
   history: StoredRetrieval[];
   /** Where the read ended early: before chunk `index` (from 0), with the votes that ended it. */
   stopped?: { index: number; votes: number };
+  /**
+   * The chunks (from 0, in order) whose four passages were cut inside a tie
+   * of equal BM25 scores: the official code, whose ties fall as the hardware
+   * orders them, may have retrieved others. Absent where none was.
+   */
+  ties?: number[];
 }
 
 /** A passage InfMem retrieved for a chunk: a 500-token unit of the book, by its characters in the run's text. */

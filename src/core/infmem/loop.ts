@@ -7,13 +7,14 @@
  */
 import { extractAnswer, memoryFromReply } from '../answer';
 import { abortError } from '../generation';
+import { neutralizeControlText } from '../prompts';
 import { pyStrip } from '../pytext';
 import { chatText, type ChatTextOptions } from './chat-text';
 import type { InfmemTemplates } from './official-files';
 import { pyFormat } from './py-format';
 import { parsePlannerReply, type Retrieval, retrievalsOf } from './planner-reply';
 import { historyText, StopCounter } from './planner-state';
-import { type InfmemDocument, UnitIndex } from './retrieval';
+import { type InfmemDocument, retrievedBlock, UnitIndex } from './retrieval';
 import { type RawCompleter, type Reply, replyTo } from './thinking';
 
 /** What the planner is shown before chunk `index`. */
@@ -34,6 +35,10 @@ export interface WriteView {
   /** The units retrieved for this chunk, in rank order, and the block the official prompt writes of them. */
   units: readonly number[];
   retrieved: string;
+  /** The retrieved units' texts, in rank order: what `retrieved` frames. */
+  passages: readonly string[];
+  /** The four were cut inside a tie of equal scores (see WriteEvent.tied). */
+  tied: boolean;
   chunk: string;
 }
 
@@ -80,19 +85,70 @@ export interface ModelStepsInput {
   temperature: number;
   topP: number;
   signal?: AbortSignal;
+  /**
+   * true: the question, memory, search history, retrieved texts and chunk go
+   * into the prompts as they are, so that each request is the official
+   * code's byte for byte (a dataset evaluation by InfMem's method). false:
+   * their chat-template control strings are made inert first, as every
+   * prompt of the app's reads has them (books are untrusted).
+   */
+  verbatim: boolean;
+  /** Told before each request in which a control string was made inert (never when verbatim). */
+  onInert?(): void | Promise<void>;
+}
+
+/** One prompt's slot values: as they are, or with their control strings made inert, noting whether any was. */
+class SlotValues {
+  inert = false;
+
+  constructor(private readonly verbatim: boolean) {}
+
+  text = (value: string): string => {
+    if (this.verbatim) return value;
+    const safe = neutralizeControlText(value);
+    if (safe !== value) this.inert = true;
+    return safe;
+  };
 }
 
 export function modelSteps(input: ModelStepsInput): InfmemSteps {
   const { templates, completer, signal } = input;
   const chat = { ...input.chat, thinking: input.thinking };
   const options = { thinking: input.thinking, thinkClose: templates.thinkClose, temperature: input.temperature, topP: input.topP, signal };
-  const ask = (user: string, system: string | null) => replyTo(completer, chatText(user, system, chat), options);
+  const ask = async (render: (slot: SlotValues['text']) => string, system: string | null) => {
+    const values = new SlotValues(input.verbatim);
+    const user = render(values.text);
+    if (values.inert) await input.onInert?.();
+    return replyTo(completer, chatText(user, system, chat), options);
+  };
   return {
     initialMemory: templates.initialMemory,
-    plan: (v) => ask(pyFormat(templates.planner, { prompt: v.question, memory: v.memory, retrieval_history: v.hist }), input.toolSystem),
+    plan: (v) => ask((s) => pyFormat(templates.planner, { prompt: s(v.question), memory: s(v.memory), retrieval_history: s(v.hist) }), input.toolSystem),
+    // The `[Retrieved #k]` framing is the official code's own: only the texts it frames are the book's.
     write: (v) =>
-      ask(pyFormat(templates.writer, { prompt: v.question, retrieval_history: v.hist, retrieve: v.retrieved, chunk: v.chunk, memory: v.memory }), null),
-    answer: (v) => ask(pyFormat(templates.final, { prompt: v.question, memory: v.memory }), null),
+      ask(
+        (s) =>
+          pyFormat(templates.writer, {
+            prompt: s(v.question),
+            retrieval_history: s(v.hist),
+            retrieve: retrievedBlock(v.passages.map(s)),
+            chunk: s(v.chunk),
+            memory: s(v.memory),
+          }),
+        null,
+      ),
+    answer: (v) => ask((s) => pyFormat(templates.final, { prompt: s(v.question), memory: s(v.memory) }), null),
+  };
+}
+
+/** The steps, with `onTie` told before each write whose four units were cut inside a tie of equal scores. */
+export function tellingTies(steps: InfmemSteps, onTie: () => void): InfmemSteps {
+  return {
+    ...steps,
+    write: (view) => {
+      if (view.tied) onTie();
+      return steps.write(view);
+    },
   };
 }
 
@@ -116,6 +172,12 @@ export interface WriteEvent {
   memory: string;
   /** The units retrieved for this chunk (the last call's), in rank order; empty when nothing was retrieved. */
   units: number[];
+  /**
+   * The last search's four were cut inside a tie of equal scores: the
+   * official code, whose ties fall as the hardware orders them, may have
+   * retrieved other units for this chunk.
+   */
+  tied: boolean;
   /** What a resume after this chunk needs besides the memory: the votes and the searches so far. */
   votes: number;
   history: Retrieval[];
@@ -164,14 +226,16 @@ export async function* infmemLoop(input: InfmemLoopInput): AsyncGenerator<Infmem
     }
     // Every call enters the history; only the last one's units reach the writer.
     let units: number[] = [];
+    let tied = false;
     for (const r of retrievals) {
       history.push(r);
-      units = index.retrieve(r.query);
+      ({ units, tied } = index.search(r.query));
     }
     if (signal?.aborted) throw abortError();
-    const write = await asked(steps.write({ question, memory, hist, units, retrieved: index.block(units), chunk: document.chunks[t]!.text }));
+    const chunk = document.chunks[t]!.text;
+    const write = await asked(steps.write({ question, memory, hist, units, retrieved: index.block(units), passages: index.texts(units), tied, chunk }));
     memory = memoryFromReply(write.text, 'verbatim');
-    yield { kind: 'write', index: t, reply: write, memory, units, votes: counter.votes, history: [...history] };
+    yield { kind: 'write', index: t, reply: write, memory, units, tied, votes: counter.votes, history: [...history] };
   }
 
   if (signal?.aborted) throw abortError();

@@ -66,15 +66,36 @@ export class UnitIndex {
    * choice). Units scoring 0 still fill the list when fewer score above it.
    */
   retrieve(query: string, top = RETRIEVED_UNITS): number[] {
+    return this.search(query, top).units;
+  }
+
+  /**
+   * The `top` best units (as `retrieve`), and whether the cut fell inside a
+   * tie: the last unit kept scores the same as the first one left out, so
+   * the official code, whose ties fall as the hardware orders them, may have
+   * kept another.
+   */
+  search(query: string, top = RETRIEVED_UNITS): { units: number[]; tied: boolean } {
     const scores = this.bm25.scores(bm25Tokens(query));
     const order = scores.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || a - b);
-    return order.slice(0, top);
+    const tied = top > 0 && order.length > top && scores[order[top - 1]!] === scores[order[top]!];
+    return { units: order.slice(0, top), tied };
+  }
+
+  /** The texts of the units, in the order given. */
+  texts(indices: readonly number[]): string[] {
+    return indices.map((i) => this.units[i]!.text);
   }
 
   /** The block the writer is given: `[Retrieved #k] text` for each unit, joined by a blank line. */
   block(indices: readonly number[]): string {
-    return indices.map((i, k) => `[Retrieved #${k + 1}] ${this.units[i]!.text}`).join('\n\n');
+    return retrievedBlock(this.texts(indices));
   }
+}
+
+/** `[Retrieved #k] text` for each retrieved text, joined by a blank line: the framing is the official code's, the texts the book's. */
+export function retrievedBlock(texts: readonly string[]): string {
+  return texts.map((text, k) => `[Retrieved #${k + 1}] ${text}`).join('\n\n');
 }
 
 /** The document as the official code prepares it: stripped, encoded, cut into chunks and units. */

@@ -872,6 +872,12 @@ export const en = {
     runRequests: "InfMem's requests were rendered in {{family}}'s chat text, with prompts from {{infmem}} and function-call words from {{fncall}}.",
     chatFallback:
       "This server has no raw completions endpoint (/v1/completions answered 404), so InfMem's requests went to its chat endpoint as messages. The server's own chat template rendered them, so they are not byte for byte what InfMem's official code sends.",
+    inert:
+      "Chat-template control strings (<|im_start|>, <think>, <tool_call> …) in the book, the question or the memory were made inert before they were sent, as in every read of this app; InfMem's official code sends them as they are.",
+    ties_one:
+      "{{count}} search (before chunk {{first}}) cut its four passages inside a tie of equal scores: here ties are taken in the book's order, while InfMem's official code orders them as its hardware does, so it may have retrieved other passages.",
+    ties_other:
+      "{{count}} searches (the first before chunk {{first}}) cut their four passages inside a tie of equal scores: here ties are taken in the book's order, while InfMem's official code orders them as its hardware does, so it may have retrieved other passages.",
   },
 };
 

@@ -848,5 +848,11 @@ export const zhCN: Messages = {
     runRequests: 'InfMem 的请求以 {{family}} 的对话格式渲染，提示词来自 {{infmem}}，函数调用说明来自 {{fncall}}。',
     chatFallback:
       '此服务器没有原始补全端点（/v1/completions 返回 404），因此 InfMem 的请求以消息形式发送到其对话端点。这些消息由服务器自己的对话模板渲染，因此与 InfMem 官方代码发送的请求并非逐字节相同。',
+    inert:
+      '书、问题或记忆中的对话模板控制字符串（<|im_start|>、<think>、<tool_call> 等）在发送前已被消除作用，本应用的每次阅读都如此；InfMem 官方代码则原样发送。',
+    ties_one:
+      '{{count}} 次检索（在第 {{first}} 块之前）截取的四个段落落在 BM25 分数相同的并列之中：本应用按书中顺序排列并列段落，而 InfMem 官方代码按其硬件的顺序排列，因此可能检索到其他段落。',
+    ties_other:
+      '{{count}} 次检索（第一次在第 {{first}} 块之前）截取的四个段落落在 BM25 分数相同的并列之中：本应用按书中顺序排列并列段落，而 InfMem 官方代码按其硬件的顺序排列，因此可能检索到其他段落。',
   },
 };
