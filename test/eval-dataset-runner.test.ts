@@ -14,7 +14,7 @@ import { PromptLibrary } from '../src/runs/prompt-files';
 import { Store } from '../src/storage/db';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
-import type { EvaluationEvent } from '../src/agent/protocol';
+import { evaluationEvents } from './support/evaluation-events';
 
 let tok: QwenTokenizer;
 
@@ -78,18 +78,7 @@ afterEach(() => {
 });
 
 function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok), prompts?: PromptLibrary) {
-  const events: EvaluationEvent[] = [];
-  let wake = () => undefined as void;
-  const publish = (e: EvaluationEvent) => {
-    events.push(e);
-    wake();
-  };
-  const finished = (id: string) =>
-    new Promise<void>((resolve) => {
-      const check = () => events.some((e) => e.type === 'status' && e.evaluationId === id && (e.status === 'done' || e.status === 'failed')) && resolve();
-      wake = check;
-      check();
-    });
+  const { events, publish, finished } = evaluationEvents();
   return {
     events,
     finished,

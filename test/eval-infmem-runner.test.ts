@@ -31,7 +31,8 @@ import { Evaluator } from '../src/runs/evaluator';
 import { InfmemFileLibrary } from '../src/runs/infmem-files';
 import { Store } from '../src/storage/db';
 import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
-import { FNCALL_STANDIN, INFMEM_STANDIN, standinPrompts } from './support/infmem-standins';
+import { evaluationEvents } from './support/evaluation-events';
+import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, stoppingScript } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 
 let tok: QwenTokenizer;
@@ -56,20 +57,8 @@ const offline = (async () => {
   throw new TypeError('Failed to fetch');
 }) as unknown as typeof fetch;
 
-/** Which request a prompt is, by the stand-ins' own words, and whether it opens a thought. */
-function kind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 | 2 } {
-  const role = prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
-  return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
-}
-
 /** A model that votes to stop before every chunk, writes a memory, and answers "Lake Oster". */
-function script(prompt: string): string {
-  const { role, stage } = kind(prompt);
-  if (stage === 1) return '<think>\nThinking it over.</think>';
-  if (role === 'planner') return 'STOP';
-  if (role === 'writer') return 'Notes: the town lies on Lake Oster.';
-  return 'Therefore, the answer is **Lake Oster**.';
-}
+const script = stoppingScript('Notes: the town lies on Lake Oster.', 'Therefore, the answer is **Lake Oster**.');
 
 /** An evaluator over a fresh store with `engine`, InfMem's stand-in files imported unless `withFiles` is false. */
 async function setup(engine: Engine, withFiles = true) {
@@ -81,18 +70,7 @@ async function setup(engine: Engine, withFiles = true) {
     await infmemFiles.import('infmem.py', INFMEM_STANDIN);
     await infmemFiles.import('qwen_fncall_prompt.py', FNCALL_STANDIN);
   }
-  const events: EvaluationEvent[] = [];
-  let wake = () => undefined as void;
-  const publish = (e: EvaluationEvent) => {
-    events.push(e);
-    wake();
-  };
-  const finished = (id: string) =>
-    new Promise<void>((resolve) => {
-      const check = () => events.some((e) => e.type === 'status' && e.evaluationId === id && (e.status === 'done' || e.status === 'failed')) && resolve();
-      wake = check;
-      check();
-    });
+  const { events, publish, finished } = evaluationEvents();
   const evaluator = new Evaluator({ store, engines: new EngineCache(async () => engine), publish, stepIntervalMs: 0, infmemFiles });
   const sampled = () => events.flatMap((e) => (e.type === 'sample' ? [e.ordinal] : []));
   return { store, name, evaluator, finished, sampled, infmemFiles };
@@ -278,8 +256,8 @@ describe('The Evaluate page’s InfMem in the worker', () => {
     ]);
     // A planner and a final request per item, each after the empty thought that turns thinking off.
     const sent = server.completionBodies.map((b) => String(b.prompt));
-    expect(sent.map((p) => kind(p).role)).toEqual(['planner', 'final', 'planner', 'final', 'planner', 'final', 'planner', 'final']);
-    expect(sent.every((p) => kind(p).stage === 2)).toBe(true);
+    expect(sent.map((p) => standinKind(p).role)).toEqual(['planner', 'final', 'planner', 'final', 'planner', 'final', 'planner', 'final']);
+    expect(sent.every((p) => standinKind(p).stage === 2)).toBe(true);
     expect(server.completionBodies.every((b) => b.temperature === 0 && b.top_p === 1)).toBe(true);
   }, 120_000);
 

@@ -27,3 +27,19 @@ export async function standinPrompts() {
   const fncall = await readFnCallFile(FNCALL_STANDIN, specs.fncall);
   return { templates, toolSystem: fnCallSystem(fncall, [templates.tool]), specs };
 }
+
+/** Which request a prompt is, by the stand-ins' own words, and whether it opens a thought (1) or continues one (2). */
+export function standinKind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 | 2 } {
+  const role = prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
+  return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
+}
+
+/** A model that thinks a moment, votes to stop before every chunk, writes `memory` and replies `final`. */
+export function stoppingScript(memory: string, final: string): (prompt: string) => string {
+  return (prompt) => {
+    const { role, stage } = standinKind(prompt);
+    if (stage === 1) return '<think>\nThinking it over.</think>';
+    if (role === 'planner') return 'STOP';
+    return role === 'writer' ? memory : final;
+  };
+}
