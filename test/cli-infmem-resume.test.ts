@@ -111,7 +111,7 @@ describe('memagent read --method infmem: the journal and --resume', () => {
       const whole = join(dir, 'whole.infmem.jsonl');
       const never = await read(server, [...ask, '--out', whole]);
       expect(never.code, never.stderr).toBe(0);
-      expect(never.stdout).toBe('the harbour master\n');
+      expect(never.stdout).toMatch(/^the harbour master\n\nSources:\n/);
       const reference = sentSince(server);
       // Searches before chunks 1 and 2, a vote before 3 (1 of 2) and 4 (2 of 2): the read ends before chunk 4.
       expect(never.stderr).toContain('Stopped before chunk 4: 2 votes in a row.');
@@ -223,7 +223,8 @@ describe('memagent read --method infmem with several questions', () => {
       }
       expect(existsSync(out)).toBe(false);
 
-      // --json: one line per question; a resume of the finished journals prints them again without a request.
+      // --json: one line per question, with its sources; a resume of the finished journals prints them again without a request.
+      const sources = { citations: expect.any(Array), unsourced: expect.any(Array) };
       const count = server.completionBodies.length;
       const again = await read(server, ['--out', out, '--resume', '--json']);
       expect(again.code, again.stderr).toBe(0);
@@ -234,7 +235,7 @@ describe('memagent read --method infmem with several questions', () => {
           .split('\n')
           .map((l) => JSON.parse(l) as object),
       ).toEqual([
-        { type: 'answer', question: Q1, answer: 'the archive', final: 'Therefore, the answer is the archive.', step: 2, chunks: expect.any(Number) },
+        { type: 'answer', question: Q1, answer: 'the archive', final: 'Therefore, the answer is the archive.', step: 2, chunks: expect.any(Number), sources },
         {
           type: 'answer',
           question: Q2,
@@ -242,6 +243,7 @@ describe('memagent read --method infmem with several questions', () => {
           final: 'Therefore, the answer is the harbour master.',
           step: 3,
           chunks: expect.any(Number),
+          sources,
         },
       ]);
     } finally {

@@ -93,7 +93,7 @@ describe('memagent read --method infmem --engine webllm', () => {
       const viaServer = await read(['--base-url', server.url, '--model', server.model]);
       const viaWebllm = await read(['--engine', 'webllm', '--model-url', INFMEM_4B.modelUrl, '--model-lib', INFMEM_4B.libUrl], async () => gpu.engine);
       expect([viaServer.code, viaWebllm.code], viaWebllm.stderr).toEqual([0, 0]);
-      expect(viaWebllm.stdout).toBe('the archive\n');
+      expect(viaWebllm.stdout).toMatch(/^the archive\n\nSources:\n/);
       expect(viaWebllm.stdout).toBe(viaServer.stdout);
       expect(gpu.requests.map((r) => ({ prompt: r.prompt, max_tokens: r.maxTokens }))).toEqual(
         server.completionBodies.map((b) => ({ prompt: b.prompt, max_tokens: b.max_tokens })),
