@@ -33,6 +33,7 @@ import { readInfmemItem } from '../eval/infmem-item';
 import type { InfmemReader } from './eval-infmem';
 import { promptSetName, type ResolvedPrompts } from './prompts';
 import { whole } from './numbers';
+import { abortOnCtrlC } from './ctrl-c';
 
 /** A flag that cannot work, said so that the person can fix it. */
 export class DatasetArgsError extends Error {
@@ -202,9 +203,7 @@ export async function runDatasetEval(
   const steps = methods.includes('memagent') ? await sampleSteps(engine, stepTokens(settings, engine), io.say) : undefined;
   io.out(describeMethods(plan, io.describeEngine, { ...by, methods, memagentReaders: steps?.size ?? plan.concurrency }));
 
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
+  const stop = abortOnCtrlC();
   const total = plan.files.reduce((n, f) => n + (f.items ?? 0), 0) * methods.length;
   const results: { method: EvalMethod; result: ItemResult }[] = [];
   const counter = { done: 0, total };
@@ -231,7 +230,7 @@ export async function runDatasetEval(
     failure ??= await readPass(plan, read, { ...readers, io, stop, results: pass, counter, label });
     results.push(...pass.map((result) => ({ method, result })));
   }
-  process.off('SIGINT', onSigint);
+  stop.release();
   io.end?.();
 
   const scored = reportDataset(plan, io, { methods, results, infmem: by.infmem });

@@ -16,6 +16,7 @@ import { whole } from './numbers';
 import type { InfmemStep, Progress } from './progress';
 import { InOrder } from './question-output';
 import { formatSources, type ReadSources } from './sources';
+import { abortOnCtrlC } from './ctrl-c';
 
 /** How one question's read ended. */
 export type InfmemOutcome =
@@ -78,15 +79,13 @@ export async function readInfmemQuestions(r: InfmemReading): Promise<number> {
   }
   const open = r.questions.filter((q) => !q.outcome);
   if (!open.length) return 0;
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
+  const stop = abortOnCtrlC();
   const t0 = performance.now();
   progress.begin();
   try {
     await Promise.all(open.map((q) => readOne(r, q, { signal: stop.signal, settle: (o) => output.settle(q, o), several })));
   } finally {
-    process.off('SIGINT', onSigint);
+    stop.release();
   }
   return conclude(r, performance.now() - t0);
 }
