@@ -18,7 +18,7 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { openAIConfig } from '../src/engines/openai/http';
-import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { datasetComparison, datasetExport, filesByMethod } from '../src/eval/dataset-methods';
 import { generatedEssay } from '../src/eval/essay';
 import { infmemPrediction } from '../src/eval/infmem-read';
@@ -30,9 +30,9 @@ import { EngineCache } from '../src/jobs/engines';
 import { Evaluator } from '../src/runs/evaluator';
 import { InfmemFileLibrary } from '../src/runs/infmem-files';
 import { Store } from '../src/storage/db';
-import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
+import { datasetFiles, datasetRequest } from './fixtures/hotpotqa';
 import { evaluationEvents } from './support/evaluation-events';
-import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, stoppingScript } from './support/infmem-standins';
+import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, standinsAndTokenizer, stoppingScript } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 
 let tok: QwenTokenizer;
@@ -42,9 +42,7 @@ const servers: OpenAITestServer[] = [];
 const stores: Store[] = [];
 
 beforeAll(async () => {
-  tok = await loadQwenTokenizer();
-  prompts = await standinPrompts();
-  specs = prompts.specs;
+  ({ tok, prompts, specs } = await standinsAndTokenizer());
 }, 60_000);
 
 afterEach(async () => {
@@ -80,22 +78,6 @@ async function serverEngine(server: OpenAITestServer): Promise<Engine> {
   servers.push(server);
   return createOpenAIEngine(openAIConfig({ baseUrl: server.url, model: server.model }), tok);
 }
-
-const datasetFiles = () => [
-  new File([JSON.stringify(LIST_ITEMS)], 'eval_50.json'),
-  new File([LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n')], 'eval_200.jsonl'),
-];
-
-const datasetRequest = (extra: Partial<EvaluationRequest> = {}): EvaluationRequest => ({
-  engineId: 'extractive',
-  tasks: [],
-  lengths: [],
-  samples: 1,
-  mode: 'memory',
-  chunkTokens: 120,
-  dataset: { files: datasetFiles(), templates: STAND_IN_TEMPLATES, prompts: 'custom' },
-  ...extra,
-});
 
 /** Dataset items left in the store's datasetItems. */
 function storedItems(name: string): Promise<number> {

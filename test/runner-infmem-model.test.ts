@@ -16,7 +16,7 @@ import { prepareDocument } from '../src/core/infmem/retrieval';
 import type { RawCompleter } from '../src/core/infmem/thinking';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { openAIConfig } from '../src/engines/openai/http';
-import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRequest } from '../src/agent/protocol';
 import { InfmemFileLibrary } from '../src/runs/infmem-files';
 import { buildExport, parseExport } from '../src/storage/export';
@@ -24,7 +24,7 @@ import { infmemChat } from '../src/runs/infmem-chat';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { QWEN25_DEFAULT_SYSTEM } from '../src/engines/webllm/models/system-message';
 import type { Store } from '../src/storage/db';
-import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, stoppingScript } from './support/infmem-standins';
+import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, standinsAndTokenizer, stoppingScript } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { testRunner, until } from './runner-setup';
 
@@ -35,9 +35,7 @@ let prompts: Awaited<ReturnType<typeof standinPrompts>>;
 const servers: OpenAITestServer[] = [];
 
 beforeAll(async () => {
-  tok = await loadQwenTokenizer();
-  prompts = await standinPrompts();
-  specs = prompts.specs;
+  ({ tok, prompts, specs } = await standinsAndTokenizer());
 }, 60_000);
 
 afterEach(async () => {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { fnCallSystem } from '../../src/core/infmem/fncall-system';
 import { INFMEM_FILES, type InfmemFileSpec, readFnCallFile, readInfmemFile } from '../../src/core/infmem/official-files';
 import { sha256Hex } from '../../src/core/prompt-sets';
+import { loadQwenTokenizer } from '../../src/engines/qwen-tokenizer';
 
 // Stand-ins written for the tests in the shape of InfMem's and Qwen-Agent's pinned files, with sentences of our own.
 export const INFMEM_STANDIN_PATH = fileURLToPath(new URL('../fixtures/infmem/infmem.py', import.meta.url));
@@ -42,4 +43,10 @@ export function stoppingScript(memory: string, final: string): (prompt: string) 
     if (role === 'planner') return 'STOP';
     return role === 'writer' ? memory : final;
   };
+}
+
+/** The app's Qwen tokenizer and the stand-ins' prompts with their specs, as a model's InfMem tests load them once. */
+export async function standinsAndTokenizer() {
+  const prompts = await standinPrompts();
+  return { tok: await loadQwenTokenizer(), prompts, specs: prompts.specs };
 }
