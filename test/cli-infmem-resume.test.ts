@@ -6,39 +6,24 @@
  * on their own; `--chat qwen2.5` renders the requests in Qwen2.5's chat text.
  * Against the test server's raw completions, answering from a script.
  */
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INFMEM_FILES } from '../src/core/infmem/official-files';
+import { infmemBench, type InfmemBench, readInfmem } from './support/infmem-cli';
 import { atMost } from '../src/cli/infmem-readers';
 import { readInfmemCommand } from '../src/cli/read-infmem';
 import { isAbortError } from '../src/core/generation';
 import type { CompletionRequest, CompletionResult } from '../src/core/infmem/thinking';
 import { QWEN25_DEFAULT_SYSTEM } from '../src/engines/webllm/models/system-message';
 import { runCli } from './support/cli';
-import { FNCALL_STANDIN, INFMEM_STANDIN, infmemStandinSpecs } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
-import { serveFiles } from './support/serve-fixtures';
 
 const Q1 = 'Where was the logbook kept?';
 const Q2 = 'Who kept the logbook?';
 
 let dir: string;
 let book: string;
-let mirror: { url: string; close(): Promise<void> };
-
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
+let bench: InfmemBench;
 
 /** Which request a prompt is, by the stand-ins' words; before which chunk (the planner's step); whether it continues a thought. */
 function kind(prompt: string) {
@@ -71,15 +56,24 @@ function flatScript(prompt: string): string {
   return role === 'writer' ? 'Noted the logbook.' : 'Therefore, the answer is the archive.';
 }
 
-async function read(server: OpenAITestServer, args: string[]) {
-  const out = capture();
-  const err = capture();
-  const code = await readInfmemCommand(
-    [book, '--method', 'infmem', '--base-url', server.url, '--model', server.model, '--prompts-base', mirror.url, '--fncall-base', mirror.url, ...args],
-    () => 0,
-    { specs: await infmemStandinSpecs(), cacheDir: join(dir, 'cache'), stdout: out.stream, stderr: err.stream },
-  );
-  return { code, stdout: out.text(), stderr: err.text() };
+function read(server: OpenAITestServer, args: string[]) {
+  return readInfmem(bench, [book, '--method', 'infmem', '--base-url', server.url, '--model', server.model, ...args]);
+}
+
+/** A server answering from `script` that sends Ctrl-C as the request `interruptAt` picks arrives: the read is waiting on it, as a person's read waits on the server. */
+async function interruptibleServer() {
+  const at: { interruptAt: ((prompt: string) => boolean) | null } = { interruptAt: null };
+  const server = await startOpenAIServer({
+    completions: (body) => {
+      const prompt = String(body.prompt);
+      if (at.interruptAt?.(prompt)) {
+        at.interruptAt = null;
+        process.emit('SIGINT');
+      }
+      return script(prompt);
+    },
+  });
+  return { server, at };
 }
 
 /** The prompts and token budgets the server was sent from request `from` on. */
@@ -98,47 +92,26 @@ const story = (lines: Line[]) =>
   lines.slice(1).map(({ type, index, memory, votes, history, answer, final, step }) => ({ type, index, memory, votes, history, answer, final, step }));
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'memagent-cli-infmem-resume-'));
+  bench = await infmemBench('memagent-cli-infmem-resume-');
+  dir = bench.dir;
   book = join(dir, 'book.txt');
   const lines: string[] = [];
   for (let i = 0; i < 1100; i++) lines.push(`Day ${i + 1}: the quay keeper counted ${i % 13} crates of salt and ${i % 7} barrels before the tide.`);
   lines.splice(550, 0, 'The harbour master kept the logbook in the archive under the chapel.');
   writeFileSync(book, lines.join('\n'));
-  for (const [spec, bytes] of [
-    [INFMEM_FILES.infmem, INFMEM_STANDIN],
-    [INFMEM_FILES.fncall, FNCALL_STANDIN],
-  ] as const) {
-    mkdirSync(dirname(join(dir, 'mirror', spec.path)), { recursive: true });
-    writeFileSync(join(dir, 'mirror', spec.path), bytes);
-  }
-  mirror = await serveFiles({ port: 0, roots: { '/': join(dir, 'mirror') } });
 });
 
-afterAll(async () => {
-  await mirror.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => bench.close());
 
 describe('memagent read --method infmem: the journal and --resume', () => {
   it('a read stopped by Ctrl-C before chunk 4 resumes with its votes and searches, sending the very requests of a read never stopped and reaching its answer', async () => {
-    let interruptAt: ((prompt: string) => boolean) | null = null;
-    const server = await startOpenAIServer({
-      completions: (body) => {
-        const prompt = String(body.prompt);
-        // Ctrl-C as the request arrives: the read is waiting on it, as a person's read waits on the server.
-        if (interruptAt?.(prompt)) {
-          interruptAt = null;
-          process.emit('SIGINT');
-        }
-        return script(prompt);
-      },
-    });
+    const { server, at } = await interruptibleServer();
     try {
       const ask = ['-q', Q2, '--early-stop', '2'];
       const whole = join(dir, 'whole.infmem.jsonl');
       const never = await read(server, [...ask, '--out', whole]);
       expect(never.code, never.stderr).toBe(0);
-      expect(never.stdout).toBe('the harbour master\n');
+      expect(never.stdout).toMatch(/^the harbour master\n\nSources:\n/);
       const reference = sentSince(server);
       // Searches before chunks 1 and 2, a vote before 3 (1 of 2) and 4 (2 of 2): the read ends before chunk 4.
       expect(never.stderr).toContain('Stopped before chunk 4: 2 votes in a row.');
@@ -152,7 +125,7 @@ describe('memagent read --method infmem: the journal and --resume', () => {
       // The same read, stopped as the planner is asked about chunk 4: three chunks written, one vote and two searches carried.
       const out = join(dir, 'stopped.infmem.jsonl');
       const before = server.completionBodies.length;
-      interruptAt = (prompt) => kind(prompt).role === 'planner' && kind(prompt).step === 4 && kind(prompt).stage === 1;
+      at.interruptAt = (prompt) => kind(prompt).role === 'planner' && kind(prompt).step === 4 && kind(prompt).stage === 1;
       const stopped = await read(server, [...ask, '--out', out]);
       expect(stopped.code, stopped.stderr).toBe(130);
       expect(stopped.stdout).toBe('');
@@ -250,7 +223,8 @@ describe('memagent read --method infmem with several questions', () => {
       }
       expect(existsSync(out)).toBe(false);
 
-      // --json: one line per question; a resume of the finished journals prints them again without a request.
+      // --json: one line per question, with its sources; a resume of the finished journals prints them again without a request.
+      const sources = { citations: expect.any(Array), unsourced: expect.any(Array) };
       const count = server.completionBodies.length;
       const again = await read(server, ['--out', out, '--resume', '--json']);
       expect(again.code, again.stderr).toBe(0);
@@ -261,7 +235,7 @@ describe('memagent read --method infmem with several questions', () => {
           .split('\n')
           .map((l) => JSON.parse(l) as object),
       ).toEqual([
-        { type: 'answer', question: Q1, answer: 'the archive', final: 'Therefore, the answer is the archive.', step: 2, chunks: expect.any(Number) },
+        { type: 'answer', question: Q1, answer: 'the archive', final: 'Therefore, the answer is the archive.', step: 2, chunks: expect.any(Number), sources },
         {
           type: 'answer',
           question: Q2,
@@ -269,6 +243,7 @@ describe('memagent read --method infmem with several questions', () => {
           final: 'Therefore, the answer is the harbour master.',
           step: 3,
           chunks: expect.any(Number),
+          sources,
         },
       ]);
     } finally {
@@ -279,17 +254,7 @@ describe('memagent read --method infmem with several questions', () => {
 
 describe('memagent read --method infmem with several questions, stopped', () => {
   it('Ctrl-C stops every question with each journal saved, and --resume ends as the read never stopped', async () => {
-    let interruptAt: ((prompt: string) => boolean) | null = null;
-    const server = await startOpenAIServer({
-      completions: (body) => {
-        const prompt = String(body.prompt);
-        if (interruptAt?.(prompt)) {
-          interruptAt = null;
-          process.emit('SIGINT');
-        }
-        return script(prompt);
-      },
-    });
+    const { server, at } = await interruptibleServer();
     try {
       const ask = ['-q', Q1, '-q', Q2, '--early-stop', '2', '--in-flight', '1'];
       const whole = join(dir, 'never.infmem.jsonl');
@@ -298,7 +263,7 @@ describe('memagent read --method infmem with several questions, stopped', () => 
       expect(never.stderr).toContain("At most 1 of the questions' requests are in flight at once (--in-flight); the others wait their turn.");
       const out = join(dir, 'halted.infmem.jsonl');
       // Stopped as Q2's planner is asked about chunk 3: Q2 has written two chunks, Q1 is wherever its turns took it.
-      interruptAt = (prompt) => kind(prompt).question === Q2 && kind(prompt).role === 'planner' && kind(prompt).step === 3;
+      at.interruptAt = (prompt) => kind(prompt).question === Q2 && kind(prompt).role === 'planner' && kind(prompt).step === 3;
       const stopped = await read(server, [...ask, '--out', out]);
       expect(stopped.code, stopped.stderr).toBe(130);
       expect(stopped.stderr).toMatch(

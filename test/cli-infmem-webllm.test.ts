@@ -6,40 +6,24 @@
  * would take far too long on a software GPU, and test/webllm-engine.test.ts
  * checks what the real engine's completer sends WebLLM.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { infmemBench, type InfmemBench, readInfmem } from './support/infmem-cli';
 import type { CompletionRequest } from '../src/core/infmem/thinking';
-import { INFMEM_FILES } from '../src/core/infmem/official-files';
-import { type InfmemGpuEngine, INFMEM_WEBLLM_WINDOW, readInfmemCommand } from '../src/cli/read-infmem';
+import { type InfmemGpuEngine, INFMEM_WEBLLM_WINDOW } from '../src/cli/read-infmem';
 import { customEntry, type ModelEntry } from '../src/engines/webllm/models/models';
-import { FNCALL_STANDIN, INFMEM_STANDIN, infmemStandinSpecs } from './support/infmem-standins';
+import { standinKind } from './support/infmem-standins';
 import { startOpenAIServer } from './support/openai-server';
-import { serveFiles } from './support/serve-fixtures';
 
 let dir: string;
 let book: string;
-let mirror: { url: string; close(): Promise<void> };
+let bench: InfmemBench;
 
 const QUESTION = 'Where was the logbook kept?';
 
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
 /** Which request a prompt is, by the stand-ins' own words. */
-function role(prompt: string): 'planner' | 'writer' | 'final' {
-  return prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
-}
+const role = (prompt: string) => standinKind(prompt).role;
 
 /** A planner that stops, a writer that notes the place, and a final answer; a thought first where the request opens one. */
 function script(prompt: string): string {
@@ -67,15 +51,10 @@ function standInEngine(model: ModelEntry, systemMessage?: string) {
   return { engine, requests, loads };
 }
 
-async function read(args: string[], openGpu?: () => Promise<InfmemGpuEngine>) {
-  const out = capture();
-  const err = capture();
-  const code = await readInfmemCommand(
-    [book, '--method', 'infmem', '--early-stop', '2', '-q', QUESTION, '--prompts-base', mirror.url, '--fncall-base', mirror.url, '--force', ...args],
-    () => 0,
-    { specs: await infmemStandinSpecs(), cacheDir: join(dir, 'cache'), stdout: out.stream, stderr: err.stream, ...(openGpu && { openGpu }) },
-  );
-  return { code, stdout: out.text(), stderr: err.text() };
+function read(args: string[], openGpu?: () => Promise<InfmemGpuEngine>) {
+  return readInfmem(bench, [book, '--method', 'infmem', '--early-stop', '2', '-q', QUESTION, '--force', ...args], {
+    environment: { ...(openGpu && { openGpu }) },
+  });
 }
 
 const lib = (file: string) => `https://libs.example/v0_2_86/base/${file}`;
@@ -95,26 +74,16 @@ const RL_MEMAGENT_7B = customEntry({
 });
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'memagent-cli-infmem-webllm-'));
+  bench = await infmemBench('memagent-cli-infmem-webllm-');
+  dir = bench.dir;
   book = join(dir, 'book.txt');
   const lines: string[] = [];
   for (let i = 0; i < 600; i++) lines.push(`Day ${i + 1}: the keeper counted ${i % 13} crates of salt at the quay before the tide.`);
   lines.push('The harbour master kept the logbook in the archive under the chapel.');
   writeFileSync(book, lines.join('\n'));
-  for (const [spec, bytes] of [
-    [INFMEM_FILES.infmem, INFMEM_STANDIN],
-    [INFMEM_FILES.fncall, FNCALL_STANDIN],
-  ] as const) {
-    mkdirSync(dirname(join(dir, 'mirror', spec.path)), { recursive: true });
-    writeFileSync(join(dir, 'mirror', spec.path), bytes);
-  }
-  mirror = await serveFiles({ port: 0, roots: { '/': join(dir, 'mirror') } });
 });
 
-afterAll(async () => {
-  await mirror.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => bench.close());
 
 describe('memagent read --method infmem --engine webllm', () => {
   it('with a converted InfMem-4B (a Qwen3 library): sends the engine’s completer the very requests a server is sent, after one load', async () => {
@@ -124,7 +93,7 @@ describe('memagent read --method infmem --engine webllm', () => {
       const viaServer = await read(['--base-url', server.url, '--model', server.model]);
       const viaWebllm = await read(['--engine', 'webllm', '--model-url', INFMEM_4B.modelUrl, '--model-lib', INFMEM_4B.libUrl], async () => gpu.engine);
       expect([viaServer.code, viaWebllm.code], viaWebllm.stderr).toEqual([0, 0]);
-      expect(viaWebllm.stdout).toBe('the archive\n');
+      expect(viaWebllm.stdout).toMatch(/^the archive\n\nSources:\n/);
       expect(viaWebllm.stdout).toBe(viaServer.stdout);
       expect(gpu.requests.map((r) => ({ prompt: r.prompt, max_tokens: r.maxTokens }))).toEqual(
         server.completionBodies.map((b) => ({ prompt: b.prompt, max_tokens: b.max_tokens })),

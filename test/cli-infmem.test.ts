@@ -5,26 +5,24 @@
  * inputs (the Python rendition run on the stand-in files), with the pinned
  * files fetched from a mirror, hash-checked and kept for offline use.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { infmemBench, type InfmemBench, readInfmem } from './support/infmem-cli';
 import { INFMEM_FILES } from '../src/core/infmem/official-files';
 import { prepareDocument } from '../src/core/infmem/retrieval';
 import { resolveInfmemPrompts } from '../src/cli/infmem-files';
-import { readInfmemCommand, readMethodOf } from '../src/cli/read-infmem';
+import { readMethodOf } from '../src/cli/read-infmem';
 import { readFiles } from '../src/cli/read-set';
 import { loadQwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { runCli } from './support/cli';
-import { FNCALL_STANDIN, FNCALL_STANDIN_PATH, INFMEM_REFERENCE, INFMEM_STANDIN, INFMEM_STANDIN_PATH, infmemStandinSpecs } from './support/infmem-standins';
+import { FNCALL_STANDIN_PATH, INFMEM_REFERENCE, INFMEM_STANDIN, INFMEM_STANDIN_PATH, infmemStandinSpecs, standinKind } from './support/infmem-standins';
 import { type CompletionBody, type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { hasPython, runPython } from './support/python';
-import { serveFiles } from './support/serve-fixtures';
 
 let dir: string;
 let book: string;
-let mirror: { url: string; close(): Promise<void> };
+let bench: InfmemBench;
 
 /** A book of a little over three chunks of 5,000 tokens, each paragraph its own. */
 function bookText(): string {
@@ -36,17 +34,6 @@ function bookText(): string {
   }
   out.push('The harbour master kept the logbook in the archive under the chapel.');
   return out.join('\n');
-}
-
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
 }
 
 /** A server whose replies come from `script`, recording what it sent so that the Python rendition gets the same replies. */
@@ -62,23 +49,11 @@ async function scriptedServer(script: (prompt: string) => string): Promise<{ ser
   return { server, sent };
 }
 
-/** Which request a prompt is, by the stand-ins' own words and whether it continues a thought. */
-function kind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 | 2 } {
-  const role = prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
-  return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
-}
+const kind = standinKind;
 
-async function read(server: OpenAITestServer, extra: string[] = [], cache = 'cache', file = book) {
-  const out = capture();
-  const err = capture();
-  const specs = await infmemStandinSpecs();
+function read(server: OpenAITestServer, extra: string[] = [], cache = 'cache', file = book) {
   const args = [file, '--method', 'infmem', '--early-stop', '3', '--thinking', 'on', '--base-url', server.url, '--model', server.model];
-  const code = await readInfmemCommand(
-    [...args, '--question', 'Where was the logbook kept?', '--prompts-base', mirror.url, '--fncall-base', mirror.url, '--force', ...extra],
-    () => 0,
-    { specs, cacheDir: join(dir, cache), stdout: out.stream, stderr: err.stream },
-  );
-  return { code, stdout: out.text(), stderr: err.text() };
+  return readInfmem(bench, [...args, '--question', 'Where was the logbook kept?', '--force', ...extra], { cache });
 }
 
 /** What InfMem's official code sends for this book, question and the replies the server gave. */
@@ -105,23 +80,13 @@ function sentRequests(server: OpenAITestServer) {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'memagent-cli-infmem-'));
+  bench = await infmemBench('memagent-cli-infmem-');
+  dir = bench.dir;
   book = join(dir, 'book.txt');
   writeFileSync(book, bookText());
-  for (const [spec, bytes] of [
-    [INFMEM_FILES.infmem, INFMEM_STANDIN],
-    [INFMEM_FILES.fncall, FNCALL_STANDIN],
-  ] as const) {
-    mkdirSync(dirname(join(dir, 'mirror', spec.path)), { recursive: true });
-    writeFileSync(join(dir, 'mirror', spec.path), bytes);
-  }
-  mirror = await serveFiles({ port: 0, roots: { '/': join(dir, 'mirror') } });
 });
 
-afterAll(async () => {
-  await mirror.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => bench.close());
 
 describe.runIf(hasPython)('memagent read --method infmem', () => {
   it('with a planner that always stops: writes two chunks, stops before the third and answers, every request as the official code sends it', async () => {
@@ -134,7 +99,7 @@ describe.runIf(hasPython)('memagent read --method infmem', () => {
     try {
       const r = await read(server);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toBe('the archive\n');
+      expect(r.stdout).toMatch(/^the archive\n\nSources:\n/);
       expect(r.stderr).toMatch(/Stopped before chunk 3: 3 votes in a row/);
       const kinds = server.completionBodies.map((b) => kind(String(b.prompt)).role);
       expect(kinds).toEqual(['planner', 'planner', 'writer', 'writer', 'planner', 'planner', 'writer', 'writer', 'planner', 'planner', 'final', 'final']);
@@ -159,10 +124,10 @@ describe.runIf(hasPython)('memagent read --method infmem', () => {
     try {
       // The files fetched once into a cache; the read then finds them there with the mirrors gone.
       const fetched = await resolveInfmemPrompts(
-        { 'prompts-base': mirror.url, 'fncall-base': mirror.url },
+        { 'prompts-base': bench.mirror.url, 'fncall-base': bench.mirror.url },
         { specs: await infmemStandinSpecs(), cacheDir: join(dir, 'cache-offline') },
       );
-      expect(fetched.sources.infmem).toBe(`${mirror.url}/${INFMEM_FILES.infmem.path}`);
+      expect(fetched.sources.infmem).toBe(`${bench.mirror.url}/${INFMEM_FILES.infmem.path}`);
       const r = await read(server, ['--prompts-base', 'http://127.0.0.1:9/', '--fncall-base', 'http://127.0.0.1:9/'], 'cache-offline');
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/prompts: cache /);
@@ -217,7 +182,7 @@ describe('memagent read --method infmem against a server', () => {
       const r = await read(server, ['--early-stop', '1', '--retry-delay', '1']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/HTTP 503.*Retrying in .* \(retry 1\)/);
-      expect(r.stdout).toBe('here\n');
+      expect(r.stdout).toMatch(/^here\n\nSources:\n/);
     } finally {
       await server.stop();
     }

@@ -1,20 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/cli/flags';
 import { duration, Progress, progressMode, questionStepLine, type ReadStep, readStepLine } from '../src/cli/progress';
-import { screen } from './support/terminal';
-
-/** A stream that says it is a terminal and keeps what is written to it. */
-function fakeTerminal(columns = 120): Writable & { isTTY: boolean; columns: number; rows: number; text(): string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _enc, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  });
-  return Object.assign(stream, { isTTY: true, columns, rows: 40, text: () => chunks.join('') });
-}
+import { fakeTerminal, screen } from './support/terminal';
 
 const step = (chunk: number, total = 4): ReadStep => ({
   chunk,

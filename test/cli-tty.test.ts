@@ -74,6 +74,21 @@ describe.skipIf(!hasScript)('memagent on a terminal', () => {
     expect(output).toMatch(/about [\d.]+ s left/);
   });
 
+  it('read --method infmem redraws its line in place, says where votes stopped it, and prints the answer and its sources below', async () => {
+    const { code, output } = await onTerminal(readArgs('infmem.jsonl', '--method', 'infmem'), 140);
+    expect(code).toBe(0);
+    const lines = screen(output);
+    expect(lines[0]).toMatch(/^frankenstein\.txt: 20 chunks of up to 5,000 tokens/);
+    expect(lines[1]).toBe('Stopped before chunk 4: 3 votes in a row. Answering from the memory.');
+    expect(lines[2]).toMatch(/^\[#{4}-{16}\] stopped before chunk 4 of 20 after 3 votes · answered · [\d.]+ s elapsed$/);
+    expectAnswerWithSources(lines.slice(3, -1));
+    expect(lines.at(-1)).toMatch(/^Read 4 of 20 chunks in [\d.]+ s; every step is in /);
+    // Each chunk planned and written was drawn over the line before, with the votes to stop so far; no line per step stays.
+    const drawn = [...output.matchAll(/chunk (\d+)\/20 · \d+% · (\d) of 3 votes to stop/g)].map((m) => `${m[1]}:${m[2]}`);
+    expect(drawn.filter((d, i) => d !== drawn[i - 1])).toEqual(['1:0', '2:1', '3:2']);
+    expect(lines.some((l) => /: planner (searched|voted)|memory written/.test(l))).toBe(false);
+  });
+
   it('read draws its line on a terminal that reports no size', async () => {
     const { code, output } = await onTerminal(readArgs('nosize.jsonl'), null);
     expect(code).toBe(0);

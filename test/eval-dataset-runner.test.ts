@@ -12,9 +12,9 @@ import { EngineCache } from '../src/jobs/engines';
 import { RequestError } from '../src/jobs/request-error';
 import { PromptLibrary } from '../src/runs/prompt-files';
 import { Store } from '../src/storage/db';
-import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
+import { datasetFiles, datasetRequest, LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
 import { STANDIN, STANDIN_BOXED, standinSpecs } from './support/prompt-standins';
-import type { EvaluationEvent } from '../src/agent/protocol';
+import { evaluationEvents } from './support/evaluation-events';
 
 let tok: QwenTokenizer;
 
@@ -78,18 +78,7 @@ afterEach(() => {
 });
 
 function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok), prompts?: PromptLibrary) {
-  const events: EvaluationEvent[] = [];
-  let wake = () => undefined as void;
-  const publish = (e: EvaluationEvent) => {
-    events.push(e);
-    wake();
-  };
-  const finished = (id: string) =>
-    new Promise<void>((resolve) => {
-      const check = () => events.some((e) => e.type === 'status' && e.evaluationId === id && (e.status === 'done' || e.status === 'failed')) && resolve();
-      wake = check;
-      check();
-    });
+  const { events, publish, finished } = evaluationEvents();
   return {
     events,
     finished,
@@ -97,17 +86,10 @@ function evaluator(store: Store, engine: Engine = new ExtractiveEngine(tok), pro
   };
 }
 
-const files = () => [new File([JSON.stringify(LIST_ITEMS)], 'eval_50.json'), new File([LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n')], 'eval_200.jsonl')];
+const files = datasetFiles;
 
-const request = (dataset: Partial<NonNullable<EvaluationRequest['dataset']>> = {}): EvaluationRequest => ({
-  engineId: 'extractive',
-  tasks: [],
-  lengths: [],
-  samples: 1,
-  mode: 'memory',
-  chunkTokens: 120,
-  dataset: { files: files(), templates: STAND_IN_TEMPLATES, prompts: 'custom', ...dataset },
-});
+const request = (dataset: Partial<NonNullable<EvaluationRequest['dataset']>> = {}): EvaluationRequest =>
+  datasetRequest({ dataset: { files: files(), templates: STAND_IN_TEMPLATES, prompts: 'custom', ...dataset } });
 
 describe('Evaluator with dataset files', () => {
   it("stores the files' items, reads each by the method and records how", async () => {

@@ -18,7 +18,7 @@ import type { Engine } from '../src/engines/engine';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { openAIConfig } from '../src/engines/openai/http';
-import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import { datasetComparison, datasetExport, filesByMethod } from '../src/eval/dataset-methods';
 import { generatedEssay } from '../src/eval/essay';
 import { infmemPrediction } from '../src/eval/infmem-read';
@@ -30,8 +30,9 @@ import { EngineCache } from '../src/jobs/engines';
 import { Evaluator } from '../src/runs/evaluator';
 import { InfmemFileLibrary } from '../src/runs/infmem-files';
 import { Store } from '../src/storage/db';
-import { LINE_ITEMS, LIST_ITEMS, STAND_IN_TEMPLATES } from './fixtures/hotpotqa';
-import { FNCALL_STANDIN, INFMEM_STANDIN, standinPrompts } from './support/infmem-standins';
+import { datasetFiles, datasetRequest } from './fixtures/hotpotqa';
+import { evaluationEvents } from './support/evaluation-events';
+import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, standinsAndTokenizer, stoppingScript } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 
 let tok: QwenTokenizer;
@@ -41,9 +42,7 @@ const servers: OpenAITestServer[] = [];
 const stores: Store[] = [];
 
 beforeAll(async () => {
-  tok = await loadQwenTokenizer();
-  prompts = await standinPrompts();
-  specs = prompts.specs;
+  ({ tok, prompts, specs } = await standinsAndTokenizer());
 }, 60_000);
 
 afterEach(async () => {
@@ -56,20 +55,8 @@ const offline = (async () => {
   throw new TypeError('Failed to fetch');
 }) as unknown as typeof fetch;
 
-/** Which request a prompt is, by the stand-ins' own words, and whether it opens a thought. */
-function kind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 | 2 } {
-  const role = prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
-  return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
-}
-
 /** A model that votes to stop before every chunk, writes a memory, and answers "Lake Oster". */
-function script(prompt: string): string {
-  const { role, stage } = kind(prompt);
-  if (stage === 1) return '<think>\nThinking it over.</think>';
-  if (role === 'planner') return 'STOP';
-  if (role === 'writer') return 'Notes: the town lies on Lake Oster.';
-  return 'Therefore, the answer is **Lake Oster**.';
-}
+const script = stoppingScript('Notes: the town lies on Lake Oster.', 'Therefore, the answer is **Lake Oster**.');
 
 /** An evaluator over a fresh store with `engine`, InfMem's stand-in files imported unless `withFiles` is false. */
 async function setup(engine: Engine, withFiles = true) {
@@ -81,18 +68,7 @@ async function setup(engine: Engine, withFiles = true) {
     await infmemFiles.import('infmem.py', INFMEM_STANDIN);
     await infmemFiles.import('qwen_fncall_prompt.py', FNCALL_STANDIN);
   }
-  const events: EvaluationEvent[] = [];
-  let wake = () => undefined as void;
-  const publish = (e: EvaluationEvent) => {
-    events.push(e);
-    wake();
-  };
-  const finished = (id: string) =>
-    new Promise<void>((resolve) => {
-      const check = () => events.some((e) => e.type === 'status' && e.evaluationId === id && (e.status === 'done' || e.status === 'failed')) && resolve();
-      wake = check;
-      check();
-    });
+  const { events, publish, finished } = evaluationEvents();
   const evaluator = new Evaluator({ store, engines: new EngineCache(async () => engine), publish, stepIntervalMs: 0, infmemFiles });
   const sampled = () => events.flatMap((e) => (e.type === 'sample' ? [e.ordinal] : []));
   return { store, name, evaluator, finished, sampled, infmemFiles };
@@ -102,22 +78,6 @@ async function serverEngine(server: OpenAITestServer): Promise<Engine> {
   servers.push(server);
   return createOpenAIEngine(openAIConfig({ baseUrl: server.url, model: server.model }), tok);
 }
-
-const datasetFiles = () => [
-  new File([JSON.stringify(LIST_ITEMS)], 'eval_50.json'),
-  new File([LINE_ITEMS.map((i) => JSON.stringify(i)).join('\n')], 'eval_200.jsonl'),
-];
-
-const datasetRequest = (extra: Partial<EvaluationRequest> = {}): EvaluationRequest => ({
-  engineId: 'extractive',
-  tasks: [],
-  lengths: [],
-  samples: 1,
-  mode: 'memory',
-  chunkTokens: 120,
-  dataset: { files: datasetFiles(), templates: STAND_IN_TEMPLATES, prompts: 'custom' },
-  ...extra,
-});
 
 /** Dataset items left in the store's datasetItems. */
 function storedItems(name: string): Promise<number> {
@@ -281,8 +241,8 @@ describe('The Evaluate page’s InfMem in the worker', () => {
     ]);
     // A planner and a final request per item, each after the empty thought that turns thinking off.
     const sent = server.completionBodies.map((b) => String(b.prompt));
-    expect(sent.map((p) => kind(p).role)).toEqual(['planner', 'final', 'planner', 'final', 'planner', 'final', 'planner', 'final']);
-    expect(sent.every((p) => kind(p).stage === 2)).toBe(true);
+    expect(sent.map((p) => standinKind(p).role)).toEqual(['planner', 'final', 'planner', 'final', 'planner', 'final', 'planner', 'final']);
+    expect(sent.every((p) => standinKind(p).stage === 2)).toBe(true);
     expect(server.completionBodies.every((b) => b.temperature === 0 && b.top_p === 1)).toBe(true);
     expect(sent.filter((p) => p.includes('<|im_start|>system\nPlanted.<|im_end|>')).map((p) => kind(p).role)).toEqual(['planner', 'final']);
     expect(evaluation.infmemModel?.inert).toBeUndefined();

@@ -16,6 +16,8 @@ import { type InfmemDocument, prepareDocument } from '../src/core/infmem/retriev
 import { readInfmemCommand } from '../src/cli/read-infmem';
 import { extractiveInfmemSteps } from '../src/engines/extractive/infmem-steps';
 import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { ReadSources } from '../src/cli/sources';
+import { fakeTerminal, screen } from './support/terminal';
 
 const FACT = 'The lighthouse keeper Ortiz buried the brass compass under the old mill at Calloway.';
 const QUESTION = 'Where did the lighthouse keeper Ortiz bury the brass compass?';
@@ -126,6 +128,59 @@ describe('InfMem read by the extractive engine’s stand-ins', () => {
     expect(err).toMatch(/chunk 1 of \d+: planner searched "[^"]*ortiz[^"]*"/);
     expect(err).toContain('Stopped before chunk 4: 3 votes in a row. Answering from the memory.');
     expect(err).toMatch(/Read 4 of \d+ chunks in /);
+  }, 60_000);
+
+  it('memagent read --method infmem traces the answer to the planted sentence, in words and in --json as MemAgent’s read gives them', async () => {
+    const book = join(dir, 'sourced.txt');
+    writeFileSync(book, BOOK);
+    const run = async (extra: string[]) => {
+      let out = '';
+      let err = '';
+      const sink = (write: (s: string) => void) => new Writable({ write: (chunk, _e, done) => (write(String(chunk)), done()) });
+      const args = [book, '--method', 'infmem', '--engine', 'extractive', '-q', QUESTION, '--force', ...extra];
+      const code = await readInfmemCommand(args, () => 0, { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)) });
+      expect(code, err).toBe(0);
+      return out;
+    };
+    const words = await run([]);
+    // The fact is in chunk 1, and BM25 also brought its passage to the first write: revision 1 wrote it down.
+    expect(words).toMatch(
+      /\nSources:\n {2}1\. "The lighthouse keeper Ortiz buried the brass compass under the old mill at Calloway\."\n {5}Letter 1 · section 1 of [\d,]+ · written down at revision 1, kept to revision 3\n/,
+    );
+    const line = JSON.parse(await run(['--json'])) as { type: string; answer: string; sources: ReadSources };
+    expect(line.type).toBe('answer');
+    const cited = line.sources.citations.map((c) => c.sentence?.text);
+    expect(cited).toContain(FACT);
+    const fact = line.sources.citations.find((c) => c.sentence?.text === FACT)!;
+    expect(fact.revision).toBe(1);
+    expect(BOOK.slice(fact.sentence!.start, fact.sentence!.end)).toBe(FACT);
+    // The journal keeps them on its answer line, as MemAgent's does; a resume of the finished read prints them again.
+    const kept = readFileSync(`${book}.infmem.jsonl`, 'utf8').trim().split('\n').at(-1)!;
+    expect((JSON.parse(kept) as { sources: ReadSources }).sources).toEqual(line.sources);
+  }, 60_000);
+
+  it('on a terminal, redraws each question’s line: its chunk and votes to stop, then where votes stopped it', async () => {
+    const book = join(dir, 'terminal.txt');
+    writeFileSync(book, BOOK);
+    const term = fakeTerminal();
+    let out = '';
+    const stdout = new Writable({ write: (chunk, _e, done) => ((out += String(chunk)), done()) });
+    const second = 'Who wrote the letters to Mrs. Saville?';
+    const args = [book, '--method', 'infmem', '--engine', 'extractive', '-q', QUESTION, '-q', second, '--early-stop', '2', '--force'];
+    expect(await readInfmemCommand(args, () => 0, { stdout, stderr: term })).toBe(0);
+    const total = document.chunks.length;
+    const drawn = term.text();
+    // No line per step: each step redrew the questions' lines instead.
+    expect(drawn).not.toMatch(/chunk 1 of [\d,]+: planner/);
+    expect(drawn).toMatch(new RegExp(`\\] q1 · chunk 1/${total} · \\d+% · 0 of 2 votes to stop`));
+    expect(drawn).toMatch(new RegExp(`\\] q1 · chunk 2/${total} · \\d+% · 1 of 2 votes to stop`));
+    expect(drawn).toMatch(/\] q2 · chunk 1\//);
+    // Q1 stops before chunk 3 on two votes; its line says so while Q2 reads on, and the message stays above.
+    expect(drawn).toMatch(new RegExp(`\\] q1 · stopped before chunk 3 of ${total} after 2 votes · answering`));
+    expect(drawn).toMatch(new RegExp(`\\] q1 · stopped before chunk 3 of ${total} after 2 votes · answered[^\\n]*\\n[^\\n]*\\] q2 · chunk \\d+/`));
+    const shown = screen(drawn);
+    expect(shown).toContain('q1: Stopped before chunk 3: 2 votes in a row. Answering from the memory.');
+    expect(out).toMatch(/^Question 1: .*\nThe lighthouse keeper Ortiz buried the brass compass under the old mill at Calloway\n\nSources:\n/);
   }, 60_000);
 
   it('refuses another engine, and a server beside the extractive engine', async () => {

@@ -16,7 +16,7 @@ import { prepareDocument } from '../src/core/infmem/retrieval';
 import type { RawCompleter } from '../src/core/infmem/thinking';
 import { createOpenAIEngine } from '../src/engines/openai/engine';
 import { openAIConfig } from '../src/engines/openai/http';
-import { loadQwenTokenizer, type QwenTokenizer } from '../src/engines/qwen-tokenizer';
+import type { QwenTokenizer } from '../src/engines/qwen-tokenizer';
 import type { RunRequest } from '../src/agent/protocol';
 import { InfmemFileLibrary } from '../src/runs/infmem-files';
 import { buildExport, parseExport } from '../src/storage/export';
@@ -24,7 +24,7 @@ import { infmemChat } from '../src/runs/infmem-chat';
 import { ExtractiveEngine } from '../src/engines/extractive/engine';
 import { QWEN25_DEFAULT_SYSTEM } from '../src/engines/webllm/models/system-message';
 import type { Store } from '../src/storage/db';
-import { FNCALL_STANDIN, INFMEM_STANDIN, standinPrompts } from './support/infmem-standins';
+import { FNCALL_STANDIN, INFMEM_STANDIN, standinKind, standinPrompts, standinsAndTokenizer, stoppingScript } from './support/infmem-standins';
 import { type OpenAITestServer, startOpenAIServer } from './support/openai-server';
 import { testRunner, until } from './runner-setup';
 
@@ -35,9 +35,7 @@ let prompts: Awaited<ReturnType<typeof standinPrompts>>;
 const servers: OpenAITestServer[] = [];
 
 beforeAll(async () => {
-  tok = await loadQwenTokenizer();
-  prompts = await standinPrompts();
-  specs = prompts.specs;
+  ({ tok, prompts, specs } = await standinsAndTokenizer());
 }, 60_000);
 
 afterEach(async () => {
@@ -56,20 +54,8 @@ function bookText(): string {
   return out.join('\n');
 }
 
-/** Which request a prompt is, by the stand-ins' own words, and whether it continues a thought. */
-function kind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 | 2 } {
-  const role = prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
-  return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
-}
-
 /** A model that votes to stop before every chunk, writes a memory, and answers. */
-function script(prompt: string): string {
-  const { role, stage } = kind(prompt);
-  if (stage === 1) return '<think>\nThinking it over.</think>';
-  if (role === 'planner') return 'STOP';
-  if (role === 'writer') return 'The logbook: in the archive under the chapel.';
-  return 'Therefore, the answer is the archive under the chapel.';
-}
+const script = stoppingScript('The logbook: in the archive under the chapel.', 'Therefore, the answer is the archive under the chapel.');
 
 interface Sampling {
   temperature: number;
@@ -176,7 +162,7 @@ describe("A model's InfMem read in the worker", () => {
     const same = await runner.askFollowUp(runId, QUESTION);
     const sentSame = server.completionBodies.slice(read.length).map((b) => b.prompt);
     expect(sentSame).toEqual(read.slice(-2));
-    expect(kind(String(sentSame[0])).role).toBe('final');
+    expect(standinKind(String(sentSame[0])).role).toBe('final');
     expect([same.answer, same.reply]).toEqual([run.answer, run.reply]);
     // Another question: the final request the core renders for it and the final memory, with the read's sampling.
     const other = '  Who kept the logbook?\n';
@@ -267,7 +253,7 @@ describe("A model's InfMem read in the worker", () => {
 
   it("continues the same rendered prompts on an in-browser engine, in Qwen2.5's chat text for a Qwen2.5 model, without thinking when it is off", async () => {
     const answers = (prompt: string) => {
-      const { role } = kind(prompt);
+      const { role } = standinKind(prompt);
       return role === 'planner' ? 'STOP' : role === 'writer' ? 'The logbook: in the archive.' : 'Therefore, the answer is the archive.';
     };
     const sent: string[] = [];

@@ -11,7 +11,8 @@ import { APP_PROMPT_SET, promptRecord } from '../core/prompt-sets';
 import { CUTTER_LABELS } from '../core/token-slices';
 import type { Engine } from '../engines/engine';
 import { type DatasetItem, DatasetError, readDataset } from '../eval/dataset';
-import { datasetReport, datasetReportJson, formatDatasetTable, type PromptsUsed, promptsUsed, summarizeFiles } from '../eval/dataset-report';
+import { formatDatasetTable, type PromptsUsed, promptsUsed } from '../eval/dataset-report';
+import { datasetComparison, datasetExport, filesByMethod } from '../eval/dataset-methods';
 import {
   defaultMethod,
   type ItemResult,
@@ -26,12 +27,13 @@ import {
 import { stopsEverySample } from '../engines/sample-groups';
 import { runReaders, type SampleSteps, sampleSteps } from './eval-groups';
 import { paperF1 } from '../eval/paper-score';
-import { compareMethods, formatComparison, itemRun } from '../eval/compare';
+import { formatComparison } from '../eval/compare';
 import { EVAL_METHOD_NAMES, type EvalMethod } from '../eval/infmem-read';
 import { readInfmemItem } from '../eval/infmem-item';
 import type { InfmemReader } from './eval-infmem';
 import { promptSetName, type ResolvedPrompts } from './prompts';
 import { whole } from './numbers';
+import { abortOnCtrlC } from './ctrl-c';
 
 /** A flag that cannot work, said so that the person can fix it. */
 export class DatasetArgsError extends Error {
@@ -201,9 +203,7 @@ export async function runDatasetEval(
   const steps = methods.includes('memagent') ? await sampleSteps(engine, stepTokens(settings, engine), io.say) : undefined;
   io.out(describeMethods(plan, io.describeEngine, { ...by, methods, memagentReaders: steps?.size ?? plan.concurrency }));
 
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
+  const stop = abortOnCtrlC();
   const total = plan.files.reduce((n, f) => n + (f.items ?? 0), 0) * methods.length;
   const results: { method: EvalMethod; result: ItemResult }[] = [];
   const counter = { done: 0, total };
@@ -230,7 +230,7 @@ export async function runDatasetEval(
     failure ??= await readPass(plan, read, { ...readers, io, stop, results: pass, counter, label });
     results.push(...pass.map((result) => ({ method, result })));
   }
-  process.off('SIGINT', onSigint);
+  stop.release();
   io.end?.();
 
   const scored = reportDataset(plan, io, { methods, results, infmem: by.infmem });
@@ -251,39 +251,25 @@ function reportDataset(
   io: DatasetEvalIO,
   run: { methods: DatasetMethods; results: readonly { method: EvalMethod; result: ItemResult }[]; infmem?: DatasetInfmem },
 ): number {
-  const { settings } = plan;
   const { methods, results } = run;
-  const by = { infmem: run.infmem };
-  const filesOf = (method: EvalMethod) => {
-    const mine = results.filter((r) => r.method === method).map((r) => r.result);
-    return summarizeFiles(
-      plan.files.map((f) => ({
-        name: f.name,
-        numDocs: mine.find((r) => r.file === f.name)?.numDocs ?? null,
-        ...(f.items !== undefined && { items: f.items }),
-      })),
-      mine,
-    );
-  };
-  const reports = methods.map((method) => {
-    const files = filesOf(method);
+  const items = results.map((r) => ({ ...r.result, method: r.method }));
+  // The files as listed, with their item counts: each file's number of documents comes from its items.
+  const files = plan.files.map((f) => ({ name: f.name, numDocs: null, ...(f.items !== undefined && { items: f.items }) }));
+  const byMethod = filesByMethod(methods, files, items);
+  for (const { method, files: methodFiles } of byMethod) {
     if (methods.length > 1 || method === 'infmem')
-      io.out(`${EVAL_METHOD_NAMES[method]}${method === 'infmem' ? ` (early stop ${by.infmem?.earlyStop})` : ''}:\n`);
-    io.out(formatDatasetTable(files));
+      io.out(`${EVAL_METHOD_NAMES[method]}${method === 'infmem' ? ` (early stop ${run.infmem?.earlyStop})` : ''}:\n`);
+    io.out(formatDatasetTable(methodFiles));
     if (methods.length > 1) io.out('\n');
-    const report = datasetReport(method === 'infmem' ? 'infmem' : settings.method, plan.prompts, files);
-    return method === 'infmem' && by.infmem ? { ...report, earlyStop: by.infmem.earlyStop, thinking: by.infmem.thinking } : report;
-  });
-  const comparison = compareMethods(
-    results.map((r) => itemRun(r.method, r.result)),
-    plan.files.map((f) => f.name),
-  );
+  }
+  const comparison = datasetComparison(files, items);
   if (methods.length > 1) io.out(`Both methods on the same items, the same engine (accuracy: sub_em):\n${formatComparison(comparison, 'file')}`);
   const scored = results.filter((r) => r.result.scores).length;
   io.out(`\n${whole(results.length)} item${results.length === 1 ? '' : 's'} read, ${whole(scored)} scored; paper: RL-MemoryAgent-7B and -14B, sub_em %.\n`);
   if (plan.json) {
-    const json = methods.length > 1 ? `${JSON.stringify({ methods, reports, comparison }, null, 2)}\n` : datasetReportJson(reports[0]!);
-    io.write(plan.json, json);
+    const infmem = run.infmem && { earlyStop: run.infmem.earlyStop, thinking: run.infmem.thinking };
+    const exported = datasetExport({ byMethod, memagentMethod: plan.settings.method, prompts: plan.prompts, comparison, ...(infmem && { infmem }) });
+    io.write(plan.json, `${JSON.stringify(exported, null, 2)}\n`);
   }
   return scored;
 }

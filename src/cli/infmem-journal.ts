@@ -12,6 +12,7 @@ import type { Retrieval } from '../core/infmem/planner-reply';
 import { UsageError } from './flags';
 import { INFMEM_JOURNAL_FORMAT, JOURNAL_FORMAT, type JournalHeader, journalLines } from './journal';
 import { refuseOtherModel } from './read-start';
+import type { ReadSources } from './sources';
 
 export const INFMEM_JOURNAL_VERSION = 1;
 
@@ -72,6 +73,8 @@ export interface InfmemJournalAnswer {
   stopped?: { index: number; votes: number };
   ms: number;
   committedAt: string;
+  /** The answer's sources, revisions numbered from 1 (absent in journals written before they were traced). */
+  sources?: ReadSources;
 }
 
 export interface InfmemJournal {

@@ -98,6 +98,42 @@ export function questionStepLine(s: QuestionStep): string {
   return `q${s.question} ${readStepLine(s)} · ${s.writing} of ${s.questions} questions writing`;
 }
 
+/** Where one question of a read by InfMem's method stands, after its planner's or its writer's step. */
+export interface InfmemStep {
+  /** The question's number, from 1, and how many the read has. */
+  question: number;
+  questions: number;
+  /** The chunk planned or written, from 1; where votes stopped the read, the chunk it stopped before. */
+  chunk: number;
+  total: number;
+  /** The planner's votes to stop in a row so far, and how many end the read. */
+  votes: number;
+  earlyStop: number;
+  /** Reading on; stopped by votes before `chunk` and answering; or answered. */
+  state: 'reading' | 'stopped' | 'answered';
+  /** Chunks the read got to, where it answered (the chunk stopped before included). */
+  step?: number;
+  place?: string;
+}
+
+/** A question's line in a read by InfMem's method: its chunk, its votes to stop, where votes stopped it. */
+function infmemParts(s: InfmemStep, elapsed: string): Part[] {
+  const who: Part = [s.questions > 1 ? `q${s.question}` : undefined, KEEP];
+  const stopped = `stopped before chunk ${whole(s.chunk)} of ${whole(s.total)} after ${whole(s.votes)} ${s.votes === 1 ? 'vote' : 'votes'}`;
+  if (s.state !== 'reading') {
+    const read = s.votes >= s.earlyStop ? stopped : `read ${whole(s.step ?? s.chunk)} of ${whole(s.total)} chunks`;
+    return [who, [read, KEEP], [s.state === 'stopped' ? 'answering' : 'answered', KEEP], [`${elapsed} elapsed`, 1]];
+  }
+  return [
+    who,
+    [`chunk ${whole(s.chunk)}/${whole(s.total)}`, KEEP],
+    [`${Math.round((100 * s.chunk) / s.total)}%`, KEEP],
+    [s.place, 5],
+    [`${whole(s.votes)} of ${whole(s.earlyStop)} votes to stop`, KEEP],
+    [`${elapsed} elapsed`, 1],
+  ];
+}
+
 /** One finished sample of an evaluation. */
 export interface SampleStep {
   done: number;
@@ -121,6 +157,8 @@ export class Progress {
   /** A read of several questions: each question's memory size at its last step, and the tokens of this run's steps. */
   private readonly memories = new Map<number, number>();
   private tokens = 0;
+  /** A read by InfMem's method: where each question stands. */
+  private readonly infmem = new Map<number, InfmemStep>();
   private shown = false;
 
   constructor(
@@ -198,6 +236,26 @@ export class Progress {
       [`${duration(elapsed)} elapsed`, 1],
       [s.slowest < s.total ? `about ${duration(left)} left` : 'answering', KEEP],
     ]);
+  }
+
+  /**
+   * A step of a read by InfMem's method: `line` where lines are asked for,
+   * else one line per question redrawn in place (questions stop on their own
+   * votes, each at its own chunk).
+   */
+  infmemStep(s: InfmemStep, line?: string): void {
+    if (this.mode === 'lines' && line !== undefined) this.stream.write(`${line}\n`);
+    if (!this.draw) return;
+    this.infmem.set(s.question, s);
+    const elapsed = duration(this.now() - this.t0);
+    const width = (this.stream.columns || DEFAULT_SIZE.columns) - 1;
+    const all = [...this.infmem.values()].sort((a, b) => a.question - b.question);
+    // More questions than the terminal has rows: the first ones, and how many more, so that the redraw never scrolls.
+    const room = Math.max(1, (this.stream.rows || DEFAULT_SIZE.rows) - 2);
+    const lines = all.slice(0, room).map((q) => fit(bar(q.chunk / q.total), infmemParts(q, elapsed), width));
+    if (all.length > room) lines.push(`… and ${whole(all.length - room)} more questions`);
+    this.draw!(lines.join('\n'));
+    this.shown = true;
   }
 
   /** An evaluation's sample: its own line when lines are asked for, else the one line redrawn. */

@@ -28,6 +28,8 @@ import {
   settingsFor,
 } from './infmem-journal';
 import { type InfmemQuestion, readInfmemQuestions } from './infmem-questions';
+import { InfmemSources } from './infmem-sources';
+import { Progress, progressMode, type ProgressStream } from './progress';
 import { extractiveReader, type InfmemReaderEnvironment, modelReader, type StepsReader } from './infmem-readers';
 import { INFMEM_JOURNAL_FORMAT } from './journal';
 import { questionJournalsOf } from './question-journals';
@@ -117,7 +119,8 @@ function chatFlag(value: string | undefined, engine: 'server' | 'webllm' | 'extr
 
 export interface InfmemCliEnvironment extends InfmemReaderEnvironment {
   stdout?: NodeJS.WritableStream;
-  stderr?: NodeJS.WritableStream;
+  /** Where progress and messages go: a terminal gets the redrawn lines. */
+  stderr?: ProgressStream;
 }
 
 /** Flags that only --engine webllm reads. */
@@ -237,7 +240,9 @@ export async function readInfmemCommand(argv: string[], printHelp: () => number,
   const { v } = flags;
   const stdout = environment.stdout ?? process.stdout;
   const stderr = environment.stderr ?? process.stderr;
-  const say = (line: string) => v.quiet || stderr.write(`${line}\n`);
+  // On a terminal, one line per question redrawn in place; piped (or --progress lines), a line per step.
+  const progress = new Progress(progressMode(v, stderr), stderr);
+  const say = progress.say;
   const doc = await readFiles(flags.files, { stripGutenberg: !v['keep-gutenberg'] });
   const tokenizer = await loadQwenTokenizer();
   const document = prepareDocument(doc.text, tokenizer);
@@ -268,9 +273,9 @@ export async function readInfmemCommand(argv: string[], printHelp: () => number,
     questions: questionsOf(starts, { doc, document, reader, settings }),
     steps: (signal) => reader.steps(signal),
     requests: () => reader.requests(),
+    sources: new InfmemSources(doc, document),
     json: v.json === true,
-    say,
-    error: (line) => stderr.write(`${line}\n`),
+    progress,
     write: (text) => stdout.write(text),
   });
 }

@@ -24,6 +24,7 @@ import { chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-s
 import type { ReadText } from './read-set';
 import { traceRead } from './sources';
 import { whole } from './numbers';
+import { abortOnCtrlC } from './ctrl-c';
 
 export type QuestionsReadFlags = ServerFlags & PromptFlags & QuestionJournalFlags & { json?: boolean };
 
@@ -146,15 +147,13 @@ class QuestionsReading {
       if (!q.journal) writer.append(q.header);
       return writer;
     });
-    const stop = new AbortController();
-    const onSigint = () => stop.abort();
-    process.once('SIGINT', onSigint);
+    const stop = abortOnCtrlC();
     const t0 = performance.now();
     this.r.progress.begin();
     try {
       await Promise.all(open.map((q, i) => this.read(q, { member: members[i]!, writer: writers[i]!, signal: stop.signal })));
     } finally {
-      process.off('SIGINT', onSigint);
+      stop.release();
     }
     return this.conclude(t0);
   }

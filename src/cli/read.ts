@@ -20,6 +20,7 @@ import { readQuestions } from './read-questions';
 import { checkResume, chunksOf, engineIdentity, newHeaders, refuseOtherModel } from './read-start';
 import { formatSources, type ReadSources, traceRead } from './sources';
 import { whole } from './numbers';
+import { abortOnCtrlC } from './ctrl-c';
 
 /** read's own flags; the server, prompt and settings flags are common (flags.ts). */
 const READ_OPTIONS = {
@@ -146,9 +147,7 @@ async function readChunks(read: OneRead): Promise<number> {
   const total = chunks.length;
   const writer = new JournalWriter(out, !journal, journal?.validBytes);
   if (!journal) writer.append(header);
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.once('SIGINT', onSigint);
+  const stop = abortOnCtrlC();
   const t0 = performance.now();
   progress.begin();
   try {
@@ -168,7 +167,7 @@ async function readChunks(read: OneRead): Promise<number> {
     progress.error(`${saved}; run the same command with --resume to continue from chunk ${whole(at.step + 1)}.`);
     return 1;
   } finally {
-    process.off('SIGINT', onSigint);
+    stop.release();
     writer.close();
   }
 }

@@ -7,9 +7,9 @@
  * unread chunks left as they are, with where it stopped.
  */
 import { infmemLoop, type InfmemResume, type InfmemSteps, type PlanEvent, type WriteEvent } from '../core/infmem/loop';
-import { type InfmemDocument, prepareDocument, type TokenSpan } from '../core/infmem/retrieval';
+import { type InfmemDocument, prepareDocument } from '../core/infmem/retrieval';
+import { placeDocument } from '../core/infmem/places';
 import { DEFAULT_EARLY_STOP } from '../core/infmem/planner-state';
-import { pyStrip } from '../core/pytext';
 import { diffMemory } from '../core/memory-diff';
 import type { Tokenizer } from '../core/tokenizer';
 import type { Engine } from '../engines/engine';
@@ -32,37 +32,6 @@ export interface InfmemReadDeps {
   hold?: StepHold;
   /** InfMem's pinned files, for a model's read (the extractive engine needs none). */
   infmemFiles?: Pick<InfmemFileLibrary, 'prompts'>;
-}
-
-/** A span of tokens placed in the run's text: its characters. */
-interface Placed {
-  start: number;
-  end: number;
-}
-
-/**
- * Where each chunk and passage lies in `text`, by characters: the method reads
- * the text stripped, and its pieces, decoded one by one, follow each other.
- */
-export function placeDocument(text: string, document: InfmemDocument): { chunks: Placed[]; units: Placed[] } {
-  const stripped = pyStrip(text);
-  const lead = Math.max(0, text.indexOf(stripped));
-  const lay = (spans: readonly TokenSpan[], from: number) => {
-    let at = from;
-    return spans.map((s) => {
-      const start = Math.min(at, text.length);
-      at += s.text.length;
-      return { start, end: Math.min(at, text.length) };
-    });
-  };
-  const chunks = lay(document.chunks, lead);
-  const units = document.chunks.flatMap((_, c) =>
-    lay(
-      document.units.filter((u) => u.chunk === c),
-      chunks[c]!.start,
-    ),
-  );
-  return { chunks, units };
 }
 
 interface StepsInput {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { fnCallSystem } from '../../src/core/infmem/fncall-system';
 import { INFMEM_FILES, type InfmemFileSpec, readFnCallFile, readInfmemFile } from '../../src/core/infmem/official-files';
 import { sha256Hex } from '../../src/core/prompt-sets';
+import { loadQwenTokenizer } from '../../src/engines/qwen-tokenizer';
 
 // Stand-ins written for the tests in the shape of InfMem's and Qwen-Agent's pinned files, with sentences of our own.
 export const INFMEM_STANDIN_PATH = fileURLToPath(new URL('../fixtures/infmem/infmem.py', import.meta.url));
@@ -26,4 +27,26 @@ export async function standinPrompts() {
   const templates = await readInfmemFile(INFMEM_STANDIN, specs.infmem);
   const fncall = await readFnCallFile(FNCALL_STANDIN, specs.fncall);
   return { templates, toolSystem: fnCallSystem(fncall, [templates.tool]), specs };
+}
+
+/** Which request a prompt is, by the stand-ins' own words, and whether it opens a thought (1) or continues one (2). */
+export function standinKind(prompt: string): { role: 'planner' | 'writer' | 'final'; stage: 1 | 2 } {
+  const role = prompt.includes('Stand-in planner.') ? 'planner' : prompt.includes('Stand-in writer') ? 'writer' : 'final';
+  return { role, stage: prompt.endsWith('<|im_start|>assistant\n') ? 1 : 2 };
+}
+
+/** A model that thinks a moment, votes to stop before every chunk, writes `memory` and replies `final`. */
+export function stoppingScript(memory: string, final: string): (prompt: string) => string {
+  return (prompt) => {
+    const { role, stage } = standinKind(prompt);
+    if (stage === 1) return '<think>\nThinking it over.</think>';
+    if (role === 'planner') return 'STOP';
+    return role === 'writer' ? memory : final;
+  };
+}
+
+/** The app's Qwen tokenizer and the stand-ins' prompts with their specs, as a model's InfMem tests load them once. */
+export async function standinsAndTokenizer() {
+  const prompts = await standinPrompts();
+  return { tok: await loadQwenTokenizer(), prompts, specs: prompts.specs };
 }

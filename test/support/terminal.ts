@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+
 const ESC = String.fromCharCode(27);
 
 /**
@@ -32,4 +34,16 @@ export function screen(output: string): string[] {
     }
   }
   return lines.filter((l, i) => l !== '' || i < lines.length - 1);
+}
+
+/** A stream that says it is a terminal and keeps what is written to it. */
+export function fakeTerminal(columns = 120): Writable & { isTTY: boolean; columns: number; rows: number; text(): string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return Object.assign(stream, { isTTY: true, columns, rows: 40, text: () => chunks.join('') });
 }
