@@ -34,10 +34,13 @@ export function QuestionList({ questions, onChange, engineId, batch }: Props) {
   // Questions set from outside (settings read back) get keys past every key in use.
   const shown = keys.length === questions.length ? keys : questions.map((_, i) => keys[i] ?? keyPast(keys) + i);
 
-  // After every render: adding or removing a box always renders, since it changes the keys.
+  // After every render: adding or removing a box always renders, since it changes the keys. Kept until the box is
+  // drawn, so that a render between the click and the new box cannot drop it.
   useEffect(() => {
     if (focusNext.current === null) return;
-    boxes.current.get(focusNext.current)?.focus();
+    const box = boxes.current.get(focusNext.current);
+    if (!box) return;
+    box.focus();
     focusNext.current = null;
   });
 
